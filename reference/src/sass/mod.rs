@@ -1,0 +1,5 @@
+//! NVIDIA SASS: the ATOM instruction ("ATOM: Atomic Operation on generic Memory", SPA 5.0).
+
+pub mod atom;
+
+pub use atom::{Instruction, lower, parse};

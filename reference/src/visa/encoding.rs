@@ -1,0 +1,1 @@
+//! vISA field encodings (pending).
