@@ -67,7 +67,11 @@ fn bias(f: Format) -> u64 {
 /// An operand biased to the edges: specials, small subnormals, values near the extreme
 /// exponents, and uniform bit patterns.
 fn operand(rng: &mut Rng, f: Format, specials: &[u64]) -> u64 {
-    let sign = if rng.next() & 1 == 1 { f.sign_mask() } else { 0 };
+    let sign = if rng.next() & 1 == 1 {
+        f.sign_mask()
+    } else {
+        0
+    };
     let frac = rng.next() & f.frac_mask();
     let max_field = (f.exp_mask() >> f.frac_bits()) - 1;
     match rng.below(8) {
@@ -110,7 +114,11 @@ fn apfloat(f: Format, a: u64, b: u64, r: Round, subtract: bool) -> u64 {
     let r = apfloat_round(r);
     fn op<T: rustc_apfloat::Float>(a: u64, b: u64, r: rustc_apfloat::Round, subtract: bool) -> u64 {
         let (x, y) = (T::from_bits(u128::from(a)), T::from_bits(u128::from(b)));
-        let v = if subtract { x.sub_r(y, r) } else { x.add_r(y, r) };
+        let v = if subtract {
+            x.sub_r(y, r)
+        } else {
+            x.add_r(y, r)
+        };
         v.value.to_bits() as u64
     }
     match f {

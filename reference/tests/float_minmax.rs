@@ -35,7 +35,11 @@ fn apfloat(f: Format, a: u64, b: u64) -> [u64; 4] {
 
 /// A value from a small pool of each class, so that equal values, zeros and NaNs meet often.
 fn operand(rng: &mut Rng, f: Format) -> u64 {
-    let sign = if rng.next() & 1 == 1 { f.sign_mask() } else { 0 };
+    let sign = if rng.next() & 1 == 1 {
+        f.sign_mask()
+    } else {
+        0
+    };
     let pool = [
         0,
         1,

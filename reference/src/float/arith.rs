@@ -110,19 +110,22 @@ fn is_infinite(f: Format, x: u64) -> bool {
 
 /// A finite value as (biased exponent, integer significand) with magnitude
 /// `significand * 2^(exponent - bias - frac_bits)`; subnormals use exponent 1 (§3.4).
-fn unpack(f: Format, x: u64) -> (i64, u64) {
+pub(super) fn unpack(f: Format, x: u64) -> (i64, u64) {
     let field = (x & f.exp_mask()) >> f.frac_bits();
     let frac = x & f.frac_mask();
     if field == 0 {
         (1, frac)
     } else {
         // The field is at most 11 bits wide, so the conversion is lossless.
-        (i64::try_from(field).unwrap_or(i64::MAX), frac | (1u64 << f.frac_bits()))
+        (
+            i64::try_from(field).unwrap_or(i64::MAX),
+            frac | (1u64 << f.frac_bits()),
+        )
     }
 }
 
 /// The exponent bias of `f` (§3.3, `emax`).
-fn bias(f: Format) -> i64 {
+pub(super) fn bias(f: Format) -> i64 {
     (1i64 << (f.exp_bits() - 1)) - 1
 }
 
@@ -230,7 +233,12 @@ mod tests {
         assert_eq!(add(BF16, 0x0001, 0x0001, TowardZero), 0x0002);
         // f64 -subnormal + -subnormal.
         assert_eq!(
-            add(F64, 0x8000_0000_0000_0003, 0x8000_0000_0000_0004, NearestEven),
+            add(
+                F64,
+                0x8000_0000_0000_0003,
+                0x8000_0000_0000_0004,
+                NearestEven
+            ),
             0x8000_0000_0000_0007
         );
     }
@@ -241,7 +249,10 @@ mod tests {
         // max + max = 2^129 - 2^105: RNE overflows to inf, RZ stays at max.
         assert_eq!(add(F32, max, max, NearestEven), 0x7f80_0000);
         assert_eq!(add(F32, max, max, TowardZero), max);
-        assert_eq!(add(F32, max | 0x8000_0000, 0xff7f_ffff, TowardZero), 0xff7f_ffff);
+        assert_eq!(
+            add(F32, max | 0x8000_0000, 0xff7f_ffff, TowardZero),
+            0xff7f_ffff
+        );
         assert_eq!(add(F32, 0xff7f_ffff, 0xff7f_ffff, NearestEven), 0xff80_0000);
         // max + half ulp (2^103): a tie, max is odd, rounds up to 2^128 = inf under RNE.
         assert_eq!(add(F32, max, 0x7300_0000, NearestEven), 0x7f80_0000);
@@ -269,7 +280,15 @@ mod tests {
         assert_eq!(sub(F32, 0, 0, NearestEven), 0);
         // x + 0 keeps x exactly, also -0 as the other zero.
         assert_eq!(add(F32, 0x8000_0001, 0, NearestEven), 0x8000_0001);
-        assert_eq!(add(F64, 0x8000_0000_0000_0000, 0x4000_0000_0000_0000, TowardZero), 1 << 62);
+        assert_eq!(
+            add(
+                F64,
+                0x8000_0000_0000_0000,
+                0x4000_0000_0000_0000,
+                TowardZero
+            ),
+            1 << 62
+        );
     }
 
     #[test]
@@ -284,7 +303,12 @@ mod tests {
         assert_eq!(sub(F16, 0x7c00, 0x7c00, TowardZero), 0x7e00);
         assert_eq!(sub(BF16, 0xff80, 0xff80, NearestEven), 0x7fc0);
         assert_eq!(
-            sub(F64, 0x7ff0_0000_0000_0000, 0x7ff0_0000_0000_0000, NearestEven),
+            sub(
+                F64,
+                0x7ff0_0000_0000_0000,
+                0x7ff0_0000_0000_0000,
+                NearestEven
+            ),
             0x7ff8_0000_0000_0000
         );
         // inf + inf, inf + finite.
@@ -331,7 +355,10 @@ mod tests {
             inputs: true,
             outputs: false,
         };
-        assert_eq!(sub_ftz(F32, 0x0080_0000, 0x0060_0000, NearestEven, inputs), 0x0080_0000);
+        assert_eq!(
+            sub_ftz(F32, 0x0080_0000, 0x0060_0000, NearestEven, inputs),
+            0x0080_0000
+        );
         // Negative subnormal result flushed to -0.
         assert_eq!(
             sub_ftz(F32, 0x8080_0000, 0x8060_0000, NearestEven, FtzMode::OUTPUTS),
@@ -339,13 +366,19 @@ mod tests {
         );
         // Subnormal operands whose sum is normal keep the sum (the flush looks at the result):
         // f16 0x03ff + 0x0001 = 0x0400, f32 0x007fffff + 0x007fffff = 0x00fffffe.
-        assert_eq!(add_ftz(F16, 0x03ff, 0x0001, NearestEven, FtzMode::OUTPUTS), 0x0400);
+        assert_eq!(
+            add_ftz(F16, 0x03ff, 0x0001, NearestEven, FtzMode::OUTPUTS),
+            0x0400
+        );
         assert_eq!(
             add_ftz(F32, 0x007f_ffff, 0x007f_ffff, NearestEven, FtzMode::OUTPUTS),
             0x00ff_fffe
         );
         // NaNs pass through the layer.
-        assert_eq!(add_ftz(F32, 0x7f80_0001, 1, NearestEven, FtzMode::BOTH), 0x7fc0_0001);
+        assert_eq!(
+            add_ftz(F32, 0x7f80_0001, 1, NearestEven, FtzMode::BOTH),
+            0x7fc0_0001
+        );
     }
 
     #[test]

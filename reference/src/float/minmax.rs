@@ -325,7 +325,11 @@ mod tests {
     #[test]
     fn rules_combine_with_nans() {
         // SPIR-V sNaN with a subnormal, flushed: the flushed number or the quiet NaN.
-        let r = rules(NanRule::SpirvEither, ZeroRule::Ordered, DenormRule::FlushBeforeCompare);
+        let r = rules(
+            NanRule::SpirvEither,
+            ZeroRule::Ordered,
+            DenormRule::FlushBeforeCompare,
+        );
         assert_eq!(&min(F32, SNAN, SUB, r)[..], &[PZ, 0x7fc0_0001]);
         let r = rules(NanRule::SpirvEither, ZeroRule::Ordered, DenormRule::Either);
         assert_eq!(&min(F32, SNAN, SUB, r)[..], &[SUB, 0x7fc0_0001, PZ]);
@@ -333,7 +337,11 @@ mod tests {
         let r = rules(NanRule::IntelSnanWins, ZeroRule::Either, DenormRule::Either);
         assert_eq!(&max(F32, NEG_SUB, SNAN, r)[..], &[SNAN]);
         // MinimumNumber with a qNaN and a subnormal under Either: raw, then flushed.
-        let r = rules(NanRule::MinimumNumber, ZeroRule::Ordered, DenormRule::Either);
+        let r = rules(
+            NanRule::MinimumNumber,
+            ZeroRule::Ordered,
+            DenormRule::Either,
+        );
         assert_eq!(&max(F32, QNAN, NEG_SUB, r)[..], &[NEG_SUB, NZ]);
     }
 }
