@@ -295,6 +295,11 @@ mod tests {
         ] {
             assert_eq!(parse(F32, garbage), None, "{garbage:?}");
         }
+        // Huge exponents overflow to inf or underflow to zero; non-ASCII input is garbage.
+        assert_eq!(parse(F32, "1e99999999999999999999"), Some(0x7f80_0000));
+        assert_eq!(parse(F16, "-1e-99999999999999999999"), Some(0x8000));
+        assert_eq!(parse(F32, "1\u{e9}5"), None);
+        assert_eq!(parse(F32, "\u{e9}"), None);
         // f16: 1.5 = 0x3e00; 65520 is the tie between 65504 and 2^16: even -> inf.
         assert_eq!(parse(F16, "1.5"), Some(0x3e00));
         assert_eq!(parse(F16, "65519"), Some(0x7bff));
