@@ -1,1 +1,144 @@
-//! Adapters (pending).
+//! Implementations under test behind one trait.
+//!
+//! An [`Adapter`] takes one case's instruction, initial state and profile and reports what the
+//! implementation did: a completed state, a fault, a rejection, or (for the reference only) that
+//! the documents leave the outcome undefined. The runner compares that [`Observation`] with the
+//! case's expectation and with the reference model.
+//!
+//! Built in: [`ReferenceAdapter`] (the spec-literal model) and `fast` (the fast path,
+//! bit-identical to the reference, in `atomcts-fast`). Third-party implementations plug in
+//! through the subprocess protocol (`atomcts-adapters::subprocess`, documented in
+//! `adapters/PROTOCOL.md`).
+#![deny(missing_docs)]
+
+use atomcts_reference::outcome::{FaultClass, Outcome};
+use atomcts_reference::program::{self, Dialect};
+use atomcts_reference::{Profile, State};
+
+pub mod subprocess;
+
+/// Capabilities a case may require (`requires = [...]` in the case format).
+pub const CAPABILITIES: &[&str] = &[
+    "u64_atomics",
+    "f32_atomic_add",
+    "f64_atomic_add",
+    "f16x2_atomics",
+    "visa_16bit_atomics",
+    "visa_scatter4",
+    "msl_atomic_float",
+    "msl_simd_2_0",
+    "msl_simd_2_1",
+    "msl_simd_2_4",
+];
+
+/// One instruction to run.
+#[derive(Clone, Copy, Debug)]
+pub struct Request<'a> {
+    /// The case id (for messages).
+    pub id: &'a str,
+    /// The dialect of `asm`.
+    pub dialect: Dialect,
+    /// The instruction in the dialect's text form.
+    pub asm: &'a str,
+    /// The initial state.
+    pub state: &'a State,
+    /// The profile the implementation is judged under.
+    pub profile: &'a Profile,
+}
+
+/// What an implementation did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Observation {
+    /// It completed with this final state.
+    Completed(State),
+    /// It faulted; the lanes and classes it reports (lanes may be empty if unknown).
+    Fault(Vec<(u32, FaultClass)>),
+    /// It rejected the instruction; the reason code if it can tell (else `rejected`).
+    Invalid(String),
+    /// (Reference only) the documents leave the outcome undefined.
+    Unspecified(String),
+}
+
+impl Observation {
+    /// One word for the kind.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Observation::Completed(_) => "completed",
+            Observation::Fault(_) => "fault",
+            Observation::Invalid(_) => "invalid",
+            Observation::Unspecified(_) => "unspecified",
+        }
+    }
+
+    /// The observation a reference outcome corresponds to.
+    pub fn from_outcome(o: &Outcome) -> Observation {
+        match o {
+            Outcome::Completed(c) => Observation::Completed(c.state.clone()),
+            Outcome::Fault(f) => Observation::Fault(f.lanes.clone()),
+            Outcome::Invalid(r) => Observation::Invalid(r.reason.code().to_string()),
+            Outcome::Unspecified(why) => Observation::Unspecified(why.clone()),
+        }
+    }
+}
+
+/// An adapter could not produce an observation (it crashed, hung, spoke garbage, is absent).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("adapter {adapter}: {kind}")]
+pub struct AdapterError {
+    /// The adapter's name.
+    pub adapter: String,
+    /// What went wrong.
+    #[source]
+    pub kind: AdapterErrorKind,
+}
+
+/// The ways an adapter fails.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AdapterErrorKind {
+    /// The implementation is not installed or cannot start.
+    #[error("unavailable: {0}")]
+    Unavailable(String),
+    /// It did not answer within the per-case timeout.
+    #[error("timed out after {0} ms")]
+    Timeout(u64),
+    /// It exited or crashed.
+    #[error("crashed: {0}")]
+    Crashed(String),
+    /// It answered something that is not the protocol.
+    #[error("protocol error: {0}")]
+    Protocol(String),
+    /// The model could not run the case (a model error, not a finding about the implementation).
+    #[error("model error: {0}")]
+    Model(String),
+}
+
+/// An implementation under test.
+pub trait Adapter {
+    /// Short lowercase name (`reference`, `fast`, `subprocess:<cmd>`).
+    fn name(&self) -> &str;
+    /// Whether it has a capability of [`CAPABILITIES`].
+    fn supports(&self, capability: &str) -> bool;
+    /// Runs one instruction.
+    fn run(&mut self, request: &Request<'_>) -> Result<Observation, AdapterError>;
+}
+
+/// The reference model as an adapter: it supports everything.
+#[derive(Clone, Debug, Default)]
+pub struct ReferenceAdapter;
+
+impl Adapter for ReferenceAdapter {
+    fn name(&self) -> &str {
+        "reference"
+    }
+
+    fn supports(&self, _capability: &str) -> bool {
+        true
+    }
+
+    fn run(&mut self, r: &Request<'_>) -> Result<Observation, AdapterError> {
+        program::run(r.dialect, r.asm, r.state, r.profile)
+            .map(|run| Observation::from_outcome(&run.outcome))
+            .map_err(|e| AdapterError { adapter: "reference".into(), kind: AdapterErrorKind::Model(e.to_string()) })
+    }
+}

@@ -23,7 +23,7 @@ pub enum Resolved {
 /// Alignment and range checks of every access, in the documents' order per lane: address
 /// space (decided by the front end), alignment, range. `Err` is the instruction's outcome when
 /// it does not run: a fault, or an unspecified outcome.
-pub fn resolve(instr: &MemInstr, state: &State) -> Result<Vec<Resolved>, Outcome> {
+pub fn resolve(instr: &MemInstr, state: &State) -> Result<Vec<Resolved>, Box<Outcome>> {
     let bytes = instr.ty.bytes();
     let mem = state.memory(instr.space);
     let mut faults = Vec::new();
@@ -44,10 +44,10 @@ pub fn resolve(instr: &MemInstr, state: &State) -> Result<Vec<Resolved>, Outcome
                 }
                 Misaligned::MaskLowBits => addr &= !(bytes - 1),
                 Misaligned::Unspecified => {
-                    return Err(Outcome::Unspecified(format!(
+                    return Err(Box::new(Outcome::Unspecified(format!(
                         "lane {} address {:#x} is not {bytes}-byte aligned; the document states no consequence (A15)",
                         a.lane, a.addr
-                    )));
+                    ))));
                 }
             }
         }
@@ -61,10 +61,10 @@ pub fn resolve(instr: &MemInstr, state: &State) -> Result<Vec<Resolved>, Outcome
                 }
                 OutOfRange::ReadZeroDropWrite => out.push(Resolved::Dropped),
                 OutOfRange::Unspecified => {
-                    return Err(Outcome::Unspecified(format!(
+                    return Err(Box::new(Outcome::Unspecified(format!(
                         "lane {} address {addr:#x} is outside allocated memory; the document states no rule (A14)",
                         a.lane
-                    )));
+                    ))));
                 }
             }
         }
@@ -73,7 +73,7 @@ pub fn resolve(instr: &MemInstr, state: &State) -> Result<Vec<Resolved>, Outcome
         Ok(out)
     } else {
         faults.sort();
-        Err(Outcome::Fault(Fault { lanes: faults }))
+        Err(Box::new(Outcome::Fault(Fault { lanes: faults })))
     }
 }
 
@@ -89,7 +89,7 @@ pub fn execute(lowered: &Lowered, state: &State) -> Result<Outcome, ModelError> 
         Instr::Mem(m) => {
             let resolved = match resolve(m, state) {
                 Ok(r) => r,
-                Err(outcome) => return Ok(outcome),
+                Err(outcome) => return Ok(*outcome),
             };
             run_mem(m, &resolved, &mut next, &mut open)?;
         }

@@ -356,8 +356,11 @@ knobs! {
     } default Ge;
 }
 
-/// Named profiles: `(profile, [(knob id, option)])` applied on top of the defaults.
-pub const PROFILES: &[(&str, &str, &[(&str, &str)])] = &[
+/// A named profile: name, description, and `(knob id, option)` picks over the defaults.
+pub type ProfileDef = (&'static str, &'static str, &'static [(&'static str, &'static str)]);
+
+/// Named profiles, applied on top of the defaults.
+pub const PROFILES: &[ProfileDef] = &[
     ("default", "every knob at its documented default", &[]),
     (
         "nvidia-ptx",

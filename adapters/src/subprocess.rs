@@ -1,0 +1,1 @@
+//! The subprocess protocol adapter (pending).

@@ -1,0 +1,458 @@
+//! Command-line parsing and the subcommands. The only place that uses `anyhow`.
+
+use anyhow::{Context, Result, bail};
+use atomcts::case::{self, Case, Loaded, corpus_root};
+use atomcts::report::{REPORT_VERSION, Report};
+use atomcts::run::{self, CaseResult, Options};
+use atomcts_adapters::{Adapter, ReferenceAdapter};
+use atomcts_reference::knobs::{KNOBS, PROFILES};
+use atomcts_reference::outcome::Outcome;
+use atomcts_reference::program::{self, Dialect};
+use atomcts_reference::Profile;
+use clap::{Args, Parser, Subcommand};
+use std::collections::BTreeSet;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Conformance test suite and differential fuzzer for GPU atomic memory operations.
+#[derive(Parser)]
+#[command(name = "atomcts", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the corpus (and generated cases) against an adapter.
+    Run(RunArgs),
+    /// Write reproducible generated cases in the corpus format.
+    Gen(GenArgs),
+    /// Run one instruction on a state given on the command line and print the outcome.
+    Exec(ExecArgs),
+    /// List cases, knobs, profiles or adapters.
+    List(ListArgs),
+    /// Print the whole corpus with its expectations as JSON.
+    Export(ExportArgs),
+    /// Merge the JSON results of shards into one report.
+    Merge(MergeArgs),
+}
+
+#[derive(Args, Clone)]
+struct ProfileArgs {
+    /// Profile: default, nvidia-ptx, intel-xe, intel-skylake, spirv, metal.
+    #[arg(long, default_value = "default")]
+    profile: String,
+    /// Override one knob: `--set knob=option` (repeatable).
+    #[arg(long = "set", value_name = "KNOB=OPTION")]
+    set: Vec<String>,
+}
+
+impl ProfileArgs {
+    fn profile(&self) -> Result<Profile> {
+        let mut p = Profile::named(&self.profile)?;
+        for s in &self.set {
+            let (k, o) = s.split_once('=').with_context(|| format!("--set {s}: expected KNOB=OPTION"))?;
+            p.set(k, o)?;
+            p.name = format!("{}+{k}={o}", p.name);
+        }
+        Ok(p)
+    }
+}
+
+#[derive(Args)]
+struct RunArgs {
+    /// Corpus directory or file (default: ./spec-cases, else the one beside the source).
+    #[arg(long)]
+    cases: Option<PathBuf>,
+    /// Adapter: reference (the spec-literal model).
+    #[arg(long, default_value = "reference")]
+    adapter: String,
+    #[command(flatten)]
+    profile: ProfileArgs,
+    /// Only cases whose id contains this text, or `tag:<t>` (repeatable; any matches).
+    #[arg(long)]
+    filter: Vec<String>,
+    /// Run shard K of N: `hash:K/N` (stable under adding and filtering cases).
+    #[arg(long)]
+    partition: Option<String>,
+    /// Write JUnit XML here.
+    #[arg(long)]
+    junit: Option<PathBuf>,
+    /// Write the JSON report here (input to `atomcts merge`).
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Known failures, one case id per line: asserted to still fail.
+    #[arg(long)]
+    baseline: Option<PathBuf>,
+    /// Also run N generated cases (with --seed); without --cases-only, the corpus too.
+    #[arg(long, default_value_t = 0)]
+    generated: u64,
+    /// Seed of the generated cases.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Run only the generated cases, not the corpus.
+    #[arg(long)]
+    generated_only: bool,
+    /// Race-checker budget in expanded states per address.
+    #[arg(long, default_value_t = atomcts_reference::race::DEFAULT_BUDGET)]
+    race_budget: u64,
+    /// Also list skipped and not-applicable cases.
+    #[arg(long, short)]
+    verbose: bool,
+    /// No progress bar.
+    #[arg(long)]
+    no_progress: bool,
+}
+
+#[derive(Args)]
+struct GenArgs {
+    /// Seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Number of cases.
+    #[arg(long, default_value_t = 100)]
+    count: u64,
+    /// Output directory (one file per dialect).
+    #[arg(long)]
+    out: PathBuf,
+    #[command(flatten)]
+    profile: ProfileArgs,
+}
+
+#[derive(Args)]
+struct ExecArgs {
+    /// Dialect: sass, visa, msl.
+    #[arg(long)]
+    dialect: String,
+    /// The instruction.
+    #[arg(long)]
+    asm: String,
+    /// The state as a TOML inline table, e.g. '{ R2 = 0x1000, mem = { 0x1000 = "u32:5" } }'.
+    #[arg(long, default_value = "{}")]
+    given: String,
+    /// Lanes.
+    #[arg(long, default_value_t = 1)]
+    lanes: u32,
+    #[command(flatten)]
+    profile: ProfileArgs,
+}
+
+#[derive(Args)]
+struct ListArgs {
+    /// What to list: cases, knobs, profiles, adapters.
+    what: String,
+    /// Corpus for `cases`.
+    #[arg(long)]
+    cases: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct ExportArgs {
+    /// JSON output (the only format).
+    #[arg(long)]
+    json: bool,
+    /// Corpus.
+    #[arg(long)]
+    cases: Option<PathBuf>,
+    /// Write here instead of stdout.
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct MergeArgs {
+    /// JSON reports of the shards.
+    files: Vec<PathBuf>,
+    /// Write JUnit XML here.
+    #[arg(long)]
+    junit: Option<PathBuf>,
+    /// Write the merged JSON here.
+    #[arg(long)]
+    json: Option<PathBuf>,
+}
+
+/// Parses arguments, runs, and maps errors to exit code 2.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    match dispatch(cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn dispatch(cli: Cli) -> Result<u8> {
+    match cli.command {
+        Command::Run(a) => cmd_run(a),
+        Command::Gen(a) => cmd_gen(a),
+        Command::Exec(a) => cmd_exec(a),
+        Command::List(a) => cmd_list(a),
+        Command::Export(a) => cmd_export(a),
+        Command::Merge(a) => cmd_merge(a),
+    }
+}
+
+fn adapter(name: &str) -> Result<Box<dyn Adapter>> {
+    match name {
+        "reference" => Ok(Box::new(ReferenceAdapter)),
+        other => bail!("unknown adapter `{other}` (adapters: reference)"),
+    }
+}
+
+fn load_corpus(path: &Option<PathBuf>) -> Result<(PathBuf, Loaded)> {
+    let p = path.clone().unwrap_or_else(atomcts::default_corpus);
+    if !p.exists() {
+        bail!("{}: no such corpus directory or file", p.display());
+    }
+    let loaded = case::load(&p);
+    Ok((p, loaded))
+}
+
+fn parse_partition(s: &str) -> Result<(u64, u64)> {
+    let spec = s.strip_prefix("hash:").with_context(|| format!("--partition {s}: expected hash:K/N"))?;
+    let (k, n) = spec.split_once('/').with_context(|| format!("--partition {s}: expected hash:K/N"))?;
+    let (k, n): (u64, u64) = (k.parse()?, n.parse()?);
+    if n == 0 || k == 0 || k > n {
+        bail!("--partition {s}: need 1 <= K <= N");
+    }
+    Ok((k, n))
+}
+
+fn selected(case: &Case, filters: &[String]) -> bool {
+    filters.is_empty()
+        || filters.iter().any(|f| match f.strip_prefix("tag:") {
+            Some(t) => case.tags.iter().any(|x| x == t),
+            None => case.id.contains(f.as_str()),
+        })
+}
+
+fn cmd_run(a: RunArgs) -> Result<u8> {
+    let profile = a.profile.profile()?;
+    let mut adapter = adapter(&a.adapter)?;
+    let partition = a.partition.as_deref().map(parse_partition).transpose()?;
+    let mut cases = Vec::new();
+    let mut load_errors = Vec::new();
+    let mut cases_arg = String::from("<generated>");
+    if !a.generated_only {
+        let (path, loaded) = load_corpus(&a.cases)?;
+        cases_arg = path.display().to_string();
+        load_errors.extend(loaded.errors.iter().map(|e| e.to_string()));
+        cases.extend(loaded.cases);
+    }
+    if a.generated > 0 {
+        let generated = atomcts::generate::generate(a.seed, a.generated, &profile)?;
+        cases.extend(generated);
+    }
+    let cases: Vec<Case> = cases
+        .into_iter()
+        .filter(|c| selected(c, &a.filter))
+        .filter(|c| partition.is_none_or(|(k, n)| run::in_partition(&c.id, k, n)))
+        .collect();
+    let opts = Options {
+        profile: profile.clone(),
+        race_budget: a.race_budget,
+        cases_arg,
+        adapter_arg: if a.adapter == "reference" { String::new() } else { format!(" --adapter {}", a.adapter) },
+    };
+    let bar = (!a.no_progress && std::io::stderr().is_terminal() && cases.len() > 50).then(|| {
+        let b = indicatif::ProgressBar::new(cases.len() as u64);
+        b.set_style(
+            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} cases {elapsed_precise} {msg}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        b
+    });
+    let mut results: Vec<CaseResult> = Vec::with_capacity(cases.len());
+    for c in &cases {
+        results.push(run::run_case(c, adapter.as_mut(), &opts));
+        if let Some(b) = &bar {
+            b.inc(1);
+        }
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let mut report = Report {
+        version: REPORT_VERSION,
+        adapter: adapter.name().to_string(),
+        profile: profile.name.clone(),
+        load_errors,
+        results,
+    };
+    if let Some(b) = &a.baseline {
+        let text = std::fs::read_to_string(b).with_context(|| format!("reading baseline {}", b.display()))?;
+        let known: BTreeSet<String> = text
+            .lines()
+            .map(|l| l.split('#').next().unwrap_or("").trim().to_string())
+            .filter(|l| !l.is_empty())
+            .collect();
+        report.apply_baseline(&known);
+    }
+    write_outputs(&report, &a.junit, &a.json)?;
+    print!("{}", report.human(a.verbose));
+    Ok(report.exit_code() as u8)
+}
+
+fn write_outputs(report: &Report, junit: &Option<PathBuf>, json: &Option<PathBuf>) -> Result<()> {
+    if let Some(p) = junit {
+        std::fs::write(p, report.junit()).with_context(|| format!("writing {}", p.display()))?;
+    }
+    if let Some(p) = json {
+        let text = serde_json::to_string_pretty(report)?;
+        std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?;
+    }
+    Ok(())
+}
+
+fn cmd_gen(a: GenArgs) -> Result<u8> {
+    let profile = a.profile.profile()?;
+    let n = atomcts::generate::write(a.seed, a.count, &profile, &a.out)?;
+    println!("wrote {n} cases to {}", a.out.display());
+    Ok(0)
+}
+
+fn cmd_exec(a: ExecArgs) -> Result<u8> {
+    let dialect = Dialect::from_name(&a.dialect).with_context(|| format!("unknown dialect `{}` (sass, visa, msl)", a.dialect))?;
+    let profile = a.profile.profile()?;
+    let text = format!(
+        "dialect = {:?}\n[[case]]\nname = \"exec\"\ncite = \"command line\"\nlanes = {}\nasm = {}\ngiven = {}\nexpect = {{ unspecified = true }}\n",
+        dialect.name(),
+        a.lanes,
+        toml::Value::String(a.asm.clone()),
+        a.given
+    );
+    let loaded = case::parse_file(Path::new(""), Path::new("<command line>"), text);
+    if let Some(e) = loaded.errors.first() {
+        bail!("{}", e.message);
+    }
+    let case = loaded.cases.first().context("no case")?;
+    let state = atomcts::build::build_state(case).map_err(|e| anyhow::anyhow!("{}", e.message))?;
+    let run = program::run(dialect, &a.asm, &state, &profile)?;
+    match &run.outcome {
+        Outcome::Completed(c) => {
+            println!("completed");
+            for line in atomcts::verify::diff(&state, &c.state) {
+                println!("  {line}");
+            }
+            for (loc, f) in &c.open {
+                println!("  open: {loc} bits {}..{}: {:?}", f.lo, f.lo + f.bits, f.allowed);
+            }
+        }
+        Outcome::Fault(f) => {
+            println!("fault");
+            for (l, c) in &f.lanes {
+                println!("  lane {l}: {c}");
+            }
+        }
+        Outcome::Invalid(r) => println!("invalid: {r}"),
+        Outcome::Unspecified(w) => println!("unspecified: {w}"),
+    }
+    Ok(0)
+}
+
+fn cmd_list(a: ListArgs) -> Result<u8> {
+    match a.what.as_str() {
+        "cases" => {
+            let (_, loaded) = load_corpus(&a.cases)?;
+            for c in &loaded.cases {
+                println!("{}", c.id);
+            }
+            for e in &loaded.errors {
+                eprintln!("error: {e}");
+            }
+            return Ok(if loaded.errors.is_empty() { 0 } else { 2 });
+        }
+        "knobs" => {
+            for k in KNOBS {
+                println!("{} ({}): {}  [default: {}]", k.id, k.ambiguity, k.summary, k.default);
+                for o in k.options {
+                    println!("    {:<22} {}", o.name, o.cite);
+                }
+            }
+        }
+        "profiles" => {
+            for (name, desc, picks) in PROFILES {
+                println!("{name}: {desc}");
+                for (k, o) in picks.iter() {
+                    println!("    {k} = {o}");
+                }
+            }
+        }
+        "adapters" => {
+            println!("reference  the spec-literal reference model (built in)");
+        }
+        other => bail!("unknown list `{other}` (cases, knobs, profiles, adapters)"),
+    }
+    Ok(0)
+}
+
+fn cmd_export(a: ExportArgs) -> Result<u8> {
+    if !a.json {
+        bail!("export supports --json only");
+    }
+    let p = a.cases.clone().unwrap_or_else(atomcts::default_corpus);
+    let root = corpus_root(if p.is_file() { p.parent().unwrap_or(Path::new(".")) } else { &p });
+    let mut cases = Vec::new();
+    let mut errors = Vec::new();
+    for f in case::find_files(&p)? {
+        let text = std::fs::read_to_string(&f)?;
+        let loaded = case::parse_file(&root, &f, text.clone());
+        errors.extend(loaded.errors.iter().map(|e| e.to_string()));
+        let raw: toml::Table = match toml::from_str(&text) {
+            Ok(t) => t,
+            Err(_) => continue,
+        };
+        let raw_cases = raw.get("case").and_then(|c| c.as_array()).cloned().unwrap_or_default();
+        let file_cite = raw.get("cite").cloned();
+        for c in loaded.cases {
+            let name = c.id.split("::").nth(1).unwrap_or("");
+            if let Some(rc) = raw_cases.iter().find(|rc| rc.get("name").and_then(|n| n.as_str()) == Some(name)) {
+                let mut obj = serde_json::to_value(rc)?;
+                if let Some(m) = obj.as_object_mut() {
+                    m.insert("id".into(), c.id.clone().into());
+                    m.insert("dialect".into(), c.dialect.name().into());
+                    if !m.contains_key("cite") {
+                        if let Some(fc) = &file_cite {
+                            m.insert("cite".into(), serde_json::to_value(fc)?);
+                        }
+                    }
+                }
+                cases.push(obj);
+            }
+        }
+    }
+    let doc = serde_json::json!({ "format": "atomcts-spec-cases", "version": 1, "errors": errors, "cases": cases });
+    let text = serde_json::to_string_pretty(&doc)?;
+    match &a.out {
+        Some(p) => std::fs::write(p, text)?,
+        None => println!("{text}"),
+    }
+    Ok(if errors.is_empty() { 0 } else { 2 })
+}
+
+fn cmd_merge(a: MergeArgs) -> Result<u8> {
+    let mut reports = Vec::new();
+    for f in &a.files {
+        let text = std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
+        let r: Report = serde_json::from_str(&text).with_context(|| format!("{} is not an atomcts JSON report", f.display()))?;
+        if r.version != REPORT_VERSION {
+            bail!("{}: report version {} (this atomcts reads {REPORT_VERSION})", f.display(), r.version);
+        }
+        reports.push(r);
+    }
+    let merged = Report::merge(reports).map_err(|e| anyhow::anyhow!(e))?;
+    write_outputs(&merged, &a.junit, &a.json)?;
+    print!("{}", merged.human(false));
+    Ok(merged.exit_code() as u8)
+}

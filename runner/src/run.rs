@@ -1,0 +1,328 @@
+//! Runs cases against an adapter and classifies each: pass, fail, undecided, error, skip or
+//! not applicable; cross-checks every observation with the reference model (race checker
+//! included).
+
+use crate::build::{BuildError, Expectation, build_expectation, build_state};
+use crate::case::Case;
+use crate::verify::{self, Finding};
+use atomcts_adapters::{Adapter, Observation, Request};
+use atomcts_reference::check::{Judgement, judge};
+use atomcts_reference::outcome::Outcome;
+use atomcts_reference::program::{self, Dialect};
+use atomcts_reference::{Profile, Reason};
+use serde::{Deserialize, Serialize};
+
+/// How one case ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// The observation matches.
+    Pass,
+    /// It does not.
+    Fail,
+    /// The race checker could not decide within its budget: not a pass.
+    Undecided,
+    /// In the baseline of known failures and still failing.
+    KnownFailure,
+    /// In the baseline but passing now: the baseline is stale.
+    BaselinePasses,
+    /// The case or the adapter could not be run (bad input, model or infrastructure error).
+    Error,
+    /// The adapter lacks a required capability.
+    Skip,
+    /// The case's `where` (or probe options) do not cover this profile.
+    NotApplicable,
+}
+
+impl Status {
+    /// Whether the status makes the run nonconformant (exit 1).
+    pub fn is_failure(self) -> bool {
+        match self {
+            Status::Fail | Status::Undecided | Status::BaselinePasses => true,
+            Status::Pass | Status::KnownFailure | Status::Error | Status::Skip | Status::NotApplicable => false,
+        }
+    }
+}
+
+/// The result of one case.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct CaseResult {
+    /// Case id.
+    pub id: String,
+    /// Dialect name.
+    pub dialect: String,
+    /// Op label for summaries (`ATOM.INC`, `DWORD_ATOMIC.cmpxchg`, `atomic_fetch_add_explicit`...).
+    pub op: String,
+    /// The instruction.
+    pub asm: String,
+    /// `file:line:col` of the case.
+    pub at: String,
+    /// Citation.
+    pub cite: String,
+    /// Status.
+    pub status: Status,
+    /// Findings (failures) or the error message.
+    pub findings: Vec<FindingOut>,
+    /// For probes: the knob and the options whose expectation the observation matched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe: Option<ProbeResult>,
+    /// The command that reproduces this case.
+    pub repro: String,
+}
+
+/// A finding as stored in reports.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct FindingOut {
+    /// Location.
+    pub location: String,
+    /// Expected.
+    pub expected: String,
+    /// Observed.
+    pub observed: String,
+    /// Note.
+    pub note: String,
+}
+
+impl From<Finding> for FindingOut {
+    fn from(f: Finding) -> FindingOut {
+        FindingOut { location: f.location, expected: f.expected, observed: f.observed, note: f.note }
+    }
+}
+
+/// A probe's answer: which options the implementation matched.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ProbeResult {
+    /// Knob id.
+    pub knob: String,
+    /// Options whose expectation matched the observation.
+    pub matched: Vec<String>,
+    /// The option the profile picks.
+    pub picked: String,
+}
+
+/// Options of a run.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The profile.
+    pub profile: Profile,
+    /// Race-checker budget in states.
+    pub race_budget: u64,
+    /// How the repro command names the case source (`--cases <path>`).
+    pub cases_arg: String,
+    /// The adapter argument for repro commands.
+    pub adapter_arg: String,
+}
+
+/// A short op label from the instruction text.
+pub fn op_label(dialect: Dialect, asm: &str) -> String {
+    let asm = asm.trim();
+    match dialect {
+        Dialect::Sass => {
+            let body = asm.split_whitespace().find(|t| t.starts_with("ATOM")).unwrap_or("ATOM");
+            let parts: Vec<&str> = body.split('.').filter(|p| *p != "E").collect();
+            match parts.get(1) {
+                Some(op) => format!("ATOM.{op}"),
+                None => "ATOM".into(),
+            }
+        }
+        Dialect::Visa => {
+            let body = asm.split_whitespace().find(|t| t.contains("DWORD_ATOMIC") || t.contains("SVM_")).unwrap_or("?");
+            match body.split_once('.') {
+                Some((m, rest)) if m == "DWORD_ATOMIC" => {
+                    let op = rest.split('.').next().unwrap_or("").to_lowercase();
+                    let w16 = if rest.contains(".16") { ".16" } else { "" };
+                    format!("DWORD_ATOMIC.{op}{w16}")
+                }
+                Some((m, _)) => m.to_string(),
+                None => body.to_string(),
+            }
+        }
+        Dialect::Msl => {
+            let call = asm.split_once('=').map_or(asm, |(_, r)| r).trim();
+            call.split('(').next().unwrap_or("?").trim().to_string()
+        }
+    }
+}
+
+fn error_result(case: &Case, opts: &Options, message: String) -> CaseResult {
+    let mut r = base_result(case, opts);
+    r.status = Status::Error;
+    r.findings.push(FindingOut { location: "case".into(), expected: String::new(), observed: String::new(), note: message });
+    r
+}
+
+fn base_result(case: &Case, opts: &Options) -> CaseResult {
+    CaseResult {
+        id: case.id.clone(),
+        dialect: case.dialect.name().into(),
+        op: op_label(case.dialect, &case.asm),
+        asm: case.asm.clone(),
+        at: case.pos.to_string(),
+        cite: case.cite.clone(),
+        status: Status::Pass,
+        findings: vec![],
+        probe: None,
+        repro: format!(
+            "atomcts run --cases {} --filter '{}' --profile {}{}",
+            opts.cases_arg, case.id, opts.profile.name, opts.adapter_arg
+        ),
+    }
+}
+
+fn build_err(e: BuildError) -> String {
+    e.to_string()
+}
+
+/// Runs one case.
+pub fn run_case(case: &Case, adapter: &mut dyn Adapter, opts: &Options) -> CaseResult {
+    let mut r = base_result(case, opts);
+    let profile = &opts.profile;
+    for (k, o) in &case.where_ {
+        if profile.get(k).ok() != Some(o.as_str()) {
+            r.status = Status::NotApplicable;
+            return r;
+        }
+    }
+    if let Some(cap) = case.requires.iter().find(|c| !adapter.supports(c)) {
+        r.status = Status::Skip;
+        r.findings.push(FindingOut {
+            location: "requires".into(),
+            expected: cap.clone(),
+            observed: String::new(),
+            note: format!("adapter {} lacks {cap}", adapter.name()),
+        });
+        return r;
+    }
+    let state = match build_state(case) {
+        Ok(s) => s,
+        Err(e) => return error_result(case, opts, build_err(e)),
+    };
+    // The expectation for this profile.
+    let (entries, at) = match (&case.probe, &case.expect) {
+        (Some(knob), _) => {
+            let picked = profile.get(knob).unwrap_or("?");
+            match case.expect_if.iter().find(|(o, _, _)| o == picked) {
+                Some((_, e, p)) => (e.clone(), p.clone()),
+                None => {
+                    r.status = Status::NotApplicable;
+                    return r;
+                }
+            }
+        }
+        (None, Some((e, p))) => (e.clone(), p.clone()),
+        (None, None) => return error_result(case, opts, "no expectation".into()),
+    };
+    let expectation = match build_expectation(case, &state, &entries, &at) {
+        Ok(e) => e,
+        Err(e) => return error_result(case, opts, build_err(e)),
+    };
+    // The reference's answer (for input errors and the race-aware cross-check).
+    let reference = match program::run(case.dialect, &case.asm, &state, profile) {
+        Ok(run) => run,
+        Err(e) => return error_result(case, opts, format!("reference model: {e}")),
+    };
+    if let Outcome::Invalid(rej) = &reference.outcome {
+        let unparsable = matches!(rej.reason, Reason::Syntax | Reason::UnknownOperation);
+        if unparsable && !matches!(expectation, Expectation::Invalid(_)) {
+            let col = case.asm_pos.col + 1 + rej.column.unwrap_or(0);
+            return error_result(
+                case,
+                opts,
+                format!("{}:{}:{}: asm does not parse: {rej}", case.asm_pos.file.display(), case.asm_pos.line, col),
+            );
+        }
+    }
+    let request = Request { id: &case.id, dialect: case.dialect, asm: &case.asm, state: &state, profile };
+    let observation = match adapter.run(&request) {
+        Ok(o) => o,
+        Err(e) => return error_result(case, opts, e.to_string()),
+    };
+    let lanes_are_lanes = case.dialect != Dialect::Visa;
+    let mut findings = verify::check(&expectation, &state, &observation, lanes_are_lanes);
+    let mut undecided = None;
+    // Cross-check with the reference: the observation must be reachable by some allowed order.
+    match (&reference.outcome, &observation, &reference.lowered) {
+        (Outcome::Completed(c), Observation::Completed(seen), Some(lowered)) => {
+            match judge(lowered, &state, c, seen, opts.race_budget) {
+                Ok(Judgement::Pass) => {}
+                Ok(Judgement::Fail(ms)) => findings.extend(ms.into_iter().map(|m| Finding {
+                    location: m.loc.to_string(),
+                    expected: m.expected.map_or("(see note)".into(), |v| format!("{v:#x}")),
+                    observed: m.observed.map_or("-".into(), |v| format!("{v:#x}")),
+                    note: format!("reference model: {}", m.why),
+                })),
+                Ok(Judgement::Undecided(why)) => undecided = Some(why),
+                Err(e) => return error_result(case, opts, format!("reference model: {e}")),
+            }
+        }
+        (Outcome::Unspecified(_), _, _) => {}
+        (o, seen, _) if o.kind() != seen.kind() => findings.push(Finding {
+            location: "outcome".into(),
+            expected: format!("reference: {}", o.kind()),
+            observed: seen.kind().into(),
+            note: "the reference model disagrees about the kind of outcome".into(),
+        }),
+        _ => {}
+    }
+    if let Some(knob) = &case.probe {
+        let mut matched = Vec::new();
+        for (option, entries, at) in &case.expect_if {
+            if let Ok(e) = build_expectation(case, &state, entries, at) {
+                if verify::check(&e, &state, &observation, lanes_are_lanes).is_empty() {
+                    matched.push(option.clone());
+                }
+            }
+        }
+        r.probe = Some(ProbeResult { knob: knob.clone(), matched, picked: profile.get(knob).unwrap_or("?").into() });
+    }
+    r.findings = findings.into_iter().map(Into::into).collect();
+    r.status = if !r.findings.is_empty() {
+        Status::Fail
+    } else if let Some(why) = undecided {
+        r.findings.push(FindingOut { location: "race".into(), expected: String::new(), observed: String::new(), note: why });
+        Status::Undecided
+    } else {
+        Status::Pass
+    };
+    r
+}
+
+/// FNV-1a, 64 bits: a stable hash for `--partition hash:K/N` (stable across releases and
+/// platforms, unlike `std::hash`).
+pub fn stable_hash(s: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in s.as_bytes() {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+/// Whether case `id` belongs to shard `k` (1-based) of `n`.
+pub fn in_partition(id: &str, k: u64, n: u64) -> bool {
+    stable_hash(id) % n == k - 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn op_labels() {
+        assert_eq!(op_label(Dialect::Sass, "@!P1 ATOM.E.CAS.64 R0, [R2+0x8], R4, R6"), "ATOM.CAS");
+        assert_eq!(op_label(Dialect::Visa, "(!P1) DWORD_ATOMIC.cmpxchg (M1, 8) T255 V10 V11 V12 V13"), "DWORD_ATOMIC.cmpxchg");
+        assert_eq!(op_label(Dialect::Visa, "DWORD_ATOMIC.INC.16 (16) T0 V10 V0 V0 V13"), "DWORD_ATOMIC.inc.16");
+        assert_eq!(op_label(Dialect::Msl, "r = simd_shuffle_up(x, 2)"), "simd_shuffle_up");
+    }
+
+    #[test]
+    fn partitions_cover_every_id_exactly_once() {
+        for i in 0..200 {
+            let id = format!("sass/atom/x::case_{i}");
+            let shards: Vec<u64> = (1..=4).filter(|k| in_partition(&id, *k, 4)).collect();
+            assert_eq!(shards.len(), 1, "{id}");
+        }
+        assert_eq!(stable_hash(""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(stable_hash("a"), 0xaf63_dc4c_8601_ec8c);
+    }
+}

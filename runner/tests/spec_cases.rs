@@ -1,0 +1,78 @@
+//! Every corpus file is one test: it must load, and every case in it must agree with the
+//! reference model under every profile it applies to.
+
+use atomcts::case::{corpus_root, parse_file};
+use atomcts::run::{Options, Status, run_case};
+use atomcts_adapters::ReferenceAdapter;
+use atomcts_reference::Profile;
+use std::path::Path;
+
+/// The profiles a case is checked under: every option of a probe's knob; otherwise every named
+/// profile, plus the default with the case's `where` options when it has some.
+fn profiles_for(case: &atomcts::case::Case) -> datatest_stable::Result<Vec<Profile>> {
+    let mut out = Vec::new();
+    if let Some(knob) = &case.probe {
+        for (option, _, _) in &case.expect_if {
+            let mut p = Profile::default();
+            p.set(knob, option)?;
+            p.name = format!("default+{knob}={option}");
+            out.push(p);
+        }
+        return Ok(out);
+    }
+    for name in Profile::names() {
+        out.push(Profile::named(name)?);
+    }
+    if !case.where_.is_empty() {
+        let mut p = Profile::default();
+        for (k, o) in &case.where_ {
+            p.set(k, o)?;
+        }
+        p.name = "default+where".into();
+        out.push(p);
+    }
+    Ok(out)
+}
+
+fn corpus_file(path: &Path, contents: String) -> datatest_stable::Result<()> {
+    let root = corpus_root(path.parent().unwrap_or(Path::new(".")));
+    let loaded = parse_file(&root, path, contents);
+    let mut problems: Vec<String> = loaded.errors.iter().map(|e| e.to_string()).collect();
+    if loaded.cases.is_empty() && problems.is_empty() {
+        problems.push(format!("{}: no cases", path.display()));
+    }
+    for case in &loaded.cases {
+        for profile in profiles_for(case)? {
+            let name = profile.name.clone();
+            let opts = Options {
+                profile,
+                race_budget: atomcts_reference::race::DEFAULT_BUDGET,
+                cases_arg: path.display().to_string(),
+                adapter_arg: " --adapter reference".into(),
+            };
+            let r = run_case(case, &mut ReferenceAdapter, &opts);
+            let bad = match r.status {
+                Status::Pass | Status::NotApplicable => false,
+                // The reference supports everything; nothing may be skipped or undecided.
+                _ => true,
+            };
+            if bad {
+                let details: Vec<String> = r
+                    .findings
+                    .iter()
+                    .map(|f| format!("      {}: expected {}, observed {} [{}]", f.location, f.expected, f.observed, f.note))
+                    .collect();
+                problems.push(format!("{:?} {} under {name} ({})\n{}", r.status, r.id, r.at, details.join("\n")));
+            }
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("\n").into())
+    }
+}
+
+datatest_stable::harness! {
+    { test = corpus_file, root = "../spec-cases", pattern = r"\.toml$" },
+}
