@@ -359,7 +359,7 @@ impl fmt::Display for Instruction {
         }
         write!(f, "{}, ", self.rd)?;
         match self.addr {
-            Address::Reg { ra, offset } if offset == 0 => write!(f, "[{ra}]")?,
+            Address::Reg { ra, offset: 0 } => write!(f, "[{ra}]")?,
             Address::Reg { ra, offset } if offset < 0 => {
                 write!(f, "[{ra}-{:#x}]", offset.unsigned_abs())?
             }
@@ -481,8 +481,8 @@ pub fn parse(text: &str) -> Result<Instruction, Rejection> {
     let want = match (sparse_form, op == Op::Cas) {
         (false, false) => 3,
         (false, true) => 4,
-        (true, false) => 5,
-        (true, true) => 6,
+        (true, false) => 4,
+        (true, true) => 5,
     };
     if ops.len() != want {
         return Err(err(
@@ -1081,4 +1081,1301 @@ pub fn lower(i: &Instruction, state: &State, profile: &Profile) -> Result<Loweri
         writes,
         declare,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::outcome::Outcome;
+    use crate::program::{Dialect, run};
+    use crate::state::Window;
+
+    // ---- helpers -------------------------------------------------------------------------
+
+    fn profile(knobs: &[(&str, &str)]) -> Profile {
+        let mut p = Profile::default();
+        for (k, o) in knobs {
+            p.set(k, o).unwrap();
+        }
+        p
+    }
+
+    fn set_reg(s: &mut State, name: &str, elems: &[u64]) {
+        s.regs.insert(
+            name.to_string(),
+            StateReg {
+                ty: ElemType::B32,
+                elems: elems.to_vec(),
+            },
+        );
+    }
+
+    fn set_pred(s: &mut State, name: &str, elems: &[u64]) {
+        s.regs.insert(
+            name.to_string(),
+            StateReg {
+                ty: ElemType::BOOL,
+                elems: elems.to_vec(),
+            },
+        );
+    }
+
+    /// One lane, global memory 0x1000..0x1100, R2 = 0x1000.
+    fn state1() -> State {
+        let mut s = State::new(1);
+        s.global.alloc(0x1000, 0x100).unwrap();
+        set_reg(&mut s, "R2", &[0x1000]);
+        s
+    }
+
+    fn lowering(text: &str, s: &State, p: &Profile) -> Lowering {
+        let i = parse(text).unwrap_or_else(|r| panic!("{text}: {r}"));
+        lower(&i, s, p).unwrap_or_else(|e| panic!("{text}: {e}"))
+    }
+
+    fn lowered(text: &str, s: &State, p: &Profile) -> Lowered {
+        match lowering(text, s, p) {
+            Lowering::Run(l) => l,
+            other => panic!("{text}: {other:?}"),
+        }
+    }
+
+    fn mem(text: &str, s: &State, p: &Profile) -> MemInstr {
+        match lowered(text, s, p).instr {
+            Instr::Mem(m) => m,
+            other => panic!("{text}: {other:?}"),
+        }
+    }
+
+    fn addrs(text: &str, s: &State, p: &Profile) -> Vec<u64> {
+        mem(text, s, p).accesses.iter().map(|a| a.addr).collect()
+    }
+
+    fn lanes_of(text: &str, s: &State) -> Vec<u32> {
+        mem(text, s, &Profile::default())
+            .accesses
+            .iter()
+            .map(|a| a.lane)
+            .collect()
+    }
+
+    fn outcome(text: &str, s: &State, p: &Profile) -> Outcome {
+        run(Dialect::Sass, text, s, p).unwrap().outcome
+    }
+
+    fn completed(text: &str, s: &State, p: &Profile) -> State {
+        match outcome(text, s, p) {
+            Outcome::Completed(c) => {
+                assert!(c.open.is_empty(), "{text}: {:?}", c.open);
+                c.state
+            }
+            other => panic!("{text}: {other:?}"),
+        }
+    }
+
+    fn faults(text: &str, s: &State, p: &Profile) -> Vec<(u32, FaultClass)> {
+        match outcome(text, s, p) {
+            Outcome::Fault(f) => f.lanes,
+            other => panic!("{text}: {other:?}"),
+        }
+    }
+
+    fn r(s: &State, name: &str) -> Vec<u64> {
+        s.regs
+            .get(name)
+            .map(|r| r.elems.clone())
+            .unwrap_or_default()
+    }
+
+    // ---- parse and print -----------------------------------------------------------------
+
+    #[test]
+    fn document_examples_and_format_forms_parse_to_their_canonical_text() {
+        for (text, canonical) in [
+            // The document's examples.
+            (
+                "ATOM.ADD.F32.FTZ.RN    R0, [R1 - 400], R9;",
+                "ATOM.ADD.F32.FTZ.RN R0, [R1-0x190], R9",
+            ),
+            (
+                "ATOM.ADD.U64           R0, [R4 + 8], R2;",
+                "ATOM.ADD.U64 R0, [R4+0x8], R2",
+            ),
+            (
+                "ATOM.ADD.S32           R9, [0xfff00], R8;",
+                "ATOM.ADD.S32 R9, [0xfff00], R8",
+            ),
+            (
+                "ATOM.MIN.S64           R0, [R4 + 8], R2;",
+                "ATOM.MIN.S64 R0, [R4+0x8], R2",
+            ),
+            // FORMAT-v0 text forms.
+            (
+                "@!P1 ATOM.E.CAS.64 R0, [R2+0x8], R4, R6",
+                "@!P1 ATOM.E.CAS.U64 R0, [R2+0x8], R4, R6",
+            ),
+            (
+                "ATOM.ADD.F16x2.RN R0, [0x100], R4",
+                "ATOM.ADD.F16x2.RN R0, [0x100], R4",
+            ),
+            (
+                "ATOM.MIN.S32 P0, R0, [R2], R4",
+                "ATOM.MIN.S32 P0, R0, [R2], R4",
+            ),
+            // Defaults, aliases, offsets.
+            (
+                "ATOM.INC R1, [RZ+0x40], R2",
+                "ATOM.INC.U32 R1, [RZ+0x40], R2",
+            ),
+            (
+                "ATOM.ADD.32 R0, [R2 + 16], R3",
+                "ATOM.ADD.U32 R0, [R2+0x10], R3",
+            ),
+            (
+                "ATOM.ADD R0, [R1-0x190], R3 ;",
+                "ATOM.ADD.U32 R0, [R1-0x190], R3",
+            ),
+            (
+                "  @PT ATOM.E.EXCH R0,[R2 - 0X10],R3  ",
+                "@PT ATOM.E.EXCH.U32 R0, [R2-0x10], R3",
+            ),
+            (
+                "ATOM.ADD.F16x2.FTZ.RN R0, [R2+0x0], R4",
+                "ATOM.ADD.F16x2.FTZ.RN R0, [R2], R4",
+            ),
+            (
+                "ATOM.E.CAS PT, RZ, [R2], R4, RZ",
+                "ATOM.E.CAS.U32 PT, RZ, [R2], R4, RZ",
+            ),
+        ] {
+            let i = parse(text).unwrap_or_else(|r| panic!("{text}: {r}"));
+            assert_eq!(i.to_string(), canonical, "{text}");
+            assert_eq!(parse(canonical), Ok(i), "{canonical}");
+        }
+    }
+
+    #[test]
+    fn parsed_fields_follow_the_syntax_lines() {
+        let i = parse("@!P1 ATOM.E.CAS.64 R0, [R2+0x8], R4, R6").unwrap();
+        assert_eq!(
+            i,
+            Instruction {
+                guard: Some(Guard {
+                    negated: true,
+                    pred: Pred::P(1)
+                }),
+                extended: true,
+                op: Op::Cas,
+                size: Size::U64,
+                sparse: None,
+                rd: Reg::R(0),
+                addr: Address::Reg {
+                    ra: Reg::R(2),
+                    offset: 8
+                },
+                rb: Reg::R(4),
+                rc: Some(Reg::R(6)),
+            }
+        );
+        let i = parse("ATOM.ADD.F32.FTZ.RN R0, [R1 - 400], R9").unwrap();
+        assert_eq!(
+            i.addr,
+            Address::Reg {
+                ra: Reg::R(1),
+                offset: -400
+            }
+        );
+        assert_eq!(
+            parse("ATOM.ADD.S32 R9, [0xfff00], R8").unwrap().addr,
+            Address::Absolute(0xfff00)
+        );
+        let i = parse("ATOM.MAX.S32 P6, R0, [R2], R4").unwrap();
+        assert_eq!((i.sparse, i.rc), (Some(Pred::P(6)), None));
+        // A1: the two F16x2 spellings are kept apart.
+        assert_eq!(
+            parse("ATOM.ADD.F16x2.FTZ.RN R0, [R2], R4").unwrap().size,
+            Size::F16x2FtzRn
+        );
+        assert_eq!(
+            parse("ATOM.MIN.F16x2.RN R0, [R2], R4").unwrap().size,
+            Size::F16x2Rn
+        );
+        // Immediate bounds are inclusive.
+        for (text, offset) in [
+            ("ATOM.ADD R0, [R2+0x7ffff], R3", 0x7ffff),
+            ("ATOM.ADD R0, [R2-0x80000], R3", -0x80000),
+            ("ATOM.E.ADD R0, [R2+0x7fffffff], R3", 0x7fff_ffff),
+            ("ATOM.E.ADD R0, [R2-0x80000000], R3", -0x8000_0000),
+            ("ATOM.E.ADD R0, [R2-2147483648], R3", -0x8000_0000),
+        ] {
+            let a = parse(text).unwrap_or_else(|r| panic!("{text}: {r}")).addr;
+            assert_eq!(
+                a,
+                Address::Reg {
+                    ra: Reg::R(2),
+                    offset
+                },
+                "{text}"
+            );
+        }
+        assert_eq!(
+            parse("ATOM.ADD R0, [0xfffff], R3").unwrap().addr,
+            Address::Absolute(0xfffff)
+        );
+        assert_eq!(parse("ATOM.ADD R254, [R2], R3").unwrap().rd, Reg::R(254));
+    }
+
+    #[test]
+    fn every_valid_form_round_trips_through_print() {
+        let guards = [
+            None,
+            Some(Guard {
+                negated: false,
+                pred: Pred::P(0),
+            }),
+            Some(Guard {
+                negated: true,
+                pred: Pred::P(3),
+            }),
+            Some(Guard {
+                negated: false,
+                pred: Pred::PT,
+            }),
+            Some(Guard {
+                negated: true,
+                pred: Pred::PT,
+            }),
+        ];
+        let mut n = 0;
+        for &op in Op::ALL {
+            for &size in op.sizes() {
+                for extended in [false, true] {
+                    let mut addrs = vec![
+                        (
+                            None,
+                            Address::Reg {
+                                ra: Reg::R(2),
+                                offset: 0,
+                            },
+                        ),
+                        (
+                            None,
+                            Address::Reg {
+                                ra: Reg::R(2),
+                                offset: 0x10,
+                            },
+                        ),
+                        (
+                            None,
+                            Address::Reg {
+                                ra: Reg::RZ,
+                                offset: -4,
+                            },
+                        ),
+                        (
+                            None,
+                            Address::Reg {
+                                ra: Reg::R(4),
+                                offset: S20.0 as i64,
+                            },
+                        ),
+                        (
+                            None,
+                            Address::Reg {
+                                ra: Reg::R(4),
+                                offset: S20.1 as i64,
+                            },
+                        ),
+                        (None, Address::Absolute(0)),
+                        (None, Address::Absolute(0xFFFFF)),
+                        (
+                            Some(Pred::P(2)),
+                            Address::Reg {
+                                ra: Reg::R(6),
+                                offset: 0,
+                            },
+                        ),
+                        (
+                            Some(Pred::PT),
+                            Address::Reg {
+                                ra: Reg::RZ,
+                                offset: 0,
+                            },
+                        ),
+                    ];
+                    if extended {
+                        addrs.push((
+                            None,
+                            Address::Reg {
+                                ra: Reg::R(8),
+                                offset: S32.0 as i64,
+                            },
+                        ));
+                        addrs.push((
+                            None,
+                            Address::Reg {
+                                ra: Reg::R(8),
+                                offset: S32.1 as i64,
+                            },
+                        ));
+                    } else {
+                        addrs.push((
+                            None,
+                            Address::Reg {
+                                ra: Reg::R(7),
+                                offset: -1,
+                            },
+                        ));
+                    }
+                    for (sparse, addr) in addrs {
+                        for guard in guards {
+                            for (rd, rb, rc) in [
+                                (
+                                    Reg::R(0),
+                                    Reg::R(4),
+                                    Reg::R(if size.is_64() { 6 } else { 5 }),
+                                ),
+                                (Reg::RZ, Reg::R(252), Reg::RZ),
+                                (Reg::R(254), Reg::R(8), Reg::R(10)),
+                            ] {
+                                let x = Instruction {
+                                    guard,
+                                    extended,
+                                    op,
+                                    size,
+                                    sparse,
+                                    rd,
+                                    addr,
+                                    rb,
+                                    rc: (op == Op::Cas).then_some(rc),
+                                };
+                                let text = x.to_string();
+                                assert_eq!(parse(&text), Ok(x), "{text}");
+                                n += 1;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        // 37 (op, size) rows of the table; 10 addresses without .E, 11 with; 5 guards; 3
+        // register sets.
+        assert_eq!(n, 37 * (10 + 11) * 5 * 3);
+    }
+
+    #[test]
+    fn illegal_forms_are_rejected_with_reason_and_column() {
+        use Reason::*;
+        for (text, reason, col) in [
+            // Mnemonic, operation and size.
+            ("", Syntax, 0),
+            ("atom.add R0, [R2], R3", UnknownOperation, 0),
+            ("RED.ADD R0, [R2], R3", UnknownOperation, 0),
+            ("ATOM.add R0, [R2], R3", UnknownOperation, 5),
+            ("ATOM.SUB R0, [R2], R3", UnknownOperation, 5),
+            ("ATOM.E.FADD R0, [R2], R3", UnknownOperation, 7),
+            ("ATOM R0, [R2], R3", Syntax, 4),
+            ("ATOM.E R0, [R2], R3", Syntax, 6),
+            ("ATOM..ADD R0, [R2], R3", Syntax, 5),
+            ("ATOM.ADD. R0, [R2], R3", Syntax, 9),
+            ("ATOM.ADD.E.U32 R0, [R2], R3", Syntax, 9),
+            ("ATOM.ADD.128 R0, [R2], R4", IllegalSize, 9),
+            ("ATOM.CAS.128 R0, [R2], R4, R5", IllegalSize, 9),
+            ("ATOM.ADD.U16 R0, [R2], R3", UnsupportedType, 9),
+            ("ATOM.ADD.U128 R0, [R2], R4", UnsupportedType, 9),
+            ("ATOM.ADD.F32 R0, [R2], R3", UnsupportedType, 9),
+            ("ATOM.ADD.F32.RN R0, [R2], R3", UnsupportedType, 9),
+            ("ATOM.ADD.F16X2.RN R0, [R2], R3", UnsupportedType, 9),
+            ("ATOM.ADD.U32.U32 R0, [R2], R3", UnsupportedType, 9),
+            ("ATOM.ADD.u32 R0, [R2], R3", UnsupportedType, 9),
+            // Sizes the table has no row for.
+            ("ATOM.ADD.S64 R0, [R2], R4", UnsupportedType, 9),
+            ("ATOM.MIN.F32.FTZ.RN R0, [R2], R4", UnsupportedType, 9),
+            ("ATOM.MAX.F64.RN R0, [R2], R4", UnsupportedType, 9),
+            ("ATOM.INC.S32 R0, [R2], R3", UnsupportedType, 9),
+            ("ATOM.INC.64 R0, [R2], R4", UnsupportedType, 9),
+            ("ATOM.DEC.U64 R0, [R2], R4", UnsupportedType, 9),
+            ("ATOM.AND.S64 R0, [R2], R4", UnsupportedType, 9),
+            ("ATOM.OR.F16x2.RN R0, [R2], R4", UnsupportedType, 8),
+            ("ATOM.XOR.S64 R0, [R2], R4", UnsupportedType, 9),
+            ("ATOM.EXCH.F32.FTZ.RN R0, [R2], R4", UnsupportedType, 10),
+            ("ATOM.EXCH.S64 R0, [R2], R4", UnsupportedType, 10),
+            ("ATOM.SAFEADD R0, [R2], R4", UnsupportedType, 5),
+            ("ATOM.SAFEADD.U32 R0, [R2], R4", UnsupportedType, 13),
+            ("ATOM.E.SAFEADD.S64 R0, [R2], R4", UnsupportedType, 15),
+            ("ATOM.CAS.S64 R0, [R2], R4, R6", UnsupportedType, 9),
+            ("ATOM.CAS.F32.FTZ.RN R0, [R2], R4, R5", UnsupportedType, 9),
+            // Operand lists.
+            ("ATOM.ADD", Syntax, 8),
+            ("ATOM.ADD ;", Syntax, 8),
+            ("ATOM.ADD R0, [R2]", Syntax, 9),
+            ("ATOM.ADD R0, [R2], R3, R4", Syntax, 9),
+            ("ATOM.CAS R0, [R2], R4", Syntax, 9),
+            ("ATOM.CAS R0, [R2], R4, R5, R6", Syntax, 9),
+            ("ATOM.ADD P0, R0, [R2], R3, R4", Syntax, 9),
+            ("ATOM.CAS P0, R0, [R2], R4", Syntax, 9),
+            ("ATOM.ADD R0, , R3", Syntax, 13),
+            ("ATOM.ADD R0, [R2], R3 ;;", Syntax, 19),
+            ("ATOM.ADD R0, [R2], R3 &req_6", Syntax, 19),
+            ("ATOM.ADD R0, [R2], R3 ; // comment", Syntax, 19),
+            ("ATOM.ADD R0, [R2], R3 \u{e9}", Syntax, 22),
+            // Addresses.
+            ("ATOM.ADD R0, R2, R3", Syntax, 13),
+            ("ATOM.ADD R0, [R2, R3", Syntax, 13),
+            ("ATOM.ADD R0, [], R3", Syntax, 14),
+            ("ATOM.ADD R0, [R2 R3], R4", Syntax, 17),
+            ("ATOM.ADD R0, [R2 * 4], R3", Syntax, 17),
+            ("ATOM.ADD R0, [R2 + -16], R3", Syntax, 19),
+            ("ATOM.ADD R0, [R2 + 0xg], R3", Syntax, 19),
+            ("ATOM.ADD R0, [R2 + 0x], R3", Syntax, 19),
+            ("ATOM.ADD R0, [R2 + ], R3", Syntax, 18),
+            ("ATOM.ADD R0, [0x+5], R3", Syntax, 14),
+            ("ATOM.ADD R0, [R2+0x80000], R3", ImmediateOutOfRange, 16),
+            ("ATOM.ADD R0, [R2-0x80001], R3", ImmediateOutOfRange, 16),
+            ("ATOM.ADD R0, [R2+524288], R3", ImmediateOutOfRange, 16),
+            (
+                "ATOM.ADD R0, [R2+99999999999999999999999], R3",
+                ImmediateOutOfRange,
+                16,
+            ),
+            ("ATOM.ADD R0, [0x100000], R3", ImmediateOutOfRange, 14),
+            ("ATOM.ADD R0, [-4], R3", ImmediateOutOfRange, 14),
+            (
+                "ATOM.E.ADD R0, [R2+0x80000000], R3",
+                ImmediateOutOfRange,
+                18,
+            ),
+            (
+                "ATOM.E.ADD R0, [R2-0x80000001], R3",
+                ImmediateOutOfRange,
+                18,
+            ),
+            ("ATOM.E.ADD R0, [0x100000], R3", ImmediateOutOfRange, 16),
+            // Sparse-predicate forms take [Ra] only.
+            ("ATOM.ADD P0, R0, [R2+0x4], R3", ImmediateNotAllowed, 20),
+            ("ATOM.ADD P0, R0, [R2+0x0], R3", ImmediateNotAllowed, 20),
+            ("ATOM.ADD P0, R0, [R2 - 8], R3", ImmediateNotAllowed, 21),
+            ("ATOM.ADD P0, R0, [0x10], R3", ImmediateNotAllowed, 18),
+            (
+                "ATOM.E.CAS.U64 P1, R0, [R2+0x8], R4, R6",
+                ImmediateNotAllowed,
+                26,
+            ),
+            // Registers and predicates.
+            ("ATOM.ADD R255, [R2], R3", InvalidRegister, 9),
+            ("ATOM.ADD R0, [R2], R07", InvalidRegister, 19),
+            ("ATOM.ADD R0, [R2], r3", InvalidRegister, 19),
+            ("ATOM.ADD R0, [R2], R", InvalidRegister, 19),
+            ("ATOM.ADD R0, [R2], R1000000", InvalidRegister, 19),
+            ("ATOM.ADD R0, [X2], R3", InvalidRegister, 14),
+            ("ATOM.ADD R0, [R256+0x4], R3", InvalidRegister, 14),
+            ("ATOM.ADD R0, [R2], P1", InvalidRegister, 19),
+            ("ATOM.ADD R0, [R2], R-1", Syntax, 19),
+            ("ATOM.ADD P7, R0, [R2], R3", InvalidRegister, 9),
+            ("ATOM.ADD PZ, R0, [R2], R3", InvalidRegister, 9),
+            ("ATOM.ADD P0, P1, [R2], R3", InvalidRegister, 13),
+            ("@P7 ATOM.ADD R0, [R2], R3", InvalidRegister, 1),
+            ("@!P9 ATOM.ADD R0, [R2], R3", InvalidRegister, 2),
+            ("@R0 ATOM.ADD R0, [R2], R3", InvalidRegister, 1),
+            ("@pt ATOM.ADD R0, [R2], R3", InvalidRegister, 1),
+            ("@ ATOM.ADD R0, [R2], R3", Syntax, 1),
+            ("@!! ATOM.ADD R0, [R2], R3", Syntax, 2),
+            ("@P0ATOM.ADD R0, [R2], R3", Syntax, 1),
+            // Even-odd pairs of 64-bit data and of .E addresses.
+            ("ATOM.ADD.U64 R1, [R2], R4", RegisterPairAlignment, 13),
+            ("ATOM.ADD.U64 R0, [R2], R5", RegisterPairAlignment, 23),
+            ("ATOM.MIN.S64 R0, [R4 + 8], R3", RegisterPairAlignment, 27),
+            ("ATOM.ADD.F64.RN R0, [R2], R3", RegisterPairAlignment, 26),
+            ("ATOM.EXCH.64 R253, [R2], R4", RegisterPairAlignment, 13),
+            ("ATOM.CAS.U64 R0, [R2], R4, R7", RegisterPairAlignment, 27),
+            ("ATOM.E.ADD R0, [R3], R4", RegisterPairAlignment, 16),
+            ("ATOM.E.ADD P0, R0, [R3], R4", RegisterPairAlignment, 20),
+            ("ATOM.E.ADD R0, [R255+0x4], R4", InvalidRegister, 16),
+            // CAS's Rb is never RZ.
+            ("ATOM.CAS R0, [R2], RZ, R5", CasRegisterPairing, 19),
+            ("ATOM.CAS.U64 R0, [R2], RZ, R6", CasRegisterPairing, 23),
+        ] {
+            match parse(text) {
+                Ok(i) => panic!("{text:?} parsed as {i}"),
+                Err(r) => {
+                    assert_eq!((r.reason, r.column), (reason, Some(col)), "{text:?}: {r}")
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn parse_never_panics_and_what_it_accepts_round_trips() {
+        let seeds = [
+            "@!P1 ATOM.E.CAS.64 R0, [R2+0x8], R4, R6;",
+            "ATOM.ADD.F32.FTZ.RN R0, [R1 - 400], R9",
+            "ATOM.MIN.S32 P0, R0, [R2], R4",
+            "ATOM.ADD.S32 R9, [0xfff00], R8",
+        ];
+        let extra = [
+            '@', '!', '.', ',', '[', ']', '+', '-', ' ', '0', 'x', 'R', 'P', 'Z', ';', 'é',
+        ];
+        let mut accepted = 0;
+        for seed in seeds {
+            let chars: Vec<char> = seed.chars().collect();
+            let mut variants = Vec::new();
+            for k in 0..=chars.len() {
+                let (a, b) = chars.split_at(k);
+                variants.push(a.iter().collect::<String>());
+                variants.push(b.iter().collect::<String>());
+                if !b.is_empty() {
+                    variants.push(a.iter().chain(&b[1..]).collect::<String>());
+                }
+                for c in extra {
+                    variants.push(a.iter().chain([&c]).chain(b).collect::<String>());
+                }
+            }
+            for v in variants {
+                if let Ok(i) = parse(&v) {
+                    accepted += 1;
+                    assert_eq!(parse(&i.to_string()), Ok(i), "{v:?}");
+                }
+            }
+        }
+        assert!(accepted > 20, "{accepted}");
+    }
+
+    // ---- lowering: addresses -------------------------------------------------------------
+
+    #[test]
+    fn a16_address_arithmetic_wraps_in_32_bits_or_adds_in_40() {
+        let wrap32 = Profile::default();
+        let add40 = profile(&[("sass.address_arithmetic", "add40")]);
+        let mut s = State::new(2);
+        set_reg(&mut s, "R1", &[0, 0xFFFF_FFFF]);
+        // Ra = 0, imm = -4: 0x00FFFFFFFC (32-bit wrap, zero-extended) or 0xFFFFFFFFFC.
+        let t = "ATOM.ADD R0, [R1-0x4], R2";
+        assert_eq!(addrs(t, &s, &wrap32), vec![0xFFFF_FFFC, 0xFFFF_FFFB]);
+        assert_eq!(addrs(t, &s, &add40), vec![0xFF_FFFF_FFFC, 0xFFFF_FFFB]);
+        // Ra = 0xFFFFFFFF, imm = +4: 3 or 0x100000003.
+        let t = "ATOM.ADD R0, [R1+0x4], R2";
+        assert_eq!(addrs(t, &s, &wrap32), vec![4, 3]);
+        assert_eq!(addrs(t, &s, &add40), vec![4, 0x1_0000_0003]);
+        // RZ reads zero; a missing register reads zero.
+        assert_eq!(
+            addrs("ATOM.ADD R0, [RZ+0x40], R2", &s, &wrap32),
+            vec![0x40, 0x40]
+        );
+        assert_eq!(
+            addrs("ATOM.ADD R0, [R9-0x10], R2", &s, &add40),
+            vec![0xFF_FFFF_FFF0; 2]
+        );
+        // ImmU20: the immediate itself, whatever the registers and the knob.
+        assert_eq!(
+            addrs("ATOM.ADD R0, [0xfff00], R2", &s, &add40),
+            vec![0xfff00, 0xfff00]
+        );
+        assert_eq!(
+            addrs("ATOM.E.ADD R0, [0x40], R2", &s, &wrap32),
+            vec![0x40, 0x40]
+        );
+    }
+
+    #[test]
+    fn e_addresses_add_to_the_64_bit_pair() {
+        let p = Profile::default();
+        let mut s = State::new(3);
+        set_reg(&mut s, "R2", &[0xFFFF_FFF0, 0, 0x10]);
+        set_reg(&mut s, "R3", &[0x1, 0, 0xDEAD_BEEF]);
+        // (R2, R3) + imm modulo 2^64: the carry reaches the high word; 0 - 4 wraps to 2^64 - 4.
+        assert_eq!(
+            addrs("ATOM.E.ADD R0, [R2+0x20], R4", &s, &p),
+            vec![0x2_0000_0010, 0x20, 0xDEAD_BEEF_0000_0030]
+        );
+        assert_eq!(
+            addrs("ATOM.E.ADD R0, [R2-0x4], R4", &s, &p),
+            vec![0x1_FFFF_FFEC, u64::MAX - 3, 0xDEAD_BEEF_0000_000C]
+        );
+        // The A16 knob is about the 32-bit form only.
+        let add40 = profile(&[("sass.address_arithmetic", "add40")]);
+        assert_eq!(
+            addrs("ATOM.E.ADD R0, [R2-0x4], R4", &s, &add40)[1],
+            u64::MAX - 3
+        );
+        assert_eq!(addrs("ATOM.E.ADD R0, [RZ+0x40], R4", &s, &p), vec![0x40; 3]);
+    }
+
+    #[test]
+    fn n3_e_immediate_beyond_s20_depends_on_the_knob() {
+        let s = state1();
+        let t = "ATOM.E.ADD R0, [R2+0x80000], R4";
+        match lowering(t, &s, &Profile::default()) {
+            Lowering::Invalid(r) => assert_eq!(r.reason, Reason::ImmediateOutOfRange),
+            other => panic!("{other:?}"),
+        }
+        let s32 = profile(&[("sass.e_immediate", "s32")]);
+        // R2 = 0x1000, R3 missing = 0.
+        assert_eq!(addrs(t, &s, &s32), vec![0x8_1000]);
+        assert_eq!(
+            addrs("ATOM.E.ADD R0, [R2-0x80000000], R4", &s, &s32),
+            vec![0xFFFF_FFFF_8000_1000]
+        );
+        // Within S20 both options agree.
+        assert_eq!(
+            addrs("ATOM.E.ADD R0, [R2+0x7ffff], R4", &s, &Profile::default()),
+            vec![0x8_0FFF]
+        );
+    }
+
+    #[test]
+    fn addresses_in_the_shared_or_local_window_are_not_global() {
+        let mut s = State::new(4);
+        s.shared_window = Some(Window {
+            base: 0x1000,
+            len: 0x100,
+        });
+        s.local_window = Some(Window {
+            base: 0x8000,
+            len: 0x10,
+        });
+        set_reg(&mut s, "R2", &[0x10FC, 0x1100, 0x800C, 0x0FF8]);
+        let faults_of = |text: &str| -> Vec<Option<FaultClass>> {
+            mem(text, &s, &Profile::default())
+                .accesses
+                .iter()
+                .map(|a| a.fault)
+                .collect()
+        };
+        let bad = Some(FaultClass::InvalidAddressSpace);
+        assert_eq!(
+            faults_of("ATOM.ADD R0, [R2], R4"),
+            vec![bad, None, bad, None]
+        );
+        // 8 bytes at 0xFF8 end at 0x1000, just outside; at 0xFFC they would overlap.
+        assert_eq!(
+            faults_of("ATOM.ADD.U64 R0, [R2], R4"),
+            vec![bad, None, bad, None]
+        );
+        assert_eq!(faults_of("ATOM.ADD.U64 R0, [R2+0x4], R4")[3], bad);
+        // End to end: the run faults in those lanes.
+        assert_eq!(
+            faults("ATOM.ADD R0, [R2], R4", &s, &Profile::default()),
+            vec![
+                (0, FaultClass::InvalidAddressSpace),
+                (1, FaultClass::AddressOutOfRange),
+                (2, FaultClass::InvalidAddressSpace),
+                (3, FaultClass::AddressOutOfRange),
+            ]
+        );
+    }
+
+    // ---- lowering: lanes, operands, destinations -----------------------------------------
+
+    #[test]
+    fn guards_and_active_lanes_pick_the_running_lanes() {
+        let mut s = State::new(4);
+        s.active = vec![true, true, true, false];
+        set_pred(&mut s, "P0", &[1, 0, 1, 1]);
+        assert_eq!(lanes_of("ATOM.ADD R0, [R2], R4", &s), vec![0, 1, 2]);
+        assert_eq!(lanes_of("@P0 ATOM.ADD R0, [R2], R4", &s), vec![0, 2]);
+        assert_eq!(lanes_of("@!P0 ATOM.ADD R0, [R2], R4", &s), vec![1]);
+        assert_eq!(lanes_of("@PT ATOM.ADD R0, [R2], R4", &s), vec![0, 1, 2]);
+        assert_eq!(
+            lanes_of("@!PT ATOM.ADD R0, [R2], R4", &s),
+            Vec::<u32>::new()
+        );
+        // A predicate the state does not give is false.
+        assert_eq!(lanes_of("@P1 ATOM.ADD R0, [R2], R4", &s), Vec::<u32>::new());
+        assert_eq!(lanes_of("@!P1 ATOM.ADD R0, [R2], R4", &s), vec![0, 1, 2]);
+    }
+
+    #[test]
+    fn lowering_maps_ops_types_and_fixed_rules() {
+        let s = state1();
+        let p = Profile::default();
+        for (text, op, ty) in [
+            ("ATOM.ADD R0, [R2], R4", AtomicOp::Add, DataType::U32),
+            ("ATOM.MIN.S32 R0, [R2], R4", AtomicOp::Min, DataType::S32),
+            ("ATOM.MAX.S64 R0, [R2], R4", AtomicOp::Max, DataType::S64),
+            ("ATOM.INC R0, [R2], R4", AtomicOp::IncBounded, DataType::U32),
+            ("ATOM.DEC R0, [R2], R4", AtomicOp::DecBounded, DataType::U32),
+            ("ATOM.AND.64 R0, [R2], R4", AtomicOp::And, DataType::U64),
+            ("ATOM.OR.S32 R0, [R2], R4", AtomicOp::Or, DataType::S32),
+            ("ATOM.XOR R0, [R2], R4", AtomicOp::Xor, DataType::U32),
+            ("ATOM.EXCH.U64 R0, [R2], R4", AtomicOp::Exch, DataType::U64),
+            ("ATOM.CAS R0, [R2], R4, R5", AtomicOp::Cas, DataType::U32),
+            (
+                "ATOM.ADD.F32.FTZ.RN R0, [R2], R4",
+                AtomicOp::Add,
+                DataType::F32,
+            ),
+            (
+                "ATOM.ADD.F16x2.RN R0, [R2], R4",
+                AtomicOp::Add,
+                DataType::F16x2,
+            ),
+            (
+                "ATOM.MAX.F16x2.FTZ.RN R0, [R2], R4",
+                AtomicOp::Max,
+                DataType::F16x2,
+            ),
+            ("ATOM.ADD.F64.RN R0, [R2], R4", AtomicOp::Add, DataType::F64),
+        ] {
+            let m = mem(text, &s, &p);
+            assert_eq!((m.op, m.ty), (op, ty), "{text}");
+            assert_eq!(m.space, Space::Global);
+            assert_eq!(m.out_of_range, OutOfRange::Fault);
+            assert_eq!(m.same_address, SameAddress::AnyOrder);
+            assert_eq!(m.env.compare, Compare::Bitwise);
+            assert!(!m.env.weak);
+        }
+        for (option, want) in [
+            ("fault", Misaligned::Fault),
+            ("mask_low_bits", Misaligned::MaskLowBits),
+            ("undefined", Misaligned::Unspecified),
+        ] {
+            let p = profile(&[("sass.misaligned", option)]);
+            assert_eq!(mem("ATOM.ADD R0, [R2], R4", &s, &p).misaligned, want);
+        }
+    }
+
+    #[test]
+    fn sources_take_registers_and_pairs_per_lane() {
+        let p = Profile::default();
+        let mut s = State::new(2);
+        set_reg(&mut s, "R4", &[0x1111, 0x3333]);
+        set_reg(&mut s, "R5", &[0x2222, 0x4444]);
+        set_reg(&mut s, "R6", &[0xAAAA, 0xCCCC]);
+        set_reg(&mut s, "R7", &[0xBBBB, 0xDDDD]);
+        set_reg(&mut s, "R9", &[0x1_0000_0009, 9]);
+        let src = |text: &str| -> Vec<[u64; 2]> {
+            mem(text, &s, &p).accesses.iter().map(|a| a.src).collect()
+        };
+        assert_eq!(src("ATOM.ADD R0, [R2], R4"), vec![[0x1111, 0], [0x3333, 0]]);
+        // Register elements are 32 bits: wider state values are cut to their low word.
+        assert_eq!(src("ATOM.ADD R0, [R2], R9"), vec![[9, 0], [9, 0]]);
+        assert_eq!(
+            src("ATOM.ADD.U64 R0, [R2], R4"),
+            vec![[0x2222_0000_1111, 0], [0x4444_0000_3333, 0]]
+        );
+        // CAS: [compare = Rb, new = Rc], pairs for .64, RZ new value 0.
+        assert_eq!(
+            src("ATOM.CAS R0, [R2], R4, R5"),
+            vec![[0x1111, 0x2222], [0x3333, 0x4444]]
+        );
+        assert_eq!(
+            src("ATOM.CAS R0, [R2], R4, RZ"),
+            vec![[0x1111, 0], [0x3333, 0]]
+        );
+        assert_eq!(
+            src("ATOM.CAS.U64 R0, [R2], R4, R6"),
+            vec![
+                [0x2222_0000_1111, 0xBBBB_0000_AAAA],
+                [0x4444_0000_3333, 0xDDDD_0000_CCCC]
+            ]
+        );
+        assert_eq!(src("ATOM.EXCH R0, [R2], RZ"), vec![[0, 0], [0, 0]]);
+        // A missing register reads zero.
+        assert_eq!(src("ATOM.ADD R0, [R2], R100"), vec![[0, 0], [0, 0]]);
+    }
+
+    #[test]
+    fn destinations_and_declarations() {
+        let p = Profile::default();
+        let s = State::new(2);
+        let field = |name: &str, idx| RegField {
+            name: name.to_string(),
+            idx,
+            lo: 0,
+            bits: 32,
+            upper: Upper::Keep,
+        };
+        let b32 = |n| StateReg {
+            ty: ElemType::B32,
+            elems: vec![0; n],
+        };
+
+        let l = lowered("ATOM.ADD R0, [R2], R4", &s, &p);
+        let Instr::Mem(m) = &l.instr else { panic!() };
+        assert_eq!(m.accesses[1].dst, Dest::Fields(vec![field("R0", 1)]));
+        assert_eq!(l.declare, vec![("R0".to_string(), b32(2))]);
+        assert!(l.writes.is_empty());
+
+        let l = lowered("ATOM.ADD.U64 R0, [R2], R4", &s, &p);
+        let Instr::Mem(m) = &l.instr else { panic!() };
+        assert_eq!(
+            m.accesses[0].dst,
+            Dest::Fields(vec![field("R0", 0), field("R1", 0)])
+        );
+        assert_eq!(
+            l.declare,
+            vec![("R0".to_string(), b32(2)), ("R1".to_string(), b32(2))]
+        );
+
+        // RZ discards; a pair starting at R254 ends in RZ.
+        let l = lowered("ATOM.ADD RZ, [R2], R4", &s, &p);
+        let Instr::Mem(m) = &l.instr else { panic!() };
+        assert_eq!(m.accesses[0].dst, Dest::None);
+        assert!(l.declare.is_empty());
+        let l = lowered("ATOM.EXCH.U64 R254, [R2], R4", &s, &p);
+        let Instr::Mem(m) = &l.instr else { panic!() };
+        assert_eq!(m.accesses[0].dst, Dest::Fields(vec![field("R254", 0)]));
+        assert_eq!(l.declare, vec![("R254".to_string(), b32(2))]);
+
+        // Registers the state has are not declared again; too small ones are a bad state.
+        let mut s2 = State::new(2);
+        set_reg(&mut s2, "R0", &[5, 6]);
+        assert!(lowered("ATOM.ADD R0, [R2], R4", &s2, &p).declare.is_empty());
+        set_reg(&mut s2, "R0", &[5]);
+        let i = parse("ATOM.ADD R0, [R2], R4").unwrap();
+        assert!(matches!(lower(&i, &s2, &p), Err(ModelError::BadState(_))));
+    }
+
+    #[test]
+    fn sparse_predicate_is_false_in_running_lanes() {
+        let p = Profile::default();
+        let mut s = State::new(3);
+        s.active = vec![true, false, true];
+        let l = lowered("@!P0 ATOM.ADD P2, R0, [R4], R5", &s, &p);
+        let ps = |idx| StaticWrite {
+            name: "P2".to_string(),
+            idx,
+            value: 0,
+        };
+        assert_eq!(l.writes, vec![ps(0), ps(2)]);
+        assert!(l.declare.contains(&(
+            "P2".to_string(),
+            StateReg {
+                ty: ElemType::BOOL,
+                elems: vec![0; 3]
+            }
+        )));
+        // PT as Ps discards.
+        let l = lowered("ATOM.ADD PT, R0, [R4], R5", &s, &p);
+        assert!(l.writes.is_empty());
+        assert_eq!(l.declare.len(), 1);
+
+        // End to end: a set P2 is cleared where the lane ran, kept elsewhere.
+        s.global.alloc(0x1000, 0x10).unwrap();
+        set_reg(&mut s, "R4", &[0x1000, 0x1000, 0x1004]);
+        set_reg(&mut s, "R5", &[3, 3, 4]);
+        set_pred(&mut s, "P2", &[1, 1, 1]);
+        let out = completed("ATOM.ADD P2, R0, [R4], R5", &s, &p);
+        assert_eq!(r(&out, "P2"), vec![0, 1, 0]);
+        assert_eq!(out.global.read(0x1000, 4), Some(3));
+        assert_eq!(out.global.read(0x1004, 4), Some(4));
+    }
+
+    #[test]
+    fn a17_cas_register_pairing_under_both_options() {
+        let s = state1();
+        let reject = Profile::default();
+        let accept = profile(&[("sass.cas_register_pairing", "accept")]);
+        for (text, ok_under_reject) in [
+            ("ATOM.CAS R0, [R2], R4, R5", true),
+            ("ATOM.CAS R0, [R2], R4, RZ", true),
+            ("ATOM.CAS.S32 R0, [R2], R254, RZ", true),
+            ("ATOM.CAS R0, [R2], R4, R6", false),
+            ("ATOM.CAS R0, [R2], R3, R4", false),
+            ("ATOM.CAS R0, [R2], R5, R4", false),
+            ("ATOM.CAS.U64 R0, [R2], R4, R6", true),
+            ("ATOM.CAS.U64 R0, [R2], R8, RZ", true),
+            ("ATOM.CAS.64 R0, [R2], R252, R254", true),
+            ("ATOM.CAS.U64 R0, [R2], R6, R8", false),
+            ("ATOM.CAS.U64 R0, [R2], R4, R8", false),
+            ("ATOM.CAS.U64 R0, [R2], R4, R4", false),
+        ] {
+            match lowering(text, &s, &reject) {
+                Lowering::Run(_) => assert!(ok_under_reject, "{text} ran"),
+                Lowering::Invalid(r) => {
+                    assert!(!ok_under_reject, "{text}: {r}");
+                    assert_eq!(r.reason, Reason::CasRegisterPairing, "{text}");
+                }
+                other => panic!("{text}: {other:?}"),
+            }
+            assert!(
+                matches!(lowering(text, &s, &accept), Lowering::Run(_)),
+                "{text}"
+            );
+        }
+        // Under accept, Rb is the compare value and Rc the new value, whatever their numbers.
+        let mut s = state1();
+        s.global.write(0x1000, 4, 7);
+        set_reg(&mut s, "R3", &[7]);
+        set_reg(&mut s, "R9", &[0x99]);
+        let out = completed("ATOM.CAS R0, [R2], R3, R9", &s, &accept);
+        assert_eq!(out.global.read(0x1000, 4), Some(0x99));
+        assert_eq!(r(&out, "R0"), vec![7]);
+        assert!(matches!(
+            outcome("ATOM.CAS R0, [R2], R3, R9", &s, &reject),
+            Outcome::Invalid(Rejection {
+                reason: Reason::CasRegisterPairing,
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn a18_safeadd_is_unspecified() {
+        let s = state1();
+        match lowering("ATOM.SAFEADD.U64 R0, [R2], R4", &s, &Profile::default()) {
+            Lowering::Unspecified(why) => assert!(why.contains("A18"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            outcome("ATOM.E.SAFEADD.64 R0, [R2], R4", &s, &Profile::default()),
+            Outcome::Unspecified(_)
+        ));
+    }
+
+    #[test]
+    fn more_than_a_warp_is_a_limit_and_hand_built_bad_rows_are_invalid() {
+        let i = parse("ATOM.ADD R0, [R2], R4").unwrap();
+        assert!(matches!(
+            lower(&i, &State::new(33), &Profile::default()),
+            Err(ModelError::Limit(_))
+        ));
+        assert!(matches!(
+            lower(&i, &State::new(32), &Profile::default()),
+            Ok(Lowering::Run(_))
+        ));
+        let bad = Instruction {
+            op: Op::Inc,
+            size: Size::F32FtzRn,
+            ..i
+        };
+        assert!(matches!(
+            lower(&bad, &State::new(1), &Profile::default()),
+            Ok(Lowering::Invalid(Rejection {
+                reason: Reason::UnsupportedType,
+                ..
+            }))
+        ));
+    }
+
+    #[test]
+    fn float_env_follows_the_knobs() {
+        use AtomicOp::{Add, Max, Min};
+        use DataType::{F16x2, F32, F64};
+        let d = Profile::default();
+        // Defaults: A2 flush, A1 preserve, A3 raw, A4 any.
+        assert_eq!(float_env(&d, Add, F32).ftz, FtzMode::BOTH);
+        assert_eq!(float_env(&d, Add, F16x2).ftz, FtzMode::NONE);
+        assert_eq!(float_env(&d, Add, F64).ftz, FtzMode::NONE);
+        assert!(!float_env(&d, Add, F32).ftz_return);
+        assert_eq!(
+            (
+                float_env(&d, Add, F32).nan,
+                float_env(&d, Add, F32).nan_exact
+            ),
+            (NanBits::Propagate, false)
+        );
+        assert_eq!(float_env(&d, Add, F32).round, Round::NearestEven);
+        assert_eq!(
+            float_env(&profile(&[("sass.f32_add_ftz", "preserve")]), Add, F32).ftz,
+            FtzMode::NONE
+        );
+        for (option, ftz) in [
+            ("preserve", FtzMode::NONE),
+            ("flush", FtzMode::BOTH),
+            ("flush_results", FtzMode::OUTPUTS),
+        ] {
+            let p = profile(&[("sass.f16x2_add_subnormals", option)]);
+            assert_eq!(float_env(&p, Add, F16x2).ftz, ftz, "{option}");
+            // Flushing is about the add; min/max follow the A7 rule instead.
+            assert_eq!(float_env(&p, Min, F16x2).ftz, FtzMode::NONE, "{option}");
+        }
+        let p = profile(&[
+            ("float.ftz_return", "flushed"),
+            ("float.nan_result", "canonical"),
+        ]);
+        let e = float_env(&p, Add, F32);
+        assert!(e.ftz_return);
+        assert_eq!((e.nan, e.nan_exact), (NanBits::Canonical, true));
+        let e = float_env(&profile(&[("float.nan_result", "propagate")]), Add, F32);
+        assert_eq!((e.nan, e.nan_exact), (NanBits::Propagate, true));
+        assert_eq!(float_env(&d, Max, F16x2).minmax, MinMaxRules::default());
+        let spirv = Profile::named("spirv").unwrap();
+        assert_eq!(
+            float_env(&spirv, Max, F16x2).minmax,
+            MinMaxRules {
+                nan: NanRule::SpirvEither,
+                zero: ZeroRule::Either,
+                denormals: DenormRule::Either
+            }
+        );
+        let sky = profile(&[
+            ("float.minmax_nan", "intel_snan_wins"),
+            ("float.minmax_signed_zero", "skylake"),
+            ("float.minmax_denormals", "flush_before_compare"),
+        ]);
+        assert_eq!(
+            float_env(&sky, Min, F16x2).minmax,
+            MinMaxRules {
+                nan: NanRule::IntelSnanWins,
+                zero: ZeroRule::Skylake,
+                denormals: DenormRule::FlushBeforeCompare
+            }
+        );
+        // The lowered instruction carries it.
+        let s = state1();
+        let m = mem(
+            "ATOM.ADD.F16x2.FTZ.RN R0, [R2], R4",
+            &s,
+            &profile(&[("sass.f16x2_add_subnormals", "flush")]),
+        );
+        assert_eq!(m.env.ftz, FtzMode::BOTH);
+    }
+
+    // ---- end to end: integer runs --------------------------------------------------------
+
+    /// Runs `text` on one lane with M = `old` at 0x1000 and R4 = `b` (R5 = `b >> 32`); returns
+    /// (new M, R0 | R1 << 32).
+    fn run1(text: &str, bytes: u64, old: u64, b: u64) -> (u64, u64) {
+        let mut s = state1();
+        assert!(s.global.write(0x1000, bytes, old));
+        set_reg(&mut s, "R4", &[b & 0xFFFF_FFFF]);
+        set_reg(&mut s, "R5", &[b >> 32]);
+        let out = completed(text, &s, &Profile::default());
+        let rd = r(&out, "R0").first().copied().unwrap_or(0)
+            | r(&out, "R1").first().copied().unwrap_or(0) << 32;
+        (out.global.read(0x1000, bytes).unwrap(), rd)
+    }
+
+    #[test]
+    fn inc_is_bounded_by_rb() {
+        // M = (M >= Rb) ? 0 : M + 1; Rd = M before.
+        for (old, b, new) in [
+            (4, 5, 5), // below the bound: +1
+            (5, 5, 0), // at the bound: 0
+            (7, 5, 0), // above the bound: 0
+            (3, 0, 0), // bound 0: always 0
+            (0, 0, 0),
+            (0xFFFF_FFFE, 0xFFFF_FFFF, 0xFFFF_FFFF),
+            (0xFFFF_FFFF, 0xFFFF_FFFF, 0), // bound 0xFFFFFFFF: plain wrap
+        ] {
+            let got = run1("ATOM.INC.U32 R0, [R2], R4", 4, old, b);
+            assert_eq!(got, (new, old), "old={old:#x} Rb={b:#x}");
+        }
+    }
+
+    #[test]
+    fn dec_is_bounded_by_rb() {
+        // M = (M == 0 || M > Rb) ? Rb : M - 1; Rd = M before.
+        for (old, b, new) in [
+            (3, 5, 2), // below the bound: -1
+            (5, 5, 4), // at the bound: -1
+            (7, 5, 5), // above the bound: Rb
+            (0, 5, 5), // zero: Rb
+            (3, 0, 0), // bound 0: always 0
+            (0, 0, 0),
+            (0, 0xFFFF_FFFF, 0xFFFF_FFFF), // bound 0xFFFFFFFF: plain wrap
+            (0xFFFF_FFFF, 0xFFFF_FFFF, 0xFFFF_FFFE),
+        ] {
+            let got = run1("ATOM.DEC R0, [R2], R4", 4, old, b);
+            assert_eq!(got, (new, old), "old={old:#x} Rb={b:#x}");
+        }
+    }
+
+    #[test]
+    fn cas_swaps_only_when_m_equals_rb() {
+        let cas = |text: &str, old: u64, cmp: u64, new_lo: u64, new_hi: u64, bytes: u64| {
+            let mut s = state1();
+            assert!(s.global.write(0x1008, bytes, old));
+            set_reg(&mut s, "R4", &[cmp & 0xFFFF_FFFF]);
+            set_reg(&mut s, "R5", &[if bytes == 8 { cmp >> 32 } else { new_lo }]);
+            set_reg(&mut s, "R6", &[new_lo]);
+            set_reg(&mut s, "R7", &[new_hi]);
+            let out = completed(text, &s, &Profile::default());
+            let rd = r(&out, "R0")[0] | r(&out, "R1").first().copied().unwrap_or(0) << 32;
+            (out.global.read(0x1008, bytes).unwrap(), rd)
+        };
+        // CAS.32: Rb = R4 compare, Rc = R5 new.
+        assert_eq!(cas("ATOM.CAS R0, [R2+0x8], R4, R5", 7, 7, 9, 0, 4), (9, 7));
+        assert_eq!(cas("ATOM.CAS R0, [R2+0x8], R4, R5", 7, 8, 9, 0, 4), (7, 7));
+        // Rc = RZ: the new value is 0.
+        assert_eq!(cas("ATOM.CAS R0, [R2+0x8], R4, RZ", 7, 7, 9, 0, 4), (0, 7));
+        // CAS.64: compare (R4, R5), new (R6, R7); Rd pair (R0, R1).
+        let old = 0x1_0000_0007;
+        assert_eq!(
+            cas(
+                "ATOM.CAS.U64 R0, [R2+0x8], R4, R6",
+                old,
+                old,
+                0xAAAA,
+                0xBBBB,
+                8
+            ),
+            (0xBBBB_0000_AAAA, old)
+        );
+        // Equal low words but different high words: no swap (the whole 64 bits compare).
+        assert_eq!(
+            cas(
+                "ATOM.CAS.U64 R0, [R2+0x8], R4, R6",
+                old,
+                0x2_0000_0007,
+                0xAAAA,
+                0xBBBB,
+                8
+            ),
+            (old, old)
+        );
+    }
+
+    #[test]
+    fn sixty_four_bit_pairs_carry_into_the_high_word() {
+        // M = 0x1_FFFFFFFF + (R4, R5) = 1: 0x2_00000000; Rd pair = the old value.
+        assert_eq!(
+            run1("ATOM.ADD.U64 R0, [R2], R4", 8, 0x1_FFFF_FFFF, 1),
+            (0x2_0000_0000, 0x1_FFFF_FFFF)
+        );
+        // Wrap at 2^64.
+        assert_eq!(
+            run1("ATOM.ADD.64 R0, [R2], R4", 8, u64::MAX, 2),
+            (1, u64::MAX)
+        );
+        assert_eq!(
+            run1(
+                "ATOM.EXCH.U64 R0, [R2], R4",
+                8,
+                0x1234_5678_9ABC_DEF0,
+                0xFFFF_0000_0000_FFFF
+            ),
+            (0xFFFF_0000_0000_FFFF, 0x1234_5678_9ABC_DEF0)
+        );
+        // MIN.S64 with Rb = -1 stores -1 (the document's "signed min stored" example).
+        assert_eq!(
+            run1("ATOM.MIN.S64 R0, [R2], R4", 8, 1, u64::MAX),
+            (u64::MAX, 1)
+        );
+        assert_eq!(run1("ATOM.MIN.U64 R0, [R2], R4", 8, 1, u64::MAX), (1, 1));
+        // A 32-bit op leaves the next word alone.
+        let mut s = state1();
+        s.global.write(0x1000, 8, 0x5555_5555_FFFF_FFFF);
+        set_reg(&mut s, "R4", &[1]);
+        let out = completed("ATOM.ADD R0, [R2], R4", &s, &Profile::default());
+        assert_eq!(out.global.read(0x1000, 8), Some(0x5555_5555_0000_0000));
+    }
+
+    #[test]
+    fn signedness_comes_from_the_size() {
+        // M = 1, Rb = 0xFFFFFFFF: -1 signed, 4294967295 unsigned.
+        assert_eq!(run1("ATOM.MIN.U32 R0, [R2], R4", 4, 1, 0xFFFF_FFFF).0, 1);
+        assert_eq!(
+            run1("ATOM.MIN.S32 R0, [R2], R4", 4, 1, 0xFFFF_FFFF).0,
+            0xFFFF_FFFF
+        );
+        assert_eq!(
+            run1("ATOM.MAX.U32 R0, [R2], R4", 4, 1, 0xFFFF_FFFF).0,
+            0xFFFF_FFFF
+        );
+        assert_eq!(run1("ATOM.MAX.S32 R0, [R2], R4", 4, 1, 0xFFFF_FFFF).0, 1);
+        assert_eq!(
+            run1("ATOM.AND R0, [R2], R4", 4, 0b1100, 0b1010),
+            (0b1000, 0b1100)
+        );
+        assert_eq!(
+            run1("ATOM.OR.S32 R0, [R2], R4", 4, 0b1100, 0b1010),
+            (0b1110, 0b1100)
+        );
+        assert_eq!(
+            run1("ATOM.XOR.U64 R0, [R2], R4", 8, 0b1100, 0b1010),
+            (0b0110, 0b1100)
+        );
+        assert_eq!(
+            run1("ATOM.ADD.S32 R0, [R2], R4", 4, 0x7FFF_FFFF, 1),
+            (0x8000_0000, 0x7FFF_FFFF)
+        );
+    }
+
+    #[test]
+    fn lanes_run_in_order_and_guards_skip_lanes() {
+        let mut s = State::new(4);
+        s.global.alloc(0x1000, 0x10).unwrap();
+        set_reg(&mut s, "R2", &[0x1000; 4]);
+        set_reg(&mut s, "R4", &[1, 2, 4, 8]);
+        set_reg(&mut s, "R0", &[0xEE; 4]);
+        set_pred(&mut s, "P0", &[1, 0, 1, 1]);
+        s.active = vec![true, true, true, false];
+        // Lanes 0 and 2 add 1 and 4 to M = 0; the reference's order is ascending lanes.
+        let out = completed("@P0 ATOM.ADD R0, [R2], R4", &s, &Profile::default());
+        assert_eq!(out.global.read(0x1000, 4), Some(5));
+        assert_eq!(r(&out, "R0"), vec![0, 0xEE, 1, 0xEE]);
+        // RZ as Rd: memory changes, no register does.
+        let out = completed("ATOM.ADD RZ, [R2], R4", &s, &Profile::default());
+        assert_eq!(out.global.read(0x1000, 4), Some(7));
+        assert_eq!(out.regs, s.regs);
+    }
+
+    #[test]
+    fn absolute_and_a16_addresses_end_to_end() {
+        let mut s = State::new(1);
+        s.global.alloc(0xfff00, 4).unwrap();
+        s.global.write(0xfff00, 4, 10);
+        set_reg(&mut s, "R8", &[0xFFFF_FFFF]);
+        let out = completed("ATOM.ADD.S32 R9, [0xfff00], R8;", &s, &Profile::default());
+        assert_eq!(
+            (out.global.read(0xfff00, 4), r(&out, "R9")),
+            (Some(9), vec![10])
+        );
+
+        // Ra = 0 (missing), imm = -4: wrap32 writes 0xFFFFFFFC, add40 writes 0xFFFFFFFFFC.
+        let mut s = State::new(1);
+        s.global.alloc(0xFFFF_FFFC, 4).unwrap();
+        s.global.alloc(0xFF_FFFF_FFFC, 4).unwrap();
+        set_reg(&mut s, "R3", &[0x77]);
+        let t = "ATOM.EXCH R0, [R1-0x4], R3";
+        let out = completed(t, &s, &Profile::default());
+        assert_eq!(out.global.read(0xFFFF_FFFC, 4), Some(0x77));
+        assert_eq!(out.global.read(0xFF_FFFF_FFFC, 4), Some(0));
+        let out = completed(t, &s, &profile(&[("sass.address_arithmetic", "add40")]));
+        assert_eq!(out.global.read(0xFFFF_FFFC, 4), Some(0));
+        assert_eq!(out.global.read(0xFF_FFFF_FFFC, 4), Some(0x77));
+    }
+
+    #[test]
+    fn misaligned_and_unallocated_addresses() {
+        let mut s = state1();
+        s.global.write(0x1000, 4, 5);
+        set_reg(&mut s, "R4", &[1]);
+        let t = "ATOM.ADD R0, [R2+0x2], R4";
+        // A15 fault (the document's rule, the default).
+        assert_eq!(
+            faults(t, &s, &Profile::default()),
+            vec![(0, FaultClass::MisalignedAddress)]
+        );
+        // 8-byte types need 8-byte alignment.
+        assert_eq!(
+            faults("ATOM.ADD.U64 R0, [R2+0x4], R4", &s, &Profile::default()),
+            vec![(0, FaultClass::MisalignedAddress)]
+        );
+        // mask_low_bits: the access lands on 0x1000.
+        let out = completed(t, &s, &profile(&[("sass.misaligned", "mask_low_bits")]));
+        assert_eq!(
+            (out.global.read(0x1000, 4), r(&out, "R0")),
+            (Some(6), vec![5])
+        );
+        // undefined: no outcome is stated.
+        assert!(matches!(
+            outcome(t, &s, &profile(&[("sass.misaligned", "undefined")])),
+            Outcome::Unspecified(_)
+        ));
+        // Outside the allocated 0x1000..0x1100: an out-of-range fault, also half-outside.
+        assert_eq!(
+            faults("ATOM.ADD R0, [R2+0x100], R4", &s, &Profile::default()),
+            vec![(0, FaultClass::AddressOutOfRange)]
+        );
+        // Only 4 bytes allocated at 0x2000: an 8-byte access there is half outside.
+        let mut s = State::new(1);
+        s.global.alloc(0x2000, 4).unwrap();
+        set_reg(&mut s, "R2", &[0x2000]);
+        assert_eq!(
+            faults("ATOM.ADD.U64 R0, [R2], R4", &s, &Profile::default()),
+            vec![(0, FaultClass::AddressOutOfRange)]
+        );
+        assert_eq!(run_ok_value(&s), Some(1));
+    }
+
+    fn run_ok_value(s: &State) -> Option<u64> {
+        let mut s = s.clone();
+        set_reg(&mut s, "R4", &[1]);
+        completed("ATOM.ADD R0, [R2], R4", &s, &Profile::default())
+            .global
+            .read(0x2000, 4)
+    }
 }
