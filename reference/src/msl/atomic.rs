@@ -3,8 +3,8 @@
 //! forms with the implied `memory_order_seq_cst`, `atomic_exchange_explicit` and
 //! `atomic_compare_exchange_weak_explicit`: parse, print and lower, in that order.
 //!
-//! Each call returns the value the object held before and has no undefined results (MSL
-//! §6.15.4.5). `atomic_int` arithmetic wraps in two's complement and its min/max compare signed;
+//! MSL §6.15.4.5: every call returns the object's prior value, and the document leaves no
+//! result undefined. `atomic_int` arithmetic wraps in two's complement and its min/max compare signed;
 //! `atomic_uint` compares unsigned: the signedness comes from the object type, not the function
 //! (A25). `atomic_float` supports only add and sub, and only in device memory (A24).
 
@@ -20,7 +20,7 @@ use crate::state::{AtomicType, Buffer, Reg, State};
 use crate::types::{DataType, ElemType, Kind, Space};
 use std::fmt;
 
-/// The `key` of `atomic_fetch_key_explicit`, in the document's order.
+/// MSL §6.15.4.5, `atomic_fetch_key_explicit`: the `key`, in the document's order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Key {
     /// `add`: `old + operand`.
@@ -81,8 +81,8 @@ impl Key {
     }
 }
 
-/// `memory_order` values (C++ names; MSL supports `memory_order_relaxed` in every version and,
-/// for ios-metal2.0, all of them: N4).
+/// MSL §6.15.4.5 (N4): `memory_order` values, with their C++ names; every Metal version supports
+/// `memory_order_relaxed`, ios-metal2.0 all of them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum MemoryOrder {
     /// `memory_order_relaxed`.
@@ -127,8 +127,8 @@ impl MemoryOrder {
     }
 }
 
-/// `memory_scope` values. On one instruction the scope changes nothing observable; it only
-/// selects the device-memory overload.
+/// MSL §6.15.4.5, the device overloads of `atomic_fetch_key_explicit`: `memory_scope` values.
+/// On one instruction the scope changes nothing observable; it only selects the overload.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum MemoryScope {
     /// `memory_scope_device`.
@@ -170,7 +170,7 @@ pub struct Explicit {
     pub scope: Option<MemoryScope>,
 }
 
-/// Which atomic function.
+/// MSL §6.15.4.5: which atomic function.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Function {
     /// `atomic_fetch_key_explicit(object, operand, order[, scope])`, or with `explicit: None`
@@ -198,7 +198,7 @@ pub enum Function {
     },
 }
 
-/// A parsed MSL atomic statement: `[r =] f(&buffer[index], ...)`.
+/// MSL §6.15.4.5: a parsed atomic statement, `[r =] f(&buffer[index], ...)`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct AtomicCall {
     /// The identifier the returned value is assigned to, if any.
@@ -412,10 +412,10 @@ impl fmt::Display for AtomicCall {
     }
 }
 
-/// The float environment of `atomic_float` add/sub under a profile: MSL §8.2 allows round to
-/// nearest even or toward zero, §8.1 allows flushing subnormal inputs and outputs (A24); the
-/// returned value's flush (A3) and NaN bits (A4) follow the shared float knobs. Compare-exchange
-/// compares bits (A9).
+/// MSL §8.1-8.2 (A24): the float environment of `atomic_float` add/sub under a profile. §8.2
+/// allows rounding to nearest even or toward zero, §8.1 flushing of subnormal inputs and outputs;
+/// the returned value's flush (A3) and NaN bits (A4) follow the shared float knobs.
+/// Compare-exchange compares bits (A9).
 pub fn env(profile: &Profile) -> Env {
     let (nan, nan_exact) = match profile.float_nan_result {
         NanResult::Canonical => (NanBits::Canonical, true),
@@ -443,8 +443,8 @@ fn invalid(reason: Reason, detail: String) -> Result<Lowering, ModelError> {
     Ok(Lowering::Invalid(Rejection::new(reason, detail)))
 }
 
-/// Lowers one atomic statement: each active thread, in ascending order, accesses element
-/// `index` of the buffer. Checks in order: the buffer, the function × object type table, the
+/// MSL §6.15.4.5: lowers one atomic statement; each active thread, in ascending order, accesses
+/// element `index` of the buffer. Checks in order: the buffer, the function × object type table, the
 /// address space, the memory orders, then the operands of every active thread.
 pub fn lower(c: &AtomicCall, state: &State, profile: &Profile) -> Result<Lowering, ModelError> {
     let Some(buf) = state.buffers.get(&c.buffer) else {

@@ -2,8 +2,8 @@
 //! broadcast, shuffle up/down/xor, and the later rotate and and_fill functions. Parse, print and
 //! lower to one [`ShuffleInstr`], in that order.
 //!
-//! A thread reads another thread's `data` only if that thread is active in the SIMD-group; from
-//! an inactive thread the value is undefined ([`Source::Undefined`]). With `l` the caller's SIMD
+//! A thread may read only from threads of its SIMD-group that take part; what it gets from an
+//! inactive one is undefined ([`Source::Undefined`]). With `l` the caller's SIMD
 //! lane ID, `N` the SIMD-group size and `d` the delta (which must be the same for all threads of
 //! the SIMD-group, else the behaviour is undefined), the functions read:
 //!
@@ -31,7 +31,7 @@ use crate::state::{Reg, State};
 use std::collections::BTreeMap;
 use std::fmt;
 
-/// A SIMD-group function of Table 34 and its later additions.
+/// MSL Table 34 (and the later rotate and and_fill functions): a SIMD-group function.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SimdFunction {
     /// `simd_shuffle(data, simd_lane_id)`.
@@ -105,7 +105,7 @@ impl SimdFunction {
     }
 }
 
-/// A parsed SIMD-group statement: `r = f(data[, fill], arg[, modulo])`.
+/// MSL Table 34: a parsed SIMD-group statement, `r = f(data[, fill], arg[, modulo])`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct SimdCall {
     /// The per-thread variable receiving the result.
@@ -210,8 +210,8 @@ struct Place {
     n: u32,
 }
 
-/// `N` for thread `t`: the SIMD width, or the actual size of a partial last SIMD-group when the
-/// profile says so (§4.4.1: the last group may be smaller; A22).
+/// MSL §4.4.1 (A22): `N` for thread `t` is the SIMD width, or, when the profile says so, the
+/// actual size of a partial last SIMD-group (the last group may be smaller).
 fn place(t: u32, state: &State, profile: &Profile) -> Place {
     let w = state.simd_width.max(1);
     let base = t - t % w;
@@ -226,14 +226,16 @@ fn place(t: u32, state: &State, profile: &Profile) -> Place {
     }
 }
 
-/// The thread behind SIMD lane ID `j` of a group, if it exists and is active.
+/// MSL §5.13: the thread behind SIMD lane ID `j` of a group, if it exists and takes part; any
+/// other source gives an undefined value.
 fn usable(state: &State, p: Place, j: i64) -> Option<u32> {
     let j = u32::try_from(j).ok().filter(|j| *j < p.n)?;
     let t = p.base.checked_add(j)?;
     (t < state.lanes && state.active.get(t as usize).copied().unwrap_or(false)).then_some(t)
 }
 
-/// A `ushort` argument of thread `t`: arguments convert to `ushort` modulo 2^16.
+/// MSL Table 34: the lane ID, delta, mask and modulo parameters are `ushort`, so an argument of
+/// thread `t` converts modulo 2^16.
 fn ushort(state: &State, op: &Operand, t: u32) -> Result<u32, Rejection> {
     Ok((int_value(state, op, t)? as u64 & 0xFFFF) as u32)
 }
@@ -243,7 +245,7 @@ enum Plan {
     Unspecified(String),
 }
 
-/// Lowers a SIMD-group statement to one [`ShuffleInstr`] for the active threads.
+/// MSL Table 34: lowers a SIMD-group statement to one [`ShuffleInstr`] for the active threads.
 pub fn lower(c: &SimdCall, state: &State, profile: &Profile) -> Result<Lowering, ModelError> {
     Ok(match plan(c, state, profile) {
         Ok(Plan::Run(lanes, declare)) => Lowering::Run(Lowered {
