@@ -357,7 +357,11 @@ knobs! {
 }
 
 /// A named profile: name, description, and `(knob id, option)` picks over the defaults.
-pub type ProfileDef = (&'static str, &'static str, &'static [(&'static str, &'static str)]);
+pub type ProfileDef = (
+    &'static str,
+    &'static str,
+    &'static [(&'static str, &'static str)],
+);
 
 /// Named profiles, applied on top of the defaults.
 pub const PROFILES: &[ProfileDef] = &[

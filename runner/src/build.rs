@@ -21,7 +21,10 @@ pub struct BuildError {
 }
 
 fn err<T>(pos: &Pos, message: impl Into<String>) -> Result<T, BuildError> {
-    Err(BuildError { pos: pos.clone(), message: message.into() })
+    Err(BuildError {
+        pos: pos.clone(),
+        message: message.into(),
+    })
 }
 
 /// Base address of the k-th MSL buffer (in its memory).
@@ -119,16 +122,27 @@ fn int_of(v: &Value, pos: &Pos, what: &str) -> Result<u64, BuildError> {
             Some(x) => Ok(x),
             None => err(pos, format!("{what}: `{s}` is not a non-negative integer")),
         },
-        other => err(pos, format!("{what}: expected a non-negative integer, got {other}")),
+        other => err(
+            pos,
+            format!("{what}: expected a non-negative integer, got {other}"),
+        ),
     }
 }
 
 /// Per-lane values: an array of `lanes` values or one value for all lanes.
-fn per_lane<'a>(v: &'a Value, lanes: u32, pos: &Pos, key: &str) -> Result<Vec<&'a Value>, BuildError> {
+fn per_lane<'a>(
+    v: &'a Value,
+    lanes: u32,
+    pos: &Pos,
+    key: &str,
+) -> Result<Vec<&'a Value>, BuildError> {
     match v {
         Value::Array(a) => {
             if a.len() != lanes as usize {
-                return err(pos, format!("{key} has {} values for {lanes} lanes", a.len()));
+                return err(
+                    pos,
+                    format!("{key} has {} values for {lanes} lanes", a.len()),
+                );
             }
             Ok(a.iter().collect())
         }
@@ -140,7 +154,10 @@ fn active_of(v: &Value, lanes: u32, pos: &Pos) -> Result<Vec<bool>, BuildError> 
     match v {
         Value::Array(a) => {
             if a.len() != lanes as usize {
-                return err(pos, format!("active has {} entries for {lanes} lanes", a.len()));
+                return err(
+                    pos,
+                    format!("active has {} entries for {lanes} lanes", a.len()),
+                );
             }
             a.iter()
                 .map(|x| match x {
@@ -164,15 +181,24 @@ fn bits_of(p: &Pat, pos: &Pos, key: &str) -> Result<Bits, BuildError> {
 }
 
 /// `mem = { addr = value }` into a memory.
-fn fill_mem(mem: &mut atomcts_reference::memory::Memory, v: &Value, pos: &Pos) -> Result<(), BuildError> {
-    let Value::Table(t) = v else { return err(pos, "mem must be a table of address = value") };
+fn fill_mem(
+    mem: &mut atomcts_reference::memory::Memory,
+    v: &Value,
+    pos: &Pos,
+) -> Result<(), BuildError> {
+    let Value::Table(t) = v else {
+        return err(pos, "mem must be a table of address = value");
+    };
     for (k, val) in t {
         let addr = parse_int(k).and_then(|a| u64::try_from(a).ok());
-        let Some(addr) = addr else { return err(pos, format!("mem key `{k}` is not an address")) };
+        let Some(addr) = addr else {
+            return err(pos, format!("mem key `{k}` is not an address"));
+        };
         let p = mem_pat(val, pos, k)?;
         let b = bits_of(&p, pos, k)?;
         let bytes = u64::from(b.width / 8);
-        mem.alloc(addr, bytes).or_else(|e| err(pos, format!("mem {k}: {e}")))?;
+        mem.alloc(addr, bytes)
+            .or_else(|e| err(pos, format!("mem {k}: {e}")))?;
         mem.write(addr, bytes, b.value);
     }
     Ok(())
@@ -181,8 +207,19 @@ fn fill_mem(mem: &mut atomcts_reference::memory::Memory, v: &Value, pos: &Pos) -
 /// A memory value: typed strings set the width; an untyped integer is a `u32`.
 fn mem_pat(v: &Value, pos: &Pos, key: &str) -> Result<Pat, BuildError> {
     let p = match v {
-        Value::Float(_) => return err(pos, format!("mem {key}: a float needs a typed string (\"f32:1.5\")")),
-        other => parse_pat(other, Slot { width: 32, float: None }),
+        Value::Float(_) => {
+            return err(
+                pos,
+                format!("mem {key}: a float needs a typed string (\"f32:1.5\")"),
+            );
+        }
+        other => parse_pat(
+            other,
+            Slot {
+                width: 32,
+                float: None,
+            },
+        ),
     };
     let p = p.or_else(|e| err(pos, format!("mem {key}: {e}")))?;
     if p.width().is_some_and(|w| w % 8 != 0 || w > 64) {
@@ -191,18 +228,29 @@ fn mem_pat(v: &Value, pos: &Pos, key: &str) -> Result<Pat, BuildError> {
     Ok(p)
 }
 
-fn alloc_list(mem: &mut atomcts_reference::memory::Memory, v: &Value, pos: &Pos) -> Result<(), BuildError> {
-    let Value::Array(a) = v else { return err(pos, "alloc must be an array of \"base+len\"") };
+fn alloc_list(
+    mem: &mut atomcts_reference::memory::Memory,
+    v: &Value,
+    pos: &Pos,
+) -> Result<(), BuildError> {
+    let Value::Array(a) = v else {
+        return err(pos, "alloc must be an array of \"base+len\"");
+    };
     for r in a {
-        let Value::String(s) = r else { return err(pos, "alloc entries are \"base+len\" strings") };
+        let Value::String(s) = r else {
+            return err(pos, "alloc entries are \"base+len\" strings");
+        };
         let (b, l) = parse_range(s).or_else(|e| err(pos, e))?;
-        mem.alloc(b, l).or_else(|e| err(pos, format!("alloc {s}: {e}")))?;
+        mem.alloc(b, l)
+            .or_else(|e| err(pos, format!("alloc {s}: {e}")))?;
     }
     Ok(())
 }
 
 fn window(v: &Value, pos: &Pos) -> Result<Window, BuildError> {
-    let Value::String(s) = v else { return err(pos, "a window is \"base+len\"") };
+    let Value::String(s) = v else {
+        return err(pos, "a window is \"base+len\"");
+    };
     let (base, len) = parse_range(s).or_else(|e| err(pos, e))?;
     Ok(Window { base, len })
 }
@@ -230,7 +278,10 @@ fn slot(t: ElemType) -> Slot {
         (Kind::Float, 64) => Some(Format::F64),
         _ => None,
     };
-    Slot { width: u32::from(t.bits).max(1), float }
+    Slot {
+        width: u32::from(t.bits).max(1),
+        float,
+    }
 }
 
 /// A typed vector `{ <type> = [..] | value }` (vISA variables, typed MSL operands).
@@ -240,18 +291,28 @@ fn typed_vector(
     key: &str,
     type_of: fn(&str) -> Option<ElemType>,
 ) -> Result<(ElemType, Vec<Value>), BuildError> {
-    let Value::Table(t) = v else { return err(pos, format!("{key} must be {{ <type> = [...] }}")) };
+    let Value::Table(t) = v else {
+        return err(pos, format!("{key} must be {{ <type> = [...] }}"));
+    };
     if t.len() != 1 {
         return err(pos, format!("{key} must have exactly one type key"));
     }
-    let (ty, vals) = t.iter().next().ok_or_else(|| BuildError { pos: pos.clone(), message: "empty".into() })?;
-    let Some(et) = type_of(ty) else { return err(pos, format!("{key}: unknown type `{ty}`")) };
+    let (ty, vals) = t.iter().next().ok_or_else(|| BuildError {
+        pos: pos.clone(),
+        message: "empty".into(),
+    })?;
+    let Some(et) = type_of(ty) else {
+        return err(pos, format!("{key}: unknown type `{ty}`"));
+    };
     let vals = match vals {
         Value::Array(a) => a.clone(),
         other => vec![other.clone()],
     };
     if vals.len() > MAX_ELEMS {
-        return err(pos, format!("{key} has {} elements (at most {MAX_ELEMS})", vals.len()));
+        return err(
+            pos,
+            format!("{key} has {} elements (at most {MAX_ELEMS})", vals.len()),
+        );
     }
     Ok((et, vals))
 }
@@ -260,19 +321,31 @@ fn typed_vector(
 pub fn build_state(case: &Case) -> Result<State, BuildError> {
     let lanes = case.lanes;
     if case.dialect == Dialect::Sass && lanes > 32 {
-        return err(&case.pos, format!("SASS lanes = {lanes}: a warp has at most 32"));
+        return err(
+            &case.pos,
+            format!("SASS lanes = {lanes}: a warp has at most 32"),
+        );
     }
-    let mut st = State::new(if case.dialect == Dialect::Visa { 1 } else { lanes });
+    let mut st = State::new(if case.dialect == Dialect::Visa {
+        1
+    } else {
+        lanes
+    });
     let mut buffers = 0usize;
     for (key, v, pos) in &case.given {
         match key.as_str() {
             "mem" => fill_mem(&mut st.global, v, pos)?,
             "alloc" => alloc_list(&mut st.global, v, pos)?,
             "active" if case.dialect != Dialect::Visa => st.active = active_of(v, st.lanes, pos)?,
-            "shared_window" if case.dialect == Dialect::Sass => st.shared_window = Some(window(v, pos)?),
-            "local_window" if case.dialect == Dialect::Sass => st.local_window = Some(window(v, pos)?),
+            "shared_window" if case.dialect == Dialect::Sass => {
+                st.shared_window = Some(window(v, pos)?)
+            }
+            "local_window" if case.dialect == Dialect::Sass => {
+                st.local_window = Some(window(v, pos)?)
+            }
             "emask" if case.dialect == Dialect::Visa => {
-                st.emask = u32::try_from(int_of(v, pos, "emask")?).or_else(|_| err(pos, "emask is 32 bits"))?
+                st.emask = u32::try_from(int_of(v, pos, "emask")?)
+                    .or_else(|_| err(pos, "emask is 32 bits"))?
             }
             "simd_width" if case.dialect == Dialect::Msl => {
                 let w = int_of(v, pos, "simd_width")?;
@@ -282,12 +355,20 @@ pub fn build_state(case: &Case) -> Result<State, BuildError> {
                 st.simd_width = w as u32;
             }
             "slm" if case.dialect == Dialect::Visa => {
-                let Value::Table(t) = v else { return err(pos, "slm must be { size = N, mem = {...} }") };
+                let Value::Table(t) = v else {
+                    return err(pos, "slm must be { size = N, mem = {...} }");
+                };
                 if let Some(k) = t.keys().find(|k| *k != "size" && *k != "mem") {
                     return err(pos, format!("unknown key `{k}` in slm"));
                 }
-                let size = t.get("size").map(|s| int_of(s, pos, "slm size")).transpose()?.unwrap_or(0);
-                st.shared.alloc(0, size).or_else(|e| err(pos, format!("slm: {e}")))?;
+                let size = t
+                    .get("size")
+                    .map(|s| int_of(s, pos, "slm size"))
+                    .transpose()?
+                    .unwrap_or(0);
+                st.shared
+                    .alloc(0, size)
+                    .or_else(|e| err(pos, format!("slm: {e}")))?;
                 st.slm_size = Some(size);
                 if let Some(m) = t.get("mem") {
                     fill_mem(&mut st.shared, m, pos)?;
@@ -321,10 +402,23 @@ fn sass_given(st: &mut State, key: &str, v: &Value, pos: &Pos) -> Result<(), Bui
     if let Some(n) = reg_index(key, 'R', 254) {
         let vals = per_lane(v, lanes, pos, key)?;
         for (l, x) in vals.into_iter().enumerate() {
-            let p = parse_pat(x, Slot { width: 32, float: Some(Format::F32) }).or_else(|e| {
+            let p = parse_pat(
+                x,
+                Slot {
+                    width: 32,
+                    float: Some(Format::F32),
+                },
+            )
+            .or_else(|e| {
                 // Integers above 32 bits are 64-bit pair values.
                 match x {
-                    Value::Integer(_) => parse_pat(x, Slot { width: 64, float: None }),
+                    Value::Integer(_) => parse_pat(
+                        x,
+                        Slot {
+                            width: 64,
+                            float: None,
+                        },
+                    ),
                     _ => Err(e),
                 }
             });
@@ -336,7 +430,10 @@ fn sass_given(st: &mut State, key: &str, v: &Value, pos: &Pos) -> Result<(), Bui
             }
             for w in 0..words {
                 let name = format!("R{}", n + w);
-                let r = st.regs.entry(name).or_insert_with(|| Reg { ty: ElemType::B32, elems: vec![0; lanes as usize] });
+                let r = st.regs.entry(name).or_insert_with(|| Reg {
+                    ty: ElemType::B32,
+                    elems: vec![0; lanes as usize],
+                });
                 r.elems[l] = (b.value >> (32 * w)) & 0xFFFF_FFFF;
             }
         }
@@ -351,10 +448,21 @@ fn sass_given(st: &mut State, key: &str, v: &Value, pos: &Pos) -> Result<(), Bui
                 other => return err(pos, format!("{key}: predicates are booleans, got {other}")),
             }
         }
-        st.regs.insert(format!("P{n}"), Reg { ty: ElemType::BOOL, elems });
+        st.regs.insert(
+            format!("P{n}"),
+            Reg {
+                ty: ElemType::BOOL,
+                elems,
+            },
+        );
         return Ok(());
     }
-    err(pos, format!("unknown SASS state `{key}` (R0..R254, P0..P6, mem, alloc, active, shared_window, local_window)"))
+    err(
+        pos,
+        format!(
+            "unknown SASS state `{key}` (R0..R254, P0..P6, mem, alloc, active, shared_window, local_window)"
+        ),
+    )
 }
 
 fn visa_given(st: &mut State, key: &str, v: &Value, pos: &Pos) -> Result<(), BuildError> {
@@ -368,7 +476,14 @@ fn visa_given(st: &mut State, key: &str, v: &Value, pos: &Pos) -> Result<(), Bui
             let p = parse_pat(x, slot(et)).or_else(|e| err(pos, format!("{key}: {e}")))?;
             let b = bits_of(&p, pos, key)?;
             if b.width > u32::from(et.bits) {
-                return err(pos, format!("{key}: a {}-bit value in a {} vector", b.width, et.visa_name()));
+                return err(
+                    pos,
+                    format!(
+                        "{key}: a {}-bit value in a {} vector",
+                        b.width,
+                        et.visa_name()
+                    ),
+                );
             }
             elems.push(b.value & et.mask());
         }
@@ -378,10 +493,19 @@ fn visa_given(st: &mut State, key: &str, v: &Value, pos: &Pos) -> Result<(), Bui
     if let Some(_n) = reg_index(key, 'P', u32::MAX - 1) {
         let m = int_of(v, pos, key)?;
         let elems = (0..32).map(|i| m >> i & 1).collect();
-        st.regs.insert(key.to_string(), Reg { ty: ElemType::BOOL, elems });
+        st.regs.insert(
+            key.to_string(),
+            Reg {
+                ty: ElemType::BOOL,
+                elems,
+            },
+        );
         return Ok(());
     }
-    err(pos, format!("unknown vISA state `{key}` (V<n>, P<n>, emask, slm, mem, alloc)"))
+    err(
+        pos,
+        format!("unknown vISA state `{key}` (V<n>, P<n>, emask, slm, mem, alloc)"),
+    )
 }
 
 fn msl_buffer(
@@ -391,36 +515,74 @@ fn msl_buffer(
     pos: &Pos,
     base: u64,
 ) -> Result<(), BuildError> {
-    if let Some(k) = t.keys().find(|k| !["space", "type", "init"].contains(&k.as_str())) {
+    if let Some(k) = t
+        .keys()
+        .find(|k| !["space", "type", "init"].contains(&k.as_str()))
+    {
         return err(pos, format!("unknown key `{k}` in buffer {key}"));
     }
     let space = match t.get("space").and_then(|s| s.as_str()) {
         Some("device") => Space::Global,
         Some("threadgroup") => Space::Shared,
-        other => return err(pos, format!("buffer {key}: space {other:?} is not \"device\" or \"threadgroup\"")),
+        other => {
+            return err(
+                pos,
+                format!("buffer {key}: space {other:?} is not \"device\" or \"threadgroup\""),
+            );
+        }
     };
-    let ty = match t.get("type").and_then(|s| s.as_str()).and_then(AtomicType::from_name) {
+    let ty = match t
+        .get("type")
+        .and_then(|s| s.as_str())
+        .and_then(AtomicType::from_name)
+    {
         Some(ty) => ty,
-        None => return err(pos, format!("buffer {key}: type must be atomic_int, atomic_uint or atomic_float")),
+        None => {
+            return err(
+                pos,
+                format!("buffer {key}: type must be atomic_int, atomic_uint or atomic_float"),
+            );
+        }
     };
     let init: Vec<Value> = match t.get("init") {
         Some(Value::Array(a)) => a.clone(),
-        Some(other) => return err(pos, format!("buffer {key}: init must be an array, got {other}")),
+        Some(other) => {
+            return err(
+                pos,
+                format!("buffer {key}: init must be an array, got {other}"),
+            );
+        }
         None => return err(pos, format!("buffer {key}: init is required")),
     };
     if init.len() > MAX_ELEMS {
-        return err(pos, format!("buffer {key} has {} elements (at most {MAX_ELEMS})", init.len()));
+        return err(
+            pos,
+            format!(
+                "buffer {key} has {} elements (at most {MAX_ELEMS})",
+                init.len()
+            ),
+        );
     }
     let float = (ty == AtomicType::Float).then_some(Format::F32);
     let len = init.len() as u64;
     let mem = st.memory_mut(space);
-    mem.alloc(base, 4 * len).or_else(|e| err(pos, format!("buffer {key}: {e}")))?;
+    mem.alloc(base, 4 * len)
+        .or_else(|e| err(pos, format!("buffer {key}: {e}")))?;
     for (i, x) in init.iter().enumerate() {
-        let p = parse_pat(x, Slot { width: 32, float }).or_else(|e| err(pos, format!("{key}[{i}]: {e}")))?;
+        let p = parse_pat(x, Slot { width: 32, float })
+            .or_else(|e| err(pos, format!("{key}[{i}]: {e}")))?;
         let b = bits_of(&p, pos, key)?;
         mem.write(base + 4 * i as u64, 4, b.value);
     }
-    st.buffers.insert(key.to_string(), Buffer { space, ty, base, len });
+    st.buffers.insert(
+        key.to_string(),
+        Buffer {
+            space,
+            ty,
+            base,
+            len,
+        },
+    );
     Ok(())
 }
 
@@ -432,12 +594,25 @@ fn msl_operand(st: &mut State, key: &str, v: &Value, pos: &Pos) -> Result<(), Bu
     let (et, vals): (ElemType, Vec<Value>) = match v {
         Value::Table(_) => {
             let (et, vals) = typed_vector(v, pos, key, msl_type)?;
-            if vals.len() == 1 { (et, vec![vals[0].clone(); lanes as usize]) } else { (et, vals) }
+            if vals.len() == 1 {
+                (et, vec![vals[0].clone(); lanes as usize])
+            } else {
+                (et, vals)
+            }
         }
-        other => (ElemType::UD, per_lane(other, lanes, pos, key)?.into_iter().cloned().collect()),
+        other => (
+            ElemType::UD,
+            per_lane(other, lanes, pos, key)?
+                .into_iter()
+                .cloned()
+                .collect(),
+        ),
     };
     if vals.len() != lanes as usize {
-        return err(pos, format!("{key} has {} values for {lanes} threads", vals.len()));
+        return err(
+            pos,
+            format!("{key} has {} values for {lanes} threads", vals.len()),
+        );
     }
     let mut elems = Vec::new();
     for x in &vals {
@@ -456,21 +631,37 @@ pub fn build_expectation(
     at: &Pos,
 ) -> Result<Expectation, BuildError> {
     let get = |k: &str| entries.iter().find(|(key, _, _)| key == k);
-    let kinds = ["fault", "invalid", "unspecified"].iter().filter(|k| get(k).is_some()).count();
+    let kinds = ["fault", "invalid", "unspecified"]
+        .iter()
+        .filter(|k| get(k).is_some())
+        .count();
     if kinds > 1 {
-        return err(at, "an expectation is exactly one of values, fault, invalid, unspecified");
+        return err(
+            at,
+            "an expectation is exactly one of values, fault, invalid, unspecified",
+        );
     }
     if let Some((_, v, pos)) = get("fault") {
-        if let Some((k, _, p)) = entries.iter().find(|(k, _, _)| k != "fault" && k != "fault_lanes") {
+        if let Some((k, _, p)) = entries
+            .iter()
+            .find(|(k, _, _)| k != "fault" && k != "fault_lanes")
+        {
             return err(p, format!("`{k}` cannot go with fault"));
         }
         let Some(class) = v.as_str().and_then(FaultClass::from_name) else {
-            return err(pos, format!("unknown fault class {v} (misaligned_address, address_out_of_range, invalid_address_space)"));
+            return err(
+                pos,
+                format!(
+                    "unknown fault class {v} (misaligned_address, address_out_of_range, invalid_address_space)"
+                ),
+            );
         };
         let lanes = match get("fault_lanes") {
             None => None,
             Some((_, Value::Array(a), p)) => Some(
-                a.iter().map(|x| int_of(x, p, "fault_lanes").map(|v| v as u32)).collect::<Result<Vec<_>, _>>()?,
+                a.iter()
+                    .map(|x| int_of(x, p, "fault_lanes").map(|v| v as u32))
+                    .collect::<Result<Vec<_>, _>>()?,
             ),
             Some((_, _, p)) => return err(p, "fault_lanes is an array of lanes"),
         };
@@ -483,10 +674,18 @@ pub fn build_expectation(
         if entries.len() != 1 {
             return err(pos, "invalid takes no other keys");
         }
-        let Some(code) = v.as_str() else { return err(pos, "invalid = \"<reason>\"") };
+        let Some(code) = v.as_str() else {
+            return err(pos, "invalid = \"<reason>\"");
+        };
         if atomcts_reference::Reason::from_code(code).is_none() {
-            let all: Vec<_> = atomcts_reference::Reason::ALL.iter().map(|r| r.code()).collect();
-            return err(pos, format!("unknown reason `{code}` (reasons: {})", all.join(", ")));
+            let all: Vec<_> = atomcts_reference::Reason::ALL
+                .iter()
+                .map(|r| r.code())
+                .collect();
+            return err(
+                pos,
+                format!("unknown reason `{code}` (reasons: {})", all.join(", ")),
+            );
         }
         return Ok(Expectation::Invalid(code.to_string()));
     }
@@ -504,7 +703,13 @@ pub fn build_expectation(
 }
 
 fn check(pos: &Pos, key: &str, target: Target, pat: Pat) -> Check {
-    Check { pos: pos.clone(), key: key.to_string(), target, pat, multiset: vec![] }
+    Check {
+        pos: pos.clone(),
+        key: key.to_string(),
+        target,
+        pat,
+        multiset: vec![],
+    }
 }
 
 fn multiset_of(v: &Value) -> Option<&Vec<Value>> {
@@ -514,15 +719,37 @@ fn multiset_of(v: &Value) -> Option<&Vec<Value>> {
     }
 }
 
-fn mem_checks(space: Space, v: &Value, pos: &Pos, out: &mut Vec<Check>, key: &str) -> Result<(), BuildError> {
-    let Value::Table(t) = v else { return err(pos, format!("{key} must be a table of address = value")) };
+fn mem_checks(
+    space: Space,
+    v: &Value,
+    pos: &Pos,
+    out: &mut Vec<Check>,
+    key: &str,
+) -> Result<(), BuildError> {
+    let Value::Table(t) = v else {
+        return err(pos, format!("{key} must be a table of address = value"));
+    };
     for (k, val) in t {
         let Some(addr) = parse_int(k).and_then(|a| u64::try_from(a).ok()) else {
             return err(pos, format!("{key} key `{k}` is not an address"));
         };
         let p = mem_pat(val, pos, k)?;
-        let Some(w) = p.width() else { return err(pos, format!("{key} {k}: \"any\" needs a width; use a typed value")) };
-        out.push(check(pos, key, Target::Mem { space, addr, bytes: w / 8 }, p));
+        let Some(w) = p.width() else {
+            return err(
+                pos,
+                format!("{key} {k}: \"any\" needs a width; use a typed value"),
+            );
+        };
+        out.push(check(
+            pos,
+            key,
+            Target::Mem {
+                space,
+                addr,
+                bytes: w / 8,
+            },
+            p,
+        ));
     }
     Ok(())
 }
@@ -539,7 +766,9 @@ fn expect_entry(
     match (case.dialect, key) {
         (_, "mem") => return mem_checks(Space::Global, v, pos, out, key),
         (Dialect::Visa, "slm") => {
-            let Value::Table(t) = v else { return err(pos, "slm = { mem = { ... } }") };
+            let Value::Table(t) = v else {
+                return err(pos, "slm = { mem = { ... } }");
+            };
             if let Some(k) = t.keys().find(|k| *k != "mem") {
                 return err(pos, format!("unknown key `{k}` in expected slm"));
             }
@@ -557,11 +786,27 @@ fn expect_entry(
                 (_, Some(n)) => (true, n),
                 _ => return err(pos, format!("unknown SASS location `{key}`")),
             };
-            let slot = if is_pred { Slot { width: 1, float: None } } else { Slot { width: 32, float: Some(Format::F32) } };
+            let slot = if is_pred {
+                Slot {
+                    width: 1,
+                    float: None,
+                }
+            } else {
+                Slot {
+                    width: 32,
+                    float: Some(Format::F32),
+                }
+            };
             let parse = |x: &Value| {
                 parse_pat(x, slot)
                     .or_else(|e| match x {
-                        Value::Integer(_) if !is_pred => parse_pat(x, Slot { width: 64, float: None }),
+                        Value::Integer(_) if !is_pred => parse_pat(
+                            x,
+                            Slot {
+                                width: 64,
+                                float: None,
+                            },
+                        ),
                         _ => Err(e),
                     })
                     .or_else(|e| err(pos, format!("{key}: {e}")))
@@ -569,27 +814,59 @@ fn expect_entry(
             if let Some(ms) = multiset_of(v) {
                 let pats = ms.iter().map(parse).collect::<Result<Vec<_>, _>>()?;
                 if pats.len() != lanes as usize {
-                    return err(pos, format!("{key}: multiset of {} values for {lanes} lanes", pats.len()));
+                    return err(
+                        pos,
+                        format!("{key}: multiset of {} values for {lanes} lanes", pats.len()),
+                    );
                 }
                 let width = pats.iter().filter_map(|p| p.width()).max().unwrap_or(32);
-                let target = Target::Multiset { name: format!("{}{n}", if is_pred { 'P' } else { 'R' }), lanes, width };
-                out.push(Check { pos: pos.clone(), key: key.to_string(), target, pat: Pat::Any, multiset: pats });
+                let target = Target::Multiset {
+                    name: format!("{}{n}", if is_pred { 'P' } else { 'R' }),
+                    lanes,
+                    width,
+                };
+                out.push(Check {
+                    pos: pos.clone(),
+                    key: key.to_string(),
+                    target,
+                    pat: Pat::Any,
+                    multiset: pats,
+                });
                 return Ok(());
             }
             for (l, x) in per_lane(v, lanes, pos, key)?.into_iter().enumerate() {
                 let p = parse(x)?;
                 if is_pred {
-                    out.push(check(pos, key, Target::Reg { name: format!("P{n}"), idx: l as u32 }, p));
+                    out.push(check(
+                        pos,
+                        key,
+                        Target::Reg {
+                            name: format!("P{n}"),
+                            idx: l as u32,
+                        },
+                        p,
+                    ));
                 } else if p.width().unwrap_or(32) > 32 {
                     if n + 1 > 254 {
                         return err(pos, format!("{key}: a 64-bit value needs R{}", n + 1));
                     }
                     for w in 0..2 {
-                        let t = Target::Reg { name: format!("R{}", n + w), idx: l as u32 };
+                        let t = Target::Reg {
+                            name: format!("R{}", n + w),
+                            idx: l as u32,
+                        };
                         out.push(check(pos, key, t, p.slice(32 * w, 32)));
                     }
                 } else {
-                    out.push(check(pos, key, Target::Reg { name: format!("R{n}"), idx: l as u32 }, p));
+                    out.push(check(
+                        pos,
+                        key,
+                        Target::Reg {
+                            name: format!("R{n}"),
+                            idx: l as u32,
+                        },
+                        p,
+                    ));
                 }
             }
             Ok(())
@@ -599,27 +876,68 @@ fn expect_entry(
                 let (et, vals) = typed_vector(v, pos, key, ElemType::from_visa_name)?;
                 if let Some(decl) = initial.regs.get(key) {
                     if decl.ty != et {
-                        return err(pos, format!("{key} is declared {} in given, expected as {}", decl.ty.visa_name(), et.visa_name()));
+                        return err(
+                            pos,
+                            format!(
+                                "{key} is declared {} in given, expected as {}",
+                                decl.ty.visa_name(),
+                                et.visa_name()
+                            ),
+                        );
                     }
                 }
                 for (i, x) in vals.iter().enumerate() {
-                    let p = parse_pat(x, slot(et)).or_else(|e| err(pos, format!("{key}[{i}]: {e}")))?;
-                    out.push(check(pos, key, Target::Reg { name: key.to_string(), idx: i as u32 }, p));
+                    let p =
+                        parse_pat(x, slot(et)).or_else(|e| err(pos, format!("{key}[{i}]: {e}")))?;
+                    out.push(check(
+                        pos,
+                        key,
+                        Target::Reg {
+                            name: key.to_string(),
+                            idx: i as u32,
+                        },
+                        p,
+                    ));
                 }
                 return Ok(());
             }
-            err(pos, format!("unknown vISA location `{key}` (V<n>, mem, slm)"))
+            err(
+                pos,
+                format!("unknown vISA location `{key}` (V<n>, mem, slm)"),
+            )
         }
         Dialect::Msl => {
             if let Some(b) = initial.buffers.get(key) {
-                let Value::Array(a) = v else { return err(pos, format!("buffer {key} is expected as its final contents [..]")) };
+                let Value::Array(a) = v else {
+                    return err(
+                        pos,
+                        format!("buffer {key} is expected as its final contents [..]"),
+                    );
+                };
                 if a.len() as u64 != b.len {
-                    return err(pos, format!("buffer {key} has {} elements, expected lists {}", b.len, a.len()));
+                    return err(
+                        pos,
+                        format!(
+                            "buffer {key} has {} elements, expected lists {}",
+                            b.len,
+                            a.len()
+                        ),
+                    );
                 }
                 let float = (b.ty == AtomicType::Float).then_some(Format::F32);
                 for (i, x) in a.iter().enumerate() {
-                    let p = parse_pat(x, Slot { width: 32, float }).or_else(|e| err(pos, format!("{key}[{i}]: {e}")))?;
-                    out.push(check(pos, key, Target::Mem { space: b.space, addr: b.base + 4 * i as u64, bytes: 4 }, p));
+                    let p = parse_pat(x, Slot { width: 32, float })
+                        .or_else(|e| err(pos, format!("{key}[{i}]: {e}")))?;
+                    out.push(check(
+                        pos,
+                        key,
+                        Target::Mem {
+                            space: b.space,
+                            addr: b.base + 4 * i as u64,
+                            bytes: 4,
+                        },
+                        p,
+                    ));
                 }
                 return Ok(());
             }
@@ -628,25 +946,59 @@ fn expect_entry(
             }
             let et = initial.regs.get(key).map_or(ElemType::UD, |r| r.ty);
             let (et, v) = match v {
-                Value::Table(t) if !t.contains_key("multiset") && !t.contains_key("one_of") && !t.contains_key("bits") => {
+                Value::Table(t)
+                    if !t.contains_key("multiset")
+                        && !t.contains_key("one_of")
+                        && !t.contains_key("bits") =>
+                {
                     let (et, vals) = typed_vector(v, pos, key, msl_type)?;
                     (et, Value::Array(vals))
                 }
                 other => (et, other.clone()),
             };
-            let sl = Slot { width: u32::from(et.bits).max(1), float: slot(et).float.or(Some(Format::F32)) };
+            let sl = Slot {
+                width: u32::from(et.bits).max(1),
+                float: slot(et).float.or(Some(Format::F32)),
+            };
             if let Some(ms) = multiset_of(&v) {
-                let pats = ms.iter().map(|x| parse_pat(x, sl).or_else(|e| err(pos, format!("{key}: {e}")))).collect::<Result<Vec<_>, _>>()?;
+                let pats = ms
+                    .iter()
+                    .map(|x| parse_pat(x, sl).or_else(|e| err(pos, format!("{key}: {e}"))))
+                    .collect::<Result<Vec<_>, _>>()?;
                 if pats.len() != lanes as usize {
-                    return err(pos, format!("{key}: multiset of {} values for {lanes} threads", pats.len()));
+                    return err(
+                        pos,
+                        format!(
+                            "{key}: multiset of {} values for {lanes} threads",
+                            pats.len()
+                        ),
+                    );
                 }
-                let target = Target::Multiset { name: key.to_string(), lanes, width: sl.width };
-                out.push(Check { pos: pos.clone(), key: key.to_string(), target, pat: Pat::Any, multiset: pats });
+                let target = Target::Multiset {
+                    name: key.to_string(),
+                    lanes,
+                    width: sl.width,
+                };
+                out.push(Check {
+                    pos: pos.clone(),
+                    key: key.to_string(),
+                    target,
+                    pat: Pat::Any,
+                    multiset: pats,
+                });
                 return Ok(());
             }
             for (l, x) in per_lane(&v, lanes, pos, key)?.into_iter().enumerate() {
                 let p = parse_pat(x, sl).or_else(|e| err(pos, format!("{key}: {e}")))?;
-                out.push(check(pos, key, Target::Reg { name: key.to_string(), idx: l as u32 }, p));
+                out.push(check(
+                    pos,
+                    key,
+                    Target::Reg {
+                        name: key.to_string(),
+                        idx: l as u32,
+                    },
+                    p,
+                ));
             }
             Ok(())
         }

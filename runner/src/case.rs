@@ -35,7 +35,10 @@ pub struct Source {
 impl Source {
     /// Wraps a file's text.
     pub fn new(file: &Path, text: String) -> Source {
-        Source { file: file.to_path_buf(), text }
+        Source {
+            file: file.to_path_buf(),
+            text,
+        }
     }
 
     /// The text.
@@ -49,7 +52,11 @@ impl Source {
         let before = &self.text[..self.text.floor_char_boundary(at)];
         let line = before.matches('\n').count() + 1;
         let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-        Pos { file: self.file.clone(), line, col }
+        Pos {
+            file: self.file.clone(),
+            line,
+            col,
+        }
     }
 }
 
@@ -155,7 +162,15 @@ pub fn id_prefix(root: &Path, file: &Path) -> String {
 }
 
 fn entries(src: &Source, t: &RawTable) -> Vec<(String, Value, Pos)> {
-    t.iter().map(|(k, v)| (k.get_ref().clone(), v.get_ref().clone(), src.pos(k.span().start))).collect()
+    t.iter()
+        .map(|(k, v)| {
+            (
+                k.get_ref().clone(),
+                v.get_ref().clone(),
+                src.pos(k.span().start),
+            )
+        })
+        .collect()
 }
 
 /// Parses one file's text.
@@ -166,14 +181,20 @@ pub fn parse_file(root: &Path, file: &Path, text: String) -> Loaded {
         Ok(r) => r,
         Err(e) => {
             let pos = src.pos(e.span().map_or(0, |s| s.start));
-            out.errors.push(LoadError { pos, message: e.message().trim().to_string() });
+            out.errors.push(LoadError {
+                pos,
+                message: e.message().trim().to_string(),
+            });
             return out;
         }
     };
     let Some(dialect) = Dialect::from_name(raw.dialect.get_ref()) else {
         out.errors.push(LoadError {
             pos: src.pos(raw.dialect.span().start),
-            message: format!("unknown dialect `{}` (sass, visa, msl)", raw.dialect.get_ref()),
+            message: format!(
+                "unknown dialect `{}` (sass, visa, msl)",
+                raw.dialect.get_ref()
+            ),
         });
         return out;
     };
@@ -185,16 +206,26 @@ pub fn parse_file(root: &Path, file: &Path, text: String) -> Loaded {
         let name = c.name.get_ref().clone();
         let npos = src.pos(c.name.span().start);
         let mut err = |pos: Pos, message: String| out.errors.push(LoadError { pos, message });
-        if name.is_empty() || !name.chars().all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '_') {
+        if name.is_empty()
+            || !name
+                .chars()
+                .all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '_')
+        {
             err(npos, format!("case name `{name}` must be [a-z0-9_]+"));
             continue;
         }
         if let Some(first) = names.insert(name.clone(), npos.clone()) {
-            err(npos, format!("duplicate case name `{name}` (first at {first})"));
+            err(
+                npos,
+                format!("duplicate case name `{name}` (first at {first})"),
+            );
             continue;
         }
         let Some(cite) = c.cite.clone().or_else(|| raw.cite.clone()) else {
-            err(npos, format!("case `{name}` has no cite and the file has none"));
+            err(
+                npos,
+                format!("case `{name}` has no cite and the file has none"),
+            );
             continue;
         };
         let lanes = match &c.lanes {
@@ -204,18 +235,31 @@ pub fn parse_file(root: &Path, file: &Path, text: String) -> Loaded {
                 _ => {
                     err(
                         src.pos(l.span().start),
-                        format!("lanes = {} is outside 1..={}", l.get_ref(), atomcts_reference::state::MAX_LANES),
+                        format!(
+                            "lanes = {} is outside 1..={}",
+                            l.get_ref(),
+                            atomcts_reference::state::MAX_LANES
+                        ),
                     );
                     continue;
                 }
             },
         };
-        let expect = c.expect.as_ref().map(|e| (entries(&src, e.get_ref()), src.pos(e.span().start)));
+        let expect = c
+            .expect
+            .as_ref()
+            .map(|e| (entries(&src, e.get_ref()), src.pos(e.span().start)));
         let expect_if: Vec<_> = c
             .expect_if
             .iter()
             .flatten()
-            .map(|(k, v)| (k.get_ref().clone(), entries(&src, v.get_ref()), src.pos(k.span().start)))
+            .map(|(k, v)| {
+                (
+                    k.get_ref().clone(),
+                    entries(&src, v.get_ref()),
+                    src.pos(k.span().start),
+                )
+            })
             .collect();
         match (&c.probe, &expect, expect_if.is_empty()) {
             (None, None, _) => {
@@ -227,34 +271,67 @@ pub fn parse_file(root: &Path, file: &Path, text: String) -> Loaded {
                 continue;
             }
             (Some(p), _, true) => {
-                err(src.pos(p.span().start), format!("probe case `{name}` has no expect_if"));
+                err(
+                    src.pos(p.span().start),
+                    format!("probe case `{name}` has no expect_if"),
+                );
                 continue;
             }
             (Some(p), Some(_), false) => {
-                err(src.pos(p.span().start), format!("probe case `{name}` has both expect and expect_if"));
+                err(
+                    src.pos(p.span().start),
+                    format!("probe case `{name}` has both expect and expect_if"),
+                );
                 continue;
             }
             _ => {}
         }
         if let Some(p) = &c.probe {
             let Some(k) = atomcts_reference::knobs::knob(p.get_ref()) else {
-                err(src.pos(p.span().start), format!("probe names unknown knob `{}`", p.get_ref()));
+                err(
+                    src.pos(p.span().start),
+                    format!("probe names unknown knob `{}`", p.get_ref()),
+                );
                 continue;
             };
-            if let Some((o, _, opos)) = expect_if.iter().find(|(o, _, _)| !k.options.iter().any(|x| x.name == o)) {
+            if let Some((o, _, opos)) = expect_if
+                .iter()
+                .find(|(o, _, _)| !k.options.iter().any(|x| x.name == o))
+            {
                 let opts: Vec<_> = k.options.iter().map(|o| o.name).collect();
-                err(opos.clone(), format!("knob `{}` has no option `{o}` (options: {})", k.id, opts.join(", ")));
+                err(
+                    opos.clone(),
+                    format!(
+                        "knob `{}` has no option `{o}` (options: {})",
+                        k.id,
+                        opts.join(", ")
+                    ),
+                );
                 continue;
             }
         }
         if let Some((k, o)) = c.where_.iter().find(|(k, o)| {
-            atomcts_reference::knobs::knob(k).is_none_or(|info| !info.options.iter().any(|x| x.name == o.as_str()))
+            atomcts_reference::knobs::knob(k)
+                .is_none_or(|info| !info.options.iter().any(|x| x.name == o.as_str()))
         }) {
-            err(pos, format!("where names unknown knob or option `{k}` = `{o}`"));
+            err(
+                pos,
+                format!("where names unknown knob or option `{k}` = `{o}`"),
+            );
             continue;
         }
-        if let Some(r) = c.requires.iter().find(|r| !atomcts_adapters::CAPABILITIES.contains(&r.as_str())) {
-            err(pos, format!("unknown capability `{r}` (known: {})", atomcts_adapters::CAPABILITIES.join(", ")));
+        if let Some(r) = c
+            .requires
+            .iter()
+            .find(|r| !atomcts_adapters::CAPABILITIES.contains(&r.as_str()))
+        {
+            err(
+                pos,
+                format!(
+                    "unknown capability `{r}` (known: {})",
+                    atomcts_adapters::CAPABILITIES.join(", ")
+                ),
+            );
             continue;
         }
         out.cases.push(Case {
@@ -303,13 +380,21 @@ pub fn find_files(path: &Path) -> std::io::Result<Vec<PathBuf>> {
 /// Loads every case file below `root` (a directory or one file).
 pub fn load(root: &Path) -> Loaded {
     let mut all = Loaded::default();
-    let base = if root.is_file() { root.parent().unwrap_or(Path::new("")) } else { root };
+    let base = if root.is_file() {
+        root.parent().unwrap_or(Path::new(""))
+    } else {
+        root
+    };
     let base = corpus_root(base);
     let files = match find_files(root) {
         Ok(f) => f,
         Err(e) => {
             all.errors.push(LoadError {
-                pos: Pos { file: root.to_path_buf(), line: 0, col: 0 },
+                pos: Pos {
+                    file: root.to_path_buf(),
+                    line: 0,
+                    col: 0,
+                },
                 message: format!("cannot read: {e}"),
             });
             return all;
@@ -323,7 +408,11 @@ pub fn load(root: &Path) -> Loaded {
                 all.errors.append(&mut l.errors);
             }
             Err(e) => all.errors.push(LoadError {
-                pos: Pos { file: f.clone(), line: 0, col: 0 },
+                pos: Pos {
+                    file: f.clone(),
+                    line: 0,
+                    col: 0,
+                },
                 message: format!("cannot read: {e}"),
             }),
         }

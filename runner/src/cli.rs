@@ -5,10 +5,10 @@ use atomcts::case::{self, Case, Loaded, corpus_root};
 use atomcts::report::{REPORT_VERSION, Report};
 use atomcts::run::{self, CaseResult, Options};
 use atomcts_adapters::{Adapter, ReferenceAdapter};
+use atomcts_reference::Profile;
 use atomcts_reference::knobs::{KNOBS, PROFILES};
 use atomcts_reference::outcome::Outcome;
 use atomcts_reference::program::{self, Dialect};
-use atomcts_reference::Profile;
 use clap::{Args, Parser, Subcommand};
 use std::collections::BTreeSet;
 use std::io::IsTerminal;
@@ -53,7 +53,9 @@ impl ProfileArgs {
     fn profile(&self) -> Result<Profile> {
         let mut p = Profile::named(&self.profile)?;
         for s in &self.set {
-            let (k, o) = s.split_once('=').with_context(|| format!("--set {s}: expected KNOB=OPTION"))?;
+            let (k, o) = s
+                .split_once('=')
+                .with_context(|| format!("--set {s}: expected KNOB=OPTION"))?;
             p.set(k, o)?;
             p.name = format!("{}+{k}={o}", p.name);
         }
@@ -220,8 +222,12 @@ fn load_corpus(path: &Option<PathBuf>) -> Result<(PathBuf, Loaded)> {
 }
 
 fn parse_partition(s: &str) -> Result<(u64, u64)> {
-    let spec = s.strip_prefix("hash:").with_context(|| format!("--partition {s}: expected hash:K/N"))?;
-    let (k, n) = spec.split_once('/').with_context(|| format!("--partition {s}: expected hash:K/N"))?;
+    let spec = s
+        .strip_prefix("hash:")
+        .with_context(|| format!("--partition {s}: expected hash:K/N"))?;
+    let (k, n) = spec
+        .split_once('/')
+        .with_context(|| format!("--partition {s}: expected hash:K/N"))?;
     let (k, n): (u64, u64) = (k.parse()?, n.parse()?);
     if n == 0 || k == 0 || k > n {
         bail!("--partition {s}: need 1 <= K <= N");
@@ -263,13 +269,19 @@ fn cmd_run(a: RunArgs) -> Result<u8> {
         profile: profile.clone(),
         race_budget: a.race_budget,
         cases_arg,
-        adapter_arg: if a.adapter == "reference" { String::new() } else { format!(" --adapter {}", a.adapter) },
+        adapter_arg: if a.adapter == "reference" {
+            String::new()
+        } else {
+            format!(" --adapter {}", a.adapter)
+        },
     };
     let bar = (!a.no_progress && std::io::stderr().is_terminal() && cases.len() > 50).then(|| {
         let b = indicatif::ProgressBar::new(cases.len() as u64);
         b.set_style(
-            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} cases {elapsed_precise} {msg}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            indicatif::ProgressStyle::with_template(
+                "{bar:40} {pos}/{len} cases {elapsed_precise} {msg}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
         );
         b
     });
@@ -291,7 +303,8 @@ fn cmd_run(a: RunArgs) -> Result<u8> {
         results,
     };
     if let Some(b) = &a.baseline {
-        let text = std::fs::read_to_string(b).with_context(|| format!("reading baseline {}", b.display()))?;
+        let text = std::fs::read_to_string(b)
+            .with_context(|| format!("reading baseline {}", b.display()))?;
         let known: BTreeSet<String> = text
             .lines()
             .map(|l| l.split('#').next().unwrap_or("").trim().to_string())
@@ -323,7 +336,8 @@ fn cmd_gen(a: GenArgs) -> Result<u8> {
 }
 
 fn cmd_exec(a: ExecArgs) -> Result<u8> {
-    let dialect = Dialect::from_name(&a.dialect).with_context(|| format!("unknown dialect `{}` (sass, visa, msl)", a.dialect))?;
+    let dialect = Dialect::from_name(&a.dialect)
+        .with_context(|| format!("unknown dialect `{}` (sass, visa, msl)", a.dialect))?;
     let profile = a.profile.profile()?;
     let text = format!(
         "dialect = {:?}\n[[case]]\nname = \"exec\"\ncite = \"command line\"\nlanes = {}\nasm = {}\ngiven = {}\nexpect = {{ unspecified = true }}\n",
@@ -346,7 +360,12 @@ fn cmd_exec(a: ExecArgs) -> Result<u8> {
                 println!("  {line}");
             }
             for (loc, f) in &c.open {
-                println!("  open: {loc} bits {}..{}: {:?}", f.lo, f.lo + f.bits, f.allowed);
+                println!(
+                    "  open: {loc} bits {}..{}: {:?}",
+                    f.lo,
+                    f.lo + f.bits,
+                    f.allowed
+                );
             }
         }
         Outcome::Fault(f) => {
@@ -375,7 +394,10 @@ fn cmd_list(a: ListArgs) -> Result<u8> {
         }
         "knobs" => {
             for k in KNOBS {
-                println!("{} ({}): {}  [default: {}]", k.id, k.ambiguity, k.summary, k.default);
+                println!(
+                    "{} ({}): {}  [default: {}]",
+                    k.id, k.ambiguity, k.summary, k.default
+                );
                 for o in k.options {
                     println!("    {:<22} {}", o.name, o.cite);
                 }
@@ -402,7 +424,11 @@ fn cmd_export(a: ExportArgs) -> Result<u8> {
         bail!("export supports --json only");
     }
     let p = a.cases.clone().unwrap_or_else(atomcts::default_corpus);
-    let root = corpus_root(if p.is_file() { p.parent().unwrap_or(Path::new(".")) } else { &p });
+    let root = corpus_root(if p.is_file() {
+        p.parent().unwrap_or(Path::new("."))
+    } else {
+        &p
+    });
     let mut cases = Vec::new();
     let mut errors = Vec::new();
     for f in case::find_files(&p)? {
@@ -413,11 +439,18 @@ fn cmd_export(a: ExportArgs) -> Result<u8> {
             Ok(t) => t,
             Err(_) => continue,
         };
-        let raw_cases = raw.get("case").and_then(|c| c.as_array()).cloned().unwrap_or_default();
+        let raw_cases = raw
+            .get("case")
+            .and_then(|c| c.as_array())
+            .cloned()
+            .unwrap_or_default();
         let file_cite = raw.get("cite").cloned();
         for c in loaded.cases {
             let name = c.id.split("::").nth(1).unwrap_or("");
-            if let Some(rc) = raw_cases.iter().find(|rc| rc.get("name").and_then(|n| n.as_str()) == Some(name)) {
+            if let Some(rc) = raw_cases
+                .iter()
+                .find(|rc| rc.get("name").and_then(|n| n.as_str()) == Some(name))
+            {
                 let mut obj = serde_json::to_value(rc)?;
                 if let Some(m) = obj.as_object_mut() {
                     m.insert("id".into(), c.id.clone().into());
@@ -444,10 +477,16 @@ fn cmd_export(a: ExportArgs) -> Result<u8> {
 fn cmd_merge(a: MergeArgs) -> Result<u8> {
     let mut reports = Vec::new();
     for f in &a.files {
-        let text = std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
-        let r: Report = serde_json::from_str(&text).with_context(|| format!("{} is not an atomcts JSON report", f.display()))?;
+        let text =
+            std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
+        let r: Report = serde_json::from_str(&text)
+            .with_context(|| format!("{} is not an atomcts JSON report", f.display()))?;
         if r.version != REPORT_VERSION {
-            bail!("{}: report version {} (this atomcts reads {REPORT_VERSION})", f.display(), r.version);
+            bail!(
+                "{}: report version {} (this atomcts reads {REPORT_VERSION})",
+                f.display(),
+                r.version
+            );
         }
         reports.push(r);
     }

@@ -105,7 +105,10 @@ impl Report {
         let before = first.results.len();
         first.results.dedup_by(|a, b| a.id == b.id);
         if first.results.len() != before {
-            first.load_errors.push(format!("{} case(s) appeared in more than one shard", before - first.results.len()));
+            first.load_errors.push(format!(
+                "{} case(s) appeared in more than one shard",
+                before - first.results.len()
+            ));
         }
         Ok(first)
     }
@@ -117,8 +120,10 @@ impl Report {
             let _ = writeln!(s, "error: {e}");
         }
         for r in &self.results {
-            let show = matches!(r.status, Status::Fail | Status::Undecided | Status::Error | Status::BaselinePasses)
-                || (verbose && r.status != Status::Pass);
+            let show = matches!(
+                r.status,
+                Status::Fail | Status::Undecided | Status::Error | Status::BaselinePasses
+            ) || (verbose && r.status != Status::Pass);
             if !show {
                 continue;
             }
@@ -139,24 +144,50 @@ impl Report {
                 if f.expected.is_empty() && f.observed.is_empty() {
                     let _ = writeln!(s, "    {}: {}", f.location, f.note);
                 } else {
-                    let _ = writeln!(s, "    {}: expected {}, observed {}  [{}]", f.location, f.expected, f.observed, f.note);
+                    let _ = writeln!(
+                        s,
+                        "    {}: expected {}, observed {}  [{}]",
+                        f.location, f.expected, f.observed, f.note
+                    );
                 }
             }
             if r.status == Status::BaselinePasses {
-                let _ = writeln!(s, "    listed as a known failure but passes: remove it from the baseline");
+                let _ = writeln!(
+                    s,
+                    "    listed as a known failure but passes: remove it from the baseline"
+                );
             }
             let _ = writeln!(s, "    reproduce: {}", r.repro);
         }
         // Summary per dialect and op.
         let mut per: BTreeMap<(&str, &str), Counts> = BTreeMap::new();
         for r in &self.results {
-            per.entry((r.dialect.as_str(), r.op.as_str())).or_default().add(r.status);
+            per.entry((r.dialect.as_str(), r.op.as_str()))
+                .or_default()
+                .add(r.status);
         }
-        let _ = writeln!(s, "\nsummary ({} adapter, profile {}):", self.adapter, self.profile);
-        let _ = writeln!(s, "  {:<5} {:<36} {:>6} {:>6} {:>6} {:>7}", "", "op", "pass", "fail", "error", "skip");
+        let _ = writeln!(
+            s,
+            "\nsummary ({} adapter, profile {}):",
+            self.adapter, self.profile
+        );
+        let _ = writeln!(
+            s,
+            "  {:<5} {:<36} {:>6} {:>6} {:>6} {:>7}",
+            "", "op", "pass", "fail", "error", "skip"
+        );
         let mut dialect_tot: BTreeMap<&str, Counts> = BTreeMap::new();
         for ((d, op), c) in &per {
-            let _ = writeln!(s, "  {:<5} {:<36} {:>6} {:>6} {:>6} {:>7}", d, op, c.passed, c.failed + c.known, c.errors, c.skipped);
+            let _ = writeln!(
+                s,
+                "  {:<5} {:<36} {:>6} {:>6} {:>6} {:>7}",
+                d,
+                op,
+                c.passed,
+                c.failed + c.known,
+                c.errors,
+                c.skipped
+            );
             let t = dialect_tot.entry(d).or_default();
             t.passed += c.passed;
             t.failed += c.failed;
@@ -165,15 +196,39 @@ impl Report {
             t.known += c.known;
         }
         for (d, c) in &dialect_tot {
-            let _ = writeln!(s, "  {:<5} {:<36} {:>6} {:>6} {:>6} {:>7}", d, "(all)", c.passed, c.failed + c.known, c.errors, c.skipped);
+            let _ = writeln!(
+                s,
+                "  {:<5} {:<36} {:>6} {:>6} {:>6} {:>7}",
+                d,
+                "(all)",
+                c.passed,
+                c.failed + c.known,
+                c.errors,
+                c.skipped
+            );
         }
         // Ambiguity report: what each probe matched.
-        let probes: Vec<_> = self.results.iter().filter_map(|r| r.probe.as_ref().map(|p| (r, p))).collect();
+        let probes: Vec<_> = self
+            .results
+            .iter()
+            .filter_map(|r| r.probe.as_ref().map(|p| (r, p)))
+            .collect();
         if !probes.is_empty() {
-            let _ = writeln!(s, "\nambiguity probes (options the implementation matched):");
+            let _ = writeln!(
+                s,
+                "\nambiguity probes (options the implementation matched):"
+            );
             for (r, p) in probes {
-                let m = if p.matched.is_empty() { "none".to_string() } else { p.matched.join(", ") };
-                let _ = writeln!(s, "  {:<60} {:<34} matched: {m} (profile picks {})", r.id, p.knob, p.picked);
+                let m = if p.matched.is_empty() {
+                    "none".to_string()
+                } else {
+                    p.matched.join(", ")
+                };
+                let _ = writeln!(
+                    s,
+                    "  {:<60} {:<34} matched: {m} (profile picks {})",
+                    r.id, p.knob, p.picked
+                );
             }
         }
         let c = self.counts();
@@ -192,12 +247,19 @@ impl Report {
         let mut suites: BTreeMap<String, TestSuite> = BTreeMap::new();
         for r in &self.results {
             let file = r.id.split("::").next().unwrap_or("").to_string();
-            let suite = suites.entry(file.clone()).or_insert_with(|| TestSuite::new(file));
+            let suite = suites
+                .entry(file.clone())
+                .or_insert_with(|| TestSuite::new(file));
             let name = r.id.split("::").nth(1).unwrap_or(&r.id).to_string();
             let detail = r
                 .findings
                 .iter()
-                .map(|f| format!("{}: expected {}, observed {} [{}]", f.location, f.expected, f.observed, f.note))
+                .map(|f| {
+                    format!(
+                        "{}: expected {}, observed {} [{}]",
+                        f.location, f.expected, f.observed, f.note
+                    )
+                })
                 .collect::<Vec<_>>()
                 .join("\n");
             let status = match r.status {
@@ -222,6 +284,8 @@ impl Report {
         for (_, s) in suites {
             report.add_test_suite(s);
         }
-        report.to_string().unwrap_or_else(|e| format!("<!-- junit serialization failed: {e} -->"))
+        report
+            .to_string()
+            .unwrap_or_else(|e| format!("<!-- junit serialization failed: {e} -->"))
     }
 }

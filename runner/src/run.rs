@@ -39,7 +39,11 @@ impl Status {
     pub fn is_failure(self) -> bool {
         match self {
             Status::Fail | Status::Undecided | Status::BaselinePasses => true,
-            Status::Pass | Status::KnownFailure | Status::Error | Status::Skip | Status::NotApplicable => false,
+            Status::Pass
+            | Status::KnownFailure
+            | Status::Error
+            | Status::Skip
+            | Status::NotApplicable => false,
         }
     }
 }
@@ -85,7 +89,12 @@ pub struct FindingOut {
 
 impl From<Finding> for FindingOut {
     fn from(f: Finding) -> FindingOut {
-        FindingOut { location: f.location, expected: f.expected, observed: f.observed, note: f.note }
+        FindingOut {
+            location: f.location,
+            expected: f.expected,
+            observed: f.observed,
+            note: f.note,
+        }
     }
 }
 
@@ -118,7 +127,10 @@ pub fn op_label(dialect: Dialect, asm: &str) -> String {
     let asm = asm.trim();
     match dialect {
         Dialect::Sass => {
-            let body = asm.split_whitespace().find(|t| t.starts_with("ATOM")).unwrap_or("ATOM");
+            let body = asm
+                .split_whitespace()
+                .find(|t| t.starts_with("ATOM"))
+                .unwrap_or("ATOM");
             let parts: Vec<&str> = body.split('.').filter(|p| *p != "E").collect();
             match parts.get(1) {
                 Some(op) => format!("ATOM.{op}"),
@@ -126,7 +138,10 @@ pub fn op_label(dialect: Dialect, asm: &str) -> String {
             }
         }
         Dialect::Visa => {
-            let body = asm.split_whitespace().find(|t| t.contains("DWORD_ATOMIC") || t.contains("SVM_")).unwrap_or("?");
+            let body = asm
+                .split_whitespace()
+                .find(|t| t.contains("DWORD_ATOMIC") || t.contains("SVM_"))
+                .unwrap_or("?");
             match body.split_once('.') {
                 Some((m, rest)) if m == "DWORD_ATOMIC" => {
                     let op = rest.split('.').next().unwrap_or("").to_lowercase();
@@ -147,7 +162,12 @@ pub fn op_label(dialect: Dialect, asm: &str) -> String {
 fn error_result(case: &Case, opts: &Options, message: String) -> CaseResult {
     let mut r = base_result(case, opts);
     r.status = Status::Error;
-    r.findings.push(FindingOut { location: "case".into(), expected: String::new(), observed: String::new(), note: message });
+    r.findings.push(FindingOut {
+        location: "case".into(),
+        expected: String::new(),
+        observed: String::new(),
+        note: message,
+    });
     r
 }
 
@@ -228,11 +248,22 @@ pub fn run_case(case: &Case, adapter: &mut dyn Adapter, opts: &Options) -> CaseR
             return error_result(
                 case,
                 opts,
-                format!("{}:{}:{}: asm does not parse: {rej}", case.asm_pos.file.display(), case.asm_pos.line, col),
+                format!(
+                    "{}:{}:{}: asm does not parse: {rej}",
+                    case.asm_pos.file.display(),
+                    case.asm_pos.line,
+                    col
+                ),
             );
         }
     }
-    let request = Request { id: &case.id, dialect: case.dialect, asm: &case.asm, state: &state, profile };
+    let request = Request {
+        id: &case.id,
+        dialect: case.dialect,
+        asm: &case.asm,
+        state: &state,
+        profile,
+    };
     let observation = match adapter.run(&request) {
         Ok(o) => o,
         Err(e) => return error_result(case, opts, e.to_string()),
@@ -245,11 +276,15 @@ pub fn run_case(case: &Case, adapter: &mut dyn Adapter, opts: &Options) -> CaseR
         (Outcome::Completed(c), Observation::Completed(seen), Some(lowered)) => {
             match judge(lowered, &state, c, seen, opts.race_budget) {
                 Ok(Judgement::Pass) => {}
-                Ok(Judgement::Fail(ms)) => findings.extend(ms.into_iter().map(|m| Finding {
-                    location: m.loc.to_string(),
-                    expected: m.expected.map_or("(see note)".into(), |v| format!("{v:#x}")),
-                    observed: m.observed.map_or("-".into(), |v| format!("{v:#x}")),
-                    note: format!("reference model: {}", m.why),
+                Ok(Judgement::Fail(ms)) => findings.extend(ms.into_iter().map(|m| {
+                    Finding {
+                        location: m.loc.to_string(),
+                        expected: m
+                            .expected
+                            .map_or("(see note)".into(), |v| format!("{v:#x}")),
+                        observed: m.observed.map_or("-".into(), |v| format!("{v:#x}")),
+                        note: format!("reference model: {}", m.why),
+                    }
                 })),
                 Ok(Judgement::Undecided(why)) => undecided = Some(why),
                 Err(e) => return error_result(case, opts, format!("reference model: {e}")),
@@ -273,13 +308,22 @@ pub fn run_case(case: &Case, adapter: &mut dyn Adapter, opts: &Options) -> CaseR
                 }
             }
         }
-        r.probe = Some(ProbeResult { knob: knob.clone(), matched, picked: profile.get(knob).unwrap_or("?").into() });
+        r.probe = Some(ProbeResult {
+            knob: knob.clone(),
+            matched,
+            picked: profile.get(knob).unwrap_or("?").into(),
+        });
     }
     r.findings = findings.into_iter().map(Into::into).collect();
     r.status = if !r.findings.is_empty() {
         Status::Fail
     } else if let Some(why) = undecided {
-        r.findings.push(FindingOut { location: "race".into(), expected: String::new(), observed: String::new(), note: why });
+        r.findings.push(FindingOut {
+            location: "race".into(),
+            expected: String::new(),
+            observed: String::new(),
+            note: why,
+        });
         Status::Undecided
     } else {
         Status::Pass
@@ -309,10 +353,25 @@ mod tests {
 
     #[test]
     fn op_labels() {
-        assert_eq!(op_label(Dialect::Sass, "@!P1 ATOM.E.CAS.64 R0, [R2+0x8], R4, R6"), "ATOM.CAS");
-        assert_eq!(op_label(Dialect::Visa, "(!P1) DWORD_ATOMIC.cmpxchg (M1, 8) T255 V10 V11 V12 V13"), "DWORD_ATOMIC.cmpxchg");
-        assert_eq!(op_label(Dialect::Visa, "DWORD_ATOMIC.INC.16 (16) T0 V10 V0 V0 V13"), "DWORD_ATOMIC.inc.16");
-        assert_eq!(op_label(Dialect::Msl, "r = simd_shuffle_up(x, 2)"), "simd_shuffle_up");
+        assert_eq!(
+            op_label(Dialect::Sass, "@!P1 ATOM.E.CAS.64 R0, [R2+0x8], R4, R6"),
+            "ATOM.CAS"
+        );
+        assert_eq!(
+            op_label(
+                Dialect::Visa,
+                "(!P1) DWORD_ATOMIC.cmpxchg (M1, 8) T255 V10 V11 V12 V13"
+            ),
+            "DWORD_ATOMIC.cmpxchg"
+        );
+        assert_eq!(
+            op_label(Dialect::Visa, "DWORD_ATOMIC.INC.16 (16) T0 V10 V0 V0 V13"),
+            "DWORD_ATOMIC.inc.16"
+        );
+        assert_eq!(
+            op_label(Dialect::Msl, "r = simd_shuffle_up(x, 2)"),
+            "simd_shuffle_up"
+        );
     }
 
     #[test]

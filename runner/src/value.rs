@@ -38,7 +38,12 @@ pub enum Pat {
 impl Pat {
     /// An exact value.
     pub fn exact(b: Bits) -> Pat {
-        Pat::Bits { value: b.value & mask(b.width), care: mask(b.width), nan: vec![], width: b.width }
+        Pat::Bits {
+            value: b.value & mask(b.width),
+            care: mask(b.width),
+            nan: vec![],
+            width: b.width,
+        }
     }
 
     /// Whether `v` matches.
@@ -46,9 +51,9 @@ impl Pat {
         match self {
             Pat::Any => true,
             Pat::OneOf(ps) => ps.iter().any(|p| p.admits(v)),
-            Pat::Bits { value, care, nan, .. } => {
-                (v ^ value) & care == 0 && nan.iter().all(|(lo, f)| float::is_nan(*f, v >> lo))
-            }
+            Pat::Bits {
+                value, care, nan, ..
+            } => (v ^ value) & care == 0 && nan.iter().all(|(lo, f)| float::is_nan(*f, v >> lo)),
         }
     }
 
@@ -66,7 +71,9 @@ impl Pat {
         match self {
             Pat::Any => Pat::Any,
             Pat::OneOf(ps) => Pat::OneOf(ps.iter().map(|p| p.slice(lo, bits)).collect()),
-            Pat::Bits { value, care, nan, .. } => Pat::Bits {
+            Pat::Bits {
+                value, care, nan, ..
+            } => Pat::Bits {
                 value: (value >> lo) & mask(bits),
                 care: (care >> lo) & mask(bits),
                 nan: nan
@@ -79,11 +86,26 @@ impl Pat {
         }
     }
 
-    /// A representative value (for states built from `given`): the exact bits.
+    /// The value a `given` entry stands for: the exact bits, with `<float>:nan` fields as the
+    /// format's default quiet NaN. Patterns that leave bits open (`any`, masks) have none.
     pub fn representative(&self) -> Option<Bits> {
         match self {
-            Pat::Bits { value, care, nan, width } if nan.is_empty() && *care == mask(*width) => {
-                Some(Bits { value: *value, width: *width })
+            Pat::Bits {
+                value,
+                care,
+                nan,
+                width,
+            } => {
+                let mut v = *value & care;
+                let mut covered = *care;
+                for (lo, f) in nan {
+                    v |= f.default_nan() << lo;
+                    covered |= f.mask() << lo;
+                }
+                (covered & mask(*width) == mask(*width)).then_some(Bits {
+                    value: v,
+                    width: *width,
+                })
             }
             _ => None,
         }
@@ -139,7 +161,11 @@ pub fn parse_int(s: &str) -> Option<i128> {
 }
 
 fn int_in(v: i128, width: u32, signed_ok: bool) -> Result<u64, String> {
-    let lo = if signed_ok { -(1i128 << (width - 1)) } else { 0 };
+    let lo = if signed_ok {
+        -(1i128 << (width - 1))
+    } else {
+        0
+    };
     let hi = (1i128 << width) - 1;
     if v < lo || v > hi {
         return Err(format!("{v} does not fit in {width} bits"));
@@ -150,45 +176,74 @@ fn int_in(v: i128, width: u32, signed_ok: bool) -> Result<u64, String> {
 fn float_value(f: Format, s: &str) -> Result<Pat, String> {
     let t = s.trim();
     if t.eq_ignore_ascii_case("nan") {
-        return Ok(Pat::Bits { value: 0, care: 0, nan: vec![(0, f)], width: f.bits() });
+        return Ok(Pat::Bits {
+            value: 0,
+            care: 0,
+            nan: vec![(0, f)],
+            width: f.bits(),
+        });
     }
     if let Some(h) = t.strip_prefix("0x") {
-        let v = u64::from_str_radix(&h.replace('_', ""), 16).map_err(|e| format!("bad hex `{t}`: {e}"))?;
+        let v = u64::from_str_radix(&h.replace('_', ""), 16)
+            .map_err(|e| format!("bad hex `{t}`: {e}"))?;
         if v > f.mask() {
             return Err(format!("{t} does not fit in {}", f.name()));
         }
-        return Ok(Pat::exact(Bits { value: v, width: f.bits() }));
+        return Ok(Pat::exact(Bits {
+            value: v,
+            width: f.bits(),
+        }));
     }
     float::parse(f, t)
-        .map(|v| Pat::exact(Bits { value: v, width: f.bits() }))
+        .map(|v| {
+            Pat::exact(Bits {
+                value: v,
+                width: f.bits(),
+            })
+        })
         .ok_or_else(|| format!("`{t}` is not a {} value", f.name()))
 }
 
 /// Parses a typed string `"<type>:<value>"` (also `"<float type>:nan"`).
 pub fn parse_typed(s: &str) -> Result<Pat, String> {
-    let (t, v) = s.split_once(':').ok_or_else(|| format!("`{s}` is not `<type>:<value>`"))?;
+    let (t, v) = s
+        .split_once(':')
+        .ok_or_else(|| format!("`{s}` is not `<type>:<value>`"))?;
     let ty = ty_of(t.trim()).ok_or_else(|| format!("unknown type `{t}` in `{s}`"))?;
     match ty {
         Ty::U(w) => {
             let n = parse_int(v).ok_or_else(|| format!("`{v}` is not an integer"))?;
-            Ok(Pat::exact(Bits { value: int_in(n, w, false)?, width: w }))
+            Ok(Pat::exact(Bits {
+                value: int_in(n, w, false)?,
+                width: w,
+            }))
         }
         Ty::S(w) => {
             let n = parse_int(v).ok_or_else(|| format!("`{v}` is not an integer"))?;
             // A signed type also accepts its raw hex pattern.
             let signed = !(v.trim().starts_with("0x") || v.trim().starts_with("0b"));
-            Ok(Pat::exact(Bits { value: int_in(n, w, signed)?, width: w }))
+            Ok(Pat::exact(Bits {
+                value: int_in(n, w, signed)?,
+                width: w,
+            }))
         }
         Ty::F(f) => float_value(f, v),
         Ty::F16x2 => {
-            let (lo, hi) = v.split_once(',').ok_or_else(|| format!("f16x2 needs two halves: `{s}`"))?;
+            let (lo, hi) = v
+                .split_once(',')
+                .ok_or_else(|| format!("f16x2 needs two halves: `{s}`"))?;
             let mut value = 0;
             let mut care = 0;
             let mut nan = vec![];
             for (i, part) in [lo, hi].into_iter().enumerate() {
                 let shift = 16 * i as u32;
                 match float_value(Format::F16, part)? {
-                    Pat::Bits { value: v, care: c, nan: n, .. } => {
+                    Pat::Bits {
+                        value: v,
+                        care: c,
+                        nan: n,
+                        ..
+                    } => {
                         value |= v << shift;
                         care |= c << shift;
                         nan.extend(n.into_iter().map(|(l, f)| (l + shift, f)));
@@ -196,7 +251,12 @@ pub fn parse_typed(s: &str) -> Result<Pat, String> {
                     _ => return Err(format!("bad half `{part}`")),
                 }
             }
-            Ok(Pat::Bits { value, care, nan, width: 32 })
+            Ok(Pat::Bits {
+                value,
+                care,
+                nan,
+                width: 32,
+            })
         }
     }
 }
@@ -219,22 +279,36 @@ pub fn parse_pat(v: &Value, slot: Slot) -> Result<Pat, String> {
             if w < 64 && (i >= (1i128 << w) || i < -(1i128 << (w - 1))) {
                 return Err(format!("{i} does not fit in {w} bits"));
             }
-            Ok(Pat::exact(Bits { value: (i as u64) & mask(w), width: w }))
+            Ok(Pat::exact(Bits {
+                value: (i as u64) & mask(w),
+                width: w,
+            }))
         }
         Value::Float(x) => {
-            let f = slot.float.ok_or_else(|| format!("float {x} for a location that is not float-typed"))?;
+            let f = slot
+                .float
+                .ok_or_else(|| format!("float {x} for a location that is not float-typed"))?;
             float_value(f, &format_float(*x))
         }
-        Value::Boolean(b) => Ok(Pat::exact(Bits { value: u64::from(*b), width: slot.width.max(1) })),
+        Value::Boolean(b) => Ok(Pat::exact(Bits {
+            value: u64::from(*b),
+            width: slot.width.max(1),
+        })),
         Value::String(s) if s == "any" => Ok(Pat::Any),
         Value::String(s) => parse_typed(s),
         Value::Table(t) => {
             if let Some(alts) = t.get("one_of") {
-                let Value::Array(a) = alts else { return Err("one_of takes an array".into()) };
+                let Value::Array(a) = alts else {
+                    return Err("one_of takes an array".into());
+                };
                 if t.len() != 1 {
                     return Err("one_of takes no other keys".into());
                 }
-                return Ok(Pat::OneOf(a.iter().map(|x| parse_pat(x, slot)).collect::<Result<_, _>>()?));
+                return Ok(Pat::OneOf(
+                    a.iter()
+                        .map(|x| parse_pat(x, slot))
+                        .collect::<Result<_, _>>()?,
+                ));
             }
             if let (Some(b), Some(m)) = (t.get("bits"), t.get("mask")) {
                 if t.len() != 2 {
@@ -242,12 +316,22 @@ pub fn parse_pat(v: &Value, slot: Slot) -> Result<Pat, String> {
                 }
                 let num = |x: &Value| match x {
                     Value::Integer(i) => Ok(*i as u64),
-                    Value::String(s) => parse_int(s).map(|v| v as u64).ok_or_else(|| format!("bad number `{s}`")),
+                    Value::String(s) => parse_int(s)
+                        .map(|v| v as u64)
+                        .ok_or_else(|| format!("bad number `{s}`")),
                     _ => Err("bits and mask are integers or hex strings".to_string()),
                 };
-                return Ok(Pat::Bits { value: num(b)?, care: num(m)?, nan: vec![], width: slot.width });
+                return Ok(Pat::Bits {
+                    value: num(b)?,
+                    care: num(m)?,
+                    nan: vec![],
+                    width: slot.width,
+                });
             }
-            Err(format!("unknown pattern table (keys: {})", t.keys().cloned().collect::<Vec<_>>().join(", ")))
+            Err(format!(
+                "unknown pattern table (keys: {})",
+                t.keys().cloned().collect::<Vec<_>>().join(", ")
+            ))
         }
         other => Err(format!("unexpected value {other}")),
     }
@@ -272,7 +356,9 @@ pub fn hex(v: u64, width: u32) -> String {
 
 /// Parses `"base+len"`.
 pub fn parse_range(s: &str) -> Result<(u64, u64), String> {
-    let (b, l) = s.split_once('+').ok_or_else(|| format!("`{s}` is not `base+len`"))?;
+    let (b, l) = s
+        .split_once('+')
+        .ok_or_else(|| format!("`{s}` is not `base+len`"))?;
     let b = parse_int(b).ok_or_else(|| format!("bad base in `{s}`"))?;
     let l = parse_int(l).ok_or_else(|| format!("bad length in `{s}`"))?;
     let b = u64::try_from(b).map_err(|_| format!("base out of range in `{s}`"))?;
@@ -289,24 +375,57 @@ mod tests {
 
     #[test]
     fn typed_strings() {
-        assert_eq!(parse_typed("s32:-3").unwrap(), Pat::exact(Bits { value: 0xFFFF_FFFD, width: 32 }));
-        assert_eq!(parse_typed("u64:0x100000000").unwrap(), Pat::exact(Bits { value: 1 << 32, width: 64 }));
+        assert_eq!(
+            parse_typed("s32:-3").unwrap(),
+            Pat::exact(Bits {
+                value: 0xFFFF_FFFD,
+                width: 32
+            })
+        );
+        assert_eq!(
+            parse_typed("u64:0x100000000").unwrap(),
+            Pat::exact(Bits {
+                value: 1 << 32,
+                width: 64
+            })
+        );
         assert!(parse_typed("u16:65536").is_err());
         assert!(parse_typed("q32:1").is_err());
         assert!(parse_typed("f16:0x10000").is_err());
         let nan = parse_typed("f32:nan").unwrap();
         assert!(nan.admits(0x7fc0_0000) && nan.admits(0xffff_ffff) && !nan.admits(0x7f80_0000));
-        assert_eq!(parse_typed("f16x2:0x0001,0x8000").unwrap(), Pat::exact(Bits { value: 0x8000_0001, width: 32 }));
+        assert_eq!(
+            parse_typed("f16x2:0x0001,0x8000").unwrap(),
+            Pat::exact(Bits {
+                value: 0x8000_0001,
+                width: 32
+            })
+        );
     }
 
     #[test]
     fn integers_and_patterns() {
-        let s32 = Slot { width: 32, float: None };
-        assert_eq!(parse_pat(&Value::Integer(-1), s32).unwrap(), Pat::exact(Bits { value: 0xFFFF_FFFF, width: 32 }));
+        let s32 = Slot {
+            width: 32,
+            float: None,
+        };
+        assert_eq!(
+            parse_pat(&Value::Integer(-1), s32).unwrap(),
+            Pat::exact(Bits {
+                value: 0xFFFF_FFFF,
+                width: 32
+            })
+        );
         assert!(parse_pat(&Value::Integer(1 << 32), s32).is_err());
         assert!(parse_pat(&Value::Float(1.5), s32).is_err());
-        assert_eq!(parse_pat(&Value::String("any".into()), s32).unwrap(), Pat::Any);
-        let masked: Value = toml::from_str::<toml::Table>("x = { bits = \"0xabcd\", mask = \"0xffff\" }").unwrap()["x"].clone();
+        assert_eq!(
+            parse_pat(&Value::String("any".into()), s32).unwrap(),
+            Pat::Any
+        );
+        let masked: Value =
+            toml::from_str::<toml::Table>("x = { bits = \"0xabcd\", mask = \"0xffff\" }").unwrap()
+                ["x"]
+                .clone();
         let p = parse_pat(&masked, s32).unwrap();
         assert!(p.admits(0x1234_abcd) && !p.admits(0xabce));
         assert_eq!(parse_range("0x2000+0x100").unwrap(), (0x2000, 0x100));

@@ -24,16 +24,32 @@ pub struct Finding {
 fn describe(v: u64, width: u32) -> String {
     let h = hex(v, width);
     let signed = atomcts_reference::types::sext(v, width);
-    if width <= 64 && signed < 0 { format!("{h} ({v} / {signed})") } else { format!("{h} ({v})") }
+    if width <= 64 && signed < 0 {
+        format!("{h} ({v} / {signed})")
+    } else {
+        format!("{h} ({v})")
+    }
 }
 
 fn describe_pat(p: &Pat) -> String {
     match p {
         Pat::Any => "any".into(),
-        Pat::OneOf(ps) => format!("one of [{}]", ps.iter().map(describe_pat).collect::<Vec<_>>().join(", ")),
-        Pat::Bits { value, care, nan, width } => {
+        Pat::OneOf(ps) => format!(
+            "one of [{}]",
+            ps.iter().map(describe_pat).collect::<Vec<_>>().join(", ")
+        ),
+        Pat::Bits {
+            value,
+            care,
+            nan,
+            width,
+        } => {
             let full = atomcts_reference::types::mask(*width);
-            let mut s = if *care == full { describe(*value, *width) } else if *care == 0 { String::new() } else {
+            let mut s = if *care == full {
+                describe(*value, *width)
+            } else if *care == 0 {
+                String::new()
+            } else {
                 format!("{} under mask {}", hex(*value, *width), hex(*care, *width))
             };
             for (lo, f) in nan {
@@ -50,7 +66,11 @@ fn describe_pat(p: &Pat) -> String {
 /// A float rendering beside hex, when the pattern says the location is float-typed.
 pub fn human(v: u64, fmt: Option<atomcts_reference::float::Format>) -> String {
     match fmt {
-        Some(f) => format!("{} ({})", hex(v, f.bits()), atomcts_reference::float::display(f, v)),
+        Some(f) => format!(
+            "{} ({})",
+            hex(v, f.bits()),
+            atomcts_reference::float::display(f, v)
+        ),
         None => describe(v, 32),
     }
 }
@@ -79,7 +99,13 @@ fn multiset_matches(pats: &[Pat], values: &[u64]) -> bool {
     }
     let n = pats.len();
     let mut owner: Vec<Option<usize>> = vec![None; n];
-    fn augment(p: usize, pats: &[Pat], values: &[u64], seen: &mut [bool], owner: &mut [Option<usize>]) -> bool {
+    fn augment(
+        p: usize,
+        pats: &[Pat],
+        values: &[u64],
+        seen: &mut [bool],
+        owner: &mut [Option<usize>],
+    ) -> bool {
         for v in 0..values.len() {
             if !seen[v] && pats[p].admits(values[v]) {
                 seen[v] = true;
@@ -95,7 +121,12 @@ fn multiset_matches(pats: &[Pat], values: &[u64]) -> bool {
 }
 
 /// Checks `obs` against `exp`; an empty result means it passes.
-pub fn check(exp: &Expectation, initial: &State, obs: &Observation, lanes_are_lanes: bool) -> Vec<Finding> {
+pub fn check(
+    exp: &Expectation,
+    initial: &State,
+    obs: &Observation,
+    lanes_are_lanes: bool,
+) -> Vec<Finding> {
     let mut out = Vec::new();
     let finding = |location: String, expected: String, observed: String, note: &str| Finding {
         location,
@@ -108,7 +139,12 @@ pub fn check(exp: &Expectation, initial: &State, obs: &Observation, lanes_are_la
         (Expectation::Fault { class, lanes }, Observation::Fault(got)) => {
             if !got.iter().any(|(_, c)| c == class) {
                 let seen: Vec<_> = got.iter().map(|(l, c)| format!("lane {l}: {c}")).collect();
-                out.push(finding("fault".into(), class.name().into(), seen.join(", "), "wrong fault class"));
+                out.push(finding(
+                    "fault".into(),
+                    class.name().into(),
+                    seen.join(", "),
+                    "wrong fault class",
+                ));
             }
             if let Some(want) = lanes {
                 let mut g: Vec<u32> = got.iter().map(|(l, _)| *l).collect();
@@ -117,22 +153,37 @@ pub fn check(exp: &Expectation, initial: &State, obs: &Observation, lanes_are_la
                 let mut w = want.clone();
                 w.sort();
                 if g != w && !got.is_empty() {
-                    out.push(finding("fault_lanes".into(), format!("{w:?}"), format!("{g:?}"), "wrong faulting lanes"));
+                    out.push(finding(
+                        "fault_lanes".into(),
+                        format!("{w:?}"),
+                        format!("{g:?}"),
+                        "wrong faulting lanes",
+                    ));
                 }
             }
         }
         (Expectation::Invalid(reason), Observation::Invalid(got)) => {
             if got != reason && got != "rejected" {
-                out.push(finding("invalid".into(), reason.clone(), got.clone(), "wrong rejection reason"));
+                out.push(finding(
+                    "invalid".into(),
+                    reason.clone(),
+                    got.clone(),
+                    "wrong rejection reason",
+                ));
             }
         }
-        (Expectation::Values(checks), Observation::Completed(st)) => values(checks, initial, st, lanes_are_lanes, &mut out),
+        (Expectation::Values(checks), Observation::Completed(st)) => {
+            values(checks, initial, st, lanes_are_lanes, &mut out)
+        }
         (e, o) => {
             let detail = match o {
                 Observation::Completed(_) => "completed".to_string(),
                 Observation::Fault(f) => format!(
                     "fault ({})",
-                    f.iter().map(|(l, c)| format!("lane {l}: {c}")).collect::<Vec<_>>().join(", ")
+                    f.iter()
+                        .map(|(l, c)| format!("lane {l}: {c}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ),
                 Observation::Invalid(r) => format!("invalid ({r})"),
                 Observation::Unspecified(w) => format!("unspecified ({w})"),
@@ -142,13 +193,24 @@ pub fn check(exp: &Expectation, initial: &State, obs: &Observation, lanes_are_la
                 Expectation::Invalid(r) => format!("invalid ({r})"),
                 other => other.kind().to_string(),
             };
-            out.push(finding("outcome".into(), want, detail, "wrong kind of outcome"));
+            out.push(finding(
+                "outcome".into(),
+                want,
+                detail,
+                "wrong kind of outcome",
+            ));
         }
     }
     out
 }
 
-fn values(checks: &[Check], initial: &State, st: &State, lanes_are_lanes: bool, out: &mut Vec<Finding>) {
+fn values(
+    checks: &[Check],
+    initial: &State,
+    st: &State,
+    lanes_are_lanes: bool,
+    out: &mut Vec<Finding>,
+) {
     let mut regs: BTreeSet<(String, u32)> = BTreeSet::new();
     let mut bytes: BTreeSet<(Space, u64)> = BTreeSet::new();
     for c in checks {
@@ -156,7 +218,11 @@ fn values(checks: &[Check], initial: &State, st: &State, lanes_are_lanes: bool, 
             Target::Reg { name, idx } => {
                 regs.insert((name.clone(), *idx));
             }
-            Target::Mem { space, addr, bytes: n } => {
+            Target::Mem {
+                space,
+                addr,
+                bytes: n,
+            } => {
                 for b in 0..u64::from(*n) {
                     bytes.insert((*space, addr + b));
                 }
@@ -165,7 +231,8 @@ fn values(checks: &[Check], initial: &State, st: &State, lanes_are_lanes: bool, 
                 for l in 0..*lanes {
                     regs.insert((name.clone(), l));
                     if *width > 32 {
-                        if let Some(n) = name.strip_prefix('R').and_then(|n| n.parse::<u32>().ok()) {
+                        if let Some(n) = name.strip_prefix('R').and_then(|n| n.parse::<u32>().ok())
+                        {
                             regs.insert((format!("R{}", n + 1), l));
                         }
                     }
@@ -174,7 +241,10 @@ fn values(checks: &[Check], initial: &State, st: &State, lanes_are_lanes: bool, 
         }
         match &c.target {
             Target::Multiset { name, lanes, width } => {
-                let pair = name.strip_prefix('R').and_then(|n| n.parse::<u32>().ok()).filter(|_| *width > 32);
+                let pair = name
+                    .strip_prefix('R')
+                    .and_then(|n| n.parse::<u32>().ok())
+                    .filter(|_| *width > 32);
                 let vals: Vec<u64> = (0..*lanes)
                     .map(|l| {
                         let lo = st.elem(name, l).unwrap_or(0);
@@ -187,8 +257,21 @@ fn values(checks: &[Check], initial: &State, st: &State, lanes_are_lanes: bool, 
                 if !multiset_matches(&c.multiset, &vals) {
                     out.push(Finding {
                         location: label(&c.target, lanes_are_lanes),
-                        expected: format!("multiset [{}]", c.multiset.iter().map(describe_pat).collect::<Vec<_>>().join(", ")),
-                        observed: format!("[{}]", vals.iter().map(|v| describe(*v, *width)).collect::<Vec<_>>().join(", ")),
+                        expected: format!(
+                            "multiset [{}]",
+                            c.multiset
+                                .iter()
+                                .map(describe_pat)
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                        observed: format!(
+                            "[{}]",
+                            vals.iter()
+                                .map(|v| describe(*v, *width))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
                         note: format!("at {}", c.pos),
                     });
                 }
@@ -198,7 +281,9 @@ fn values(checks: &[Check], initial: &State, st: &State, lanes_are_lanes: bool, 
                 got => out.push(Finding {
                     location: label(t, lanes_are_lanes),
                     expected: describe_pat(&c.pat),
-                    observed: got.map_or("unallocated".into(), |v| describe(v, c.pat.width().unwrap_or(32))),
+                    observed: got.map_or("unallocated".into(), |v| {
+                        describe(v, c.pat.width().unwrap_or(32))
+                    }),
                     note: format!("at {}", c.pos),
                 }),
             },
@@ -207,14 +292,24 @@ fn values(checks: &[Check], initial: &State, st: &State, lanes_are_lanes: bool, 
     // Every location not named is expected unchanged.
     let names: BTreeSet<&String> = initial.regs.keys().chain(st.regs.keys()).collect();
     for name in names {
-        let n = initial.regs.get(name).map_or(0, |r| r.elems.len()).max(st.regs.get(name).map_or(0, |r| r.elems.len()));
+        let n = initial
+            .regs
+            .get(name)
+            .map_or(0, |r| r.elems.len())
+            .max(st.regs.get(name).map_or(0, |r| r.elems.len()));
         for idx in 0..n as u32 {
             if regs.contains(&(name.clone(), idx)) {
                 continue;
             }
-            let (a, b) = (initial.elem(name, idx).unwrap_or(0), st.elem(name, idx).unwrap_or(0));
+            let (a, b) = (
+                initial.elem(name, idx).unwrap_or(0),
+                st.elem(name, idx).unwrap_or(0),
+            );
             if a != b {
-                let t = Target::Reg { name: name.clone(), idx };
+                let t = Target::Reg {
+                    name: name.clone(),
+                    idx,
+                };
                 out.push(Finding {
                     location: label(&t, lanes_are_lanes),
                     expected: format!("unchanged {}", describe(a, 32)),
@@ -234,8 +329,12 @@ fn values(checks: &[Check], initial: &State, st: &State, lanes_are_lanes: bool, 
             }
             out.push(Finding {
                 location: format!("{}[{addr:#x}] (byte)", space.name()),
-                expected: a.get(&addr).map_or("unallocated".into(), |v| format!("unchanged {v:#04x}")),
-                observed: b.get(&addr).map_or("unallocated".into(), |v| format!("{v:#04x}")),
+                expected: a
+                    .get(&addr)
+                    .map_or("unallocated".into(), |v| format!("unchanged {v:#04x}")),
+                observed: b
+                    .get(&addr)
+                    .map_or("unallocated".into(), |v| format!("{v:#04x}")),
                 note: "not named in expect, so expected unchanged".into(),
             });
         }
@@ -249,7 +348,12 @@ mod tests {
 
     #[test]
     fn multisets_need_a_perfect_matching() {
-        let e = |v| Pat::exact(Bits { value: v, width: 32 });
+        let e = |v| {
+            Pat::exact(Bits {
+                value: v,
+                width: 32,
+            })
+        };
         assert!(multiset_matches(&[e(1), e(2), Pat::Any], &[2, 9, 1]));
         assert!(!multiset_matches(&[e(1), e(1)], &[1, 2]));
         assert!(multiset_matches(&[Pat::Any, e(1)], &[1, 5]));
@@ -261,13 +365,20 @@ pub fn diff(before: &State, after: &State) -> Vec<String> {
     let mut out = Vec::new();
     let names: BTreeSet<&String> = before.regs.keys().chain(after.regs.keys()).collect();
     for name in names {
-        let n = before.regs.get(name).map_or(0, |r| r.elems.len()).max(after.regs.get(name).map_or(0, |r| r.elems.len()));
+        let n = before
+            .regs
+            .get(name)
+            .map_or(0, |r| r.elems.len())
+            .max(after.regs.get(name).map_or(0, |r| r.elems.len()));
         let width = after.regs.get(name).map_or(32, |r| u32::from(r.ty.bits));
         for idx in 0..n as u32 {
             let (a, b) = (before.elem(name, idx), after.elem(name, idx));
             if a != b {
                 let was = a.map_or("unset".to_string(), |v| hex(v, width));
-                out.push(format!("{name}[{idx}] = {} (was {was})", describe(b.unwrap_or(0), width)));
+                out.push(format!(
+                    "{name}[{idx}] = {} (was {was})",
+                    describe(b.unwrap_or(0), width)
+                ));
             }
         }
     }
@@ -276,7 +387,11 @@ pub fn diff(before: &State, after: &State) -> Vec<String> {
         let b: std::collections::BTreeMap<u64, u8> = after.memory(space).bytes().collect();
         for (addr, v) in &b {
             if a.get(addr) != Some(v) {
-                out.push(format!("{}[{addr:#x}] = {v:#04x} (was {})", space.name(), a.get(addr).map_or("unset".into(), |x| format!("{x:#04x}"))));
+                out.push(format!(
+                    "{}[{addr:#x}] = {v:#04x} (was {})",
+                    space.name(),
+                    a.get(addr).map_or("unset".into(), |x| format!("{x:#04x}"))
+                ));
             }
         }
     }

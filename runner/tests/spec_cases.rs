@@ -60,9 +60,20 @@ fn corpus_file(path: &Path, contents: String) -> datatest_stable::Result<()> {
                 let details: Vec<String> = r
                     .findings
                     .iter()
-                    .map(|f| format!("      {}: expected {}, observed {} [{}]", f.location, f.expected, f.observed, f.note))
+                    .map(|f| {
+                        format!(
+                            "      {}: expected {}, observed {} [{}]",
+                            f.location, f.expected, f.observed, f.note
+                        )
+                    })
                     .collect();
-                problems.push(format!("{:?} {} under {name} ({})\n{}", r.status, r.id, r.at, details.join("\n")));
+                problems.push(format!(
+                    "{:?} {} under {name} ({})\n{}",
+                    r.status,
+                    r.id,
+                    r.at,
+                    details.join("\n")
+                ));
             }
         }
     }

@@ -923,7 +923,37 @@ pub fn lower(i: &Instruction, state: &State, profile: &Profile) -> Result<Loweri
     if let Some(r) = cas_pairing(i, profile) {
         return Ok(Lowering::Invalid(r));
     }
+    // A lane runs when it is active and its guard holds.
+    let guard_holds = |lane: u32| -> bool {
+        i.guard.as_ref().is_none_or(|g| {
+            let v = match g.pred {
+                Pred::PT => true,
+                Pred::P(n) => state.elem(&format!("P{n}"), lane).is_some_and(|v| v != 0),
+            };
+            v != g.negated
+        })
+    };
+    let any_runs =
+        (0..state.lanes).any(|l| state.active.get(l as usize) == Some(&true) && guard_holds(l));
     let Some(op) = i.op.ir() else {
+        // SASS ATOM, {@{!}Pg}: a lane whose guard is false does not execute, so SAFEADD with
+        // no running lane has no effect; otherwise its effect is unknown (A18).
+        if !any_runs {
+            return Ok(Lowering::Run(Lowered {
+                instr: Instr::Mem(MemInstr {
+                    op: AtomicOp::Add,
+                    ty: DataType::U64,
+                    space: Space::Global,
+                    env: Env::default(),
+                    misaligned: Misaligned::Fault,
+                    out_of_range: OutOfRange::Fault,
+                    same_address: SameAddress::AnyOrder,
+                    accesses: vec![],
+                }),
+                writes: vec![],
+                declare: vec![],
+            }));
+        }
         return Ok(Lowering::Unspecified(
             "ATOM.SAFEADD: the document names it (a circular-queue put pointer increment) \
              but gives no formula, and none is public (A18)"
