@@ -615,9 +615,11 @@ mod tests {
 
     #[test]
     fn channel_enable_combines_emask_offset_and_predicate() {
-        let mut s = State::default();
         // emask: channels 4..7 on (0xF0), everything else off.
-        s.emask = 0x0000_00F0;
+        let mut s = State {
+            emask: 0x0000_00F0,
+            ..State::default()
+        };
         // P1: channels 0 and 2 true.
         with_pred(&mut s, "P1", 0b0101, 4);
         let p = Profile::default();
@@ -679,7 +681,7 @@ mod tests {
             channel_enables(&m8, None, &s, &p).unwrap_err().reason,
             Reason::InvalidMask
         );
-        // A predicate with too few elements, or missing.
+        // The mask check comes before the predicate is bound.
         let p9 = Predicate {
             var: 9,
             negated: false,
