@@ -21,11 +21,11 @@ use crate::state::State;
 use crate::types::{DataType, ElemType, Space};
 use std::fmt;
 
-/// The mnemonic.
+/// vISA DWORD_ATOMIC, "Text": the mnemonic.
 pub const MNEMONIC: &str = "DWORD_ATOMIC";
 
-/// The exec sizes of the Exec_size table (`0b101` = 32 is in the IGC 1.0.12504 copy only; knob
-/// `visa.exec_size_32`, N1, decides in lowering).
+/// vISA DWORD_ATOMIC, field Exec_size: the sizes of its table. `0b101` = 32 is in the IGC
+/// 1.0.12504 copy only; knob `visa.exec_size_32` (N1) decides in lowering.
 pub const EXEC_SIZES: &[u32] = &[1, 2, 4, 8, 16, 32];
 
 macro_rules! ops {
@@ -127,7 +127,7 @@ impl fmt::Display for Op {
     }
 }
 
-/// vISA DWORD_ATOMIC Surface(ub): the surfaces the document allows.
+/// vISA DWORD_ATOMIC, field Surface(ub): the two surfaces the document allows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Surface {
     /// `T0`: shared local memory (SLM).
@@ -182,7 +182,7 @@ impl fmt::Display for Surface {
     }
 }
 
-/// A parsed DWORD_ATOMIC instruction.
+/// vISA DWORD_ATOMIC, "Format": a parsed instruction, one field per operand of the format.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct DwordAtomic {
     /// Pred: predication, if any.
@@ -219,7 +219,7 @@ impl fmt::Display for DwordAtomic {
     }
 }
 
-/// Parses a DWORD_ATOMIC line.
+/// vISA DWORD_ATOMIC, "Text": parses one line.
 pub fn parse(text: &str) -> Result<DwordAtomic, Rejection> {
     parse_line(&Line::split(text)?)
 }
@@ -283,7 +283,8 @@ pub(crate) fn parse_line(line: &Line<'_>) -> Result<DwordAtomic, Rejection> {
     Ok(d)
 }
 
-/// The document's operand rules that need no state: Element_offset is a real variable; Src0
+/// vISA DWORD_ATOMIC, fields Element_offset, Src0 and Src1: the operand rules that need no
+/// state: Element_offset is a real variable; Src0
 /// is V0 for INC and DEC; Src1 is V0 except for CMPXCHG and FCMPWR, which need both sources;
 /// every other op (PREDEC aside: knob `visa.predec_src0`, A29) needs Src0.
 pub fn check_operands(d: &DwordAtomic) -> Result<(), Rejection> {
@@ -310,9 +311,10 @@ pub fn check_operands(d: &DwordAtomic) -> Result<(), Rejection> {
     Ok(())
 }
 
-/// The floating-point environment of vISA float atomics, from the profile: round to nearest
-/// even with no flushing (the document names none), NaN bits per `float.nan_result` (A4),
-/// min/max rules per `float.minmax_*` (A5-A7), bitwise compare (FCMPWR sets its own, A9).
+/// vISA DWORD_ATOMIC, FMAX/FMIN/FCMPWR (and FADD/FSUB, A29): the floating-point environment
+/// from the profile. Round to nearest even with no flushing (the document names none), NaN
+/// bits per `float.nan_result` (A4), min/max rules per `float.minmax_*` (A5-A7), bitwise
+/// compare (FCMPWR sets its own, A9).
 pub fn float_env(p: &Profile) -> Env {
     let (nan, nan_exact) = match p.float_nan_result {
         NanResult::Canonical => (NanBits::Canonical, true),
@@ -367,7 +369,7 @@ const D: &[ElemType] = &[ElemType::D];
 const F: &[ElemType] = &[ElemType::F];
 const UD_OR_D: &[ElemType] = &[ElemType::UD, ElemType::D];
 
-/// The DWORD_ATOMIC_OP table and the Notes' type rule, per op and profile.
+/// vISA DWORD_ATOMIC, table DWORD_ATOMIC_OP and "Notes" (operand types), per op and profile.
 fn plan(op: Op, p: &Profile) -> Bind<OpPlan> {
     use DatumKind::*;
     let int = |op, kind, types| OpPlan {
@@ -453,8 +455,9 @@ fn data_type(kind: DatumKind, w16: bool) -> DataType {
     }
 }
 
-/// Lowers DWORD_ATOMIC against a state: for each channel `i` with `ChEn[i]`, one access at
-/// byte offset `element_offset[i]` of the surface that returns the old value into `dst[i]`.
+/// vISA DWORD_ATOMIC, "Semantics": lowers against a state. Each channel `i` with `ChEn[i]`
+/// makes one access at byte offset `element_offset[i]` of the surface, returning the old value
+/// into `dst[i]`.
 pub fn lower(d: &DwordAtomic, state: &State, p: &Profile) -> Lowering {
     lowering(bind(d, state, p))
 }

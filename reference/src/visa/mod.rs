@@ -15,7 +15,7 @@ use crate::state::{Reg, State};
 use crate::types::{ElemType, Kind};
 use std::fmt;
 
-/// A parsed vISA instruction.
+/// vISA, DWORD_ATOMIC.md and SVM_SCATTER4_SCALED.md: a parsed instruction of either document.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Instruction {
     /// DWORD_ATOMIC.
@@ -33,7 +33,7 @@ impl fmt::Display for Instruction {
     }
 }
 
-/// Parses one vISA text line: the `## Text` forms of DWORD_ATOMIC and SVM_SCATTER4_SCALED.
+/// vISA, "Text" sections of DWORD_ATOMIC and SVM_SCATTER4_SCALED: parses one text line.
 pub fn parse(text: &str) -> Result<Instruction, Rejection> {
     let line = Line::split(text)?;
     let (col, mnemonic) = line.mnemonic;
@@ -49,8 +49,8 @@ pub fn parse(text: &str) -> Result<Instruction, Rejection> {
     }
 }
 
-/// Lowers to the IR against a state: binds the operands to the state's variables and lists the
-/// accesses of the enabled channels.
+/// vISA, "Semantics" sections: lowers to the IR against a state, binding the operands to the
+/// state's variables and listing the accesses of the enabled channels.
 pub fn lower(i: &Instruction, state: &State, profile: &Profile) -> Result<Lowering, ModelError> {
     Ok(match i {
         Instruction::DwordAtomic(d) => dword_atomic::lower(d, state, profile),
@@ -212,7 +212,7 @@ fn decimal(s: &str) -> Option<u32> {
     s.parse().ok()
 }
 
-/// vISA Pred(uw), predication control: `(P<n>)` or `(!P<n>)`. A channel is enabled where the
+/// vISA, field Pred(uw), predication control: `(P<n>)` or `(!P<n>)`. A channel is enabled where the
 /// predicate variable's element is true (false with `!`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Predicate {
@@ -255,8 +255,8 @@ impl fmt::Display for Predicate {
     }
 }
 
-/// vISA Exec_size bits 7..4, the execution-mask control: `M1`..`M8`, or `M1_NM`..`M8_NM` which
-/// ignore the thread's execution mask.
+/// vISA, field Exec_size(ub) bits 7..4, the execution-mask control: `M1`..`M8`, or
+/// `M1_NM`..`M8_NM`, which ignore the thread's execution mask.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct MaskCtrl {
     /// `n` of `Mn`, 1..=8.
@@ -321,7 +321,7 @@ impl fmt::Display for MaskCtrl {
     }
 }
 
-/// vISA Exec_size(ub): the number of channels and the execution-mask control.
+/// vISA, field Exec_size(ub): the number of channels (bits 2..0) and the execution-mask control.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ExecSize {
     /// Channels: 1, 2, 4, 8, 16 or 32.
@@ -381,7 +381,8 @@ impl fmt::Display for ExecSize {
     }
 }
 
-/// A vISA variable operand `V<n>`; `V0` is the null variable.
+/// vISA, raw operands: a variable `V<n>`; `V0` is the null variable (DWORD_ATOMIC Dst: no value
+/// returned).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Var(pub u32);
 
@@ -464,9 +465,10 @@ pub(crate) fn need_type(reg: &Reg, v: Var, role: &str, allowed: &[ElemType]) -> 
     }
 }
 
-/// `ChEn[i]` of both documents' pseudo-code for `i` in `0..exec.size`: the execution mask
-/// (the thread's `emask` from the mask control's offset on, or all on with `_NM`) and the
-/// predicate. An offset that runs past the 32-bit execution mask is [`Reason::InvalidMask`].
+/// vISA, "Semantics" pseudo-code of both documents: `ChEn[i]` for `i` in `0..exec.size`, the
+/// execution mask (the thread's `emask` from the mask control's offset on, or all on with
+/// `_NM`) and the predicate. An offset that runs past the 32-bit execution mask is
+/// [`Reason::InvalidMask`].
 pub(crate) fn channel_enables(
     exec: &ExecSize,
     pred: Option<&Predicate>,
@@ -712,6 +714,51 @@ mod tests {
             channel_enables(&m1, Some(&p3), &s, &p).unwrap_err().reason,
             Reason::OperandType
         );
+    }
+
+    #[test]
+    fn mangled_lines_are_rejected_without_panicking() {
+        let lines = [
+            "(!P1) DWORD_ATOMIC.cmpxchg.16 (M5_NM, 16) T255 V10 V11 V12 V13",
+            "(P2) SVM_SCATTER4_SCALED.RGA (M1, 16) V20 V21 V22",
+        ];
+        let inserts = [
+            "(",
+            ")",
+            ",",
+            ".",
+            "!",
+            " ",
+            "\u{e9}",
+            "\u{1F600}",
+            "V",
+            "M",
+            "_NM",
+            "99999999999",
+        ];
+        let mut parsed = 0;
+        for line in lines {
+            assert!(parse(line).is_ok());
+            let cuts: Vec<usize> = (0..=line.len())
+                .filter(|&i| line.is_char_boundary(i))
+                .collect();
+            for &i in &cuts {
+                let head = &line[..i];
+                let tail = &line[i..];
+                for x in [head.to_string(), tail.to_string()]
+                    .into_iter()
+                    .chain(inserts.iter().map(|ins| format!("{head}{ins}{tail}")))
+                {
+                    // Only the result matters: Ok or a rejection, never a panic; and whatever
+                    // parses prints to text that parses back to itself.
+                    if let Ok(p) = parse(&x) {
+                        assert_eq!(parse(&p.to_string()).as_ref(), Ok(&p), "{x}");
+                        parsed += 1;
+                    }
+                }
+            }
+        }
+        assert!(parsed > 0);
     }
 
     #[test]

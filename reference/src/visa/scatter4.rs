@@ -17,16 +17,17 @@ use crate::state::State;
 use crate::types::{DataType, ElemType, Space};
 use std::fmt;
 
-/// The mnemonic.
+/// vISA SVM_SCATTER4_SCALED, "Text": the mnemonic.
 pub const MNEMONIC: &str = "SVM_SCATTER4_SCALED";
 
-/// The exec sizes of SVM_SCATTER4_SCALED's Exec_size table.
+/// vISA SVM_SCATTER4_SCALED, field Exec_size: the sizes of its table.
 pub const EXEC_SIZES: &[u32] = &[8, 16];
 
 /// The channel letters in mask-bit order: R is bit 0, A bit 3.
 const RGBA: [char; 4] = ['R', 'G', 'B', 'A'];
 
-/// SVM_SCATTER4_SCALED Channels(ub) bits 3..0: the RGBA write mask, R in bit 0; never empty.
+/// vISA SVM_SCATTER4_SCALED, field Channels(ub) bits 3..0: the RGBA write mask, R in bit 0;
+/// never empty.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Channels(u8);
 
@@ -42,7 +43,7 @@ impl Channels {
         if bits == 0 {
             return Err(Rejection::new(
                 Reason::EmptyChannelMask,
-                "at least one channel must be enabled (`0000` is not allowed)",
+                "no channel enabled: the channel mask 0000 is illegal",
             ));
         }
         Ok(Channels(bits))
@@ -104,8 +105,8 @@ impl fmt::Display for Channels {
     }
 }
 
-/// A parsed SVM_SCATTER4_SCALED instruction. (Scale is ignored and always zero, so the text
-/// form has none.)
+/// vISA SVM_SCATTER4_SCALED, "Format": a parsed instruction. Scale has no text form: the field
+/// is ignored and its value is always zero.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Scatter4 {
     /// Pred: predication, if any.
@@ -135,7 +136,7 @@ impl fmt::Display for Scatter4 {
     }
 }
 
-/// Parses an SVM_SCATTER4_SCALED line.
+/// vISA SVM_SCATTER4_SCALED, "Text": parses one line.
 pub fn parse(text: &str) -> Result<Scatter4, Rejection> {
     parse_line(&Line::split(text)?)
 }
@@ -193,8 +194,9 @@ pub(crate) fn parse_line(line: &Line<'_>) -> Result<Scatter4, Rejection> {
     Ok(s)
 }
 
-/// The source stride between enabled channels: `max(exec_size, GRF_SIZE / 4)` dwords, with
-/// the GRF size in bytes from knob `visa.grf_size` (A28).
+/// vISA SVM_SCATTER4_SCALED, "Semantics": the source stride between enabled channels,
+/// `max(exec_size, GRF_SIZE / 4)` dwords, with the GRF size in bytes from knob `visa.grf_size`
+/// (A28).
 pub fn channel_stride(exec_size: u32, grf: GrfSize) -> u32 {
     let grf_bytes = match grf {
         GrfSize::B32 => 32,
@@ -203,9 +205,9 @@ pub fn channel_stride(exec_size: u32, grf: GrfSize) -> u32 {
     exec_size.max(grf_bytes / 4)
 }
 
-/// Lowers SVM_SCATTER4_SCALED against a state: for each enabled channel `c` in RGBA order and
-/// each lane `i` with `ChEn[i]`, a 4-byte store of `src[ch_pos * stride + i]` at `address +
-/// element_offset[i] + 4c`, where `ch_pos` counts enabled channels only (A28).
+/// vISA SVM_SCATTER4_SCALED, "Semantics": lowers against a state. For each enabled channel `c`
+/// in RGBA order and each lane `i` with `ChEn[i]`, a 4-byte store of `src[ch_pos * stride + i]`
+/// at `address + element_offset[i] + 4c`, where `ch_pos` counts enabled channels only (A28).
 pub fn lower(s: &Scatter4, state: &State, p: &Profile) -> Lowering {
     lowering(bind(s, state, p))
 }
@@ -259,7 +261,7 @@ fn bind(s: &Scatter4, state: &State, p: &Profile) -> Bind<Lowered> {
             ty: DataType::U32,
             space: Space::Global,
             env: Env::default(),
-            // "the final address must be dword-aligned", with no consequence stated (A15).
+            // Description: addresses are to be dword-aligned; no consequence is stated (A15).
             misaligned: match p.visa_misaligned {
                 VisaMisaligned::Undefined => Misaligned::Unspecified,
                 VisaMisaligned::MaskLowBits => Misaligned::MaskLowBits,
