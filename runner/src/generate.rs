@@ -1,21 +1,1023 @@
-//! Generated cases (pending).
+//! Reproducible generated cases (`atomcts gen`, `atomcts run --generated`): random instructions
+//! of every dialect over states biased to edge values (0, 1, bounds, max, min, subnormals,
+//! signed zeros, NaN payloads, infinities, misaligned and unallocated addresses, racing lanes),
+//! written in the corpus format with expectations taken from the reference model.
+//!
+//! The generator draws from an [`Entropy`] source: ChaCha8 seeded by `--seed` for `gen`, and
+//! libFuzzer's bytes for the fuzz targets, so a fuzz finding is a case like any other.
 
-use crate::case::Case;
-use atomcts_reference::Profile;
+use crate::case::{Case, parse_file};
+use atomcts_reference::exec::{Resolved, resolve};
+use atomcts_reference::float::Format;
+use atomcts_reference::ir::{Instr, Lowered};
+use atomcts_reference::outcome::{Allowed, Outcome};
+use atomcts_reference::program::{self, Dialect};
+use atomcts_reference::semantics::apply;
+use atomcts_reference::state::{AtomicType, Loc, State};
+use atomcts_reference::types::{ElemType, Kind, Space, mask};
+use atomcts_reference::{Profile, msl, sass, visa};
+use rand_chacha::ChaCha8Rng;
+use rand_core::{Rng, SeedableRng};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
 use std::path::Path;
+use toml::{Table, Value};
 
-/// Generates `count` cases from `seed`.
-pub fn generate(seed: u64, count: u64, profile: &Profile) -> anyhow_free::Result<Vec<Case>> {
-    let _ = (seed, count, profile);
-    Ok(vec![])
+/// A source of random numbers for the generator.
+pub trait Entropy {
+    /// The next 64 random bits.
+    fn next_u64(&mut self) -> u64;
+
+    /// A number in `0..n` (0 when `n` is 0).
+    fn below(&mut self, n: u64) -> u64 {
+        if n == 0 { 0 } else { self.next_u64() % n }
+    }
+
+    /// True with probability `num/den`.
+    fn chance(&mut self, num: u64, den: u64) -> bool {
+        self.below(den) < num
+    }
 }
 
-/// Writes generated cases.
-pub fn write(seed: u64, count: u64, profile: &Profile, out: &Path) -> anyhow_free::Result<u64> {
-    let _ = (seed, count, profile, out);
-    Ok(0)
+impl Entropy for ChaCha8Rng {
+    fn next_u64(&mut self) -> u64 {
+        Rng::next_u64(self)
+    }
 }
 
-mod anyhow_free {
-    pub type Result<T> = std::result::Result<T, std::io::Error>;
+fn pick<T: Copy>(e: &mut dyn Entropy, xs: &[T]) -> T {
+    xs[e.below(xs.len() as u64) as usize]
+}
+
+/// Edge values of a width/format, or a random value a quarter of the time.
+fn value(e: &mut dyn Entropy, width: u32, fmt: Option<Format>) -> u64 {
+    if e.chance(1, 4) {
+        return e.next_u64() & mask(width);
+    }
+    match fmt {
+        Some(f) => {
+            let sign = if e.chance(1, 2) { f.sign_mask() } else { 0 };
+            let one = (f.exp_mask() >> 1) & f.exp_mask();
+            let picks = [
+                0,
+                one,
+                one + (1 << f.frac_bits()),
+                1,
+                f.frac_mask(),
+                1 << f.frac_bits(),
+                f.exp_mask() - 1,
+                f.exp_mask(),
+                f.default_nan(),
+                f.exp_mask() | 1,
+                f.default_nan() | 0x5,
+                one | 1,
+                (one - (1 << f.frac_bits())) | (1 << (f.frac_bits() - 1)),
+            ];
+            (pick(e, &picks) | sign) & f.mask()
+        }
+        None => {
+            let m = mask(width);
+            let picks = [
+                0,
+                1,
+                2,
+                5,
+                100,
+                m,
+                m - 1,
+                m >> 1,
+                (m >> 1) + 1,
+                0x1234_5678_9abc_def0 & m,
+            ];
+            pick(e, &picks)
+        }
+    }
+}
+
+/// A generated case before it has an expectation.
+#[derive(Clone, Debug)]
+pub struct GenCase {
+    /// Dialect.
+    pub dialect: Dialect,
+    /// Instruction text.
+    pub asm: String,
+    /// Lanes.
+    pub lanes: u32,
+    /// Initial state in the case format.
+    pub given: Table,
+}
+
+fn int(v: u64) -> Value {
+    Value::Integer(v as i64)
+}
+
+fn typed(ty: &str, v: u64) -> Value {
+    Value::String(format!("{ty}:{v:#x}"))
+}
+
+fn per_lane(vals: &[Value]) -> Value {
+    if vals.windows(2).all(|w| w[0] == w[1]) && !vals.is_empty() {
+        vals[0].clone()
+    } else {
+        Value::Array(vals.to_vec())
+    }
+}
+
+/// Generates one case of a random dialect.
+pub fn gen_case(e: &mut dyn Entropy) -> GenCase {
+    match e.below(10) {
+        0..=3 => gen_sass(e),
+        4..=6 => gen_visa(e),
+        _ => gen_msl(e),
+    }
+}
+
+fn gen_sass(e: &mut dyn Entropy) -> GenCase {
+    use sass::atom::{Op, Size};
+    let op = pick(e, Op::ALL);
+    let size = if e.chance(1, 12) {
+        pick(e, Size::ALL)
+    } else {
+        pick(e, op.sizes())
+    };
+    let lanes = pick(e, &[1, 1, 2, 3, 4, 8, 16, 32]);
+    let wide = matches!(size, Size::U64 | Size::S64 | Size::F64Rn);
+    let fmt = match size {
+        Size::F32FtzRn => Some(Format::F32),
+        Size::F64Rn => Some(Format::F64),
+        Size::F16x2Rn | Size::F16x2FtzRn => Some(Format::F16),
+        _ => None,
+    };
+    let width = if wide { 64 } else { 32 };
+    let elem = |e: &mut dyn Entropy| -> u64 {
+        match fmt {
+            Some(Format::F16) => value(e, 16, fmt) | (value(e, 16, fmt) << 16),
+            _ => value(e, width, fmt),
+        }
+    };
+    let mut given = Table::new();
+    let base = 0x1000u64;
+    let slots = 8u64;
+    let mut mem = Table::new();
+    let ty = if wide { "u64" } else { "u32" };
+    for k in 0..slots {
+        mem.insert(format!("{:#x}", base + 8 * k), typed(ty, elem(e)));
+        if !wide {
+            mem.insert(format!("{:#x}", base + 8 * k + 4), typed("u32", elem(e)));
+        }
+    }
+    given.insert("mem".into(), Value::Table(mem));
+    if e.chance(1, 10) {
+        given.insert("shared_window".into(), Value::String("0x8000+0x100".into()));
+    }
+    let imm: i64 = if e.chance(1, 3) {
+        8 * (e.below(4) as i64) - 8
+    } else {
+        0
+    };
+    let shared = e.below(slots);
+    let mut ra = Vec::new();
+    let (mut rb, mut rc) = (Vec::new(), Vec::new());
+    for _ in 0..lanes {
+        let addr = match e.below(20) {
+            0 => base + 8 * e.below(slots) + 2,
+            1 => 0x2000 + 8 * e.below(4),
+            2 if given.contains_key("shared_window") => 0x8000,
+            3..=10 => base + 8 * shared,
+            _ => base + 8 * e.below(slots) + if wide { 0 } else { 4 * e.below(2) },
+        };
+        ra.push(int((addr as i64 - imm) as u64 & 0xFFFF_FFFF));
+        let b = if matches!(op, Op::Inc | Op::Dec) {
+            let small = e.next_u64() & 0xFF;
+            pick(e, &[0, 1, 5, 0xFFFF_FFFF, small])
+        } else {
+            elem(e)
+        };
+        rb.push(typed(ty, b));
+        rc.push(typed(ty, elem(e)));
+    }
+    given.insert("R2".into(), per_lane(&ra));
+    given.insert("R4".into(), per_lane(&rb));
+    if op == Op::Cas {
+        let r = if wide { "R6" } else { "R5" };
+        given.insert(r.into(), per_lane(&rc));
+    }
+    let guard = if e.chance(1, 5) {
+        let ps: Vec<Value> = (0..lanes).map(|_| Value::Boolean(e.chance(1, 2))).collect();
+        given.insert("P0".into(), per_lane(&ps));
+        if e.chance(1, 2) { "@P0 " } else { "@!P0 " }
+    } else {
+        ""
+    };
+    if e.chance(1, 10) {
+        let act: Vec<Value> = (0..lanes)
+            .map(|_| Value::Boolean(!e.chance(1, 4)))
+            .collect();
+        given.insert("active".into(), Value::Array(act));
+    }
+    let rd = if e.chance(1, 10) { "RZ" } else { "R0" };
+    let sparse = e.chance(1, 20);
+    let addr = if sparse || imm == 0 {
+        "[R2]".to_string()
+    } else if imm < 0 {
+        format!("[R2-{:#x}]", -imm)
+    } else {
+        format!("[R2+{imm:#x}]")
+    };
+    let addr = if sparse { "[R2]".to_string() } else { addr };
+    let given_imm_fix = |g: &mut Table| {
+        if sparse && imm != 0 {
+            // The sparse form has no immediate: fold it back into Ra.
+            if let Some(v) = g.get_mut("R2") {
+                fix_ra(v, imm);
+            }
+        }
+    };
+    given_imm_fix(&mut given);
+    let ps = if sparse { "P1, " } else { "" };
+    let operands = if op == Op::Cas {
+        if wide { "R4, R6" } else { "R4, R5" }
+    } else {
+        "R4"
+    };
+    let asm = format!(
+        "{guard}ATOM.{}.{} {ps}{rd}, {addr}, {operands}",
+        op.name(),
+        size.spelling()
+    );
+    GenCase {
+        dialect: Dialect::Sass,
+        asm,
+        lanes,
+        given,
+    }
+}
+
+fn fix_ra(v: &mut Value, imm: i64) {
+    let f = |x: &Value| match x {
+        Value::Integer(i) => {
+            Value::Integer(((*i as u64).wrapping_add(imm as u64) & 0xFFFF_FFFF) as i64)
+        }
+        o => o.clone(),
+    };
+    let new = match &*v {
+        Value::Array(a) => Value::Array(a.iter().map(f).collect()),
+        o => f(o),
+    };
+    *v = new;
+}
+
+fn gen_visa(e: &mut dyn Entropy) -> GenCase {
+    if e.chance(1, 6) {
+        return gen_scatter4(e);
+    }
+    use visa::dword_atomic::Op;
+    let op = pick(e, Op::ALL);
+    let w16 = e.chance(1, 5);
+    let exec = pick(e, &[1u64, 2, 4, 8, 16]);
+    let name = op.name();
+    let ty = match name {
+        "imin" | "imax" => "d",
+        "fmax" | "fmin" | "fcmpwr" | "fadd" | "fsub" => "f",
+        "predec" if e.chance(1, 2) => "d",
+        _ => "ud",
+    };
+    let fmt = (ty == "f").then_some(if w16 { Format::F16 } else { Format::F32 });
+    let width = if w16 { 16 } else { 32 };
+    let bytes = u64::from(width / 8);
+    let slm = e.chance(1, 2);
+    let mut given = Table::new();
+    let size = 64 * bytes;
+    let mut mem = Table::new();
+    let base = if slm { 0 } else { 0x1000 };
+    for k in 0..(size / 4) {
+        mem.insert(
+            format!("{:#x}", base + 4 * k),
+            typed("u32", value(e, 32, fmt.filter(|_| !w16).or(None))),
+        );
+    }
+    if slm {
+        let mut t = Table::new();
+        t.insert("size".into(), int(size));
+        t.insert("mem".into(), Value::Table(mem));
+        given.insert("slm".into(), Value::Table(t));
+    } else {
+        given.insert("mem".into(), Value::Table(mem));
+    }
+    let shared = e.below(16);
+    let offs: Vec<Value> = (0..exec)
+        .map(|_| {
+            let o = match e.below(16) {
+                0 => bytes * e.below(64) + 1,
+                1 => size + bytes * e.below(4),
+                2..=6 => bytes * shared,
+                _ => bytes * e.below(64),
+            };
+            int(base + o)
+        })
+        .collect();
+    let vec = |vals: Vec<Value>, t: &str| {
+        let mut tb = Table::new();
+        tb.insert(t.into(), Value::Array(vals));
+        Value::Table(tb)
+    };
+    given.insert("V10".into(), vec(offs, "ud"));
+    let data = |e: &mut dyn Entropy| -> Vec<Value> {
+        (0..exec)
+            .map(|_| {
+                let v = value(e, width, fmt);
+                let junk = if w16 && e.chance(1, 2) {
+                    (e.next_u64() & 0xFFFF) << 16
+                } else {
+                    0
+                };
+                int(v | junk)
+            })
+            .collect()
+    };
+    let needs_src0 = !matches!(name, "inc" | "dec" | "predec");
+    let needs_src1 = matches!(name, "cmpxchg" | "fcmpwr");
+    let src0 = if needs_src0 {
+        given.insert("V11".into(), vec(data(e), ty));
+        "V11"
+    } else {
+        "V0"
+    };
+    let src1 = if needs_src1 {
+        given.insert("V12".into(), vec(data(e), ty));
+        "V12"
+    } else {
+        "V0"
+    };
+    let dst = if e.chance(1, 10) {
+        "V0"
+    } else {
+        given.insert(
+            "V13".into(),
+            vec((0..exec).map(|_| int(0xDDDD_DDDD)).collect(), ty),
+        );
+        "V13"
+    };
+    let pred = if e.chance(1, 5) {
+        given.insert("P1".into(), int(e.next_u64() & 0xFFFF));
+        if e.chance(1, 2) { "(P1) " } else { "(!P1) " }
+    } else {
+        ""
+    };
+    if e.chance(1, 5) {
+        given.insert("emask".into(), int(e.next_u64() & 0xFFFF_FFFF));
+    }
+    let mask = match e.below(6) {
+        0 => "M1_NM, ".to_string(),
+        1 => format!("M{}, ", 1 + e.below(3)),
+        _ => String::new(),
+    };
+    let surface = if slm { "T0" } else { "T255" };
+    let asm = format!(
+        "{pred}DWORD_ATOMIC.{name}{} ({mask}{exec}) {surface} V10 {src0} {src1} {dst}",
+        if w16 { ".16" } else { "" }
+    );
+    GenCase {
+        dialect: Dialect::Visa,
+        asm,
+        lanes: 1,
+        given,
+    }
+}
+
+fn gen_scatter4(e: &mut dyn Entropy) -> GenCase {
+    let exec = pick(e, &[8u64, 16]);
+    let mut chans = String::new();
+    let bits = 1 + e.below(15);
+    for (i, c) in ['R', 'G', 'B', 'A'].into_iter().enumerate() {
+        if bits >> i & 1 == 1 {
+            chans.push(c);
+        }
+    }
+    let mut given = Table::new();
+    let mut t = Table::new();
+    t.insert("uq".into(), int(0x1000));
+    given.insert("V20".into(), Value::Table(t));
+    let offs: Vec<Value> = (0..exec)
+        .map(|i| match e.below(12) {
+            0 => int(16 * i + 2),
+            1 => int(0x10_0000),
+            2..=3 => int(0),
+            _ => int(16 * i),
+        })
+        .collect();
+    let mut t = Table::new();
+    t.insert("uq".into(), Value::Array(offs));
+    given.insert("V21".into(), Value::Table(t));
+    let src: Vec<Value> = (0..64).map(|_| int(value(e, 32, None))).collect();
+    let mut t = Table::new();
+    t.insert("ud".into(), Value::Array(src));
+    given.insert("V22".into(), Value::Table(t));
+    given.insert(
+        "alloc".into(),
+        Value::Array(vec![Value::String("0x1000+0x200".into())]),
+    );
+    if e.chance(1, 5) {
+        given.insert("emask".into(), int(e.next_u64() & 0xFFFF));
+    }
+    let asm = format!("SVM_SCATTER4_SCALED.{chans} ({exec}) V20 V21 V22");
+    GenCase {
+        dialect: Dialect::Visa,
+        asm,
+        lanes: 1,
+        given,
+    }
+}
+
+fn gen_msl(e: &mut dyn Entropy) -> GenCase {
+    if e.chance(1, 3) {
+        return gen_simd(e);
+    }
+    let lanes = pick(e, &[1u32, 2, 4, 8, 32, 64]);
+    let ty = match e.below(10) {
+        0 => AtomicType::Float,
+        1..=5 => AtomicType::Int,
+        _ => AtomicType::Uint,
+    };
+    let space = if e.chance(1, 3) {
+        "threadgroup"
+    } else {
+        "device"
+    };
+    let len = 1 + e.below(6);
+    let fmt = (ty == AtomicType::Float).then_some(Format::F32);
+    let mut given = Table::new();
+    let mut b = Table::new();
+    b.insert("space".into(), Value::String(space.into()));
+    b.insert("type".into(), Value::String(ty.name().into()));
+    b.insert(
+        "init".into(),
+        Value::Array((0..len).map(|_| int(value(e, 32, fmt))).collect()),
+    );
+    given.insert("buf".into(), Value::Table(b));
+    let idx: Vec<Value> = (0..lanes)
+        .map(|_| match e.below(16) {
+            0 => int(len + e.below(3)),
+            1..=8 => int(0),
+            _ => int(e.below(len)),
+        })
+        .collect();
+    given.insert("i".into(), Value::Array(idx));
+    let vals: Vec<Value> = (0..lanes).map(|_| int(value(e, 32, fmt))).collect();
+    let opty = if ty == AtomicType::Float {
+        "float"
+    } else if ty == AtomicType::Int {
+        "int"
+    } else {
+        "uint"
+    };
+    let mut t = Table::new();
+    t.insert(opty.into(), Value::Array(vals));
+    given.insert("v".into(), Value::Table(t));
+    let key = pick(e, msl::atomic::Key::ALL);
+    let asm = match e.below(10) {
+        0 => "r = atomic_exchange_explicit(&buf[i], v, memory_order_relaxed)".to_string(),
+        1 => {
+            let exp: Vec<Value> = (0..lanes).map(|_| int(value(e, 32, None))).collect();
+            let mut t = Table::new();
+            t.insert("uint".into(), Value::Array(exp));
+            given.insert("ex".into(), Value::Table(t));
+            "ok = atomic_compare_exchange_weak_explicit(&buf[i], &ex, v, memory_order_relaxed, memory_order_relaxed)".to_string()
+        }
+        2 => format!(
+            "atomic_fetch_{}_explicit(&buf[i], v, memory_order_relaxed)",
+            key.name()
+        ),
+        _ => format!(
+            "r = atomic_fetch_{}_explicit(&buf[i], v, memory_order_relaxed)",
+            key.name()
+        ),
+    };
+    GenCase {
+        dialect: Dialect::Msl,
+        asm,
+        lanes,
+        given,
+    }
+}
+
+fn gen_simd(e: &mut dyn Entropy) -> GenCase {
+    use msl::simd::SimdFunction as F;
+    let width = pick(e, &[4u64, 8, 16, 32]);
+    let lanes = if e.chance(1, 4) {
+        1 + e.below(width)
+    } else {
+        width
+    } as u32;
+    let f = pick(e, F::ALL);
+    let mut given = Table::new();
+    given.insert("simd_width".into(), int(width));
+    let data: Vec<Value> = (0..lanes)
+        .map(|_| int(e.next_u64() & 0xFFFF_FFFF))
+        .collect();
+    given.insert("x".into(), Value::Array(data));
+    if e.chance(1, 5) {
+        let act: Vec<Value> = (0..lanes)
+            .map(|_| Value::Boolean(!e.chance(1, 4)))
+            .collect();
+        given.insert("active".into(), Value::Array(act));
+    }
+    let arg = |e: &mut dyn Entropy, g: &mut Table| -> String {
+        if e.chance(1, 6) {
+            let vals: Vec<Value> = (0..lanes).map(|_| int(e.below(width + 2))).collect();
+            g.insert("d".into(), Value::Array(vals));
+            "d".into()
+        } else {
+            pick(e, &[0, 1, 2, 3, width - 1, width, width + 1]).to_string()
+        }
+    };
+    let asm = match f {
+        F::ShuffleAndFillUp | F::ShuffleAndFillDown => {
+            let fill: Vec<Value> = (0..lanes)
+                .map(|_| int(e.next_u64() & 0xFFFF_FFFF))
+                .collect();
+            given.insert("y".into(), Value::Array(fill));
+            let d = arg(e, &mut given);
+            if e.chance(1, 2) {
+                format!(
+                    "r = {}(x, y, {d}, {})",
+                    f.name(),
+                    pick(e, &[2u64, 4, 8, width])
+                )
+            } else {
+                format!("r = {}(x, y, {d})", f.name())
+            }
+        }
+        _ => {
+            let d = arg(e, &mut given);
+            format!("r = {}(x, {d})", f.name())
+        }
+    };
+    GenCase {
+        dialect: Dialect::Msl,
+        asm,
+        lanes,
+        given,
+    }
+}
+
+/// A case file's text: a header comment, the dialect, and the cases.
+pub fn file_text(dialect: Dialect, header: &str, cases: &[Table]) -> Result<String, String> {
+    let mut doc = Table::new();
+    doc.insert("dialect".into(), Value::String(dialect.name().into()));
+    doc.insert(
+        "case".into(),
+        Value::Array(cases.iter().cloned().map(Value::Table).collect()),
+    );
+    let body = toml::to_string(&doc).map_err(|e| e.to_string())?;
+    let mut s = String::new();
+    for l in header.lines() {
+        let _ = writeln!(s, "# {l}");
+    }
+    s.push_str(&body);
+    Ok(s)
+}
+
+/// A case table for `gc` with its expectation from the reference under `profile`.
+pub fn case_table(
+    name: &str,
+    cite: &str,
+    gc: &GenCase,
+    profile: &Profile,
+) -> Result<Table, String> {
+    let mut t = Table::new();
+    t.insert("name".into(), Value::String(name.into()));
+    t.insert("asm".into(), Value::String(gc.asm.clone()));
+    t.insert("cite".into(), Value::String(cite.into()));
+    if gc.lanes != 1 {
+        t.insert("lanes".into(), int(u64::from(gc.lanes)));
+    }
+    t.insert("given".into(), Value::Table(gc.given.clone()));
+    // Build the state exactly as the loader will.
+    t.insert("expect".into(), Value::Table(unspecified()));
+    let probe_text = file_text(gc.dialect, "", std::slice::from_ref(&t))?;
+    let loaded = parse_file(Path::new(""), Path::new("<generated>"), probe_text);
+    let case = loaded.cases.first().ok_or_else(|| {
+        loaded
+            .errors
+            .first()
+            .map_or("generated case did not load".to_string(), |e| {
+                e.message.clone()
+            })
+    })?;
+    let state = crate::build::build_state(case).map_err(|e| e.message)?;
+    let run = program::run(gc.dialect, &gc.asm, &state, profile).map_err(|e| e.to_string())?;
+    t.insert(
+        "expect".into(),
+        Value::Table(expectation(
+            gc.dialect,
+            &state,
+            &run.outcome,
+            run.lowered.as_ref(),
+        )),
+    );
+    Ok(t)
+}
+
+fn unspecified() -> Table {
+    let mut t = Table::new();
+    t.insert("unspecified".into(), Value::Boolean(true));
+    t
+}
+
+/// Locations whose final value depends on an order or choice the documents leave open: every
+/// address several accesses race on (or whose op allows alternatives), and the destinations of
+/// those accesses.
+fn open_locations(
+    lowered: Option<&Lowered>,
+    initial: &State,
+) -> (BTreeSet<(Space, u64)>, BTreeSet<(String, u32)>) {
+    let mut mem = BTreeSet::new();
+    let mut regs = BTreeSet::new();
+    let Some(Lowered {
+        instr: Instr::Mem(m),
+        ..
+    }) = lowered
+    else {
+        return (mem, regs);
+    };
+    let Ok(resolved) = resolve(m, initial) else {
+        return (mem, regs);
+    };
+    let mut by_addr: BTreeMap<u64, Vec<usize>> = BTreeMap::new();
+    for (i, r) in resolved.iter().enumerate() {
+        if let Resolved::Mem(a) = r {
+            by_addr.entry(*a).or_default().push(i);
+        }
+    }
+    let bytes = m.ty.bytes();
+    for (addr, members) in by_addr {
+        let old = initial.memory(m.space).read(addr, bytes).unwrap_or(0);
+        let choices = members.iter().any(|&i| {
+            apply(m.op, m.ty, &m.env, old, m.accesses[i].src).map_or(true, |e| e.len() > 1)
+        });
+        if members.len() > 1 || choices {
+            mem.insert((m.space, addr));
+            for &i in &members {
+                match &m.accesses[i].dst {
+                    atomcts_reference::ir::Dest::None => {}
+                    atomcts_reference::ir::Dest::Fields(fs) => {
+                        for f in fs {
+                            regs.insert((f.name.clone(), f.idx));
+                        }
+                    }
+                    atomcts_reference::ir::Dest::CasWeak { ok, expected } => {
+                        regs.insert((expected.name.clone(), expected.idx));
+                        if let Some(ok) = ok {
+                            regs.insert((ok.name.clone(), ok.idx));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    (mem, regs)
+}
+
+/// The expectation table for a reference outcome.
+fn expectation(
+    dialect: Dialect,
+    initial: &State,
+    outcome: &Outcome,
+    lowered: Option<&Lowered>,
+) -> Table {
+    let mut t = Table::new();
+    match outcome {
+        Outcome::Invalid(r) => {
+            t.insert("invalid".into(), Value::String(r.reason.code().into()));
+        }
+        Outcome::Unspecified(_) => return unspecified(),
+        Outcome::Fault(f) => {
+            let class = f
+                .lanes
+                .first()
+                .map_or("address_out_of_range", |l| l.1.name());
+            t.insert("fault".into(), Value::String(class.into()));
+            let lanes: Vec<Value> = f.lanes.iter().map(|(l, _)| int(u64::from(*l))).collect();
+            t.insert("fault_lanes".into(), Value::Array(lanes));
+        }
+        Outcome::Completed(c) => {
+            let (racy_mem, racy_regs) = open_locations(lowered, initial);
+            let fin = &c.state;
+            // Register bits the documents leave open (checked under a mask).
+            let open_bits = |loc: &Loc| -> u64 {
+                c.open
+                    .iter()
+                    .filter(|(l, _)| l == loc)
+                    .fold(0, |m, (_, f)| m | f.mask())
+            };
+            // Registers that changed (or were declared) get their full value list.
+            for (name, reg) in &fin.regs {
+                let before = initial.regs.get(name);
+                let changed = (0..reg.elems.len() as u32)
+                    .any(|i| initial.elem(name, i).unwrap_or(0) != reg.elems[i as usize]);
+                let opened = c
+                    .open
+                    .iter()
+                    .any(|(l, _)| matches!(l, Loc::Reg { name: n, .. } if n == name));
+                let racy = racy_regs.iter().any(|(n, _)| n == name);
+                if !changed && !opened && !racy {
+                    continue;
+                }
+                let vals: Vec<Value> = reg
+                    .elems
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| {
+                        let loc = Loc::Reg {
+                            name: name.clone(),
+                            idx: i as u32,
+                        };
+                        if racy_regs.contains(&(name.clone(), i as u32)) {
+                            return Value::String("any".into());
+                        }
+                        let any = open_bits(&loc);
+                        let v = if reg.ty.kind == Kind::Bool {
+                            *v & 1
+                        } else {
+                            *v
+                        };
+                        if any != 0 {
+                            let mut m = Table::new();
+                            m.insert("bits".into(), Value::String(format!("{v:#x}")));
+                            m.insert(
+                                "mask".into(),
+                                Value::String(format!("{:#x}", reg.ty.mask() & !any)),
+                            );
+                            Value::Table(m)
+                        } else if reg.ty.kind == Kind::Bool {
+                            Value::Boolean(v != 0)
+                        } else {
+                            int(v)
+                        }
+                    })
+                    .collect();
+                let value = match dialect {
+                    Dialect::Sass => Value::Array(vals),
+                    Dialect::Visa => {
+                        let mut tb = Table::new();
+                        tb.insert(reg.ty.visa_name().into(), Value::Array(vals));
+                        Value::Table(tb)
+                    }
+                    Dialect::Msl => {
+                        let mut tb = Table::new();
+                        tb.insert(msl_type_name(reg.ty).into(), Value::Array(vals));
+                        Value::Table(tb)
+                    }
+                };
+                let _ = before;
+                t.insert(name.clone(), value);
+            }
+            // Memory: the accessed locations that changed, or race.
+            let mut mem_g = Table::new();
+            let mut mem_s = Table::new();
+            let mut bufs: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+            if let Some(Lowered {
+                instr: Instr::Mem(m),
+                ..
+            }) = lowered
+            {
+                let bytes = m.ty.bytes();
+                let ty = format!("u{}", bytes * 8);
+                let mut seen = BTreeSet::new();
+                for a in &m.accesses {
+                    let addr = a.addr & !(bytes - 1);
+                    for addr in [a.addr, addr] {
+                        if !seen.insert(addr) {
+                            continue;
+                        }
+                        let (Some(before), Some(after)) = (
+                            initial.memory(m.space).read(addr, bytes),
+                            fin.memory(m.space).read(addr, bytes),
+                        ) else {
+                            continue;
+                        };
+                        let racy = racy_mem.contains(&(m.space, addr));
+                        let loc = Loc::Mem {
+                            space: m.space,
+                            addr,
+                            bytes: bytes as u8,
+                        };
+                        let fields: Vec<_> = c
+                            .open
+                            .iter()
+                            .filter(|(l, _)| l == &loc)
+                            .map(|(_, f)| f)
+                            .collect();
+                        let nan_at = |lo: u32, bits: u32| {
+                            fields.iter().find_map(|f| match f.allowed {
+                                Allowed::AnyNan(fm) if f.lo == lo && f.bits == bits => Some(fm),
+                                _ => None,
+                            })
+                        };
+                        let v = if racy {
+                            Value::String(format!("{ty}:any"))
+                        } else if m.ty == atomcts_reference::types::DataType::F16x2
+                            && !fields.is_empty()
+                        {
+                            let half = |i: u32| match nan_at(16 * i, 16) {
+                                Some(_) => "nan".to_string(),
+                                None => format!("{:#06x}", (after >> (16 * i)) & 0xFFFF),
+                            };
+                            Value::String(format!("f16x2:{},{}", half(0), half(1)))
+                        } else if let Some(f) = nan_at(0, 8 * bytes as u32) {
+                            Value::String(format!("{}:nan", f.name()))
+                        } else if !fields.is_empty() {
+                            Value::String(format!("{ty}:any"))
+                        } else if before != after {
+                            typed(&ty, after)
+                        } else {
+                            continue;
+                        };
+                        // MSL buffers are written as their final contents.
+                        if let Some((bname, b)) = initial.buffers.iter().find(|(_, b)| {
+                            b.space == m.space && addr >= b.base && addr < b.base + 4 * b.len
+                        }) {
+                            let list = bufs.entry(bname.clone()).or_insert_with(|| {
+                                (0..b.len)
+                                    .map(|i| {
+                                        int(fin
+                                            .memory(b.space)
+                                            .read(b.base + 4 * i, 4)
+                                            .unwrap_or(0))
+                                    })
+                                    .collect()
+                            });
+                            let i = ((addr - b.base) / 4) as usize;
+                            if let Some(slot) = list.get_mut(i) {
+                                *slot = if let Value::String(s) = &v {
+                                    if s.ends_with(":any") {
+                                        Value::String("any".into())
+                                    } else {
+                                        v.clone()
+                                    }
+                                } else {
+                                    v.clone()
+                                };
+                            }
+                            continue;
+                        }
+                        let key = format!("{addr:#x}");
+                        match m.space {
+                            Space::Global => mem_g.insert(key, v),
+                            Space::Shared => mem_s.insert(key, v),
+                        };
+                    }
+                }
+            }
+            if !mem_g.is_empty() {
+                t.insert("mem".into(), Value::Table(mem_g));
+            }
+            if !mem_s.is_empty() {
+                let mut s = Table::new();
+                s.insert("mem".into(), Value::Table(mem_s));
+                t.insert("slm".into(), Value::Table(s));
+            }
+            for (b, vals) in bufs {
+                t.insert(b, Value::Array(vals));
+            }
+        }
+    }
+    t
+}
+
+fn msl_type_name(t: ElemType) -> &'static str {
+    match (t.kind, t.bits) {
+        (Kind::Signed, 32) => "int",
+        (Kind::Float, 32) => "float",
+        (Kind::Float, 16) => "half",
+        (Kind::Signed, 16) => "short",
+        (Kind::Unsigned, 16) => "ushort",
+        (Kind::Signed, 64) => "long",
+        (Kind::Unsigned, 64) => "ulong",
+        (Kind::Bool, _) => "bool",
+        _ => "uint",
+    }
+}
+
+/// An error of the generator (a generated case that does not load is a bug here).
+#[derive(Debug, thiserror::Error)]
+#[error("generated case {name}: {message}")]
+pub struct GenError {
+    /// The case.
+    pub name: String,
+    /// What went wrong.
+    pub message: String,
+}
+
+/// Generates `count` cases from `seed` as loaded [`Case`]s, with expectations from the
+/// reference under `profile`.
+pub fn generate(seed: u64, count: u64, profile: &Profile) -> Result<Vec<Case>, GenError> {
+    let files = generate_files(seed, count, profile)?;
+    let mut out = Vec::new();
+    for (dialect, text) in files {
+        let path = format!("generated/seed{seed}/{}.toml", dialect.name());
+        let loaded = parse_file(Path::new(""), Path::new(&path), text);
+        if let Some(e) = loaded.errors.first() {
+            return Err(GenError {
+                name: path,
+                message: e.to_string(),
+            });
+        }
+        out.extend(loaded.cases);
+    }
+    Ok(out)
+}
+
+/// The generated files' texts, one per dialect.
+pub fn generate_files(
+    seed: u64,
+    count: u64,
+    profile: &Profile,
+) -> Result<Vec<(Dialect, String)>, GenError> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut per: BTreeMap<Dialect, Vec<Table>> = BTreeMap::new();
+    for k in 0..count {
+        let gc = gen_case(&mut rng);
+        let name = format!("gen_{seed}_{k}");
+        let cite = format!(
+            "generated (atomcts gen --seed {seed}); expectation from the reference model, profile {}",
+            profile.name
+        );
+        let t = case_table(&name, &cite, &gc, profile).map_err(|message| GenError {
+            name: name.clone(),
+            message,
+        })?;
+        per.entry(gc.dialect).or_default().push(t);
+    }
+    let header = format!(
+        "Generated by `atomcts gen --seed {seed} --count {count} --profile {}`: random instructions over\nedge-biased states; expectations come from the reference model, not from the documents.",
+        profile.name
+    );
+    per.into_iter()
+        .map(|(d, cases)| {
+            file_text(d, &header, &cases)
+                .map(|t| (d, t))
+                .map_err(|message| GenError {
+                    name: d.name().into(),
+                    message,
+                })
+        })
+        .collect()
+}
+
+/// Writes the generated files to `out/<dialect>.toml`; returns the number of cases.
+pub fn write(seed: u64, count: u64, profile: &Profile, out: &Path) -> Result<u64, GenError> {
+    let io = |e: std::io::Error| GenError {
+        name: out.display().to_string(),
+        message: e.to_string(),
+    };
+    std::fs::create_dir_all(out).map_err(io)?;
+    for (d, text) in generate_files(seed, count, profile)? {
+        std::fs::write(out.join(format!("{}.toml", d.name())), text).map_err(io)?;
+    }
+    Ok(count)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generation_is_reproducible_and_covers_every_dialect() {
+        let p = Profile::default();
+        let a = generate_files(7, 60, &p).unwrap();
+        let b = generate_files(7, 60, &p).unwrap();
+        assert_eq!(a, b);
+        let c = generate_files(8, 60, &p).unwrap();
+        assert_ne!(a, c);
+        let dialects: BTreeSet<_> = a.iter().map(|(d, _)| *d).collect();
+        assert_eq!(dialects.len(), 3);
+    }
+
+    #[test]
+    fn generated_cases_pass_on_the_reference() {
+        use crate::run::{Options, Status, run_case};
+        let p = Profile::default();
+        let cases = generate(3, 150, &p).unwrap();
+        assert_eq!(cases.len(), 150);
+        let opts = Options {
+            profile: p,
+            race_budget: 100_000,
+            cases_arg: String::new(),
+            adapter_arg: String::new(),
+        };
+        let mut kinds = BTreeSet::new();
+        for c in &cases {
+            let r = run_case(c, &mut atomcts_adapters::ReferenceAdapter, &opts);
+            assert_eq!(r.status, Status::Pass, "{} {:?}", c.id, r.findings);
+            kinds.insert(
+                c.expect
+                    .as_ref()
+                    .map(|(e, _)| e.iter().map(|x| x.0.clone()).collect::<Vec<_>>().join(",")),
+            );
+        }
+        // Faults, rejections and completed outcomes all occur.
+        assert!(kinds.len() > 5);
+    }
 }

@@ -211,6 +211,19 @@ pub fn parse_typed(s: &str) -> Result<Pat, String> {
         .ok_or_else(|| format!("`{s}` is not `<type>:<value>`"))?;
     let ty = ty_of(t.trim()).ok_or_else(|| format!("unknown type `{t}` in `{s}`"))?;
     match ty {
+        _ if v.trim() == "any" => {
+            let width = match ty {
+                Ty::U(w) | Ty::S(w) => w,
+                Ty::F(f) => f.bits(),
+                Ty::F16x2 => 32,
+            };
+            Ok(Pat::Bits {
+                value: 0,
+                care: 0,
+                nan: vec![],
+                width,
+            })
+        }
         Ty::U(w) => {
             let n = parse_int(v).ok_or_else(|| format!("`{v}` is not an integer"))?;
             Ok(Pat::exact(Bits {
