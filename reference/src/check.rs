@@ -50,23 +50,23 @@ pub fn judge(
     let mut racy_mem: BTreeSet<(crate::types::Space, u64)> = BTreeSet::new();
     let mut groups: BTreeMap<u64, Vec<usize>> = BTreeMap::new();
     let mut mem_instr: Option<(&MemInstr, Vec<Resolved>)> = None;
-    if let Instr::Mem(m) = &lowered.instr {
-        if let Ok(resolved) = resolve(m, initial) {
-            for (i, (a, r)) in m.accesses.iter().zip(&resolved).enumerate() {
-                if let Resolved::Mem(addr) = r {
-                    groups.entry(*addr).or_default().push(i);
-                    for f in dest_fields(&a.dst) {
-                        racy_regs.insert((f.name.clone(), f.idx));
-                    }
+    if let Instr::Mem(m) = &lowered.instr
+        && let Ok(resolved) = resolve(m, initial)
+    {
+        for (i, (a, r)) in m.accesses.iter().zip(&resolved).enumerate() {
+            if let Resolved::Mem(addr) = r {
+                groups.entry(*addr).or_default().push(i);
+                for f in dest_fields(&a.dst) {
+                    racy_regs.insert((f.name.clone(), f.idx));
                 }
             }
-            for addr in groups.keys() {
-                for b in 0..m.ty.bytes() {
-                    racy_mem.insert((m.space, addr + b));
-                }
-            }
-            mem_instr = Some((m, resolved));
         }
+        for addr in groups.keys() {
+            for b in 0..m.ty.bytes() {
+                racy_mem.insert((m.space, addr + b));
+            }
+        }
+        mem_instr = Some((m, resolved));
     }
     let mut mismatches = compare_plain(reference, observed, &racy_regs, &racy_mem);
     let mut undecided = Vec::new();
@@ -400,18 +400,19 @@ fn observe(
                     Upper::Unspecified { .. } => (None, 64),
                 };
                 let upper_bits = width.saturating_sub(top);
-                if let Some(w) = want {
-                    if upper_bits > 0 && (e >> top) & mask(upper_bits) != w & mask(upper_bits) {
-                        return Err(Mismatch {
-                            loc: Loc::Reg {
-                                name: f.name.clone(),
-                                idx: f.idx,
-                            },
-                            expected: None,
-                            observed: Some(e),
-                            why: format!("bits above {top} should be {:?}", f.upper),
-                        });
-                    }
+                if let Some(w) = want
+                    && upper_bits > 0
+                    && (e >> top) & mask(upper_bits) != w & mask(upper_bits)
+                {
+                    return Err(Mismatch {
+                        loc: Loc::Reg {
+                            name: f.name.clone(),
+                            idx: f.idx,
+                        },
+                        expected: None,
+                        observed: Some(e),
+                        why: format!("bits above {top} should be {:?}", f.upper),
+                    });
                 }
                 // Bits below the field are not the instruction's: they must be unchanged.
                 if f.lo > 0 && (e ^ before) & mask(f.lo) != 0 {

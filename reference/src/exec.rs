@@ -135,29 +135,29 @@ fn run_mem(
         writeback(a, m.ty, ret, success, state, open)?;
     }
     // A4 `any`: NaN results are checked by class only.
-    if !m.env.nan_exact {
-        if let Some(f) = m.ty.float_format() {
-            let lanes = if m.ty == DataType::F16x2 { 2 } else { 1 };
-            for r in resolved {
-                if let Resolved::Mem(addr) = *r {
-                    let v = state.memory(m.space).read(addr, bytes).unwrap_or(0);
-                    for h in 0..lanes {
-                        let lo = 16 * h;
-                        if float::is_nan(f, v >> lo) {
-                            let loc = Loc::Mem {
-                                space: m.space,
-                                addr,
-                                bytes: bytes as u8,
-                            };
-                            open.push((
-                                loc,
-                                Field {
-                                    lo,
-                                    bits: f.bits(),
-                                    allowed: Allowed::AnyNan(f),
-                                },
-                            ));
-                        }
+    if !m.env.nan_exact
+        && let Some(f) = m.ty.float_format()
+    {
+        let lanes = if m.ty == DataType::F16x2 { 2 } else { 1 };
+        for r in resolved {
+            if let Resolved::Mem(addr) = *r {
+                let v = state.memory(m.space).read(addr, bytes).unwrap_or(0);
+                for h in 0..lanes {
+                    let lo = 16 * h;
+                    if float::is_nan(f, v >> lo) {
+                        let loc = Loc::Mem {
+                            space: m.space,
+                            addr,
+                            bytes: bytes as u8,
+                        };
+                        open.push((
+                            loc,
+                            Field {
+                                lo,
+                                bits: f.bits(),
+                                allowed: Allowed::AnyNan(f),
+                            },
+                        ));
                     }
                 }
             }

@@ -119,6 +119,46 @@ pub struct Env {
     pub weak: bool,
 }
 
+impl Env {
+    /// The part of the environment every dialect takes from the shared float knobs: NaN bits
+    /// (`float.nan_result`, A4), min/max rules (`float.minmax_*`, A5-A7) and the returned value
+    /// of a flushing add (`float.ftz_return`, A3). Rounding, flushing and compare are the
+    /// front end's to set.
+    pub fn from_profile(p: &crate::knobs::Profile) -> Env {
+        use crate::float::{DenormRule, NanRule, ZeroRule};
+        use crate::knobs::{FtzReturn, MinMaxDenormals, MinMaxNan, MinMaxZero, NanResult};
+        let (nan, nan_exact) = match p.float_nan_result {
+            NanResult::Canonical => (NanBits::Canonical, true),
+            NanResult::Propagate => (NanBits::Propagate, true),
+            NanResult::Any => (NanBits::Propagate, false),
+        };
+        let minmax = MinMaxRules {
+            nan: match p.float_minmax_nan {
+                MinMaxNan::MinimumNumber => NanRule::MinimumNumber,
+                MinMaxNan::IntelSnanWins => NanRule::IntelSnanWins,
+                MinMaxNan::SpirvEither => NanRule::SpirvEither,
+            },
+            zero: match p.float_minmax_signed_zero {
+                MinMaxZero::Ordered => ZeroRule::Ordered,
+                MinMaxZero::Either => ZeroRule::Either,
+                MinMaxZero::Skylake => ZeroRule::Skylake,
+            },
+            denormals: match p.float_minmax_denormals {
+                MinMaxDenormals::CompareRaw => DenormRule::CompareRaw,
+                MinMaxDenormals::FlushBeforeCompare => DenormRule::FlushBeforeCompare,
+                MinMaxDenormals::Either => DenormRule::Either,
+            },
+        };
+        Env {
+            nan,
+            nan_exact,
+            minmax,
+            ftz_return: p.float_ftz_return == FtzReturn::Flushed,
+            ..Env::default()
+        }
+    }
+}
+
 impl Default for Env {
     fn default() -> Env {
         Env {

@@ -381,12 +381,12 @@ pub fn build_state(case: &Case) -> Result<State, BuildError> {
                 Dialect::Sass => sass_given(&mut st, key, v, pos)?,
                 Dialect::Visa => visa_given(&mut st, key, v, pos)?,
                 Dialect::Msl => {
-                    if let Value::Table(t) = v {
-                        if t.contains_key("space") {
-                            msl_buffer(&mut st, key, t, pos, buffer_base(buffers))?;
-                            buffers += 1;
-                            continue;
-                        }
+                    if let Value::Table(t) = v
+                        && t.contains_key("space")
+                    {
+                        msl_buffer(&mut st, key, t, pos, buffer_base(buffers))?;
+                        buffers += 1;
+                        continue;
                     }
                     msl_operand(&mut st, key, v, pos)?
                 }
@@ -874,17 +874,17 @@ fn expect_entry(
         Dialect::Visa => {
             if reg_index(key, 'V', u32::MAX - 1).is_some_and(|n| n > 0) {
                 let (et, vals) = typed_vector(v, pos, key, ElemType::from_visa_name)?;
-                if let Some(decl) = initial.regs.get(key) {
-                    if decl.ty != et {
-                        return err(
-                            pos,
-                            format!(
-                                "{key} is declared {} in given, expected as {}",
-                                decl.ty.visa_name(),
-                                et.visa_name()
-                            ),
-                        );
-                    }
+                if let Some(decl) = initial.regs.get(key)
+                    && decl.ty != et
+                {
+                    return err(
+                        pos,
+                        format!(
+                            "{key} is declared {} in given, expected as {}",
+                            decl.ty.visa_name(),
+                            et.visa_name()
+                        ),
+                    );
                 }
                 for (i, x) in vals.iter().enumerate() {
                     let p =

@@ -108,6 +108,9 @@ struct RawCase {
     expect_if: Option<BTreeMap<Spanned<String>, Spanned<RawTable>>>,
 }
 
+/// Entries of a `given` or `expect` table: key, value, position of the key.
+pub type Entries = Vec<(String, Value, Pos)>;
+
 /// A case as written, with positions, before its state and expectations are interpreted
 /// (that happens per profile in [`crate::build`]).
 #[derive(Clone, Debug)]
@@ -129,9 +132,9 @@ pub struct Case {
     /// Lanes (default 1).
     pub lanes: u32,
     /// Initial state as written.
-    pub given: Vec<(String, Value, Pos)>,
+    pub given: Entries,
     /// Expectation as written, if not a probe.
-    pub expect: Option<(Vec<(String, Value, Pos)>, Pos)>,
+    pub expect: Option<(Entries, Pos)>,
     /// Capabilities needed.
     pub requires: Vec<String>,
     /// Knob options the case applies under.
@@ -141,7 +144,7 @@ pub struct Case {
     /// The knob a probe case probes.
     pub probe: Option<String>,
     /// Per-option expectations of a probe.
-    pub expect_if: Vec<(String, Vec<(String, Value, Pos)>, Pos)>,
+    pub expect_if: Vec<(String, Entries, Pos)>,
 }
 
 /// The result of loading one file: its cases, or errors (a file that does not parse yields no

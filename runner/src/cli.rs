@@ -455,10 +455,10 @@ fn cmd_export(a: ExportArgs) -> Result<u8> {
                 if let Some(m) = obj.as_object_mut() {
                     m.insert("id".into(), c.id.clone().into());
                     m.insert("dialect".into(), c.dialect.name().into());
-                    if !m.contains_key("cite") {
-                        if let Some(fc) = &file_cite {
-                            m.insert("cite".into(), serde_json::to_value(fc)?);
-                        }
+                    if !m.contains_key("cite")
+                        && let Some(fc) = &file_cite
+                    {
+                        m.insert("cite".into(), serde_json::to_value(fc)?);
                     }
                 }
                 cases.push(obj);

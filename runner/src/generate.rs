@@ -625,13 +625,13 @@ fn unspecified() -> Table {
     t
 }
 
+/// Memory locations and register elements.
+type OpenSets = (BTreeSet<(Space, u64)>, BTreeSet<(String, u32)>);
+
 /// Locations whose final value depends on an order or choice the documents leave open: every
 /// address several accesses race on (or whose op allows alternatives), and the destinations of
 /// those accesses.
-fn open_locations(
-    lowered: Option<&Lowered>,
-    initial: &State,
-) -> (BTreeSet<(Space, u64)>, BTreeSet<(String, u32)>) {
+fn open_locations(lowered: Option<&Lowered>, initial: &State) -> OpenSets {
     let mut mem = BTreeSet::new();
     let mut regs = BTreeSet::new();
     let Some(Lowered {

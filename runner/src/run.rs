@@ -143,7 +143,7 @@ pub fn op_label(dialect: Dialect, asm: &str) -> String {
                 .find(|t| t.contains("DWORD_ATOMIC") || t.contains("SVM_"))
                 .unwrap_or("?");
             match body.split_once('.') {
-                Some((m, rest)) if m == "DWORD_ATOMIC" => {
+                Some(("DWORD_ATOMIC", rest)) => {
                     let op = rest.split('.').next().unwrap_or("").to_lowercase();
                     let w16 = if rest.contains(".16") { ".16" } else { "" };
                     format!("DWORD_ATOMIC.{op}{w16}")
@@ -302,10 +302,10 @@ pub fn run_case(case: &Case, adapter: &mut dyn Adapter, opts: &Options) -> CaseR
     if let Some(knob) = &case.probe {
         let mut matched = Vec::new();
         for (option, entries, at) in &case.expect_if {
-            if let Ok(e) = build_expectation(case, &state, entries, at) {
-                if verify::check(&e, &state, &observation, lanes_are_lanes).is_empty() {
-                    matched.push(option.clone());
-                }
+            if let Ok(e) = build_expectation(case, &state, entries, at)
+                && verify::check(&e, &state, &observation, lanes_are_lanes).is_empty()
+            {
+                matched.push(option.clone());
             }
         }
         r.probe = Some(ProbeResult {

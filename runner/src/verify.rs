@@ -230,11 +230,10 @@ fn values(
             Target::Multiset { name, lanes, width } => {
                 for l in 0..*lanes {
                     regs.insert((name.clone(), l));
-                    if *width > 32 {
-                        if let Some(n) = name.strip_prefix('R').and_then(|n| n.parse::<u32>().ok())
-                        {
-                            regs.insert((format!("R{}", n + 1), l));
-                        }
+                    if *width > 32
+                        && let Some(n) = name.strip_prefix('R').and_then(|n| n.parse::<u32>().ok())
+                    {
+                        regs.insert((format!("R{}", n + 1), l));
                     }
                 }
             }
@@ -341,25 +340,6 @@ fn values(
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::value::Bits;
-
-    #[test]
-    fn multisets_need_a_perfect_matching() {
-        let e = |v| {
-            Pat::exact(Bits {
-                value: v,
-                width: 32,
-            })
-        };
-        assert!(multiset_matches(&[e(1), e(2), Pat::Any], &[2, 9, 1]));
-        assert!(!multiset_matches(&[e(1), e(1)], &[1, 2]));
-        assert!(multiset_matches(&[Pat::Any, e(1)], &[1, 5]));
-    }
-}
-
 /// The locations that differ between two states, for `atomcts exec`.
 pub fn diff(before: &State, after: &State) -> Vec<String> {
     let mut out = Vec::new();
@@ -396,4 +376,23 @@ pub fn diff(before: &State, after: &State) -> Vec<String> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::value::Bits;
+
+    #[test]
+    fn multisets_need_a_perfect_matching() {
+        let e = |v| {
+            Pat::exact(Bits {
+                value: v,
+                width: 32,
+            })
+        };
+        assert!(multiset_matches(&[e(1), e(2), Pat::Any], &[2, 9, 1]));
+        assert!(!multiset_matches(&[e(1), e(1)], &[1, 2]));
+        assert!(multiset_matches(&[Pat::Any, e(1)], &[1, 5]));
+    }
 }

@@ -12,10 +12,10 @@ use super::{Arg, CallSyntax, Operand, ident_arg, int_value, wrong_arg};
 use crate::error::{ModelError, Reason, Rejection};
 use crate::float::{self, Format, FtzMode, Round};
 use crate::ir::{
-    Access, AtomicOp, Compare, Dest, Env, Instr, Lowered, Lowering, MemInstr, Misaligned, NanBits,
+    Access, AtomicOp, Compare, Dest, Env, Instr, Lowered, Lowering, MemInstr, Misaligned,
     OutOfRange, RegField, SameAddress, Upper,
 };
-use crate::knobs::{FtzReturn, MslDenormals, MslMemoryOrder, MslRounding, NanResult, Profile};
+use crate::knobs::{MslDenormals, MslMemoryOrder, MslRounding, Profile};
 use crate::state::{AtomicType, Buffer, Reg, State};
 use crate::types::{DataType, ElemType, Kind, Space};
 use std::fmt;
@@ -417,11 +417,6 @@ impl fmt::Display for AtomicCall {
 /// the returned value's flush (A3) and NaN bits (A4) follow the shared float knobs.
 /// Compare-exchange compares bits (A9).
 pub fn env(profile: &Profile) -> Env {
-    let (nan, nan_exact) = match profile.float_nan_result {
-        NanResult::Canonical => (NanBits::Canonical, true),
-        NanResult::Propagate => (NanBits::Propagate, true),
-        NanResult::Any => (NanBits::Propagate, false),
-    };
     Env {
         round: match profile.msl_float_rounding {
             MslRounding::NearestEven => Round::NearestEven,
@@ -431,11 +426,8 @@ pub fn env(profile: &Profile) -> Env {
             MslDenormals::Preserve => FtzMode::NONE,
             MslDenormals::Flush => FtzMode::BOTH,
         },
-        ftz_return: profile.float_ftz_return == FtzReturn::Flushed,
-        nan,
-        nan_exact,
         compare: Compare::Bitwise,
-        ..Env::default()
+        ..Env::from_profile(profile)
     }
 }
 
@@ -487,17 +479,17 @@ pub fn lower(c: &AtomicCall, state: &State, profile: &Profile) -> Result<Lowerin
             explicit.scope
         }
     };
-    if let Some(s) = scope {
-        if buf.space != Space::Global {
-            return invalid(
-                Reason::UnsupportedAddressSpace,
-                format!(
-                    "the `{}` overload takes a device object; `{}` is in threadgroup memory",
-                    s.name(),
-                    c.buffer
-                ),
-            );
-        }
+    if let Some(s) = scope
+        && buf.space != Space::Global
+    {
+        return invalid(
+            Reason::UnsupportedAddressSpace,
+            format!(
+                "the `{}` overload takes a device object; `{}` is in threadgroup memory",
+                s.name(),
+                c.buffer
+            ),
+        );
     }
     // N4: "For all versions of Metal, memory_order_relaxed is supported"; ios-metal2.0 adds the
     // rest, and its non-explicit functions imply memory_order_seq_cst.
@@ -510,21 +502,21 @@ pub fn lower(c: &AtomicCall, state: &State, profile: &Profile) -> Result<Lowerin
             explicit, failure, ..
         } => vec![explicit.order, *failure],
     };
-    if profile.msl_memory_order == MslMemoryOrder::RelaxedOnly {
-        if let Some(o) = orders.iter().find(|o| **o != MemoryOrder::Relaxed) {
-            let how = if matches!(c.function, Function::FetchKey { explicit: None, .. }) {
-                " (implied by the non-explicit form)"
-            } else {
-                ""
-            };
-            return invalid(
-                Reason::UnsupportedMemoryOrder,
-                format!(
-                    "{}{how} is not supported; only memory_order_relaxed is (msl.memory_order = relaxed_only, N4)",
-                    o.name()
-                ),
-            );
-        }
+    if profile.msl_memory_order == MslMemoryOrder::RelaxedOnly
+        && let Some(o) = orders.iter().find(|o| **o != MemoryOrder::Relaxed)
+    {
+        let how = if matches!(c.function, Function::FetchKey { explicit: None, .. }) {
+            " (implied by the non-explicit form)"
+        } else {
+            ""
+        };
+        return invalid(
+            Reason::UnsupportedMemoryOrder,
+            format!(
+                "{}{how} is not supported; only memory_order_relaxed is (msl.memory_order = relaxed_only, N4)",
+                o.name()
+            ),
+        );
     }
     match threads(c, state, buf, ty) {
         Ok(Threads::Run(accesses, declare)) => Ok(Lowering::Run(Lowered {
@@ -710,6 +702,8 @@ fn operand(state: &State, op: &Operand, lane: u32, ty: DataType) -> Result<u64, 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ir::NanBits;
+
     use crate::msl::{self, Statement};
     use crate::outcome::Outcome;
     use crate::program::{Dialect, run};

@@ -286,13 +286,13 @@ fn per_thread<'s>(state: &'s State, name: &str, role: &str) -> Result<&'s Reg, R
 fn plan(c: &SimdCall, state: &State, profile: &Profile) -> Result<Plan, Rejection> {
     let f = c.function;
     let data = per_thread(state, &c.data, "data")?;
-    if let Some(fill) = &c.fill {
-        if per_thread(state, fill, "filling_data")?.ty != data.ty {
-            return Err(Rejection::new(
-                Reason::OperandType,
-                format!("`{fill}` and `{}` must both have type T", c.data),
-            ));
-        }
+    if let Some(fill) = &c.fill
+        && per_thread(state, fill, "filling_data")?.ty != data.ty
+    {
+        return Err(Rejection::new(
+            Reason::OperandType,
+            format!("`{fill}` and `{}` must both have type T", c.data),
+        ));
     }
     let mut declare = Vec::new();
     match state.regs.get(&c.result) {

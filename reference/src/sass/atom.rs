@@ -24,14 +24,14 @@
 //! [`Lowering::Unspecified`].
 
 use crate::error::{ModelError, Reason, Rejection};
-use crate::float::{DenormRule, FtzMode, MinMaxRules, NanRule, Round, ZeroRule};
+use crate::float::{FtzMode, Round};
 use crate::ir::{
-    Access, AtomicOp, Compare, Dest, Env, Instr, Lowered, Lowering, MemInstr, Misaligned, NanBits,
+    Access, AtomicOp, Compare, Dest, Env, Instr, Lowered, Lowering, MemInstr, Misaligned,
     OutOfRange, RegField, SameAddress, StaticWrite, Upper,
 };
 use crate::knobs::{
-    AddressArithmetic, CasPairing, EImmediate, F16x2AddSubnormals, F32AddFtz, FtzReturn,
-    MinMaxDenormals, MinMaxNan, MinMaxZero, NanResult, Profile, SassMisaligned,
+    AddressArithmetic, CasPairing, EImmediate, F16x2AddSubnormals, F32AddFtz, Profile,
+    SassMisaligned,
 };
 use crate::outcome::FaultClass;
 use crate::state::{Reg as StateReg, State};
@@ -532,14 +532,14 @@ pub fn parse(text: &str) -> Result<Instruction, Rejection> {
             }
         }
     }
-    if let (true, Address::Reg { ra, .. }) = (extended, addr) {
-        if !ra.even_or_rz() {
-            return Err(err(
-                Reason::RegisterPairAlignment,
-                addr_tok.col + 1,
-                format!("Ra = {ra} of a .E address must be even"),
-            ));
-        }
+    if let (true, Address::Reg { ra, .. }) = (extended, addr)
+        && !ra.even_or_rz()
+    {
+        return Err(err(
+            Reason::RegisterPairAlignment,
+            addr_tok.col + 1,
+            format!("Ra = {ra} of a .E address must be even"),
+        ));
     }
     if op == Op::Cas && rb == Reg::RZ {
         return Err(err(
@@ -825,37 +825,12 @@ pub fn float_env(profile: &Profile, op: AtomicOp, ty: DataType) -> Env {
         },
         _ => FtzMode::NONE,
     };
-    let (nan, nan_exact) = match profile.float_nan_result {
-        NanResult::Canonical => (NanBits::Canonical, true),
-        NanResult::Propagate => (NanBits::Propagate, true),
-        NanResult::Any => (NanBits::Propagate, false),
-    };
-    let minmax = MinMaxRules {
-        nan: match profile.float_minmax_nan {
-            MinMaxNan::MinimumNumber => NanRule::MinimumNumber,
-            MinMaxNan::IntelSnanWins => NanRule::IntelSnanWins,
-            MinMaxNan::SpirvEither => NanRule::SpirvEither,
-        },
-        zero: match profile.float_minmax_signed_zero {
-            MinMaxZero::Ordered => ZeroRule::Ordered,
-            MinMaxZero::Either => ZeroRule::Either,
-            MinMaxZero::Skylake => ZeroRule::Skylake,
-        },
-        denormals: match profile.float_minmax_denormals {
-            MinMaxDenormals::CompareRaw => DenormRule::CompareRaw,
-            MinMaxDenormals::FlushBeforeCompare => DenormRule::FlushBeforeCompare,
-            MinMaxDenormals::Either => DenormRule::Either,
-        },
-    };
     Env {
         round: Round::NearestEven,
         ftz,
-        ftz_return: profile.float_ftz_return == FtzReturn::Flushed,
-        nan,
-        nan_exact,
-        minmax,
         compare: Compare::Bitwise,
         weak: false,
+        ..Env::from_profile(profile)
     }
 }
 
@@ -912,13 +887,12 @@ pub fn lower(i: &Instruction, state: &State, profile: &Profile) -> Result<Loweri
     }
     if let (true, EImmediate::S20, Address::Reg { offset, .. }) =
         (i.extended, profile.sass_e_immediate, i.addr)
+        && !(S20.0..=S20.1).contains(&i128::from(offset))
     {
-        if !(S20.0..=S20.1).contains(&i128::from(offset)) {
-            return Ok(Lowering::Invalid(Rejection::new(
-                Reason::ImmediateOutOfRange,
-                format!("offset {offset} is outside ImmS20 (sass.e_immediate = s20, N3)"),
-            )));
-        }
+        return Ok(Lowering::Invalid(Rejection::new(
+            Reason::ImmediateOutOfRange,
+            format!("offset {offset} is outside ImmS20 (sass.e_immediate = s20, N3)"),
+        )));
     }
     if let Some(r) = cas_pairing(i, profile) {
         return Ok(Lowering::Invalid(r));
@@ -1116,6 +1090,9 @@ pub fn lower(i: &Instruction, state: &State, profile: &Profile) -> Result<Loweri
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::float::{DenormRule, MinMaxRules, NanRule, ZeroRule};
+    use crate::ir::NanBits;
+
     use crate::outcome::Outcome;
     use crate::program::{Dialect, run};
     use crate::state::Window;

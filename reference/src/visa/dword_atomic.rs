@@ -7,15 +7,13 @@ use super::{
     operands, var,
 };
 use crate::error::{Reason, Rejection};
-use crate::float::{DenormRule, MinMaxRules, NanRule, ZeroRule};
 use crate::ir::{
-    Access, AtomicOp, Compare, Dest, Env, Instr, Lowered, Lowering, MemInstr, Misaligned, NanBits,
+    Access, AtomicOp, Compare, Dest, Env, Instr, Lowered, Lowering, MemInstr, Misaligned,
     OutOfRange, RegField, SameAddress, Upper,
 };
 use crate::knobs::{
-    ExecSize32, FcmpwrCompare, MinMaxDenormals, MinMaxNan, MinMaxZero, NanResult,
-    PredecOperandType, PredecReturn, PredecSrc0, Profile, VisaFaddFsub, VisaMisaligned,
-    VisaOutOfBounds, W16WritebackUpper,
+    ExecSize32, FcmpwrCompare, MinMaxDenormals, PredecOperandType, PredecReturn, PredecSrc0,
+    Profile, VisaFaddFsub, VisaMisaligned, VisaOutOfBounds, W16WritebackUpper,
 };
 use crate::state::State;
 use crate::types::{DataType, ElemType, Space};
@@ -316,34 +314,7 @@ pub fn check_operands(d: &DwordAtomic) -> Result<(), Rejection> {
 /// bits per `float.nan_result` (A4), min/max rules per `float.minmax_*` (A5-A7), bitwise
 /// compare (FCMPWR sets its own, A9).
 pub fn float_env(p: &Profile) -> Env {
-    let (nan, nan_exact) = match p.float_nan_result {
-        NanResult::Canonical => (NanBits::Canonical, true),
-        NanResult::Propagate => (NanBits::Propagate, true),
-        NanResult::Any => (NanBits::Propagate, false),
-    };
-    let minmax = MinMaxRules {
-        nan: match p.float_minmax_nan {
-            MinMaxNan::MinimumNumber => NanRule::MinimumNumber,
-            MinMaxNan::IntelSnanWins => NanRule::IntelSnanWins,
-            MinMaxNan::SpirvEither => NanRule::SpirvEither,
-        },
-        zero: match p.float_minmax_signed_zero {
-            MinMaxZero::Ordered => ZeroRule::Ordered,
-            MinMaxZero::Either => ZeroRule::Either,
-            MinMaxZero::Skylake => ZeroRule::Skylake,
-        },
-        denormals: match p.float_minmax_denormals {
-            MinMaxDenormals::CompareRaw => DenormRule::CompareRaw,
-            MinMaxDenormals::FlushBeforeCompare => DenormRule::FlushBeforeCompare,
-            MinMaxDenormals::Either => DenormRule::Either,
-        },
-    };
-    Env {
-        nan,
-        nan_exact,
-        minmax,
-        ..Env::default()
-    }
+    Env::from_profile(p)
 }
 
 /// How one op lowers: the IR op, the signedness or float-ness of the datum, the operand type
@@ -590,6 +561,9 @@ fn bind(d: &DwordAtomic, state: &State, p: &Profile) -> Bind<Lowered> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::float::{DenormRule, NanRule, ZeroRule};
+    use crate::ir::NanBits;
+
     use crate::ir::Instr;
     use crate::outcome::{Allowed, Completed, Field, Outcome};
     use crate::program::{Dialect, run};

@@ -504,7 +504,8 @@ mod tests {
         // (grf, exec, channels, [(c, ch_pos)], stride worked out from max(exec, GRF/4)).
         let ga = [(1u64, 0u64), (3, 1)];
         let rgba = [(0u64, 0u64), (1, 1), (2, 2), (3, 3)];
-        let rows: [(&str, u64, &str, &[(u64, u64)], u64); 8] = [
+        type Row<'a> = (&'a str, u64, &'a str, &'a [(u64, u64)], u64);
+        let rows: [Row; 8] = [
             ("32", 8, "GA", &ga, 8),
             ("64", 8, "GA", &ga, 16),
             ("32", 16, "GA", &ga, 16),
