@@ -873,6 +873,35 @@ fn expect_entry(
         }
         Dialect::Visa => {
             if reg_index(key, 'V', u32::MAX - 1).is_some_and(|n| n > 0) {
+                // `{ ud = { multiset = [...] } }`: the first n elements, in some order.
+                if let Value::Table(t) = v
+                    && let Some((tyname, inner)) = t.iter().next()
+                    && t.len() == 1
+                    && let Some(ms) = multiset_of(inner)
+                {
+                    let Some(et) = ElemType::from_visa_name(tyname) else {
+                        return err(pos, format!("{key}: unknown type `{tyname}`"));
+                    };
+                    let pats = ms
+                        .iter()
+                        .map(|x| {
+                            parse_pat(x, slot(et)).or_else(|e| err(pos, format!("{key}: {e}")))
+                        })
+                        .collect::<Result<Vec<_>, _>>()?;
+                    let target = Target::Multiset {
+                        name: key.to_string(),
+                        lanes: pats.len() as u32,
+                        width: u32::from(et.bits),
+                    };
+                    out.push(Check {
+                        pos: pos.clone(),
+                        key: key.to_string(),
+                        target,
+                        pat: Pat::Any,
+                        multiset: pats,
+                    });
+                    return Ok(());
+                }
                 let (et, vals) = typed_vector(v, pos, key, ElemType::from_visa_name)?;
                 if let Some(decl) = initial.regs.get(key)
                     && decl.ty != et

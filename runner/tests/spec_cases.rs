@@ -80,7 +80,9 @@ fn corpus_file(path: &Path, contents: String) -> datatest_stable::Result<()> {
     if problems.is_empty() {
         Ok(())
     } else {
-        Err(problems.join("\n").into())
+        // Printed as text (the error itself is shown escaped by the harness).
+        eprintln!("{}", problems.join("\n"));
+        Err(format!("{} problem(s) in {}", problems.len(), path.display()).into())
     }
 }
 

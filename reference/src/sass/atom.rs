@@ -518,9 +518,10 @@ pub fn parse(text: &str) -> Result<Instruction, Rejection> {
     // Register rules that need no knob: 64-bit data and `.E` addresses use even-odd pairs
     // (the example comment on ATOM.ADD.U64), and CAS's Rb is never RZ.
     if size.is_64() {
-        let mut data = vec![(rd, rd_tok, "Rd"), (rb, rb_tok, "Rb")];
-        if let (Some(rc), Some(t)) = (rc, rc_tok) {
-            data.push((rc, t, "Rc"));
+        // CAS's Rb and Rc follow the more specific pairing rule, checked with its knob (A17).
+        let mut data = vec![(rd, rd_tok, "Rd")];
+        if op != Op::Cas {
+            data.push((rb, rb_tok, "Rb"));
         }
         for (r, t, what) in data {
             if !r.even_or_rz() {
@@ -539,13 +540,6 @@ pub fn parse(text: &str) -> Result<Instruction, Rejection> {
             Reason::RegisterPairAlignment,
             addr_tok.col + 1,
             format!("Ra = {ra} of a .E address must be even"),
-        ));
-    }
-    if op == Op::Cas && rb == Reg::RZ {
-        return Err(err(
-            Reason::CasRegisterPairing,
-            rb_tok.col,
-            "ATOM.CAS: Rb cannot be RZ",
         ));
     }
 
@@ -568,8 +562,20 @@ fn parse_mnemonic(m: Tok) -> Result<(bool, Op, Size), Rejection> {
     let mut parts = parts.into_iter();
     let head = parts.next().unwrap_or(m);
     if head.s != "ATOM" {
+        // Something shaped like a mnemonic (upper case, or dotted) is another operation;
+        // anything else is not an instruction line.
+        let mnemonic_like = m.s.contains('.')
+            || (!head.s.is_empty()
+                && head
+                    .s
+                    .bytes()
+                    .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit()));
         return Err(err(
-            Reason::UnknownOperation,
+            if mnemonic_like {
+                Reason::UnknownOperation
+            } else {
+                Reason::Syntax
+            },
             head.col,
             format!("`{}` is not ATOM", head.s),
         ));
@@ -605,7 +611,7 @@ fn parse_mnemonic(m: Tok) -> Result<(bool, Op, Size), Rejection> {
             }
             let spelled: Vec<&str> = size_parts.iter().map(|t| t.s).collect();
             let spelled = spelled.join(".");
-            if spelled == "128" {
+            if spelled == "128" || spelled == "U128" {
                 return Err(err(
                     Reason::IllegalSize,
                     first.col,
@@ -638,7 +644,11 @@ fn parse_mnemonic(m: Tok) -> Result<(bool, Op, Size), Rejection> {
 
 /// `R0`..`R254` or `RZ`.
 fn parse_reg(t: Tok) -> Result<Reg, Rejection> {
-    if t.s.is_empty() || !t.s.bytes().all(|b| b.is_ascii_alphanumeric()) {
+    // An immediate (or anything not a name) where the syntax line has a register.
+    if t.s.is_empty()
+        || !t.s.bytes().all(|b| b.is_ascii_alphanumeric())
+        || t.s.starts_with(|c: char| c.is_ascii_digit())
+    {
         return Err(err(
             Reason::Syntax,
             t.col,
@@ -837,8 +847,24 @@ pub fn float_env(profile: &Profile, op: AtomicOp, ty: DataType) -> Env {
 /// SASS ATOM.CAS register pairing (A17): CAS.32 takes Rb = R2n and Rc = Rb+1 or RZ, CAS.64
 /// takes Rb = R4n and Rc = Rb+2 or RZ. Checked unless `sass.cas_register_pairing = accept`.
 fn cas_pairing(i: &Instruction, profile: &Profile) -> Option<Rejection> {
-    if i.op != Op::Cas || profile.sass_cas_register_pairing == CasPairing::Accept {
+    if i.op != Op::Cas {
         return None;
+    }
+    if profile.sass_cas_register_pairing == CasPairing::Accept {
+        // Any registers, but a 64-bit operand still takes an even-odd pair (the example
+        // comment on ATOM.ADD.U64); Rb = RZ compares with zero.
+        let odd = [("Rb", i.rb), ("Rc", i.rc.unwrap_or(Reg::RZ))]
+            .into_iter()
+            .find(|(_, r)| i.size.is_64() && !r.even_or_rz());
+        return odd.map(|(what, r)| {
+            Rejection::new(
+                Reason::RegisterPairAlignment,
+                format!(
+                    "{what} = {r} of a 64-bit .{} must be even",
+                    i.size.spelling()
+                ),
+            )
+        });
     }
     let (align, step) = if i.size.is_64() { (4, 2) } else { (2, 1) };
     let rc = i.rc.unwrap_or(Reg::RZ);
@@ -1489,7 +1515,7 @@ mod tests {
             ("ATOM.ADD.128 R0, [R2], R4", IllegalSize, 9),
             ("ATOM.CAS.128 R0, [R2], R4, R5", IllegalSize, 9),
             ("ATOM.ADD.U16 R0, [R2], R3", UnsupportedType, 9),
-            ("ATOM.ADD.U128 R0, [R2], R4", UnsupportedType, 9),
+            ("ATOM.ADD.U128 R0, [R2], R4", IllegalSize, 9),
             ("ATOM.ADD.F32 R0, [R2], R3", UnsupportedType, 9),
             ("ATOM.ADD.F32.RN R0, [R2], R3", UnsupportedType, 9),
             ("ATOM.ADD.F16X2.RN R0, [R2], R3", UnsupportedType, 9),
@@ -1594,13 +1620,9 @@ mod tests {
             ("ATOM.MIN.S64 R0, [R4 + 8], R3", RegisterPairAlignment, 27),
             ("ATOM.ADD.F64.RN R0, [R2], R3", RegisterPairAlignment, 26),
             ("ATOM.EXCH.64 R253, [R2], R4", RegisterPairAlignment, 13),
-            ("ATOM.CAS.U64 R0, [R2], R4, R7", RegisterPairAlignment, 27),
             ("ATOM.E.ADD R0, [R3], R4", RegisterPairAlignment, 16),
             ("ATOM.E.ADD P0, R0, [R3], R4", RegisterPairAlignment, 20),
             ("ATOM.E.ADD R0, [R255+0x4], R4", InvalidRegister, 16),
-            // CAS's Rb is never RZ.
-            ("ATOM.CAS R0, [R2], RZ, R5", CasRegisterPairing, 19),
-            ("ATOM.CAS.U64 R0, [R2], RZ, R6", CasRegisterPairing, 23),
         ] {
             match parse(text) {
                 Ok(i) => panic!("{text:?} parsed as {i}"),
@@ -2384,5 +2406,51 @@ mod tests {
         completed("ATOM.ADD R0, [R2], R4", &s, &Profile::default())
             .global
             .read(0x2000, 4)
+    }
+
+    /// CAS register rules belong to the A17 knob: under `reject` every breach of "Rb = R2n
+    /// (R4n) and not RZ, Rc = Rb+1 (Rb+2) or RZ" is a pairing error; under `accept` only the
+    /// 64-bit even-odd rule remains, and Rb = RZ compares with zero.
+    #[test]
+    fn cas_register_rules_follow_the_pairing_knob() {
+        use Reason::{CasRegisterPairing, RegisterPairAlignment};
+        let s = State::new(1);
+        let mut accept = Profile::default();
+        accept.set("sass.cas_register_pairing", "accept").unwrap();
+        for (text, reject_reason, accept_reason) in [
+            (
+                "ATOM.CAS.U64 R0, [R2], R4, R7",
+                Some(CasRegisterPairing),
+                Some(RegisterPairAlignment),
+            ),
+            (
+                "ATOM.CAS.U64 R0, [R2], R4, R5",
+                Some(CasRegisterPairing),
+                Some(RegisterPairAlignment),
+            ),
+            ("ATOM.CAS R0, [R2], RZ, R5", Some(CasRegisterPairing), None),
+            (
+                "ATOM.CAS.U64 R0, [R2], RZ, R6",
+                Some(CasRegisterPairing),
+                None,
+            ),
+            ("ATOM.CAS R0, [R2], R3, R4", Some(CasRegisterPairing), None),
+            ("ATOM.CAS R0, [R2], R4, R5", None, None),
+        ] {
+            for (profile, want) in [
+                (Profile::default(), reject_reason),
+                (accept.clone(), accept_reason),
+            ] {
+                let got = match lowering(text, &s, &profile) {
+                    Lowering::Invalid(r) => Some(r.reason),
+                    _ => None,
+                };
+                assert_eq!(
+                    got, want,
+                    "{text} under {:?}",
+                    profile.sass_cas_register_pairing
+                );
+            }
+        }
     }
 }
