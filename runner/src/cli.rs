@@ -143,7 +143,8 @@ struct ExecArgs {
 
 #[derive(Args)]
 struct ListArgs {
-    /// What to list: cases, knobs, profiles, adapters.
+    /// What to list: cases, stats (counts per op, document section and knob), knobs, profiles,
+    /// adapters.
     what: String,
     /// Corpus for `cases`.
     #[arg(long)]
@@ -392,6 +393,48 @@ fn cmd_list(a: ListArgs) -> Result<u8> {
             }
             return Ok(if loaded.errors.is_empty() { 0 } else { 2 });
         }
+        "stats" => {
+            // Corpus counts per dialect and op, and per document section cited.
+            let (_, loaded) = load_corpus(&a.cases)?;
+            let mut per_op: std::collections::BTreeMap<(String, String), usize> =
+                Default::default();
+            let mut per_doc: std::collections::BTreeMap<String, usize> = Default::default();
+            let mut probes: std::collections::BTreeMap<String, usize> = Default::default();
+            for c in &loaded.cases {
+                *per_op
+                    .entry((c.dialect.name().into(), run::op_label(c.dialect, &c.asm)))
+                    .or_default() += 1;
+                let section = c
+                    .cite
+                    .split([',', ';', ':'])
+                    .next()
+                    .unwrap_or("")
+                    .trim()
+                    .to_string();
+                *per_doc.entry(section).or_default() += 1;
+                if let Some(k) = &c.probe {
+                    *probes.entry(k.clone()).or_default() += 1;
+                }
+            }
+            println!("cases per dialect and op:");
+            for ((d, op), n) in &per_op {
+                println!("  {d:<5} {op:<40} {n:>5}");
+            }
+            println!("cases per cited document section:");
+            for (sec, n) in &per_doc {
+                println!("  {sec:<70} {n:>5}");
+            }
+            println!("probes per knob:");
+            for k in KNOBS {
+                println!(
+                    "  {:<36} {:>5}",
+                    k.id,
+                    probes.get(k.id).copied().unwrap_or(0)
+                );
+            }
+            println!("{} cases in all", loaded.cases.len());
+            return Ok(if loaded.errors.is_empty() { 0 } else { 2 });
+        }
         "knobs" => {
             for k in KNOBS {
                 println!(
@@ -414,7 +457,7 @@ fn cmd_list(a: ListArgs) -> Result<u8> {
         "adapters" => {
             println!("reference  the spec-literal reference model (built in)");
         }
-        other => bail!("unknown list `{other}` (cases, knobs, profiles, adapters)"),
+        other => bail!("unknown list `{other}` (cases, stats, knobs, profiles, adapters)"),
     }
     Ok(0)
 }
