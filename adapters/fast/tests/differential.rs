@@ -221,7 +221,7 @@ fn random_state(rng: &mut Rng) -> State {
         } else {
             rng.pick(&types)
         };
-        let n = match rng.below(8) {
+        let n = match rng.below(40) {
             0 => lanes as usize - 1,
             _ => lanes as usize,
         };
@@ -233,10 +233,14 @@ fn random_state(rng: &mut Rng) -> State {
 
 fn random_field(rng: &mut Rng, lanes: u32, lo: u32, bits: u32) -> RegField {
     let width = rng.pick(&[16u32, 32, 64]);
-    let beyond = u64::from(rng.below(6) == 0);
+    let beyond = u64::from(rng.below(30) == 0);
     RegField {
         // R4 is undeclared unless the lowering declares it: a model error otherwise.
-        name: rng.pick(&["R0", "R1", "R2", "R3", "R3", "R4"]).to_string(),
+        name: if rng.below(25) == 0 {
+            "R4".to_string()
+        } else {
+            rng.pick(&["R0", "R1", "R2", "R3"]).to_string()
+        },
         idx: rng.below(u64::from(lanes) + beyond) as u32,
         lo,
         bits,
@@ -343,11 +347,11 @@ fn random_shuffle(rng: &mut Rng, lanes: u32) -> ShuffleInstr {
     let l = u64::from(lanes);
     let extra = u32::from(rng.below(8) == 0);
     ShuffleInstr {
-        data: rng.pick(&["R0", "R1", "R4"]).to_string(),
+        data: rng.pick(&["R0", "R1", "R0", "R1", "R4"]).to_string(),
         fill: match rng.below(3) {
             0 => None,
             1 => Some("R2".into()),
-            _ => Some(rng.pick(&["R3", "R9"]).into()),
+            _ => Some(rng.pick(&["R3", "R3", "R3", "R9"]).into()),
         },
         dst: rng.pick(&["R2", "R5", "R6"]).to_string(),
         lanes: (0..lanes + extra)
@@ -370,9 +374,12 @@ fn random_lowered(rng: &mut Rng, lanes: u32) -> Lowered {
         Instr::Mem(random_mem(rng, lanes))
     };
     let writes = (0..rng.below(3))
-        .map(|_| StaticWrite {
-            name: rng.pick(&["P0", "R1", "R4", "R7"]).to_string(),
-            idx: rng.below(u64::from(lanes) + 1) as u32,
+        .map(|_| (rng.below(20) == 0, rng.next()))
+        .collect::<Vec<_>>()
+        .into_iter()
+        .map(|(beyond, _)| StaticWrite {
+            name: rng.pick(&["P0", "R1", "R1", "R1", "R1", "R4", "R4", "R7"]).to_string(),
+            idx: rng.below(u64::from(lanes) + u64::from(beyond)) as u32,
             value: rng.next(),
         })
         .collect();
@@ -417,7 +424,12 @@ fn execute_matches_the_reference() {
         let kind = match &reference {
             Ok(Outcome::Completed(c)) if !c.open.is_empty() => "completed_open",
             Ok(o) => o.kind(),
-            Err(_) => "error",
+            Err(e) => {
+                if std::env::var("SHOW_ERRORS").is_ok() {
+                    println!("{e}");
+                }
+                "error"
+            }
         };
         *kinds.entry(kind).or_default() += 1;
     }
