@@ -5,7 +5,7 @@
 //! the documents leave the outcome undefined. The runner compares that [`Observation`] with the
 //! case's expectation and with the reference model.
 //!
-//! Built in: [`ReferenceAdapter`] (the spec-literal model) and `fast` (the fast path,
+//! Built in: [`ReferenceAdapter`] (the spec-literal model) and [`FastAdapter`] (the fast path,
 //! bit-identical to the reference, in `atomcts-fast`). Third-party implementations plug in
 //! through the subprocess protocol (`atomcts-adapters::subprocess`, documented in
 //! `adapters/PROTOCOL.md`).
@@ -15,7 +15,10 @@ use atomcts_reference::outcome::{FaultClass, Outcome};
 use atomcts_reference::program::{self, Dialect};
 use atomcts_reference::{Profile, State};
 
+pub mod fast;
 pub mod subprocess;
+
+pub use fast::FastAdapter;
 
 /// Capabilities a case may require (`requires = [...]` in the case format).
 pub const CAPABILITIES: &[&str] = &[
@@ -139,6 +142,9 @@ impl Adapter for ReferenceAdapter {
     fn run(&mut self, r: &Request<'_>) -> Result<Observation, AdapterError> {
         program::run(r.dialect, r.asm, r.state, r.profile)
             .map(|run| Observation::from_outcome(&run.outcome))
-            .map_err(|e| AdapterError { adapter: "reference".into(), kind: AdapterErrorKind::Model(e.to_string()) })
+            .map_err(|e| AdapterError {
+                adapter: "reference".into(),
+                kind: AdapterErrorKind::Model(e.to_string()),
+            })
     }
 }
