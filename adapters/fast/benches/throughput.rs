@@ -1,8 +1,8 @@
 //! Lane-op throughput on one core: the reference's `semantics::apply` (first effect) against
 //! the fast path's `apply` and `apply_batch`, per op family.
 //!
-//! Run: `cargo bench -p atomcts-fast --bench throughput` (optionally a time per measurement in
-//! milliseconds as the first argument after `--`). Each lane owns one memory value; every
+//! Run: `cargo bench -p atomcts-fast --bench throughput` (optionally, after `--`, a time per
+//! measurement in milliseconds and a substring of the family names to run). Each lane owns one memory value; every
 //! pass applies the op once to each of 4096 lanes and writes the new value back.
 
 use atomcts_fast::{apply, apply_batch};
@@ -53,6 +53,16 @@ fn inputs(ty: DataType, rng: &mut Rng) -> (Vec<u64>, Vec<[u64; 2]>) {
                 ((unit(rng) - 0.5) * 1e-3).to_bits(),
                 0,
             ),
+            DataType::F16 => (
+                0x3c00 | (rng.next() & 0x3ff),
+                (rng.next() & 0x8000) | 0x1400 | (rng.next() & 0x3ff),
+                0,
+            ),
+            DataType::BF16 => (
+                0x3f80 | (rng.next() & 0x7f),
+                (rng.next() & 0x8000) | 0x3a00 | (rng.next() & 0x7f),
+                0,
+            ),
             DataType::F16x2 => {
                 // f16 1.0..2.0 in memory (0x3c00..0x3fff), operands +-2^-10..2^-9.
                 let h = |r: &mut Rng| 0x3c00 | (r.next() & 0x3ff);
@@ -90,6 +100,10 @@ fn main() {
         .find_map(|a| a.parse().ok())
         .unwrap_or(300);
     let budget = Duration::from_millis(ms);
+    // A non-numeric argument keeps the families whose name contains it.
+    let filter: Option<String> = std::env::args()
+        .skip(1)
+        .find(|a| a.parse::<u64>().is_err() && !a.starts_with('-'));
     let rz = Env {
         round: Round::TowardZero,
         ..Env::default()
@@ -100,19 +114,96 @@ fn main() {
     };
     let d = Env::default();
     let families = [
-        Family { name: "u32 add", op: AtomicOp::Add, ty: DataType::U32, env: d },
-        Family { name: "s32 min", op: AtomicOp::Min, ty: DataType::S32, env: d },
-        Family { name: "u32 max", op: AtomicOp::Max, ty: DataType::U32, env: d },
-        Family { name: "u32 inc_bounded", op: AtomicOp::IncBounded, ty: DataType::U32, env: d },
-        Family { name: "u32 dec_bounded", op: AtomicOp::DecBounded, ty: DataType::U32, env: d },
-        Family { name: "u32 cas", op: AtomicOp::Cas, ty: DataType::U32, env: d },
-        Family { name: "u64 exch", op: AtomicOp::Exch, ty: DataType::U64, env: d },
-        Family { name: "f32 add RNE", op: AtomicOp::Add, ty: DataType::F32, env: d },
-        Family { name: "f32 add RNE FTZ", op: AtomicOp::Add, ty: DataType::F32, env: ftz },
-        Family { name: "f32 add RZ", op: AtomicOp::Add, ty: DataType::F32, env: rz },
-        Family { name: "f16x2 add RNE", op: AtomicOp::Add, ty: DataType::F16x2, env: d },
-        Family { name: "f64 add RNE", op: AtomicOp::Add, ty: DataType::F64, env: d },
-        Family { name: "f32 min", op: AtomicOp::Min, ty: DataType::F32, env: d },
+        Family {
+            name: "u32 add",
+            op: AtomicOp::Add,
+            ty: DataType::U32,
+            env: d,
+        },
+        Family {
+            name: "s32 min",
+            op: AtomicOp::Min,
+            ty: DataType::S32,
+            env: d,
+        },
+        Family {
+            name: "u32 max",
+            op: AtomicOp::Max,
+            ty: DataType::U32,
+            env: d,
+        },
+        Family {
+            name: "u32 inc_bounded",
+            op: AtomicOp::IncBounded,
+            ty: DataType::U32,
+            env: d,
+        },
+        Family {
+            name: "u32 dec_bounded",
+            op: AtomicOp::DecBounded,
+            ty: DataType::U32,
+            env: d,
+        },
+        Family {
+            name: "u32 cas",
+            op: AtomicOp::Cas,
+            ty: DataType::U32,
+            env: d,
+        },
+        Family {
+            name: "u64 exch",
+            op: AtomicOp::Exch,
+            ty: DataType::U64,
+            env: d,
+        },
+        Family {
+            name: "f32 add RNE",
+            op: AtomicOp::Add,
+            ty: DataType::F32,
+            env: d,
+        },
+        Family {
+            name: "f32 add RNE FTZ",
+            op: AtomicOp::Add,
+            ty: DataType::F32,
+            env: ftz,
+        },
+        Family {
+            name: "f32 add RZ",
+            op: AtomicOp::Add,
+            ty: DataType::F32,
+            env: rz,
+        },
+        Family {
+            name: "f16x2 add RNE",
+            op: AtomicOp::Add,
+            ty: DataType::F16x2,
+            env: d,
+        },
+        Family {
+            name: "f16 add RNE",
+            op: AtomicOp::Add,
+            ty: DataType::F16,
+            env: d,
+        },
+        Family {
+            name: "bf16 add RNE",
+            op: AtomicOp::Add,
+            ty: DataType::BF16,
+            env: d,
+        },
+        Family {
+            name: "f64 add RNE",
+            op: AtomicOp::Add,
+            ty: DataType::F64,
+            env: d,
+        },
+        Family {
+            name: "f32 min",
+            op: AtomicOp::Min,
+            ty: DataType::F32,
+            env: d,
+        },
     ];
     println!("lane-ops/s on one core, {LANES} lanes per pass, {ms} ms per measurement");
     println!(
@@ -121,6 +212,12 @@ fn main() {
     );
     let mut rng = Rng(0x5eed);
     for fam in &families {
+        if filter
+            .as_ref()
+            .is_some_and(|f| !fam.name.contains(f.as_str()))
+        {
+            continue;
+        }
         let (olds0, srcs) = inputs(fam.ty, &mut rng);
         let mut olds = olds0.clone();
         let mut rets = vec![0u64; LANES];
