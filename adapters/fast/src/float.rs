@@ -146,7 +146,7 @@ fn order<F: Fmt>(a: u64, b: u64) -> (u64, u64) {
 #[inline(always)]
 fn toward_zero_fixup<F: Fmt>(s: u64, t: u64) -> u64 {
     // Branch-free: the direction of rounding is data, not control flow.
-    s - u64::from((t & F::ABS != 0) & ((t ^ s) & F::SIGN != 0))
+    s.wrapping_sub(u64::from((t & F::ABS != 0) & ((t ^ s) & F::SIGN != 0)))
 }
 
 impl Fmt for F16 {
@@ -234,7 +234,8 @@ pub(crate) fn narrow<F: Fmt>(x: u64, rz: bool) -> u64 {
     narrow_edge::<F>(x, rz, sign)
 }
 
-/// [`narrow`] for zero, subnormal and overflowing results.
+/// [`narrow`] for zero, subnormal and overflowing results (16-bit formats only: the rounding
+/// position must lie at least two bits into the binary64 fraction).
 #[inline(never)]
 fn narrow_edge<F: Fmt>(x: u64, rz: bool, sign: u64) -> u64 {
     let e = ((x >> 52) & 0x7ff) as i64;
