@@ -46,6 +46,7 @@ pub fn judge(
     observed: &State,
     budget: u64,
 ) -> Result<Judgement, ModelError> {
+    crate::exec::validate(lowered)?;
     let mut racy_regs: BTreeSet<(String, u32)> = BTreeSet::new();
     let mut racy_mem: BTreeSet<(crate::types::Space, u64)> = BTreeSet::new();
     let mut groups: BTreeMap<u64, Vec<usize>> = BTreeMap::new();

@@ -77,9 +77,51 @@ pub fn resolve(instr: &MemInstr, state: &State) -> Result<Vec<Resolved>, Box<Out
     }
 }
 
+/// Checks the shape of a lowered instruction: every destination field lies inside a 64-bit
+/// element and has at least one bit, and a destination's fields hold at most 64 bits in all.
+/// Front ends never produce anything else; a hand-built or fuzzed IR gets a model error.
+pub fn validate(lowered: &Lowered) -> Result<(), ModelError> {
+    let field_ok = |f: &crate::ir::RegField| {
+        let width = match f.upper {
+            Upper::Keep => 64,
+            Upper::Zero { width } | Upper::Sign { width } | Upper::Unspecified { width } => width,
+        };
+        f.bits >= 1 && f.lo < 64 && f.bits <= 64 - f.lo && width <= 64
+    };
+    if let Instr::Mem(m) = &lowered.instr {
+        for a in &m.accesses {
+            let ok = match &a.dst {
+                Dest::None => true,
+                Dest::Fields(fs) => {
+                    fs.iter().all(field_ok)
+                        && fs.iter().map(|f| u64::from(f.bits)).sum::<u64>() <= 64
+                }
+                Dest::CasWeak { ok, expected } => {
+                    ok.iter().chain(std::iter::once(expected)).all(field_ok)
+                }
+            };
+            if !ok {
+                return Err(ModelError::Limit(format!(
+                    "lane {}: a destination field lies outside a 64-bit element",
+                    a.lane
+                )));
+            }
+        }
+    }
+    for w in &lowered.writes {
+        if w.name.is_empty() {
+            return Err(ModelError::BadState(
+                "a static write names no register".into(),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Runs `lowered` on a copy of `state`.
 pub fn execute(lowered: &Lowered, state: &State) -> Result<Outcome, ModelError> {
     state.validate()?;
+    validate(lowered)?;
     let mut next = state.clone();
     for (name, reg) in &lowered.declare {
         next.regs.entry(name.clone()).or_insert_with(|| reg.clone());

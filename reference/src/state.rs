@@ -212,6 +212,12 @@ impl State {
             .elems
             .get_mut(idx as usize)
             .ok_or_else(|| crate::internal!("write to {name}[{idx}] beyond its size"))?;
+        if bits == 0 || lo >= 64 || bits > 64 - lo {
+            return Err(ModelError::Limit(format!(
+                "bits {lo}..{} of {name}[{idx}] lie outside 64 bits",
+                u64::from(lo) + u64::from(bits)
+            )));
+        }
         let m = crate::types::mask(bits) << lo;
         *e = (*e & !m) | ((value << lo) & m);
         Ok(())

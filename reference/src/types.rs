@@ -122,7 +122,9 @@ pub fn mask(bits: u32) -> u64 {
 
 /// Sign-extends the low `bits` bits of `v` to an `i64`.
 pub fn sext(v: u64, bits: u32) -> i64 {
-    if bits >= 64 {
+    if bits == 0 {
+        0
+    } else if bits >= 64 {
         v as i64
     } else {
         let shift = 64 - bits;

@@ -4,7 +4,7 @@ use anyhow::{Context, Result, bail};
 use atomcts::case::{self, Case, Loaded, corpus_root};
 use atomcts::report::{REPORT_VERSION, Report};
 use atomcts::run::{self, CaseResult, Options};
-use atomcts_adapters::{Adapter, ReferenceAdapter};
+use atomcts_adapters::{Adapter, FastAdapter, ReferenceAdapter};
 use atomcts_reference::Profile;
 use atomcts_reference::knobs::{KNOBS, PROFILES};
 use atomcts_reference::outcome::Outcome;
@@ -68,8 +68,8 @@ struct RunArgs {
     /// Corpus directory or file (default: ./spec-cases, else the one beside the source).
     #[arg(long)]
     cases: Option<PathBuf>,
-    /// Adapter: reference (the spec-literal model).
-    #[arg(long, default_value = "reference")]
+    /// Adapter: fast (the built-in fast path, default) or reference (the spec-literal model).
+    #[arg(long, default_value = "fast")]
     adapter: String,
     #[command(flatten)]
     profile: ProfileArgs,
@@ -208,8 +208,9 @@ fn dispatch(cli: Cli) -> Result<u8> {
 
 fn adapter(name: &str) -> Result<Box<dyn Adapter>> {
     match name {
+        "fast" | "builtin" => Ok(Box::new(FastAdapter)),
         "reference" => Ok(Box::new(ReferenceAdapter)),
-        other => bail!("unknown adapter `{other}` (adapters: reference)"),
+        other => bail!("unknown adapter `{other}` (adapters: fast, reference)"),
     }
 }
 
@@ -455,7 +456,8 @@ fn cmd_list(a: ListArgs) -> Result<u8> {
             }
         }
         "adapters" => {
-            println!("reference  the spec-literal reference model (built in)");
+            println!("fast       the built-in fast path, bit-identical to the reference (default)");
+            println!("reference  the spec-literal reference model");
         }
         other => bail!("unknown list `{other}` (cases, stats, knobs, profiles, adapters)"),
     }
