@@ -67,7 +67,7 @@ fn land(instr: &MemInstr, a: &Access, bytes: u64, state: &State) -> Landing {
         return Landing::Fault(class);
     }
     let mut addr = a.addr;
-    if addr % bytes != 0 {
+    if !addr.is_multiple_of(bytes) {
         match instr.misaligned {
             Misaligned::Fault => return Landing::Fault(FaultClass::MisalignedAddress),
             Misaligned::MaskLowBits => addr &= !(bytes - 1),
@@ -116,7 +116,7 @@ fn precheck(instr: &MemInstr, state: &State) -> Option<Outcome> {
 /// ones read zero and drop the write, which `Memory::read` tells by answering `None`).
 #[inline]
 fn landed_addr(instr: &MemInstr, a: &Access, bytes: u64) -> u64 {
-    if a.addr % bytes != 0 && instr.misaligned == Misaligned::MaskLowBits {
+    if !a.addr.is_multiple_of(bytes) && instr.misaligned == Misaligned::MaskLowBits {
         a.addr & !(bytes - 1)
     } else {
         a.addr
@@ -125,10 +125,10 @@ fn landed_addr(instr: &MemInstr, a: &Access, bytes: u64) -> u64 {
 
 fn run(lowered: &Lowered, state: &State) -> Step<Outcome> {
     state.validate().map_err(|_| Stop::Reference)?;
-    if let Instr::Mem(m) = &lowered.instr {
-        if let Some(outcome) = precheck(m, state) {
-            return Ok(outcome);
-        }
+    if let Instr::Mem(m) = &lowered.instr
+        && let Some(outcome) = precheck(m, state)
+    {
+        return Ok(outcome);
     }
     let mut next = state.clone();
     for (name, reg) in &lowered.declare {
@@ -168,30 +168,30 @@ fn run_mem(m: &MemInstr, state: &mut State, open: &mut Vec<(Loc, Field)>) -> Ste
         writeback(a, ret, success, state, open)?;
     }
     // A4 `any`: NaN results are checked by class only.
-    if !m.env.nan_exact {
-        if let Some(f) = m.ty.float_format() {
-            let halves = if m.ty == DataType::F16x2 { 2 } else { 1 };
-            for a in &m.accesses {
-                let addr = landed_addr(m, a, bytes);
-                let Some(v) = state.memory(m.space).read(addr, bytes) else {
-                    continue;
-                };
-                for h in 0..halves {
-                    let lo = 16 * h;
-                    if atomcts_reference::float::is_nan(f, v >> lo) {
-                        open.push((
-                            Loc::Mem {
-                                space: m.space,
-                                addr,
-                                bytes: bytes as u8,
-                            },
-                            Field {
-                                lo,
-                                bits: f.bits(),
-                                allowed: Allowed::AnyNan(f),
-                            },
-                        ));
-                    }
+    if !m.env.nan_exact
+        && let Some(f) = m.ty.float_format()
+    {
+        let halves = if m.ty == DataType::F16x2 { 2 } else { 1 };
+        for a in &m.accesses {
+            let addr = landed_addr(m, a, bytes);
+            let Some(v) = state.memory(m.space).read(addr, bytes) else {
+                continue;
+            };
+            for h in 0..halves {
+                let lo = 16 * h;
+                if atomcts_reference::float::is_nan(f, v >> lo) {
+                    open.push((
+                        Loc::Mem {
+                            space: m.space,
+                            addr,
+                            bytes: bytes as u8,
+                        },
+                        Field {
+                            lo,
+                            bits: f.bits(),
+                            allowed: Allowed::AnyNan(f),
+                        },
+                    ));
                 }
             }
         }
