@@ -2,7 +2,7 @@
 //! dialect (FORMAT.md "State" and "Expectations").
 
 use crate::case::{Case, Pos};
-use crate::value::{Bits, Pat, Slot, parse_int, parse_pat, parse_range};
+use crate::value::{Bits, Human, Pat, Slot, parse_int, parse_pat, parse_range};
 use atomcts_reference::float::Format;
 use atomcts_reference::outcome::FaultClass;
 use atomcts_reference::program::Dialect;
@@ -218,6 +218,7 @@ fn mem_pat(v: &Value, pos: &Pos, key: &str) -> Result<Pat, BuildError> {
             Slot {
                 width: 32,
                 float: None,
+                human: Human::Int,
             },
         ),
     };
@@ -281,6 +282,7 @@ fn slot(t: ElemType) -> Slot {
     Slot {
         width: u32::from(t.bits).max(1),
         float,
+        human: float.map_or(Human::Int, Human::Float),
     }
 }
 
@@ -407,6 +409,7 @@ fn sass_given(st: &mut State, key: &str, v: &Value, pos: &Pos) -> Result<(), Bui
                 Slot {
                     width: 32,
                     float: Some(Format::F32),
+                    human: Human::Int,
                 },
             )
             .or_else(|e| {
@@ -417,6 +420,7 @@ fn sass_given(st: &mut State, key: &str, v: &Value, pos: &Pos) -> Result<(), Bui
                         Slot {
                             width: 64,
                             float: None,
+                            human: Human::Int,
                         },
                     ),
                     _ => Err(e),
@@ -569,8 +573,15 @@ fn msl_buffer(
     mem.alloc(base, 4 * len)
         .or_else(|e| err(pos, format!("buffer {key}: {e}")))?;
     for (i, x) in init.iter().enumerate() {
-        let p = parse_pat(x, Slot { width: 32, float })
-            .or_else(|e| err(pos, format!("{key}[{i}]: {e}")))?;
+        let p = parse_pat(
+            x,
+            Slot {
+                width: 32,
+                float,
+                human: float.map_or(Human::Int, Human::Float),
+            },
+        )
+        .or_else(|e| err(pos, format!("{key}[{i}]: {e}")))?;
         let b = bits_of(&p, pos, key)?;
         mem.write(base + 4 * i as u64, 4, b.value);
     }
@@ -790,11 +801,13 @@ fn expect_entry(
                 Slot {
                     width: 1,
                     float: None,
+                    human: Human::Int,
                 }
             } else {
                 Slot {
                     width: 32,
                     float: Some(Format::F32),
+                    human: Human::Int,
                 }
             };
             let parse = |x: &Value| {
@@ -805,6 +818,7 @@ fn expect_entry(
                             Slot {
                                 width: 64,
                                 float: None,
+                                human: Human::Int,
                             },
                         ),
                         _ => Err(e),
@@ -955,8 +969,15 @@ fn expect_entry(
                 }
                 let float = (b.ty == AtomicType::Float).then_some(Format::F32);
                 for (i, x) in a.iter().enumerate() {
-                    let p = parse_pat(x, Slot { width: 32, float })
-                        .or_else(|e| err(pos, format!("{key}[{i}]: {e}")))?;
+                    let p = parse_pat(
+                        x,
+                        Slot {
+                            width: 32,
+                            float,
+                            human: float.map_or(Human::Int, Human::Float),
+                        },
+                    )
+                    .or_else(|e| err(pos, format!("{key}[{i}]: {e}")))?;
                     out.push(check(
                         pos,
                         key,
@@ -986,8 +1007,8 @@ fn expect_entry(
                 other => (et, other.clone()),
             };
             let sl = Slot {
-                width: u32::from(et.bits).max(1),
                 float: slot(et).float.or(Some(Format::F32)),
+                ..slot(et)
             };
             if let Some(ms) = multiset_of(&v) {
                 let pats = ms

@@ -15,11 +15,48 @@ pub struct Bits {
     pub width: u32,
 }
 
+/// How a value is shown to people beside its hex bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Human {
+    /// As an integer (unsigned, and signed when negative).
+    #[default]
+    Int,
+    /// As a float of this format.
+    Float(Format),
+    /// As two binary16 halves, low first.
+    F16x2,
+}
+
+impl Human {
+    /// `0x3fc00000 (1.5)`.
+    pub fn show(self, v: u64, width: u32) -> String {
+        let h = hex(v, width);
+        match self {
+            Human::Int => {
+                let signed = atomcts_reference::types::sext(v, width);
+                if signed < 0 {
+                    format!("{h} ({v} / {signed})")
+                } else {
+                    format!("{h} ({v})")
+                }
+            }
+            Human::Float(f) => format!("{h} ({})", float::display(f, v)),
+            Human::F16x2 => format!(
+                "{h} ({}, {})",
+                float::display(Format::F16, v & 0xffff),
+                float::display(Format::F16, (v >> 16) & 0xffff)
+            ),
+        }
+    }
+}
+
 /// What a location is expected (or given) to hold.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Pat {
     /// These bits under `care`; every `(lo, fmt)` field must be a NaN of `fmt`.
     Bits {
+        /// How to show the value.
+        human: Human,
         /// Expected bits.
         value: u64,
         /// Which bits are checked.
@@ -39,10 +76,41 @@ impl Pat {
     /// An exact value.
     pub fn exact(b: Bits) -> Pat {
         Pat::Bits {
+            human: Human::Int,
             value: b.value & mask(b.width),
             care: mask(b.width),
             nan: vec![],
             width: b.width,
+        }
+    }
+
+    /// The same pattern shown as `h`.
+    pub fn shown_as(self, h: Human) -> Pat {
+        match self {
+            Pat::Bits {
+                value,
+                care,
+                nan,
+                width,
+                ..
+            } => Pat::Bits {
+                human: h,
+                value,
+                care,
+                nan,
+                width,
+            },
+            Pat::OneOf(ps) => Pat::OneOf(ps.into_iter().map(|p| p.shown_as(h)).collect()),
+            Pat::Any => Pat::Any,
+        }
+    }
+
+    /// How the pattern's values are shown.
+    pub fn human(&self) -> Human {
+        match self {
+            Pat::Bits { human, .. } => *human,
+            Pat::OneOf(ps) => ps.first().map_or(Human::Int, Pat::human),
+            Pat::Any => Human::Int,
         }
     }
 
@@ -72,8 +140,13 @@ impl Pat {
             Pat::Any => Pat::Any,
             Pat::OneOf(ps) => Pat::OneOf(ps.iter().map(|p| p.slice(lo, bits)).collect()),
             Pat::Bits {
-                value, care, nan, ..
+                value,
+                care,
+                nan,
+                human,
+                ..
             } => Pat::Bits {
+                human: *human,
                 value: (value >> lo) & mask(bits),
                 care: (care >> lo) & mask(bits),
                 nan: nan
@@ -95,6 +168,7 @@ impl Pat {
                 care,
                 nan,
                 width,
+                ..
             } => {
                 let mut v = *value & care;
                 let mut covered = *care;
@@ -177,6 +251,7 @@ fn float_value(f: Format, s: &str) -> Result<Pat, String> {
     let t = s.trim();
     if t.eq_ignore_ascii_case("nan") {
         return Ok(Pat::Bits {
+            human: Human::Float(f),
             value: 0,
             care: 0,
             nan: vec![(0, f)],
@@ -192,7 +267,8 @@ fn float_value(f: Format, s: &str) -> Result<Pat, String> {
         return Ok(Pat::exact(Bits {
             value: v,
             width: f.bits(),
-        }));
+        })
+        .shown_as(Human::Float(f)));
     }
     float::parse(f, t)
         .map(|v| {
@@ -200,6 +276,7 @@ fn float_value(f: Format, s: &str) -> Result<Pat, String> {
                 value: v,
                 width: f.bits(),
             })
+            .shown_as(Human::Float(f))
         })
         .ok_or_else(|| format!("`{t}` is not a {} value", f.name()))
 }
@@ -218,6 +295,7 @@ pub fn parse_typed(s: &str) -> Result<Pat, String> {
                 Ty::F16x2 => 32,
             };
             Ok(Pat::Bits {
+                human: Human::Int,
                 value: 0,
                 care: 0,
                 nan: vec![],
@@ -265,6 +343,7 @@ pub fn parse_typed(s: &str) -> Result<Pat, String> {
                 }
             }
             Ok(Pat::Bits {
+                human: Human::F16x2,
                 value,
                 care,
                 nan,
@@ -281,6 +360,8 @@ pub struct Slot {
     pub width: u32,
     /// Float format for TOML floats, if the location is float-typed.
     pub float: Option<Format>,
+    /// How raw integers at this location are shown.
+    pub human: Human,
 }
 
 /// Parses one value or pattern for a location of shape `slot`.
@@ -295,7 +376,8 @@ pub fn parse_pat(v: &Value, slot: Slot) -> Result<Pat, String> {
             Ok(Pat::exact(Bits {
                 value: (i as u64) & mask(w),
                 width: w,
-            }))
+            })
+            .shown_as(slot.human))
         }
         Value::Float(x) => {
             let f = slot
@@ -335,6 +417,7 @@ pub fn parse_pat(v: &Value, slot: Slot) -> Result<Pat, String> {
                     _ => Err("bits and mask are integers or hex strings".to_string()),
                 };
                 return Ok(Pat::Bits {
+                    human: slot.human,
                     value: num(b)?,
                     care: num(m)?,
                     nan: vec![],
@@ -421,6 +504,7 @@ mod tests {
         let s32 = Slot {
             width: 32,
             float: None,
+            human: Human::Int,
         };
         assert_eq!(
             parse_pat(&Value::Integer(-1), s32).unwrap(),

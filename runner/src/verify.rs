@@ -2,7 +2,7 @@
 //! every other location is unchanged.
 
 use crate::build::{Check, Expectation, Target};
-use crate::value::{Pat, hex};
+use crate::value::{Human, Pat, hex};
 use atomcts_adapters::Observation;
 use atomcts_reference::state::State;
 use atomcts_reference::types::Space;
@@ -22,13 +22,7 @@ pub struct Finding {
 }
 
 fn describe(v: u64, width: u32) -> String {
-    let h = hex(v, width);
-    let signed = atomcts_reference::types::sext(v, width);
-    if width <= 64 && signed < 0 {
-        format!("{h} ({v} / {signed})")
-    } else {
-        format!("{h} ({v})")
-    }
+    Human::Int.show(v, width)
 }
 
 fn describe_pat(p: &Pat) -> String {
@@ -43,10 +37,11 @@ fn describe_pat(p: &Pat) -> String {
             care,
             nan,
             width,
+            human,
         } => {
             let full = atomcts_reference::types::mask(*width);
             let mut s = if *care == full {
-                describe(*value, *width)
+                human.show(*value, *width)
             } else if *care == 0 {
                 String::new()
             } else {
