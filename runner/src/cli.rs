@@ -271,7 +271,7 @@ fn cmd_run(a: RunArgs) -> Result<u8> {
         profile: profile.clone(),
         race_budget: a.race_budget,
         cases_arg,
-        adapter_arg: if a.adapter == "reference" {
+        adapter_arg: if a.adapter == "fast" {
             String::new()
         } else {
             format!(" --adapter {}", a.adapter)

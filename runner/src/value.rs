@@ -491,8 +491,8 @@ mod tests {
         let nan = parse_typed("f32:nan").unwrap();
         assert!(nan.admits(0x7fc0_0000) && nan.admits(0xffff_ffff) && !nan.admits(0x7f80_0000));
         assert_eq!(
-            parse_typed("f16x2:0x0001,0x8000").unwrap(),
-            Pat::exact(Bits {
+            parse_typed("f16x2:0x0001,0x8000").unwrap().representative(),
+            Some(Bits {
                 value: 0x8000_0001,
                 width: 32
             })

@@ -276,7 +276,7 @@ fn values(
                     location: label(t, lanes_are_lanes),
                     expected: describe_pat(&c.pat),
                     observed: got.map_or("unallocated".into(), |v| {
-                        describe(v, c.pat.width().unwrap_or(32))
+                        c.pat.human().show(v, c.pat.width().unwrap_or(32))
                     }),
                     note: format!("at {}", c.pos),
                 }),
