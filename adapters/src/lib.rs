@@ -19,6 +19,7 @@ pub mod fast;
 pub mod subprocess;
 
 pub use fast::FastAdapter;
+pub use subprocess::SubprocessAdapter;
 
 /// Capabilities a case may require (`requires = [...]` in the case format).
 pub const CAPABILITIES: &[&str] = &[
@@ -90,8 +91,7 @@ impl Observation {
 pub struct AdapterError {
     /// The adapter's name.
     pub adapter: String,
-    /// What went wrong.
-    #[source]
+    /// What went wrong (part of the message, so not also a `source`).
     pub kind: AdapterErrorKind,
 }
 
@@ -114,6 +114,9 @@ pub enum AdapterErrorKind {
     /// The model could not run the case (a model error, not a finding about the implementation).
     #[error("model error: {0}")]
     Model(String),
+    /// The implementation cannot run this case at all (reported as skipped).
+    #[error("unsupported: {0}")]
+    Unsupported(String),
 }
 
 /// An implementation under test.

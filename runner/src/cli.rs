@@ -4,7 +4,7 @@ use anyhow::{Context, Result, bail};
 use atomcts::case::{self, Case, Loaded, corpus_root};
 use atomcts::report::{REPORT_VERSION, Report};
 use atomcts::run::{self, CaseResult, Options};
-use atomcts_adapters::{Adapter, FastAdapter, ReferenceAdapter};
+use atomcts_adapters::{Adapter, FastAdapter, ReferenceAdapter, SubprocessAdapter};
 use atomcts_reference::Profile;
 use atomcts_reference::knobs::{KNOBS, PROFILES};
 use atomcts_reference::outcome::Outcome;
@@ -68,9 +68,13 @@ struct RunArgs {
     /// Corpus directory or file (default: ./spec-cases, else the one beside the source).
     #[arg(long)]
     cases: Option<PathBuf>,
-    /// Adapter: fast (the built-in fast path, default) or reference (the spec-literal model).
+    /// Adapter: fast (the built-in fast path, default), reference (the spec-literal model), or
+    /// `cmd:<command>`, a shim speaking adapters/PROTOCOL.md.
     #[arg(long, default_value = "fast")]
     adapter: String,
+    /// Per-case deadline for `cmd:` adapters, in milliseconds.
+    #[arg(long, default_value_t = 10_000)]
+    adapter_timeout_ms: u64,
     #[command(flatten)]
     profile: ProfileArgs,
     /// Only cases whose id contains this text, or `tag:<t>` (repeatable; any matches).
@@ -206,11 +210,17 @@ fn dispatch(cli: Cli) -> Result<u8> {
     }
 }
 
-fn adapter(name: &str) -> Result<Box<dyn Adapter>> {
+fn adapter(name: &str, timeout_ms: u64) -> Result<Box<dyn Adapter>> {
     match name {
         "fast" | "builtin" => Ok(Box::new(FastAdapter)),
         "reference" => Ok(Box::new(ReferenceAdapter)),
-        other => bail!("unknown adapter `{other}` (adapters: fast, reference)"),
+        cmd if cmd.starts_with("cmd:") => {
+            let command = &cmd[4..];
+            let a =
+                SubprocessAdapter::start(command, std::time::Duration::from_millis(timeout_ms))?;
+            Ok(Box::new(a))
+        }
+        other => bail!("unknown adapter `{other}` (adapters: fast, reference, cmd:<command>)"),
     }
 }
 
@@ -247,7 +257,7 @@ fn selected(case: &Case, filters: &[String]) -> bool {
 
 fn cmd_run(a: RunArgs) -> Result<u8> {
     let profile = a.profile.profile()?;
-    let mut adapter = adapter(&a.adapter)?;
+    let mut adapter = adapter(&a.adapter, a.adapter_timeout_ms)?;
     let partition = a.partition.as_deref().map(parse_partition).transpose()?;
     let mut cases = Vec::new();
     let mut load_errors = Vec::new();
@@ -458,6 +468,10 @@ fn cmd_list(a: ListArgs) -> Result<u8> {
         "adapters" => {
             println!("fast       the built-in fast path, bit-identical to the reference (default)");
             println!("reference  the spec-literal reference model");
+            println!(
+                "cmd:<command>  an implementation behind a shim speaking adapters/PROTOCOL.md"
+            );
+            println!("               (example: cmd:'python3 adapters/shims/mini_sass.py')");
         }
         other => bail!("unknown list `{other}` (cases, stats, knobs, profiles, adapters)"),
     }

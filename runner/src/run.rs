@@ -266,6 +266,16 @@ pub fn run_case(case: &Case, adapter: &mut dyn Adapter, opts: &Options) -> CaseR
     };
     let observation = match adapter.run(&request) {
         Ok(o) => o,
+        Err(e) if matches!(e.kind, atomcts_adapters::AdapterErrorKind::Unsupported(_)) => {
+            r.status = Status::Skip;
+            r.findings.push(FindingOut {
+                location: "adapter".into(),
+                expected: String::new(),
+                observed: String::new(),
+                note: e.to_string(),
+            });
+            return r;
+        }
         Err(e) => return error_result(case, opts, e.to_string()),
     };
     let lanes_are_lanes = case.dialect != Dialect::Visa;
