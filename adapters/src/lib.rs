@@ -139,6 +139,9 @@ impl Adapter for ReferenceAdapter {
     fn run(&mut self, r: &Request<'_>) -> Result<Observation, AdapterError> {
         program::run(r.dialect, r.asm, r.state, r.profile)
             .map(|run| Observation::from_outcome(&run.outcome))
-            .map_err(|e| AdapterError { adapter: "reference".into(), kind: AdapterErrorKind::Model(e.to_string()) })
+            .map_err(|e| AdapterError {
+                adapter: "reference".into(),
+                kind: AdapterErrorKind::Model(e.to_string()),
+            })
     }
 }
