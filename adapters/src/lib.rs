@@ -5,7 +5,7 @@
 //! the documents leave the outcome undefined. The runner compares that [`Observation`] with the
 //! case's expectation and with the reference model.
 //!
-//! Built in: [`ReferenceAdapter`] (the spec-literal model) and `fast` (the fast path,
+//! Built in: [`ReferenceAdapter`] (the spec-literal model) and [`FastAdapter`] (the fast path,
 //! bit-identical to the reference, in `atomcts-fast`). Third-party implementations plug in
 //! through the subprocess protocol (`atomcts-adapters::subprocess`, documented in
 //! `adapters/PROTOCOL.md`).
@@ -15,7 +15,10 @@ use atomcts_reference::outcome::{FaultClass, Outcome};
 use atomcts_reference::program::{self, Dialect};
 use atomcts_reference::{Profile, State};
 
+pub mod fast;
 pub mod subprocess;
+
+pub use fast::FastAdapter;
 
 /// Capabilities a case may require (`requires = [...]` in the case format).
 pub const CAPABILITIES: &[&str] = &[

@@ -92,12 +92,9 @@ impl Fmt for F32 {
                     // roundTiesToEven overflowed: the exact sum is at least MAX + ulp/2.
                     return (sb & Self::SIGN) | Self::MAX_FINITE;
                 }
-                // Fast2Sum with the larger magnitude first.
-                let (big, small) = if a & Self::ABS >= b & Self::ABS {
-                    (x, y)
-                } else {
-                    (y, x)
-                };
+                // Fast2Sum with the larger magnitude first (selected on bits, branch-free).
+                let (big, small) = order::<Self>(a, b);
+                let (big, small) = (f32::from_bits(big as u32), f32::from_bits(small as u32));
                 let t = u64::from((small - (s - big)).to_bits());
                 toward_zero_fixup::<Self>(sb, t)
             }
@@ -129,14 +126,17 @@ fn f64_sum_toward_zero(a: u64, b: u64, s: f64) -> u64 {
     if sb & F64::ABS == F64::EXP_MASK {
         return (sb & F64::SIGN) | F64::MAX_FINITE;
     }
-    let (x, y) = (f64::from_bits(a), f64::from_bits(b));
-    let (big, small) = if a & F64::ABS >= b & F64::ABS {
-        (x, y)
-    } else {
-        (y, x)
-    };
-    let t = (small - (s - big)).to_bits();
+    let (big, small) = order::<F64>(a, b);
+    let t = (f64::from_bits(small) - (s - f64::from_bits(big))).to_bits();
     toward_zero_fixup::<F64>(sb, t)
+}
+
+/// `(a, b)` ordered by magnitude, larger first (Fast2Sum's precondition), branch-free.
+#[inline(always)]
+fn order<F: Fmt>(a: u64, b: u64) -> (u64, u64) {
+    let swap = a & F::ABS < b & F::ABS;
+    let d = (a ^ b) & 0u64.wrapping_sub(u64::from(swap));
+    (a ^ d, b ^ d)
 }
 
 /// Given the roundTiesToEven sum `s` (finite) and the exact error `t = exact - s`: the
@@ -145,11 +145,8 @@ fn f64_sum_toward_zero(a: u64, b: u64, s: f64) -> u64 {
 /// magnitude bits.
 #[inline(always)]
 fn toward_zero_fixup<F: Fmt>(s: u64, t: u64) -> u64 {
-    if t & F::ABS != 0 && (t ^ s) & F::SIGN != 0 {
-        s - 1
-    } else {
-        s
-    }
+    // Branch-free: the direction of rounding is data, not control flow.
+    s.wrapping_sub(u64::from((t & F::ABS != 0) & ((t ^ s) & F::SIGN != 0)))
 }
 
 impl Fmt for F16 {
@@ -185,13 +182,8 @@ impl Fmt for BF16 {
 /// The roundTowardZero binary64 sum of two bfloat16 numbers (which cannot overflow binary64).
 #[inline(always)]
 fn f64_sum_toward_zero_bf16(a: u64, b: u64, s: f64) -> u64 {
-    let (x, y) = (bf16_to_f64(a), bf16_to_f64(b));
-    let (big, small) = if a & BF16::ABS >= b & BF16::ABS {
-        (x, y)
-    } else {
-        (y, x)
-    };
-    let t = (small - (s - big)).to_bits();
+    let (big, small) = order::<BF16>(a, b);
+    let t = (bf16_to_f64(small) - (s - bf16_to_f64(big))).to_bits();
     toward_zero_fixup::<F64>(s.to_bits(), t)
 }
 
@@ -221,7 +213,31 @@ fn bf16_to_f64(h: u64) -> f64 {
 /// infinity (RNE) or the largest finite number (RZ). Written on bits, not with `half`.
 #[inline(always)]
 pub(crate) fn narrow<F: Fmt>(x: u64, rz: bool) -> u64 {
-    let sign = if x >> 63 != 0 { F::SIGN } else { 0 };
+    let sign = (x >> 63) << (F::BITS - 1);
+    let field = (x >> 52) & 0x7ff;
+    // Common case: a normal result. Rounding on the magnitude bits carries into the exponent
+    // by itself (up to infinity, which is the roundTiesToEven overflow); roundTowardZero only
+    // truncates.
+    let lo = (1023 + 1 - F::BIAS) as u64;
+    let hi = (1023 + F::BIAS) as u64;
+    if field.wrapping_sub(lo) <= hi - lo {
+        let sh = 52 - F::FRAC;
+        let mag = x & (u64::MAX >> 1);
+        let lsb = (mag >> sh) & 1;
+        let mag = if rz {
+            mag
+        } else {
+            mag + (1u64 << (sh - 1)) - 1 + lsb
+        };
+        return sign | ((mag >> sh) - (((1023 - F::BIAS) as u64) << F::FRAC));
+    }
+    narrow_edge::<F>(x, rz, sign)
+}
+
+/// [`narrow`] for zero, subnormal and overflowing results (16-bit formats only: the rounding
+/// position must lie at least two bits into the binary64 fraction).
+#[inline(never)]
+fn narrow_edge<F: Fmt>(x: u64, rz: bool, sign: u64) -> u64 {
     let e = ((x >> 52) & 0x7ff) as i64;
     if e == 0 {
         // Zero, or a binary64 subnormal: far below half of the smallest subnormal of F.
@@ -245,7 +261,8 @@ pub(crate) fn narrow<F: Fmt>(x: u64, rz: bool) -> u64 {
     let q = m >> n;
     let rem = m & ((1u64 << n) - 1);
     let half = 1u64 << (n - 1);
-    let up = !rz && (rem > half || (rem == half && q & 1 == 1));
+    // Branch-free: whether a value rounds up is data, not control flow.
+    let up = !rz & ((rem > half) | ((rem == half) & (q & 1 == 1)));
     let q = q + u64::from(up);
     let bits = if normal {
         (((ue + F::BIAS - 1) as u64) << F::FRAC) + q

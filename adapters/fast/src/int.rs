@@ -49,7 +49,7 @@ pub(crate) fn apply<const W: u32, const SIGNED: bool>(
         }
         // SASS ATOM .DEC: `(M == 0 || M > Rb) ? Rb : M - 1`, unsigned (A10).
         AtomicOp::DecBounded => {
-            if old == 0 || old > s0 {
+            if (old == 0) | (old > s0) {
                 s0
             } else {
                 old - 1

@@ -48,6 +48,11 @@
 //! rounding; NaNs, infinities and the FTZ layer are handled on bits in software. Only float
 //! min/max with a NaN operand or two zeros calls into the reference's min/max rules.
 //!
+//! Nothing falls back to the reference's soft-float: add and subtract are exact in both
+//! roundings for every format. The reference is called only for float min/max with a NaN
+//! operand or two zero operands (its NaN and signed-zero rules, A5/A6), and by [`execute`] to
+//! produce the exact `ModelError` of an invalid input (error paths only).
+//!
 //! Errors: [`apply`] and [`apply_batch`] return the reference's own `ModelError`s for the op
 //! and type pairs the reference does not define (integer-only ops on floats, a numeric
 //! compare-and-swap on integers), with the same messages.

@@ -103,7 +103,13 @@ fn apply_matches_the_reference_on_all_float_edge_pairs() {
                     check(AtomicOp::Cas, ty, env, a, [b, 0x1234]);
                     cases += 5;
                     if ty == DataType::F16 {
-                        check(AtomicOp::Add, DataType::F16x2, env, a | (b << 16), [b | (a << 16), 0]);
+                        check(
+                            AtomicOp::Add,
+                            DataType::F16x2,
+                            env,
+                            a | (b << 16),
+                            [b | (a << 16), 0],
+                        );
                         cases += 1;
                     }
                 }
@@ -201,7 +207,11 @@ fn random_state(rng: &mut Rng) -> State {
     for k in 0..MEM_LEN / 8 {
         let ty = rng.pick(&[DataType::U64, DataType::F64, DataType::F32, DataType::F16x2]);
         let lo = value(rng, ty);
-        let hi = if ty.bits() == 32 { value(rng, ty) << 32 } else { 0 };
+        let hi = if ty.bits() == 32 {
+            value(rng, ty) << 32
+        } else {
+            0
+        };
         s.global.write(GLOBAL_BASE + 8 * k, 8, lo | hi);
         s.shared.write(8 * k, 8, rng.next());
     }
@@ -262,7 +272,11 @@ fn random_dest(rng: &mut Rng, lanes: u32, ty: DataType) -> Dest {
             random_field(rng, lanes, 0, 32),
         ]),
         1 | 2 => {
-            let lo = if w <= 32 { rng.pick(&[0u32, 0, 16, 32]) } else { 0 };
+            let lo = if w <= 32 {
+                rng.pick(&[0u32, 0, 16, 32])
+            } else {
+                0
+            };
             Dest::Fields(vec![random_field(rng, lanes, lo.min(64 - w), w)])
         }
         3 => Dest::Fields(vec![random_field(rng, lanes, 0, 16)]),
@@ -291,7 +305,11 @@ fn random_mem(rng: &mut Rng, lanes: u32) -> MemInstr {
     } else {
         Space::Global
     };
-    let base = if space == Space::Global { GLOBAL_BASE } else { 0 };
+    let base = if space == Space::Global {
+        GLOBAL_BASE
+    } else {
+        0
+    };
     let bytes = ty.bytes();
     let n = 1 + rng.below(2 * u64::from(lanes)) as usize;
     let mut accesses = Vec::new();
@@ -299,10 +317,10 @@ fn random_mem(rng: &mut Rng, lanes: u32) -> MemInstr {
         // A few addresses, so that lanes hit the same one.
         let mut addr = base + bytes * rng.below(3);
         match rng.below(12) {
-            0 => addr += 1 + rng.below(bytes - 1),          // misaligned
+            0 => addr += 1 + rng.below(bytes - 1), // misaligned
             1 => addr = base + MEM_LEN + bytes * rng.below(3), // past the end
-            2 => addr = base + MEM_LEN - bytes / 2,          // straddles the end, misaligned
-            3 => addr = base.wrapping_sub(bytes),            // before the start
+            2 => addr = base + MEM_LEN - bytes / 2, // straddles the end, misaligned
+            3 => addr = base.wrapping_sub(bytes),  // before the start
             _ => {}
         }
         accesses.push(Access {
@@ -378,7 +396,9 @@ fn random_lowered(rng: &mut Rng, lanes: u32) -> Lowered {
         .collect::<Vec<_>>()
         .into_iter()
         .map(|(beyond, _)| StaticWrite {
-            name: rng.pick(&["P0", "R1", "R1", "R1", "R1", "R4", "R4", "R7"]).to_string(),
+            name: rng
+                .pick(&["P0", "R1", "R1", "R1", "R1", "R4", "R4", "R7"])
+                .to_string(),
             idx: rng.below(u64::from(lanes) + u64::from(beyond)) as u32,
             value: rng.next(),
         })
@@ -434,7 +454,13 @@ fn execute_matches_the_reference() {
         *kinds.entry(kind).or_default() += 1;
     }
     println!("{kinds:?}");
-    for k in ["completed", "completed_open", "fault", "unspecified", "error"] {
+    for k in [
+        "completed",
+        "completed_open",
+        "fault",
+        "unspecified",
+        "error",
+    ] {
         assert!(kinds.get(k).copied().unwrap_or(0) > 200, "{k}: {kinds:?}");
     }
 }

@@ -3,7 +3,9 @@
 #![allow(dead_code)]
 
 use atomcts_reference::error::ModelError;
-use atomcts_reference::float::{DenormRule, Format, FtzMode, MinMaxRules, NanRule, Round, ZeroRule};
+use atomcts_reference::float::{
+    DenormRule, Format, FtzMode, MinMaxRules, NanRule, Round, ZeroRule,
+};
 use atomcts_reference::ir::{AtomicOp, Compare, Env, NanBits};
 use atomcts_reference::race::Effect;
 use atomcts_reference::semantics;
@@ -37,7 +39,12 @@ impl Rng {
 
 fn fmt_consts(f: Format) -> (u64, u64, u64, u64) {
     // (sign, exp mask, frac mask, frac bits)
-    (f.sign_mask(), f.exp_mask(), f.frac_mask(), u64::from(f.frac_bits()))
+    (
+        f.sign_mask(),
+        f.exp_mask(),
+        f.frac_mask(),
+        u64::from(f.frac_bits()),
+    )
 }
 
 /// Edge values of a float format: zeros, subnormals, normals at the ends of the range, 1 and
@@ -70,16 +77,16 @@ pub fn float_edges(f: Format) -> Vec<u64> {
         (bias - fb) << fb,     // an ulp of 1
         (bias + 1) << fb,      // 2
         ((bias + 1) << fb) | 1,
-        exp - (1 << fb),       // largest binade, fraction 0
-        exp - 1,               // max finite
+        exp - (1 << fb), // largest binade, fraction 0
+        exp - 1,         // max finite
         exp - 2,
         exp - (frac >> 1) - 1,
-        exp,                   // inf
-        exp | q,               // default NaN
-        exp | q | 1,           // qNaN with payload
-        exp | 1,               // sNaN
-        exp | (frac >> 1),    // sNaN with a big payload (quiet bit clear)
-        exp | frac,            // qNaN all ones
+        exp,               // inf
+        exp | q,           // default NaN
+        exp | q | 1,       // qNaN with payload
+        exp | 1,           // sNaN
+        exp | (frac >> 1), // sNaN with a big payload (quiet bit clear)
+        exp | frac,        // qNaN all ones
     ];
     let mut v: Vec<u64> = Vec::new();
     for p in pos {
@@ -212,7 +219,11 @@ pub const COMPARES: [Compare; 3] = [
 /// Every MinMaxRules combination (27).
 pub fn all_minmax() -> Vec<MinMaxRules> {
     let mut v = Vec::new();
-    for nan in [NanRule::MinimumNumber, NanRule::IntelSnanWins, NanRule::SpirvEither] {
+    for nan in [
+        NanRule::MinimumNumber,
+        NanRule::IntelSnanWins,
+        NanRule::SpirvEither,
+    ] {
         for zero in [ZeroRule::Ordered, ZeroRule::Either, ZeroRule::Skylake] {
             for denormals in [
                 DenormRule::CompareRaw,

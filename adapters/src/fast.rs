@@ -1,0 +1,115 @@
+//! The fast path as an adapter: the reference's front ends parse and lower the instruction
+//! (`atomcts_reference::program::Program`), and `atomcts_fast::execute` runs the lowered IR.
+//! Its observations equal the reference's on every case; it exists to run the suite fast and
+//! to keep the fast path honest against the cases.
+
+use crate::{Adapter, AdapterError, AdapterErrorKind, Observation, Request};
+use atomcts_reference::error::ModelError;
+use atomcts_reference::ir::Lowering;
+use atomcts_reference::program::Program;
+
+/// The fast path (`atomcts-fast`) as an adapter: it supports everything the reference does.
+#[derive(Clone, Debug, Default)]
+pub struct FastAdapter;
+
+impl FastAdapter {
+    fn model_error(e: ModelError) -> AdapterError {
+        AdapterError {
+            adapter: "fast".into(),
+            kind: AdapterErrorKind::Model(e.to_string()),
+        }
+    }
+}
+
+impl Adapter for FastAdapter {
+    fn name(&self) -> &str {
+        "fast"
+    }
+
+    fn supports(&self, _capability: &str) -> bool {
+        true
+    }
+
+    fn run(&mut self, r: &Request<'_>) -> Result<Observation, AdapterError> {
+        let program = match Program::parse(r.dialect, r.asm) {
+            Ok(p) => p,
+            Err(rejection) => return Ok(Observation::Invalid(rejection.reason.code().to_string())),
+        };
+        match program
+            .lower(r.state, r.profile)
+            .map_err(Self::model_error)?
+        {
+            Lowering::Invalid(rejection) => {
+                Ok(Observation::Invalid(rejection.reason.code().to_string()))
+            }
+            Lowering::Unspecified(why) => Ok(Observation::Unspecified(why)),
+            Lowering::Run(lowered) => atomcts_fast::execute(&lowered, r.state)
+                .map(|outcome| Observation::from_outcome(&outcome))
+                .map_err(Self::model_error),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ReferenceAdapter;
+    use atomcts_reference::program::Dialect;
+    use atomcts_reference::state::Reg;
+    use atomcts_reference::types::ElemType;
+    use atomcts_reference::{Profile, State};
+
+    fn sass_state() -> State {
+        let mut s = State::new(2);
+        s.global.alloc(0x1000, 16).unwrap();
+        s.global.write(0x1000, 4, 0x3f80_0000); // 1.0f
+        for (name, v) in [
+            ("R2", [0x1000u64, 0x1000]),
+            ("R4", [0x3f80_0000, 0x4000_0000]),
+        ] {
+            s.regs.insert(
+                name.into(),
+                Reg {
+                    ty: ElemType::B32,
+                    elems: v.to_vec(),
+                },
+            );
+        }
+        s
+    }
+
+    // SASS ATOM.E.ADD.F32.FTZ.RN: two lanes add 1.0 and 2.0 to 1.0 in program order: memory
+    // ends at 4.0 (0x40800000); lane 0 gets 1.0, lane 1 gets 2.0 (0x40000000).
+    #[test]
+    fn runs_a_sass_float_add_like_the_reference() {
+        let state = sass_state();
+        let profile = Profile::default();
+        let req = Request {
+            id: "t",
+            dialect: Dialect::Sass,
+            asm: "ATOM.E.ADD.F32.FTZ.RN R0, [R2], R4 ;",
+            state: &state,
+            profile: &profile,
+        };
+        let fast = FastAdapter.run(&req).unwrap();
+        let reference = ReferenceAdapter.run(&req).unwrap();
+        assert_eq!(fast, reference);
+        let Observation::Completed(end) = fast else {
+            panic!("{fast:?}")
+        };
+        assert_eq!(end.global.read(0x1000, 4), Some(0x4080_0000));
+        assert_eq!(end.elem("R0", 0), Some(0x3f80_0000));
+        assert_eq!(end.elem("R0", 1), Some(0x4000_0000));
+        // Illegal text is a rejection, not an error.
+        let bad = Request {
+            asm: "ATOM.E.FROB R0, [R2], R4 ;",
+            ..req
+        };
+        assert!(matches!(
+            FastAdapter.run(&bad).unwrap(),
+            Observation::Invalid(_)
+        ));
+        assert_eq!(FastAdapter.name(), "fast");
+        assert!(FastAdapter.supports("f16x2_atomics"));
+    }
+}
