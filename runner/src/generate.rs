@@ -593,19 +593,7 @@ pub fn case_table(
         t.insert("lanes".into(), int(u64::from(gc.lanes)));
     }
     t.insert("given".into(), Value::Table(gc.given.clone()));
-    // Build the state exactly as the loader will.
-    t.insert("expect".into(), Value::Table(unspecified()));
-    let probe_text = file_text(gc.dialect, "", std::slice::from_ref(&t))?;
-    let loaded = parse_file(Path::new(""), Path::new("<generated>"), probe_text);
-    let case = loaded.cases.first().ok_or_else(|| {
-        loaded
-            .errors
-            .first()
-            .map_or("generated case did not load".to_string(), |e| {
-                e.message.clone()
-            })
-    })?;
-    let state = crate::build::build_state(case).map_err(|e| e.message)?;
+    let state = load_state(gc)?;
     let run = program::run(gc.dialect, &gc.asm, &state, profile).map_err(|e| e.to_string())?;
     t.insert(
         "expect".into(),
@@ -617,6 +605,31 @@ pub fn case_table(
         )),
     );
     Ok(t)
+}
+
+/// The initial state of `gc`, built exactly as the case loader will build it from the case's
+/// text.
+pub fn load_state(gc: &GenCase) -> Result<State, String> {
+    let mut t = Table::new();
+    t.insert("name".into(), Value::String("probe".into()));
+    t.insert("asm".into(), Value::String(gc.asm.clone()));
+    t.insert("cite".into(), Value::String("generated".into()));
+    if gc.lanes != 1 {
+        t.insert("lanes".into(), int(u64::from(gc.lanes)));
+    }
+    t.insert("given".into(), Value::Table(gc.given.clone()));
+    t.insert("expect".into(), Value::Table(unspecified()));
+    let probe_text = file_text(gc.dialect, "", std::slice::from_ref(&t))?;
+    let loaded = parse_file(Path::new(""), Path::new("<generated>"), probe_text);
+    let case = loaded.cases.first().ok_or_else(|| {
+        loaded
+            .errors
+            .first()
+            .map_or("generated case did not load".to_string(), |e| {
+                e.message.clone()
+            })
+    })?;
+    crate::build::build_state(case).map_err(|e| e.message)
 }
 
 fn unspecified() -> Table {

@@ -9,8 +9,10 @@
 pub mod build;
 pub mod case;
 pub mod generate;
+pub mod oracles;
 pub mod report;
 pub mod run;
+pub mod sweep;
 pub mod value;
 pub mod verify;
 
