@@ -27,18 +27,9 @@ struct Running {
 }
 
 impl Drop for Running {
-    /// Stops the shim and everything it started: it runs in its own process group, which is
-    /// killed as a whole (a shell that did not `exec` would otherwise leave the shim running).
+    /// Stops the shim. It is started as `exec <command>`, so the child is the shim itself (not
+    /// a shell around it) and killing the child stops it.
     fn drop(&mut self) {
-        #[cfg(unix)]
-        {
-            let _ = Command::new("kill")
-                .arg("-KILL")
-                .arg(format!("-{}", self.child.id()))
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status();
-        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -80,11 +71,6 @@ impl SubprocessAdapter {
         }
         let mut cmd = Command::new("sh");
         cmd.arg("-c").arg(format!("exec {}", self.command));
-        #[cfg(unix)]
-        {
-            use std::os::unix::process::CommandExt;
-            cmd.process_group(0);
-        }
         let mut child = cmd
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -98,7 +98,7 @@ struct Search<'a, S> {
     order: Vec<usize>,
     longest: Vec<usize>,
     final_value: Option<u64>,
-    eq: &'a dyn Fn(u64, u64) -> bool,
+    eq: &'a (dyn Fn(u64, u64) -> bool + Sync),
 }
 
 enum Found {
@@ -110,9 +110,9 @@ enum Found {
 /// Decides whether some order of `problem.ops` produces the observation. `eq(model, observed)`
 /// compares a value the model computes with an observed one (bitwise, or NaN-class for
 /// profiles where any NaN is allowed).
-pub fn check<S: Step>(
+pub fn check<S: Step + Sync>(
     problem: &Problem<'_, S>,
-    eq: &dyn Fn(u64, u64) -> bool,
+    eq: &(dyn Fn(u64, u64) -> bool + Sync),
     budget: u64,
 ) -> Result<Verdict, ModelError> {
     let mut kinds: Vec<(&S, Observed)> = Vec::new();
@@ -143,7 +143,25 @@ pub fn check<S: Step>(
         final_value: problem.final_value,
         eq,
     };
-    Ok(match search.dfs(problem.init)? {
+    // The search recurses once per operation (at most `MAX_LANES` x channels deep): small
+    // histories run on the caller's stack, large ones on a thread with room for the depth.
+    let found = if problem.ops.len() <= SMALL_HISTORY {
+        search.dfs(problem.init)?
+    } else {
+        let init = problem.init;
+        let stack = 64 * 1024 + problem.ops.len() * 16 * 1024;
+        std::thread::scope(|scope| {
+            std::thread::Builder::new()
+                .stack_size(stack)
+                .spawn_scoped(scope, || search.dfs(init))
+                .map_err(|e| {
+                    ModelError::Limit(format!("cannot start the race checker's thread: {e}"))
+                })?
+                .join()
+                .map_err(|_| crate::internal!("race checker thread panicked"))?
+        })?
+    };
+    Ok(match found {
         Found::Yes => Verdict::Pass {
             order: search.order,
         },
@@ -157,8 +175,68 @@ pub fn check<S: Step>(
     })
 }
 
-impl<S: Step> Search<'_, S> {
+/// Histories up to this many operations are searched on the caller's stack.
+const SMALL_HISTORY: usize = 64;
+
+impl<S: Step + Sync> Search<'_, S> {
     fn dfs(&mut self, value: u64) -> Result<Found, ModelError> {
+        if self.counts.iter().all(|c| *c == 0) {
+            return Ok(match self.final_value {
+                Some(f) if !(self.eq)(value, f) => Found::No,
+                _ => Found::Yes,
+            });
+        }
+        // Stutter reduction: an operation observed to return exactly `value` whose effect leaves
+        // memory at `value` can only ever run while memory holds `value`, and running it does not
+        // change what any other operation sees; so run it now instead of branching over when.
+        let mut stuttered = Vec::new();
+        'greedy: loop {
+            for k in 0..self.kinds.len() {
+                if self.counts[k] == 0 {
+                    continue;
+                }
+                let (op, obs) = self.kinds[k];
+                let Some(r) = obs.ret else { continue };
+                if r != value {
+                    continue;
+                }
+                let effects = op.step(value)?;
+                // Every effect consistent with the observation must leave memory unchanged (a
+                // weak compare-exchange that may also succeed is not a stutter).
+                let mut consistent = effects
+                    .iter()
+                    .filter(|e| e.ret == r && obs.success.is_none_or(|s| s == e.success))
+                    .peekable();
+                let fits = consistent.peek().is_some() && consistent.all(|e| e.new == value);
+                if fits {
+                    let Some(idx) = self.members[k].pop() else {
+                        return Err(crate::internal!("race checker member list out of step"));
+                    };
+                    self.counts[k] -= 1;
+                    self.order.push(idx);
+                    stuttered.push(k);
+                    continue 'greedy;
+                }
+            }
+            break;
+        }
+        if self.order.len() > self.longest.len() {
+            self.longest = self.order.clone();
+        }
+        let found = self.branch(value)?;
+        if matches!(found, Found::No) {
+            for k in stuttered.into_iter().rev() {
+                let Some(idx) = self.order.pop() else {
+                    return Err(crate::internal!("race checker order out of step"));
+                };
+                self.members[k].push(idx);
+                self.counts[k] += 1;
+            }
+        }
+        Ok(found)
+    }
+
+    fn branch(&mut self, value: u64) -> Result<Found, ModelError> {
         if self.counts.iter().all(|c| *c == 0) {
             return Ok(match self.final_value {
                 Some(f) if !(self.eq)(value, f) => Found::No,
@@ -368,5 +446,75 @@ mod tests {
         )
         .unwrap();
         assert_eq!(v, Verdict::Undecided { explored: 1001 });
+    }
+
+    /// 64 lanes of unsigned max whose returns come from the reverse of a scrambled order: many
+    /// lanes see the same intermediate maximum without changing it. Without the stutter
+    /// reduction this explores every subset of them.
+    #[test]
+    fn max_lanes_that_change_nothing_do_not_explode() {
+        let n = 64u64;
+        let vals: Vec<u64> = (0..n).map(|l| (l * 31153) % 65536).collect();
+        let mut v = 0u64;
+        let mut rets = vec![0; n as usize];
+        for l in (0..n).rev() {
+            rets[l as usize] = v;
+            v = v.max(vals[l as usize]);
+        }
+        let ops: Vec<_> = (0..n)
+            .map(|l| {
+                (
+                    op(AtomicOp::Max, vals[l as usize], 0),
+                    obs(rets[l as usize]),
+                )
+            })
+            .collect();
+        let verdict = check(
+            &Problem {
+                init: 0,
+                ops: &ops,
+                final_value: Some(v),
+            },
+            &bits,
+            10_000,
+        )
+        .unwrap();
+        assert!(verdict.is_pass(), "{verdict:?}");
+        let verdict = check(
+            &Problem {
+                init: 0,
+                ops: &ops,
+                final_value: Some(v + 1),
+            },
+            &bits,
+            10_000,
+        )
+        .unwrap();
+        assert!(matches!(verdict, Verdict::Fail { .. }), "{verdict:?}");
+    }
+
+    /// A weak compare-exchange whose returned value matches memory may succeed or fail
+    /// spuriously: the stutter reduction must not assume the failure.
+    #[test]
+    fn weak_cas_with_unknown_success_may_have_swapped() {
+        let weak = OpStep {
+            op: AtomicOp::Cas,
+            ty: DataType::U32,
+            env: Env {
+                weak: true,
+                ..Env::default()
+            },
+            src: [77, 5],
+        };
+        let ops = [(
+            weak,
+            Observed {
+                ret: Some(77),
+                success: None,
+            },
+        )];
+        assert!(run(77, &ops, Some(5)).is_pass());
+        assert!(run(77, &ops, Some(77)).is_pass());
+        assert!(matches!(run(77, &ops, Some(6)), Verdict::Fail { .. }));
     }
 }
