@@ -253,6 +253,10 @@ impl Adapter for SubprocessAdapter {
                     .unwrap_or("rejected")
                     .to_string(),
             )),
+            Some("error") => Err(self.err(AdapterErrorKind::Crashed(format!(
+                "the shim reported an error: {}",
+                answer.get("why").and_then(Value::as_str).unwrap_or("")
+            )))),
             Some("unsupported") => Err(self.err(AdapterErrorKind::Unsupported(
                 answer
                     .get("why")
