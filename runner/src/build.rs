@@ -567,21 +567,12 @@ fn msl_buffer(
             ),
         );
     }
-    let float = (ty == AtomicType::Float).then_some(Format::F32);
     let len = init.len() as u64;
     let mem = st.memory_mut(space);
     mem.alloc(base, 4 * len)
         .or_else(|e| err(pos, format!("buffer {key}: {e}")))?;
     for (i, x) in init.iter().enumerate() {
-        let p = parse_pat(
-            x,
-            Slot {
-                width: 32,
-                float,
-                human: float.map_or(Human::Int, Human::Float),
-            },
-        )
-        .or_else(|e| err(pos, format!("{key}[{i}]: {e}")))?;
+        let p = parse_pat(x, buffer_slot(ty)).or_else(|e| err(pos, format!("{key}[{i}]: {e}")))?;
         let b = bits_of(&p, pos, key)?;
         mem.write(base + 4 * i as u64, 4, b.value);
     }
@@ -595,6 +586,16 @@ fn msl_buffer(
         },
     );
     Ok(())
+}
+
+/// How an MSL buffer element is read: 32 bits, binary32 for `atomic_float`.
+fn buffer_slot(ty: AtomicType) -> Slot {
+    let float = (ty == AtomicType::Float).then_some(Format::F32);
+    Slot {
+        width: 32,
+        float,
+        human: float.map_or(Human::Int, Human::Float),
+    }
 }
 
 fn msl_operand(st: &mut State, key: &str, v: &Value, pos: &Pos) -> Result<(), BuildError> {
@@ -967,17 +968,9 @@ fn expect_entry(
                         ),
                     );
                 }
-                let float = (b.ty == AtomicType::Float).then_some(Format::F32);
                 for (i, x) in a.iter().enumerate() {
-                    let p = parse_pat(
-                        x,
-                        Slot {
-                            width: 32,
-                            float,
-                            human: float.map_or(Human::Int, Human::Float),
-                        },
-                    )
-                    .or_else(|e| err(pos, format!("{key}[{i}]: {e}")))?;
+                    let p = parse_pat(x, buffer_slot(b.ty))
+                        .or_else(|e| err(pos, format!("{key}[{i}]: {e}")))?;
                     out.push(check(
                         pos,
                         key,
