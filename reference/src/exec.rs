@@ -145,6 +145,9 @@ pub fn execute(lowered: &Lowered, state: &State) -> Result<Outcome, ModelError> 
             .unwrap_or(32);
         next.set_field(&w.name, w.idx, 0, bits, w.value)?;
     }
+    // The final state keeps every invariant of the input (values fit their types).
+    next.validate()
+        .map_err(|e| crate::internal!("execution broke the state: {e}"))?;
     Ok(Outcome::Completed(Completed { state: next, open }))
 }
 

@@ -161,6 +161,17 @@ impl State {
                     r.elems.len()
                 )));
             }
+            if let Some((i, e)) = r
+                .elems
+                .iter()
+                .enumerate()
+                .find(|(_, e)| **e & !r.ty.mask() != 0)
+            {
+                return Err(ModelError::BadState(format!(
+                    "{name}[{i}] = {e:#x} does not fit its {}-bit type",
+                    r.ty.bits
+                )));
+            }
         }
         if self.simd_width == 0 || self.simd_width > 64 {
             return Err(ModelError::Limit(format!(

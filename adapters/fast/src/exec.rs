@@ -147,6 +147,10 @@ fn run(lowered: &Lowered, state: &State) -> Step<Outcome> {
             .unwrap_or(32);
         set_field(&mut next, &w.name, w.idx, 0, bits, w.value)?;
     }
+    // A final state whose values do not fit their types is the reference's model error.
+    if next.validate().is_err() {
+        return Err(Stop::Reference);
+    }
     Ok(Outcome::Completed(Completed { state: next, open }))
 }
 
