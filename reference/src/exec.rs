@@ -336,3 +336,105 @@ fn run_shuffle(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::{AtomicOp, Env, MemInstr, OutOfRange, RegField, SameAddress};
+    use crate::state::Reg;
+    use crate::types::{DataType, ElemType, Space};
+
+    fn lowered(fields: Vec<RegField>) -> Lowered {
+        Lowered {
+            instr: Instr::Mem(MemInstr {
+                op: AtomicOp::Add,
+                ty: DataType::U32,
+                space: Space::Global,
+                env: Env::default(),
+                misaligned: Misaligned::Fault,
+                out_of_range: OutOfRange::Fault,
+                same_address: SameAddress::AnyOrder,
+                accesses: vec![Access {
+                    lane: 0,
+                    addr: 0x1000,
+                    src: [1, 0],
+                    dst: Dest::Fields(fields),
+                    fault: None,
+                }],
+            }),
+            writes: vec![],
+            declare: vec![],
+        }
+    }
+
+    fn field(lo: u32, bits: u32, upper: Upper) -> RegField {
+        RegField {
+            name: "R0".into(),
+            idx: 0,
+            lo,
+            bits,
+            upper,
+        }
+    }
+
+    fn state() -> State {
+        let mut s = State::new(1);
+        s.global.alloc(0x1000, 4).unwrap();
+        s.global.write(0x1000, 4, 0x1234_5678);
+        s.regs.insert(
+            "R0".into(),
+            Reg {
+                ty: ElemType::B32,
+                elems: vec![0],
+            },
+        );
+        s
+    }
+
+    /// Destination fields must lie inside a 64-bit element, have at least one bit, and hold at
+    /// most 64 bits in all; anything else is a model error, never a panic or a wrong write.
+    #[test]
+    fn malformed_destination_fields_are_model_errors() {
+        let s = state();
+        for bad in [
+            vec![field(64, 1, Upper::Keep)],
+            vec![field(0, 0, Upper::Keep)],
+            vec![field(60, 8, Upper::Keep)],
+            vec![field(0, 16, Upper::Zero { width: 65 })],
+            vec![field(0, 40, Upper::Keep), field(0, 40, Upper::Keep)],
+        ] {
+            assert!(
+                matches!(validate(&lowered(bad.clone())), Err(ModelError::Limit(_))),
+                "{bad:?}"
+            );
+            assert!(
+                matches!(
+                    execute(&lowered(bad.clone()), &s),
+                    Err(ModelError::Limit(_))
+                ),
+                "{bad:?}"
+            );
+        }
+        for good in [
+            vec![field(0, 32, Upper::Keep)],
+            vec![field(0, 16, Upper::Zero { width: 32 })],
+            vec![field(63, 1, Upper::Keep)],
+        ] {
+            assert!(validate(&lowered(good.clone())).is_ok(), "{good:?}");
+        }
+    }
+
+    /// A field that fits 64 bits but not the register's type breaks the state's invariant:
+    /// the model reports it instead of returning a register holding out-of-range bits.
+    #[test]
+    fn writes_beyond_the_register_type_are_caught() {
+        let r = execute(&lowered(vec![field(16, 32, Upper::Keep)]), &state());
+        assert!(matches!(r, Err(ModelError::Internal { .. })), "{r:?}");
+        let ok = execute(&lowered(vec![field(0, 32, Upper::Keep)]), &state()).unwrap();
+        let Outcome::Completed(c) = ok else {
+            panic!("{ok:?}")
+        };
+        assert_eq!(c.state.elem("R0", 0), Some(0x1234_5678));
+        assert_eq!(c.state.global.read(0x1000, 4), Some(0x1234_5679));
+    }
+}
