@@ -3,7 +3,7 @@
 //! Its observations equal the reference's on every case; it exists to run the suite fast and
 //! to keep the fast path honest against the cases.
 
-use crate::{Adapter, AdapterError, AdapterErrorKind, Observation, Request};
+use crate::{Adapter, AdapterError, AdapterErrorKind, CAPABILITIES, Observation, Request};
 use atomcts_reference::error::ModelError;
 use atomcts_reference::ir::Lowering;
 use atomcts_reference::program::Program;
@@ -26,8 +26,8 @@ impl Adapter for FastAdapter {
         "fast"
     }
 
-    fn supports(&self, _capability: &str) -> bool {
-        true
+    fn supports(&self, capability: &str) -> bool {
+        CAPABILITIES.contains(&capability)
     }
 
     fn run(&mut self, r: &Request<'_>) -> Result<Observation, AdapterError> {

@@ -138,8 +138,8 @@ impl Adapter for ReferenceAdapter {
         "reference"
     }
 
-    fn supports(&self, _capability: &str) -> bool {
-        true
+    fn supports(&self, capability: &str) -> bool {
+        CAPABILITIES.contains(&capability)
     }
 
     fn run(&mut self, r: &Request<'_>) -> Result<Observation, AdapterError> {
