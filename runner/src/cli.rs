@@ -548,9 +548,15 @@ fn cmd_list(a: ListArgs) -> Result<u8> {
             println!(
                 "cmd:<command>  an implementation behind a shim speaking adapters/PROTOCOL.md"
             );
-            println!("               examples: cmd:'python3 adapters/shims/mini_sass.py' (a small independent");
-            println!("               SASS integer ATOM), cmd:'python3 adapters/shims/numba_cudasim.py' (Numba's");
-            println!("               CUDA simulator; needs numba; baseline adapters/shims/numba_cudasim.baseline)");
+            println!(
+                "               examples: cmd:'python3 adapters/shims/mini_sass.py' (a small independent"
+            );
+            println!(
+                "               SASS integer ATOM), cmd:'python3 adapters/shims/numba_cudasim.py' (Numba's"
+            );
+            println!(
+                "               CUDA simulator; needs numba; baseline adapters/shims/numba_cudasim.baseline)"
+            );
         }
         other => bail!("unknown list `{other}` (cases, stats, knobs, profiles, adapters)"),
     }

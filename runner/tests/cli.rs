@@ -11,6 +11,16 @@ fn atomcts(args: &[&str]) -> Output {
         .expect("run atomcts")
 }
 
+/// `atomcts run` on the `spec-cases` folder below `d`.
+fn run_corpus(d: &Path) -> Output {
+    atomcts(&[
+        "run",
+        "--cases",
+        d.join("spec-cases").to_str().unwrap(),
+        "--no-progress",
+    ])
+}
+
 fn text(o: &Output) -> String {
     format!(
         "{}{}",
@@ -52,12 +62,7 @@ expect = { R0 = 3, mem = { 0x1000 = "u32:10" } }
 fn conformant_corpus_exits_zero() {
     let d = tmp("good");
     write(&d, "spec-cases/sass/atom/a.toml", GOOD);
-    let o = atomcts(&[
-        "run",
-        "--cases",
-        d.join("spec-cases").to_str().unwrap(),
-        "--no-progress",
-    ]);
+    let o = run_corpus(&d);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert!(text(&o).contains("2 passed, 0 failed"), "{}", text(&o));
 }
@@ -70,12 +75,7 @@ fn wrong_expectation_exits_one_with_hex_and_repro() {
         "spec-cases/sass/atom/a.toml",
         &GOOD.replace("u32:10", "u32:11"),
     );
-    let o = atomcts(&[
-        "run",
-        "--cases",
-        d.join("spec-cases").to_str().unwrap(),
-        "--no-progress",
-    ]);
+    let o = run_corpus(&d);
     let t = text(&o);
     assert_eq!(o.status.code(), Some(1), "{t}");
     assert!(t.contains("FAIL sass/atom/a::add_returns_old"), "{t}");
@@ -95,12 +95,7 @@ fn broken_file_is_reported_with_position_and_others_still_run() {
         "spec-cases/sass/atom/b.toml",
         "dialect = \"sass\"\n[[case]]\nname = \"x\"\nbogus_key = 1\n",
     );
-    let o = atomcts(&[
-        "run",
-        "--cases",
-        d.join("spec-cases").to_str().unwrap(),
-        "--no-progress",
-    ]);
+    let o = run_corpus(&d);
     let t = text(&o);
     assert_eq!(o.status.code(), Some(2), "{t}");
     assert!(t.contains("b.toml:4:1: unknown field `bogus_key`"), "{t}");
@@ -112,12 +107,7 @@ fn unknown_instruction_is_an_input_error_naming_the_asm() {
     let d = tmp("unknown-op");
     let body = "dialect = \"sass\"\ncite = \"x\"\n[[case]]\nname = \"x\"\nasm = \"ATOM.FROB.U32 R0, [R2], R4\"\nexpect = { R0 = 0 }\n";
     write(&d, "spec-cases/sass/x.toml", body);
-    let o = atomcts(&[
-        "run",
-        "--cases",
-        d.join("spec-cases").to_str().unwrap(),
-        "--no-progress",
-    ]);
+    let o = run_corpus(&d);
     let t = text(&o);
     assert_eq!(o.status.code(), Some(2), "{t}");
     assert!(t.contains("x.toml:5:"), "{t}");
@@ -151,12 +141,7 @@ lanes = 33
 expect = { R0 = 0 }
 "#;
     write(&d, "spec-cases/sass/x.toml", body);
-    let o = atomcts(&[
-        "run",
-        "--cases",
-        d.join("spec-cases").to_str().unwrap(),
-        "--no-progress",
-    ]);
+    let o = run_corpus(&d);
     let t = text(&o);
     assert_eq!(o.status.code(), Some(2), "{t}");
     assert!(t.contains("memory limit"), "{t}");
