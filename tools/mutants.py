@@ -14,6 +14,7 @@ Writes one line per mutant (CAUGHT / MISSED / UNVIABLE / TIMEOUT) to stdout and 
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -43,12 +44,18 @@ def main():
         elif subprocess.run(TESTS + ["--no-run"], cwd=wt, capture_output=True).returncode:
             verdict = "UNVIABLE"
         else:
+            # Its own process group, so a timeout stops the test binaries too, not only cargo.
+            p = subprocess.Popen(TESTS, cwd=wt, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
             try:
-                r = subprocess.run(TESTS, cwd=wt, capture_output=True, timeout=300)
-                verdict = "CAUGHT" if r.returncode else "MISSED"
+                verdict = "CAUGHT" if p.wait(timeout=300) else "MISSED"
             except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
                 verdict = "TIMEOUT"
         subprocess.run(["git", "checkout", "--", m["file"]], cwd=wt, check=True)
+        for leftover in (m["file"] + ".orig", m["file"] + ".rej"):
+            if os.path.exists(os.path.join(wt, leftover)):
+                os.remove(os.path.join(wt, leftover))
         counts[verdict] = counts.get(verdict, 0) + 1
         print(f"{verdict}\t{m['name']}", flush=True)
     viable = counts.get("CAUGHT", 0) + counts.get("MISSED", 0) + counts.get("TIMEOUT", 0)
