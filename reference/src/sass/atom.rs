@@ -642,60 +642,65 @@ fn parse_mnemonic(m: Tok) -> Result<(bool, Op, Size), Rejection> {
     Ok((extended, op, size))
 }
 
-/// `R0`..`R254` or `RZ`.
+/// `R0`..`R254` or `RZ`. An immediate where the syntax line has a register is a syntax error.
 fn parse_reg(t: Tok) -> Result<Reg, Rejection> {
-    // An immediate (or anything not a name) where the syntax line has a register.
-    if t.s.is_empty()
-        || !t.s.bytes().all(|b| b.is_ascii_alphanumeric())
-        || t.s.starts_with(|c: char| c.is_ascii_digit())
-    {
-        return Err(err(
-            Reason::Syntax,
-            t.col,
-            format!("`{}` is not a register", t.s),
-        ));
-    }
-    if t.s == "RZ" {
-        return Ok(Reg::RZ);
-    }
-    let n =
-        t.s.strip_prefix('R')
-            .filter(|d| is_decimal(d))
-            .and_then(|d| d.parse::<u8>().ok())
-            .filter(|n| *n <= 254);
-    n.map(Reg::R).ok_or_else(|| {
-        err(
-            Reason::InvalidRegister,
-            t.col,
-            format!("`{}` is not a general register (R0..R254, RZ)", t.s),
-        )
-    })
+    let n = parse_indexed(
+        t,
+        ('R', 254, "RZ"),
+        "a register",
+        "a general register (R0..R254, RZ)",
+        true,
+    )?;
+    Ok(n.map_or(Reg::RZ, Reg::R))
 }
 
 /// `P0`..`P6` or `PT`.
 fn parse_pred(t: Tok) -> Result<Pred, Rejection> {
-    if t.s.is_empty() || !t.s.bytes().all(|b| b.is_ascii_alphanumeric()) {
+    let n = parse_indexed(
+        t,
+        ('P', 6, "PT"),
+        "a predicate",
+        "a predicate (P0..P6, PT)",
+        false,
+    )?;
+    Ok(n.map_or(Pred::PT, Pred::P))
+}
+
+/// A name of a register file: `<prefix><n>` with `n <= max` (`Some(n)`), or its special name
+/// (`None`). Not a name at all (or, with `digit_is_syntax`, a number) is a syntax error; a
+/// name outside the file is an invalid register.
+fn parse_indexed(
+    t: Tok,
+    (prefix, max, special): (char, u8, &str),
+    kind: &str,
+    file: &str,
+    digit_is_syntax: bool,
+) -> Result<Option<u8>, Rejection> {
+    if t.s.is_empty()
+        || !t.s.bytes().all(|b| b.is_ascii_alphanumeric())
+        || (digit_is_syntax && t.s.starts_with(|c: char| c.is_ascii_digit()))
+    {
         return Err(err(
             Reason::Syntax,
             t.col,
-            format!("`{}` is not a predicate", t.s),
+            format!("`{}` is not {kind}", t.s),
         ));
     }
-    if t.s == "PT" {
-        return Ok(Pred::PT);
+    if t.s == special {
+        return Ok(None);
     }
-    let n =
-        t.s.strip_prefix('P')
-            .filter(|d| is_decimal(d))
-            .and_then(|d| d.parse::<u8>().ok())
-            .filter(|n| *n <= 6);
-    n.map(Pred::P).ok_or_else(|| {
-        err(
-            Reason::InvalidRegister,
-            t.col,
-            format!("`{}` is not a predicate (P0..P6, PT)", t.s),
-        )
-    })
+    t.s.strip_prefix(prefix)
+        .filter(|d| is_decimal(d))
+        .and_then(|d| d.parse::<u8>().ok())
+        .filter(|n| *n <= max)
+        .map(Some)
+        .ok_or_else(|| {
+            err(
+                Reason::InvalidRegister,
+                t.col,
+                format!("`{}` is not {file}", t.s),
+            )
+        })
 }
 
 /// Decimal digits without a leading zero (except `0` itself).
