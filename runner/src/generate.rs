@@ -224,16 +224,12 @@ fn gen_sass(e: &mut dyn Entropy) -> GenCase {
     } else {
         format!("[R2+{imm:#x}]")
     };
-    let addr = if sparse { "[R2]".to_string() } else { addr };
-    let given_imm_fix = |g: &mut Table| {
-        if sparse && imm != 0 {
-            // The sparse form has no immediate: fold it back into Ra.
-            if let Some(v) = g.get_mut("R2") {
-                fix_ra(v, imm);
-            }
+    if sparse && imm != 0 {
+        // The sparse form has no immediate: fold it back into Ra.
+        if let Some(v) = given.get_mut("R2") {
+            fix_ra(v, imm);
         }
-    };
-    given_imm_fix(&mut given);
+    }
     let ps = if sparse { "P1, " } else { "" };
     let operands = if op == Op::Cas {
         if wide { "R4, R6" } else { "R4, R5" }

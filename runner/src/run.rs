@@ -2,7 +2,7 @@
 //! not applicable; cross-checks every observation with the reference model (race checker
 //! included).
 
-use crate::build::{BuildError, Expectation, build_expectation, build_state};
+use crate::build::{Expectation, build_expectation, build_state};
 use crate::case::Case;
 use crate::verify::{self, Finding};
 use atomcts_adapters::{Adapter, Observation, Request};
@@ -189,10 +189,6 @@ fn base_result(case: &Case, opts: &Options) -> CaseResult {
     }
 }
 
-fn build_err(e: BuildError) -> String {
-    e.to_string()
-}
-
 /// Runs one case.
 pub fn run_case(case: &Case, adapter: &mut dyn Adapter, opts: &Options) -> CaseResult {
     let mut r = base_result(case, opts);
@@ -215,7 +211,7 @@ pub fn run_case(case: &Case, adapter: &mut dyn Adapter, opts: &Options) -> CaseR
     }
     let state = match build_state(case) {
         Ok(s) => s,
-        Err(e) => return error_result(case, opts, build_err(e)),
+        Err(e) => return error_result(case, opts, e.to_string()),
     };
     // The expectation for this profile.
     let (entries, at) = match (&case.probe, &case.expect) {
@@ -234,7 +230,7 @@ pub fn run_case(case: &Case, adapter: &mut dyn Adapter, opts: &Options) -> CaseR
     };
     let expectation = match build_expectation(case, &state, &entries, &at) {
         Ok(e) => e,
-        Err(e) => return error_result(case, opts, build_err(e)),
+        Err(e) => return error_result(case, opts, e.to_string()),
     };
     // The reference's answer (for input errors and the race-aware cross-check).
     let reference = match program::run(case.dialect, &case.asm, &state, profile) {
