@@ -301,11 +301,8 @@ pub fn state_to_json(s: &State) -> Value {
     let mem = |space: Space| -> Value {
         let m = s.memory(space);
         let mut out = Vec::new();
-        for (base, len) in m.ranges() {
-            let bytes: String = (0..len)
-                .map(|i| format!("{:02x}", m.read(base + i, 1).unwrap_or(0)))
-                .collect();
-            out.push(json!({"base": hexs(base), "bytes": bytes}));
+        for (base, data) in m.regions() {
+            out.push(json!({"base": hexs(base), "bytes": hex_bytes(data)}));
         }
         Value::Array(out)
     };
@@ -334,6 +331,33 @@ pub fn state_to_json(s: &State) -> Value {
         "emask": hexs(u64::from(s.emask)),
         "simd_width": s.simd_width,
     })
+}
+
+fn hex_bytes(data: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(2 * data.len());
+    for b in data {
+        s.push(DIGITS[usize::from(b >> 4)] as char);
+        s.push(DIGITS[usize::from(b & 15)] as char);
+    }
+    s
+}
+
+fn bytes_of_hex(hex: &str) -> Result<Vec<u8>, String> {
+    let digit = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
+    if hex.len() % 2 != 0 {
+        return Err("memory bytes must be pairs of hex digits".into());
+    }
+    if hex.len() as u64 / 2 > atomcts_reference::memory::MAX_BYTES {
+        return Err("memory bytes exceed the memory limit".into());
+    }
+    hex.as_bytes()
+        .chunks(2)
+        .map(|p| match (digit(p[0]), digit(p[1])) {
+            (Some(h), Some(l)) => Ok(h << 4 | l),
+            _ => Err("memory bytes must be pairs of hex digits".to_string()),
+        })
+        .collect()
 }
 
 fn hex_of(v: Option<&Value>, what: &str) -> Result<u64, String> {
@@ -389,23 +413,22 @@ pub fn state_from_json(v: &Value) -> Result<State, String> {
             .and_then(Value::as_array)
             .cloned()
             .unwrap_or_default();
+        let mut parsed = Vec::with_capacity(ranges.len());
         for r in ranges {
             let base = hex_of(r.get("base"), "memory base")?;
             let bytes = r
                 .get("bytes")
                 .and_then(Value::as_str)
                 .ok_or("memory bytes missing")?;
-            if bytes.len() % 2 != 0 || !bytes.bytes().all(|b| b.is_ascii_hexdigit()) {
-                return Err("memory bytes must be pairs of hex digits".into());
-            }
-            let len = (bytes.len() / 2) as u64;
-            let mem = s.memory_mut(space);
-            mem.alloc(base, len).map_err(|e| e.to_string())?;
-            for i in 0..len {
-                let b = u64::from_str_radix(&bytes[2 * i as usize..2 * i as usize + 2], 16)
-                    .map_err(|e| e.to_string())?;
-                mem.write(base + i, 1, b);
-            }
+            parsed.push((base, bytes_of_hex(bytes)?));
+        }
+        // Ascending bases: allocation is then linear in the number of ranges (issue 7, D2).
+        parsed.sort_by_key(|(base, _)| *base);
+        let mem = s.memory_mut(space);
+        for (base, data) in parsed {
+            mem.alloc(base, data.len() as u64)
+                .map_err(|e| e.to_string())?;
+            mem.write_slice(base, &data);
         }
     }
     if let Some(x) = v.get("slm_size").filter(|x| !x.is_null()) {

@@ -129,6 +129,18 @@ fn int_of(v: &Value, pos: &Pos, what: &str) -> Result<u64, BuildError> {
     }
 }
 
+/// One entry of `fault_lanes`: a lane the case has (never truncated).
+fn fault_lane(v: &Value, pos: &Pos, bound: u32) -> Result<u32, BuildError> {
+    let l = int_of(v, pos, "fault_lanes")?;
+    match u32::try_from(l) {
+        Ok(l) if l < bound => Ok(l),
+        _ => err(
+            pos,
+            format!("fault_lanes: lane {l} is not one of the case's lanes 0..{bound}"),
+        ),
+    }
+}
+
 /// Per-lane values: an array of `lanes` values or one value for all lanes.
 fn per_lane<'a>(
     v: &'a Value,
@@ -189,6 +201,7 @@ fn fill_mem(
     let Value::Table(t) = v else {
         return err(pos, "mem must be a table of address = value");
     };
+    let mut cells = Vec::with_capacity(t.len());
     for (k, val) in t {
         let addr = parse_int(k).and_then(|a| u64::try_from(a).ok());
         let Some(addr) = addr else {
@@ -196,6 +209,12 @@ fn fill_mem(
         };
         let p = mem_pat(val, pos, k)?;
         let b = bits_of(&p, pos, k)?;
+        cells.push((addr, k, b));
+    }
+    // Ascending addresses (TOML keys sort as text): each allocation then extends the last
+    // range in place, so a map of n entries costs O(n log n) (issue 7, D2).
+    cells.sort_by_key(|(addr, _, _)| *addr);
+    for (addr, k, b) in cells {
         let bytes = u64::from(b.width / 8);
         mem.alloc(addr, bytes)
             .or_else(|e| err(pos, format!("mem {k}: {e}")))?;
@@ -670,11 +689,17 @@ pub fn build_expectation(
         };
         let lanes = match get("fault_lanes") {
             None => None,
-            Some((_, Value::Array(a), p)) => Some(
-                a.iter()
-                    .map(|x| int_of(x, p, "fault_lanes").map(|v| v as u32))
-                    .collect::<Result<Vec<_>, _>>()?,
-            ),
+            Some((_, Value::Array(a), p)) => {
+                let bound = crate::verify::fault_lane_bound(initial, case.dialect != Dialect::Visa);
+                let lanes = a
+                    .iter()
+                    .map(|x| fault_lane(x, p, bound))
+                    .collect::<Result<Vec<_>, _>>()?;
+                if lanes.is_empty() {
+                    return err(p, "fault_lanes = []: a fault names at least one lane");
+                }
+                Some(lanes)
+            }
             Some((_, _, p)) => return err(p, "fault_lanes is an array of lanes"),
         };
         return Ok(Expectation::Fault { class, lanes });
@@ -732,6 +757,7 @@ fn multiset_of(v: &Value) -> Option<&Vec<Value>> {
 }
 
 fn mem_checks(
+    initial: &State,
     space: Space,
     v: &Value,
     pos: &Pos,
@@ -752,6 +778,16 @@ fn mem_checks(
                 format!("{key} {k}: \"any\" needs a width; use a typed value"),
             );
         };
+        // An expectation on memory the case never allocated can only ever fail: input error.
+        if !initial.memory(space).contains(addr, u64::from(w / 8)) {
+            return err(
+                pos,
+                format!(
+                    "{key} {k}: {} bytes at {addr:#x} are not allocated in the given state",
+                    w / 8
+                ),
+            );
+        }
         out.push(check(
             pos,
             key,
@@ -776,7 +812,7 @@ fn expect_entry(
 ) -> Result<(), BuildError> {
     let lanes = initial.lanes;
     match (case.dialect, key) {
-        (_, "mem") => return mem_checks(Space::Global, v, pos, out, key),
+        (_, "mem") => return mem_checks(initial, Space::Global, v, pos, out, key),
         (Dialect::Visa, "slm") => {
             let Value::Table(t) = v else {
                 return err(pos, "slm = { mem = { ... } }");
@@ -785,7 +821,7 @@ fn expect_entry(
                 return err(pos, format!("unknown key `{k}` in expected slm"));
             }
             if let Some(m) = t.get("mem") {
-                mem_checks(Space::Shared, m, pos, out, "slm")?;
+                mem_checks(initial, Space::Shared, m, pos, out, "slm")?;
             }
             return Ok(());
         }

@@ -24,20 +24,26 @@ impl fmt::Display for Pos {
     }
 }
 
-/// Converts byte offsets to positions.
+/// Converts byte offsets to positions: the line starts are indexed once per file, so each
+/// position costs a binary search plus one line's characters (linear loading, issue 7 D1).
 #[derive(Clone, Debug)]
 pub struct Source {
     /// The file.
     pub file: PathBuf,
     text: String,
+    line_starts: Vec<usize>,
 }
 
 impl Source {
     /// Wraps a file's text.
     pub fn new(file: &Path, text: String) -> Source {
+        let line_starts = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
         Source {
             file: file.to_path_buf(),
             text,
+            line_starts,
         }
     }
 
@@ -48,10 +54,10 @@ impl Source {
 
     /// The position of byte offset `at`.
     pub fn pos(&self, at: usize) -> Pos {
-        let at = at.min(self.text.len());
-        let before = &self.text[..self.text.floor_char_boundary(at)];
-        let line = before.matches('\n').count() + 1;
-        let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        let at = self.text.floor_char_boundary(at.min(self.text.len()));
+        let line = self.line_starts.partition_point(|s| *s <= at);
+        let start = self.line_starts[line - 1];
+        let col = self.text[start..at].chars().count() + 1;
         Pos {
             file: self.file.clone(),
             line,

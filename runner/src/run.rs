@@ -320,7 +320,10 @@ pub fn run_case(case: &Case, adapter: &mut dyn Adapter, opts: &Options) -> CaseR
             picked: profile.get(knob).unwrap_or("?").into(),
         });
     }
-    r.findings = findings.into_iter().map(Into::into).collect();
+    r.findings = verify::cap_findings(findings)
+        .into_iter()
+        .map(Into::into)
+        .collect();
     r.status = if !r.findings.is_empty() {
         Status::Fail
     } else if let Some(why) = undecided {

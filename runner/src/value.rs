@@ -399,6 +399,9 @@ pub fn parse_pat(v: &Value, slot: Slot) -> Result<Pat, String> {
                 if t.len() != 1 {
                     return Err("one_of takes no other keys".into());
                 }
+                if a.is_empty() {
+                    return Err("one_of = [] admits nothing: list at least one value".into());
+                }
                 return Ok(Pat::OneOf(
                     a.iter()
                         .map(|x| parse_pat(x, slot))
@@ -409,17 +412,25 @@ pub fn parse_pat(v: &Value, slot: Slot) -> Result<Pat, String> {
                 if t.len() != 2 {
                     return Err("bits/mask take no other keys".into());
                 }
-                let num = |x: &Value| match x {
-                    Value::Integer(i) => Ok(*i as u64),
-                    Value::String(s) => parse_int(s)
-                        .map(|v| v as u64)
-                        .ok_or_else(|| format!("bad number `{s}`")),
-                    _ => Err("bits and mask are integers or hex strings".to_string()),
+                let w = slot.width;
+                let num = |x: &Value, what: &str| {
+                    let v = match x {
+                        Value::Integer(i) => i128::from(*i),
+                        Value::String(s) => {
+                            parse_int(s).ok_or_else(|| format!("{what}: bad number `{s}`"))?
+                        }
+                        _ => return Err("bits and mask are integers or hex strings".to_string()),
+                    };
+                    // Never truncated: a value wider than the location is an input error.
+                    u64::try_from(v)
+                        .ok()
+                        .filter(|v| v & !mask(w) == 0)
+                        .ok_or_else(|| format!("{what} = {x} does not fit in {w} bits"))
                 };
                 return Ok(Pat::Bits {
                     human: slot.human,
-                    value: num(b)?,
-                    care: num(m)?,
+                    value: num(b, "bits")?,
+                    care: num(m, "mask")?,
                     nan: vec![],
                     width: slot.width,
                 });
@@ -459,8 +470,8 @@ pub fn parse_range(s: &str) -> Result<(u64, u64), String> {
     let l = parse_int(l).ok_or_else(|| format!("bad length in `{s}`"))?;
     let b = u64::try_from(b).map_err(|_| format!("base out of range in `{s}`"))?;
     let l = u64::try_from(l).map_err(|_| format!("length out of range in `{s}`"))?;
-    if b.checked_add(l).is_none() {
-        return Err(format!("`{s}` wraps past 2^64"));
+    if u128::from(b) + u128::from(l) > 1u128 << 64 {
+        return Err(format!("`{s}` goes past 2^64"));
     }
     Ok((b, l))
 }

@@ -131,7 +131,32 @@ pub fn check(
     };
     match (exp, obs) {
         (Expectation::Unspecified, _) => {}
+        (Expectation::Fault { .. }, Observation::Fault(got)) if got.is_empty() => {
+            // PROTOCOL.md: an empty lane list means the lanes (and so the class) are unknown.
+            // A fault expectation names a class, which then cannot be confirmed: a failure
+            // with a plain statement of why, never a pass.
+            out.push(finding(
+                "fault".into(),
+                describe_fault_expectation(exp),
+                "fault with no lanes (class and lanes unknown)".into(),
+                "the implementation reported a fault without lanes, so its class cannot be checked",
+            ));
+        }
         (Expectation::Fault { class, lanes }, Observation::Fault(got)) => {
+            let bound = fault_lane_bound(initial, lanes_are_lanes);
+            let bad: Vec<String> = got
+                .iter()
+                .filter(|(l, _)| *l >= bound)
+                .map(|(l, c)| format!("lane {l}: {c}"))
+                .collect();
+            if !bad.is_empty() {
+                out.push(finding(
+                    "fault_lanes".into(),
+                    format!("lanes below {bound}"),
+                    bad.join(", "),
+                    "fault reported on a lane the case does not have",
+                ));
+            }
             if !got.iter().any(|(_, c)| c == class) {
                 let seen: Vec<_> = got.iter().map(|(l, c)| format!("lane {l}: {c}")).collect();
                 out.push(finding(
@@ -147,7 +172,7 @@ pub fn check(
                 g.dedup();
                 let mut w = want.clone();
                 w.sort();
-                if g != w && !got.is_empty() {
+                if g != w {
                     out.push(finding(
                         "fault_lanes".into(),
                         format!("{w:?}"),
@@ -197,6 +222,23 @@ pub fn check(
         }
     }
     out
+}
+
+/// The lanes a fault may name: the case's lanes (SASS, MSL), or the 32 channels of the widest
+/// vISA execution size.
+pub fn fault_lane_bound(initial: &State, lanes_are_lanes: bool) -> u32 {
+    if lanes_are_lanes { initial.lanes } else { 32 }
+}
+
+fn describe_fault_expectation(e: &Expectation) -> String {
+    match e {
+        Expectation::Fault {
+            class,
+            lanes: Some(l),
+        } => format!("{class} on lanes {l:?}"),
+        Expectation::Fault { class, .. } => class.name().into(),
+        other => other.kind().into(),
+    }
 }
 
 fn values(
@@ -310,29 +352,51 @@ fn values(
                     observed: describe(b, 32),
                     note: "not named in expect, so expected unchanged".into(),
                 });
+                if out.len() > MAX_FINDINGS {
+                    return;
+                }
             }
         }
     }
     for space in [Space::Global, Space::Shared] {
-        let a: std::collections::BTreeMap<u64, u8> = initial.memory(space).bytes().collect();
-        let b: std::collections::BTreeMap<u64, u8> = st.memory(space).bytes().collect();
-        let addrs: BTreeSet<u64> = a.keys().chain(b.keys()).copied().collect();
-        for addr in addrs {
-            if bytes.contains(&(space, addr)) || a.get(&addr) == b.get(&addr) {
-                continue;
+        for span in initial.memory(space).diff(st.memory(space)) {
+            for (addr, a, b) in span.bytes() {
+                if bytes.contains(&(space, addr)) {
+                    continue;
+                }
+                out.push(Finding {
+                    location: format!("{}[{addr:#x}] (byte)", space.name()),
+                    expected: a.map_or("unallocated".into(), |v| format!("unchanged {v:#04x}")),
+                    observed: b.map_or("unallocated".into(), |v| format!("{v:#04x}")),
+                    note: "not named in expect, so expected unchanged".into(),
+                });
+                if out.len() > MAX_FINDINGS {
+                    return;
+                }
             }
-            out.push(Finding {
-                location: format!("{}[{addr:#x}] (byte)", space.name()),
-                expected: a
-                    .get(&addr)
-                    .map_or("unallocated".into(), |v| format!("unchanged {v:#04x}")),
-                observed: b
-                    .get(&addr)
-                    .map_or("unallocated".into(), |v| format!("{v:#04x}")),
-                note: "not named in expect, so expected unchanged".into(),
-            });
         }
     }
+}
+
+/// The most findings a case lists; [`cap_findings`] replaces the rest by one summary line.
+pub const MAX_FINDINGS: usize = 64;
+
+/// Keeps the first [`MAX_FINDINGS`] findings and summarises the rest in one (issue 7, D3):
+/// a report stays readable and bounded whatever an implementation answers.
+pub fn cap_findings(mut f: Vec<Finding>) -> Vec<Finding> {
+    if f.len() > MAX_FINDINGS {
+        let more = f.len() - MAX_FINDINGS;
+        f.truncate(MAX_FINDINGS);
+        f.push(Finding {
+            location: "more".into(),
+            expected: String::new(),
+            observed: String::new(),
+            note: format!(
+                "further differences not listed (at least {more}; at most {MAX_FINDINGS} are shown)"
+            ),
+        });
+    }
+    f
 }
 
 /// The locations that differ between two states, for `atomcts exec`.
@@ -358,14 +422,13 @@ pub fn diff(before: &State, after: &State) -> Vec<String> {
         }
     }
     for space in [Space::Global, Space::Shared] {
-        let a: std::collections::BTreeMap<u64, u8> = before.memory(space).bytes().collect();
-        let b: std::collections::BTreeMap<u64, u8> = after.memory(space).bytes().collect();
-        for (addr, v) in &b {
-            if a.get(addr) != Some(v) {
+        for span in before.memory(space).diff(after.memory(space)) {
+            for (addr, a, b) in span.bytes() {
+                let Some(v) = b else { continue };
                 out.push(format!(
                     "{}[{addr:#x}] = {v:#04x} (was {})",
                     space.name(),
-                    a.get(addr).map_or("unset".into(), |x| format!("{x:#04x}"))
+                    a.map_or("unset".into(), |x| format!("{x:#04x}"))
                 ));
             }
         }

@@ -146,7 +146,7 @@ expect = { R0 = 0 }
     assert_eq!(o.status.code(), Some(2), "{t}");
     assert!(t.contains("memory limit"), "{t}");
     assert!(t.contains("lanes = 100000 is outside"), "{t}");
-    assert!(t.contains("wraps past 2^64"), "{t}");
+    assert!(t.contains("goes past 2^64"), "{t}");
     assert!(t.contains("a warp has at most 32"), "{t}");
 }
 
