@@ -17,9 +17,11 @@ use atomcts_reference::{Profile, State};
 
 pub mod fast;
 pub mod subprocess;
+pub mod text;
 
 pub use fast::FastAdapter;
 pub use subprocess::SubprocessAdapter;
+pub use text::escape_controls;
 
 /// Capabilities a case may require (`requires = [...]` in the case format).
 pub const CAPABILITIES: &[&str] = &[

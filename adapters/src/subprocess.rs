@@ -1,7 +1,9 @@
 //! The subprocess adapter: an implementation in any language behind a small shim that speaks
 //! the line protocol of `adapters/PROTOCOL.md` on its standard input and output. Per-case
-//! timeouts, and crash isolation: a shim that dies, hangs or speaks garbage costs only the case
-//! in flight and is restarted for the next.
+//! deadlines that cover writing the request as well as reading the answer, crash isolation (a
+//! shim that dies, hangs or speaks garbage costs only the case in flight and is restarted for
+//! the next), every shim in its own process group (stopped as a whole, orphans included), and a
+//! circuit breaker after [`MAX_CONSECUTIVE_FAILURES`] failures in a row.
 
 use crate::{Adapter, AdapterError, AdapterErrorKind, Observation, Request};
 use atomcts_reference::outcome::FaultClass;
@@ -9,39 +11,107 @@ use atomcts_reference::state::{AtomicType, Buffer, MAX_ELEMS, Reg, State, Window
 use atomcts_reference::types::{ElemType, Space};
 use serde_json::{Map, Value, json};
 use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
-use std::time::Duration;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
+use std::time::{Duration, Instant};
 
 /// Protocol version spoken.
 pub const VERSION: u64 = 1;
 /// Longest answer line accepted (bytes); longer is a protocol error, never an allocation.
 pub const MAX_LINE: u64 = 256 << 20;
-/// The least time a shim gets to start and answer the handshake, whatever the case timeout.
+/// The least time a shim gets to start and answer its first handshake, whatever the case
+/// timeout.
 pub const MIN_STARTUP: Duration = Duration::from_secs(30);
+/// After this many adapter failures in a row (crash, timeout, protocol error, failed start),
+/// the adapter stops restarting the shim and fails the remaining cases at once.
+pub const MAX_CONSECUTIVE_FAILURES: u32 = 5;
+/// How long a shim that closed its output gets to exit, so its exit status can be reported.
+const EXIT_GRACE: Duration = Duration::from_millis(500);
+
+/// What the reader and writer threads report.
+enum Event {
+    /// One answer line (without checking it is UTF-8).
+    Line(Vec<u8>),
+    /// The shim closed its output.
+    Eof,
+    /// Writing a request failed.
+    WriteFailed(String),
+}
 
 struct Running {
     child: Child,
-    stdin: ChildStdin,
-    lines: Receiver<Option<String>>,
+    /// Requests to the writer thread (which owns the shim's stdin).
+    requests: Option<Sender<Vec<u8>>>,
+    events: Receiver<Event>,
+    /// Answers this instance has given.
+    answered: u64,
 }
 
-impl Drop for Running {
-    /// Stops the shim. It is started as `exec <command>`, so the child is the shim itself (not
-    /// a shell around it) and killing the child stops it.
-    fn drop(&mut self) {
+impl Running {
+    /// Stops the whole process group the runner created for this shim: the shell, the shim and
+    /// anything they started (`| cat`, forks). The group is signalled before the leader is
+    /// reaped, so its id cannot have been reused by then.
+    fn stop(&mut self) {
+        self.requests = None;
+        #[cfg(unix)]
+        {
+            let pgid = rustix::process::Pid::from_child(&self.child);
+            let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
+        }
+        #[cfg(not(unix))]
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+
+    /// The exit status if the shim has exited, waiting up to `grace` for it.
+    fn exit_status(&mut self, grace: Duration) -> Option<ExitStatus> {
+        let t0 = Instant::now();
+        loop {
+            if let Ok(Some(s)) = self.child.try_wait() {
+                return Some(s);
+            }
+            if t0.elapsed() >= grace {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
 }
 
-/// A shim started with `sh -c <command>`.
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// A shim started with `sh -c <command>`, in a process group of its own.
 pub struct SubprocessAdapter {
     command: String,
     name: String,
     capabilities: Vec<String>,
     timeout: Duration,
     running: Option<Running>,
+    /// How long the first handshake took (restarts get a bounded allowance from it).
+    first_startup: Option<Duration>,
+    consecutive_failures: u32,
+    /// Set when a shim that had answered earlier requests went away with the next one in
+    /// flight: it may have exited after its last answer, so that case is tried once more.
+    died_after_answers: Option<String>,
+}
+
+/// A shim's exit status in words.
+fn exit_words(s: ExitStatus) -> String {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(sig) = s.signal() {
+            return format!("killed by signal {sig}");
+        }
+    }
+    match s.code() {
+        Some(c) => format!("exit status {c}"),
+        None => s.to_string(),
+    }
 }
 
 impl SubprocessAdapter {
@@ -49,10 +119,13 @@ impl SubprocessAdapter {
     pub fn start(command: &str, timeout: Duration) -> Result<SubprocessAdapter, AdapterError> {
         let mut a = SubprocessAdapter {
             command: command.to_string(),
-            name: format!("cmd:{command}"),
+            name: format!("cmd:{}", crate::escape_controls(command)),
             capabilities: vec![],
             timeout,
             running: None,
+            first_startup: None,
+            consecutive_failures: 0,
+            died_after_answers: None,
         };
         a.ensure_running()?;
         Ok(a)
@@ -65,12 +138,78 @@ impl SubprocessAdapter {
         }
     }
 
-    fn ensure_running(&mut self) -> Result<(), AdapterError> {
-        if self.running.is_some() {
-            return Ok(());
+    /// The handshake allowance: the first start gets at least [`MIN_STARTUP`]; a restart gets
+    /// the case timeout or twice the first start's duration plus a second, whichever is longer,
+    /// and never more than [`MIN_STARTUP`].
+    fn handshake_timeout(&self) -> Duration {
+        match self.first_startup {
+            None => self.timeout.max(MIN_STARTUP),
+            Some(first) => self
+                .timeout
+                .max((first * 2 + Duration::from_secs(1)).min(MIN_STARTUP)),
         }
+    }
+
+    /// Whether the circuit breaker has tripped.
+    fn tripped(&self) -> bool {
+        self.consecutive_failures >= MAX_CONSECUTIVE_FAILURES
+    }
+
+    /// Counts the shim's failures for the circuit breaker: a case whose failure stopped the
+    /// shim (crash, hang, garbage, failed start) counts; any case it answered resets the count.
+    fn record<T>(&mut self, r: Result<T, AdapterError>) -> Result<T, AdapterError> {
+        if r.is_err() && self.running.is_none() {
+            self.consecutive_failures += 1;
+        } else {
+            self.consecutive_failures = 0;
+        }
+        r
+    }
+
+    /// Notices a shim that exited (or closed its output, or wrote more than its answer) after
+    /// its last answer, before a new request is sent: one note on standard error with the exit
+    /// status, and a fresh shim for the next case, which is not lost (issue 7, D19).
+    fn reap_if_gone(&mut self) {
+        let Some(run) = self.running.as_mut() else {
+            return;
+        };
+        let how = match run.events.try_recv() {
+            Ok(Event::Line(extra)) => Some(format!(
+                "wrote a line nobody asked for (`{}`)",
+                crate::escape_controls(&shorten(&String::from_utf8_lossy(&extra), 100))
+            )),
+            Ok(Event::Eof | Event::WriteFailed(_)) => Some(
+                run.exit_status(EXIT_GRACE)
+                    .map_or("closed its output".to_string(), |s| {
+                        format!("exited ({})", exit_words(s))
+                    }),
+            ),
+            Err(_) => run
+                .child
+                .try_wait()
+                .ok()
+                .flatten()
+                .map(|s| format!("exited ({})", exit_words(s))),
+        };
+        if let Some(how) = how {
+            eprintln!(
+                "note: adapter {}: the shim {how} after its last answer; restarting it",
+                self.name
+            );
+            self.running = None;
+        }
+    }
+
+    fn spawn(&self) -> Result<Running, AdapterError> {
+        // `sh -c` exactly as documented: `VAR=x cmd`, `cd d && cmd` and pipelines work; the
+        // process group holds the shell and everything it starts.
         let mut cmd = Command::new("sh");
-        cmd.arg("-c").arg(format!("exec {}", self.command));
+        cmd.arg("-c").arg(&self.command);
+        #[cfg(unix)]
+        {
+            use std::os::unix::process::CommandExt;
+            cmd.process_group(0);
+        }
         let mut child = cmd
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -79,56 +218,85 @@ impl SubprocessAdapter {
             .map_err(|e| {
                 self.err(AdapterErrorKind::Unavailable(format!(
                     "cannot start `{}`: {e}",
-                    self.command
+                    crate::escape_controls(&self.command)
                 )))
             })?;
-        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        let (Some(mut stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             let _ = child.kill();
+            let _ = child.wait();
             return Err(self.err(AdapterErrorKind::Unavailable("no pipes to the shim".into())));
         };
-        let (tx, rx) = channel();
+        let (etx, events) = channel();
+        let wtx = etx.clone();
         std::thread::spawn(move || {
             let mut r = BufReader::new(stdout);
             loop {
                 let mut buf = Vec::new();
-                match (&mut r).take(MAX_LINE).read_until(b'\n', &mut buf) {
-                    Ok(0) | Err(_) => {
-                        let _ = tx.send(None);
-                        return;
-                    }
-                    Ok(_) => {
-                        if tx
-                            .send(Some(String::from_utf8_lossy(&buf).into_owned()))
-                            .is_err()
-                        {
-                            return;
-                        }
-                    }
+                let ev = match (&mut r).take(MAX_LINE).read_until(b'\n', &mut buf) {
+                    Ok(0) | Err(_) => Event::Eof,
+                    Ok(_) => Event::Line(buf),
+                };
+                let last = matches!(ev, Event::Eof);
+                if etx.send(ev).is_err() || last {
+                    return;
                 }
             }
         });
-        self.running = Some(Running {
-            child,
-            stdin,
-            lines: rx,
+        // Writes go through their own thread, so a shim that stops reading cannot block the
+        // runner past the case deadline (issue 7, D4).
+        let (requests, rx) = channel::<Vec<u8>>();
+        std::thread::spawn(move || {
+            for msg in rx {
+                if let Err(e) = stdin.write_all(&msg).and_then(|_| stdin.flush()) {
+                    let _ = wtx.send(Event::WriteFailed(e.to_string()));
+                    return;
+                }
+            }
         });
+        Ok(Running {
+            child,
+            requests: Some(requests),
+            events,
+            answered: 0,
+        })
+    }
+
+    fn ensure_running(&mut self) -> Result<(), AdapterError> {
+        self.reap_if_gone();
+        if self.running.is_some() {
+            return Ok(());
+        }
+        if self.tripped() {
+            return Err(self.err(AdapterErrorKind::Unavailable(format!(
+                "not restarted after {} consecutive failures (circuit breaker)",
+                self.consecutive_failures
+            ))));
+        }
+        self.start_and_handshake()
+    }
+
+    fn start_and_handshake(&mut self) -> Result<(), AdapterError> {
+        self.running = Some(self.spawn()?);
         let hello = json!({"type": "hello", "protocol": "atomcts-adapter", "version": VERSION});
-        let case_timeout = self.timeout;
-        self.timeout = case_timeout.max(MIN_STARTUP);
-        let answer = self.exchange(&hello);
-        self.timeout = case_timeout;
-        let answer = answer?;
+        let t0 = Instant::now();
+        let answer = self.exchange(&hello, self.handshake_timeout())?;
+        self.first_startup.get_or_insert(t0.elapsed());
+        if let Some(run) = self.running.as_mut() {
+            // Only answers to cases count (see `died_after_answers`).
+            run.answered = 0;
+        }
         let ok = answer.get("type").and_then(Value::as_str) == Some("hello")
             && answer.get("protocol").and_then(Value::as_str) == Some("atomcts-adapter")
             && answer.get("version").and_then(Value::as_u64) == Some(VERSION);
         if !ok {
             self.running = None;
             return Err(self.err(AdapterErrorKind::Protocol(format!(
-                "bad handshake answer: {answer}"
+                "bad handshake answer: {}",
+                truncate(&answer)
             ))));
         }
         if let Some(n) = answer.get("name").and_then(Value::as_str) {
-            self.name = format!("cmd:{n}");
+            self.name = format!("cmd:{}", crate::escape_controls(&shorten(n, 200)));
         }
         self.capabilities = answer
             .get("capabilities")
@@ -142,39 +310,80 @@ impl SubprocessAdapter {
         Ok(())
     }
 
-    /// Sends one line and waits for one answer line; on any failure the shim is stopped.
-    fn exchange(&mut self, msg: &Value) -> Result<Value, AdapterError> {
-        let timeout = self.timeout;
+    /// Sends one line and waits for one answer line, both within `timeout`; on any failure the
+    /// shim's process group is stopped.
+    fn exchange(&mut self, msg: &Value, timeout: Duration) -> Result<Value, AdapterError> {
         let Some(run) = self.running.as_mut() else {
             return Err(self.err(AdapterErrorKind::Crashed("not running".into())));
         };
-        let sent = writeln!(run.stdin, "{msg}").and_then(|_| run.stdin.flush());
-        let result = match sent {
-            Err(e) => Err(AdapterErrorKind::Crashed(format!(
-                "writing to the shim failed: {e}"
-            ))),
-            Ok(()) => match run.lines.recv_timeout(timeout) {
-                Ok(Some(line)) => serde_json::from_str::<Value>(line.trim()).map_err(|e| {
-                    let shown: String = line.trim().chars().take(200).collect();
-                    AdapterErrorKind::Protocol(format!("answer is not JSON ({e}): `{shown}`"))
-                }),
-                Ok(None) | Err(RecvTimeoutError::Disconnected) => {
-                    let status = run.child.try_wait().ok().flatten();
-                    Err(AdapterErrorKind::Crashed(match status {
-                        Some(s) => format!("the shim exited ({s})"),
-                        None => "the shim closed its output".into(),
-                    }))
+        let mut line = msg.to_string().into_bytes();
+        line.push(b'\n');
+        let sent = run.requests.as_ref().map(|tx| tx.send(line).is_ok());
+        let result = if sent != Some(true) {
+            Err(AdapterErrorKind::Crashed(
+                "the shim stopped reading its input".into(),
+            ))
+        } else {
+            match run.events.recv_timeout(timeout) {
+                Ok(Event::Line(bytes)) => {
+                    run.answered += 1;
+                    parse_answer(&bytes)
+                }
+                Ok(Event::WriteFailed(e)) => Err(gone(run, &format!("writing to it failed: {e}"))),
+                Ok(Event::Eof) | Err(RecvTimeoutError::Disconnected) => {
+                    Err(gone(run, "closed its output"))
                 }
                 Err(RecvTimeoutError::Timeout) => {
                     Err(AdapterErrorKind::Timeout(timeout.as_millis() as u64))
                 }
-            },
+            }
         };
         result.map_err(|kind| {
+            let prior = self.running.as_ref().map_or(0, |r| r.answered);
+            if let AdapterErrorKind::Crashed(how) = &kind
+                && prior > 0
+            {
+                self.died_after_answers = Some(how.clone());
+            }
             self.running = None;
             self.err(kind)
         })
     }
+}
+
+/// One message for a shim that went away while a case was in flight: its exit status when it
+/// has one (issue 7, D19).
+fn gone(run: &mut Running, otherwise: &str) -> AdapterErrorKind {
+    AdapterErrorKind::Crashed(match run.exit_status(EXIT_GRACE) {
+        Some(s) => format!("the shim exited ({})", exit_words(s)),
+        None => format!("the shim {otherwise}"),
+    })
+}
+
+/// An answer line: UTF-8 JSON, or a protocol error quoting (escaped, shortened) what came.
+fn parse_answer(bytes: &[u8]) -> Result<Value, AdapterErrorKind> {
+    let line = std::str::from_utf8(bytes).map_err(|e| {
+        AdapterErrorKind::Protocol(format!(
+            "answer is not UTF-8 (invalid byte at offset {}): `{}`",
+            e.valid_up_to(),
+            crate::escape_controls(&shorten(&String::from_utf8_lossy(bytes), 200))
+        ))
+    })?;
+    serde_json::from_str::<Value>(line.trim()).map_err(|e| {
+        AdapterErrorKind::Protocol(format!(
+            "answer is not JSON ({e}): `{}`",
+            crate::escape_controls(&shorten(line.trim(), 200))
+        ))
+    })
+}
+
+/// At most `n` characters of `s`, with `...` when cut.
+fn shorten(s: &str, n: usize) -> String {
+    let mut out: String = s.chars().take(n).collect();
+    if s.chars().nth(n).is_some() {
+        out.push_str("...");
+    }
+    out
 }
 
 impl Adapter for SubprocessAdapter {
@@ -187,6 +396,28 @@ impl Adapter for SubprocessAdapter {
     }
 
     fn run(&mut self, r: &Request<'_>) -> Result<Observation, AdapterError> {
+        self.died_after_answers = None;
+        let mut result = self.run_once(r);
+        // A shim that exits after answering may be seen gone only once the next request is
+        // sent: that case is not its fault, so it runs once more on a fresh shim, and the exit
+        // is reported once, with its status (issue 7, D19). A shim that dies on the case again
+        // has crashed on it.
+        if result.is_err()
+            && let Some(how) = self.died_after_answers.take()
+        {
+            let how = how.strip_prefix("the shim ").unwrap_or(&how).to_string();
+            eprintln!(
+                "note: adapter {}: the shim {how} after its last answer; restarting it",
+                self.name
+            );
+            result = self.run_once(r);
+        }
+        self.record(result)
+    }
+}
+
+impl SubprocessAdapter {
+    fn run_once(&mut self, r: &Request<'_>) -> Result<Observation, AdapterError> {
         self.ensure_running()?;
         let knobs: Map<String, Value> = atomcts_reference::knobs::KNOBS
             .iter()
@@ -205,7 +436,8 @@ impl Adapter for SubprocessAdapter {
             "profile": {"name": r.profile.name, "knobs": knobs},
             "state": state_to_json(r.state),
         });
-        let answer = self.exchange(&msg)?;
+        let timeout = self.timeout;
+        let answer = self.exchange(&msg, timeout)?;
         if answer.get("id").and_then(Value::as_str) != Some(r.id) {
             self.running = None;
             return Err(self.err(AdapterErrorKind::Protocol(format!(
@@ -270,7 +502,7 @@ impl Adapter for SubprocessAdapter {
 }
 
 fn truncate(v: &Value) -> String {
-    v.to_string().chars().take(200).collect()
+    crate::escape_controls(&shorten(&v.to_string(), 200))
 }
 
 fn hexs(v: u64) -> Value {

@@ -1,6 +1,7 @@
 //! Reports for people (text) and programs (JSON, JUnit XML), and merging shard results.
 
-use crate::run::{CaseResult, Status};
+use crate::run::{CaseResult, FindingOut, Status};
+use atomcts_adapters::text::{clip, escape_controls};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -21,6 +22,31 @@ pub struct Report {
     pub load_errors: Vec<String>,
     /// Per-case results.
     pub results: Vec<CaseResult>,
+}
+
+/// The most characters of one field (asm, cite, expected, observed, note) a report prints.
+pub const MAX_FIELD: usize = 2000;
+
+/// Text from a case file or an adapter, safe to print: control characters shown as escapes
+/// (never passed to the terminal, never dropped), and at most [`MAX_FIELD`] characters.
+pub fn safe(s: &str) -> String {
+    escape_controls(&clip(s, MAX_FIELD))
+}
+
+/// One finding on one line: `location: note` when it compares nothing, else `location:
+/// expected X, observed Y [note]`.
+fn finding_line(f: &FindingOut, gap: &str) -> String {
+    if f.expected.is_empty() && f.observed.is_empty() {
+        format!("{}: {}", safe(&f.location), safe(&f.note))
+    } else {
+        format!(
+            "{}: expected {}, observed {}{gap}[{}]",
+            safe(&f.location),
+            safe(&f.expected),
+            safe(&f.observed),
+            safe(&f.note)
+        )
+    }
 }
 
 /// Counts per status.
@@ -117,7 +143,7 @@ impl Report {
     pub fn human(&self, verbose: bool) -> String {
         let mut s = String::new();
         for e in &self.load_errors {
-            let _ = writeln!(s, "error: {e}");
+            let _ = writeln!(s, "error: {}", safe(e));
         }
         for r in &self.results {
             let show = matches!(
@@ -137,19 +163,11 @@ impl Report {
                 Status::KnownFailure => "KNOWN",
                 Status::Pass => "PASS",
             };
-            let _ = writeln!(s, "{word} {}  ({})", r.id, r.at);
-            let _ = writeln!(s, "    asm:  {}", r.asm);
-            let _ = writeln!(s, "    cite: {}", r.cite);
+            let _ = writeln!(s, "{word} {}  ({})", safe(&r.id), safe(&r.at));
+            let _ = writeln!(s, "    asm:  {}", safe(&r.asm));
+            let _ = writeln!(s, "    cite: {}", safe(&r.cite));
             for f in &r.findings {
-                if f.expected.is_empty() && f.observed.is_empty() {
-                    let _ = writeln!(s, "    {}: {}", f.location, f.note);
-                } else {
-                    let _ = writeln!(
-                        s,
-                        "    {}: expected {}, observed {}  [{}]",
-                        f.location, f.expected, f.observed, f.note
-                    );
-                }
+                let _ = writeln!(s, "    {}", finding_line(f, "  "));
             }
             if r.status == Status::BaselinePasses {
                 let _ = writeln!(
@@ -157,7 +175,7 @@ impl Report {
                     "    listed as a known failure but passes: remove it from the baseline"
                 );
             }
-            let _ = writeln!(s, "    reproduce: {}", r.repro);
+            let _ = writeln!(s, "    reproduce: {}", safe(&r.repro));
         }
         // Summary per dialect and op.
         let mut per: BTreeMap<(&str, &str), Counts> = BTreeMap::new();
@@ -169,7 +187,8 @@ impl Report {
         let _ = writeln!(
             s,
             "\nsummary ({} adapter, profile {}):",
-            self.adapter, self.profile
+            safe(&self.adapter),
+            safe(&self.profile)
         );
         let _ = writeln!(
             s,
@@ -226,8 +245,11 @@ impl Report {
                 };
                 let _ = writeln!(
                     s,
-                    "  {:<60} {:<34} matched: {m} (profile picks {})",
-                    r.id, p.knob, p.picked
+                    "  {:<60} {:<34} matched: {} (profile picks {})",
+                    safe(&r.id),
+                    safe(&p.knob),
+                    safe(&m),
+                    safe(&p.picked)
                 );
             }
         }
@@ -249,35 +271,39 @@ impl Report {
             let file = r.id.split("::").next().unwrap_or("").to_string();
             let suite = suites
                 .entry(file.clone())
-                .or_insert_with(|| TestSuite::new(file));
+                .or_insert_with(|| TestSuite::new(safe(&file)));
             let name = r.id.split("::").nth(1).unwrap_or(&r.id).to_string();
             let detail = r
                 .findings
                 .iter()
-                .map(|f| {
-                    format!(
-                        "{}: expected {}, observed {} [{}]",
-                        f.location, f.expected, f.observed, f.note
-                    )
-                })
+                .map(|f| finding_line(f, " "))
                 .collect::<Vec<_>>()
                 .join("\n");
+            let headline = r
+                .findings
+                .first()
+                .map_or_else(|| format!("{:?}", r.status), |f| finding_line(f, " "));
             let status = match r.status {
                 Status::Pass | Status::KnownFailure => TestCaseStatus::success(),
                 Status::Skip | Status::NotApplicable => TestCaseStatus::skipped(),
                 Status::Error => {
                     let mut st = TestCaseStatus::non_success(NonSuccessKind::Error);
-                    st.set_description(format!("{detail}\nreproduce: {}", r.repro));
+                    st.set_message(clip(&headline, 300));
+                    st.set_description(format!("{detail}\nreproduce: {}", safe(&r.repro)));
                     st
                 }
                 Status::Fail | Status::Undecided | Status::BaselinePasses => {
                     let mut st = TestCaseStatus::non_success(NonSuccessKind::Failure);
-                    st.set_message(format!("{:?}", r.status));
-                    st.set_description(format!("{}\n{detail}\nreproduce: {}", r.asm, r.repro));
+                    st.set_message(format!("{:?}: {}", r.status, clip(&headline, 300)));
+                    st.set_description(format!(
+                        "{}\n{detail}\nreproduce: {}",
+                        safe(&r.asm),
+                        safe(&r.repro)
+                    ));
                     st
                 }
             };
-            let mut tc = TestCase::new(name, status);
+            let mut tc = TestCase::new(safe(&name), status);
             tc.set_classname(r.dialect.clone());
             suite.add_test_case(tc);
         }
