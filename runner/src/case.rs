@@ -165,7 +165,12 @@ pub struct Loaded {
 
 /// The id prefix of a file: its path below the corpus root, without `.toml`, with `/`.
 pub fn id_prefix(root: &Path, file: &Path) -> String {
-    let rel = file.strip_prefix(root).unwrap_or(file);
+    let (root_n, file_n) = (normalize(root), normalize(file));
+    let rel = if root.as_os_str().is_empty() {
+        file
+    } else {
+        file_n.strip_prefix(&root_n).unwrap_or(file)
+    };
     let s = rel.with_extension("").to_string_lossy().replace('\\', "/");
     s.trim_start_matches("./").to_string()
 }
@@ -329,8 +334,21 @@ pub fn parse_file(root: &Path, file: &Path, text: String) -> Loaded {
             );
             continue;
         }
-        // A capability no adapter knows is not an input error: like any capability an
-        // implementation lacks, it makes the case skip, with the reason in the report.
+        // A capability nobody knows is a typo: an input error, never a silent skip (D11).
+        if let Some(cap) = c
+            .requires
+            .iter()
+            .find(|r| !atomcts_adapters::CAPABILITIES.contains(&r.as_str()))
+        {
+            err(
+                pos,
+                format!(
+                    "requires names unknown capability `{cap}` (capabilities: {})",
+                    atomcts_adapters::CAPABILITIES.join(", ")
+                ),
+            );
+            continue;
+        }
         out.cases.push(Case {
             id: format!("{prefix}::{name}"),
             file: file.to_path_buf(),
@@ -352,69 +370,224 @@ pub fn parse_file(root: &Path, file: &Path, text: String) -> Loaded {
     out
 }
 
-/// Every `.toml` file below `path` (or `path` itself), sorted.
-pub fn find_files(path: &Path) -> std::io::Result<Vec<PathBuf>> {
-    let mut out = Vec::new();
-    if path.is_file() {
-        out.push(path.to_path_buf());
-        return Ok(out);
+/// The largest case file read (bytes), checked before reading: parsing costs about 70 times a
+/// file's size in memory, so this bounds loading one file to about 600 MiB (issue 7, D9).
+pub const MAX_CASE_FILE: u64 = 8 << 20;
+
+fn io_error(file: &Path, message: String) -> LoadError {
+    LoadError {
+        pos: Pos {
+            file: file.to_path_buf(),
+            line: 0,
+            col: 0,
+        },
+        message,
     }
+}
+
+/// Whether a file name claims to be a case file in a spelling the loader does not read
+/// (`case.TOML`, `case.tml`): reported, never silently ignored.
+fn misspelt_case_file(p: &Path) -> bool {
+    p.extension().is_some_and(|x| {
+        x != "toml" && (x.eq_ignore_ascii_case("toml") || x.eq_ignore_ascii_case("tml"))
+    })
+}
+
+/// The `.toml` files below `path` (or `path` itself), sorted, each once, and the problems met
+/// on the way, each naming its own path: a directory that cannot be read, a symbolic link that
+/// loops back to a directory already walked, a case file that is not a regular file (a FIFO, a
+/// device) or is too large, a misspelt extension. Nothing is followed twice, so symlink cycles
+/// end (issue 7, D8).
+pub fn discover(path: &Path) -> (Vec<PathBuf>, Vec<LoadError>) {
+    let mut files = Vec::new();
+    let mut errors = Vec::new();
+    let mut seen_dirs = std::collections::BTreeSet::new();
+    let mut seen_files = std::collections::BTreeSet::new();
     let mut stack = vec![path.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for e in std::fs::read_dir(&dir)? {
-            let p = e?.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "toml") {
-                out.push(p);
+    while let Some(p) = stack.pop() {
+        let meta = match std::fs::metadata(&p) {
+            Ok(m) => m,
+            Err(e) => {
+                errors.push(io_error(&p, format!("cannot read: {e}")));
+                continue;
             }
+        };
+        let id = file_id(&p, &meta);
+        if meta.is_dir() {
+            if !seen_dirs.insert(id) {
+                errors.push(io_error(
+                    &p,
+                    "directory already walked (a symbolic link loops back): skipped".into(),
+                ));
+                continue;
+            }
+            let entries = match std::fs::read_dir(&p) {
+                Ok(e) => e,
+                Err(e) => {
+                    errors.push(io_error(&p, format!("cannot read directory: {e}")));
+                    continue;
+                }
+            };
+            for e in entries {
+                match e {
+                    Ok(e) => {
+                        let c = e.path();
+                        let is_dir = std::fs::metadata(&c).is_ok_and(|m| m.is_dir());
+                        if is_dir || c.extension().is_some_and(|x| x == "toml") {
+                            stack.push(c);
+                        } else if misspelt_case_file(&c) {
+                            errors.push(io_error(
+                                &c,
+                                "case files must end in `.toml` (lowercase): not loaded".into(),
+                            ));
+                        }
+                    }
+                    Err(e) => errors.push(io_error(&p, format!("cannot read directory: {e}"))),
+                }
+            }
+            continue;
+        }
+        if !meta.is_file() {
+            errors.push(io_error(
+                &p,
+                "not a regular file (a FIFO, socket or device): not read".into(),
+            ));
+            continue;
+        }
+        if meta.len() > MAX_CASE_FILE {
+            errors.push(io_error(
+                &p,
+                format!(
+                    "{} bytes: larger than the {MAX_CASE_FILE}-byte limit for one case file; split it",
+                    meta.len()
+                ),
+            ));
+            continue;
+        }
+        if seen_files.insert(id) {
+            files.push(p);
         }
     }
-    out.sort();
-    Ok(out)
+    files.sort();
+    (files, errors)
+}
+
+/// A file's identity: device and inode where there are such, else its path.
+fn file_id(p: &Path, meta: &std::fs::Metadata) -> (u64, u64, PathBuf) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let _ = p;
+        (meta.dev(), meta.ino(), PathBuf::new())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        (
+            0,
+            0,
+            std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf()),
+        )
+    }
+}
+
+/// Reads one case file: at most [`MAX_CASE_FILE`] bytes (even if it grew since it was
+/// listed), and UTF-8, else an error at the line and column of the first invalid byte.
+pub fn read_case_file(f: &Path) -> Result<String, LoadError> {
+    use std::io::Read;
+    let file = std::fs::File::open(f).map_err(|e| io_error(f, format!("cannot read: {e}")))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_CASE_FILE + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| io_error(f, format!("cannot read: {e}")))?;
+    if bytes.len() as u64 > MAX_CASE_FILE {
+        return Err(io_error(
+            f,
+            format!("larger than the {MAX_CASE_FILE}-byte limit for one case file; split it"),
+        ));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let ok = e.utf8_error().valid_up_to();
+        let bytes = e.into_bytes();
+        let prefix = String::from_utf8_lossy(&bytes[..ok]).into_owned();
+        let mut pos = Source::new(f, prefix).pos(ok);
+        pos.line = pos.line.max(1);
+        LoadError {
+            pos,
+            message: format!(
+                "invalid UTF-8 (byte {:#04x}): case files are UTF-8",
+                bytes[ok]
+            ),
+        }
+    })
 }
 
 /// Loads every case file below `root` (a directory or one file).
 pub fn load(root: &Path) -> Loaded {
     let mut all = Loaded::default();
-    let base = if root.is_file() {
-        root.parent().unwrap_or(Path::new(""))
-    } else {
-        root
-    };
-    let base = corpus_root(base);
-    let files = match find_files(root) {
-        Ok(f) => f,
-        Err(e) => {
-            all.errors.push(LoadError {
-                pos: Pos {
-                    file: root.to_path_buf(),
-                    line: 0,
-                    col: 0,
-                },
-                message: format!("cannot read: {e}"),
-            });
-            return all;
-        }
-    };
+    let (files, errors) = discover(root);
+    all.errors = errors;
     for f in files {
-        match std::fs::read_to_string(&f) {
+        match read_case_file(&f) {
             Ok(text) => {
+                let base = id_root(&f, root);
                 let mut l = parse_file(&base, &f, text);
                 all.cases.append(&mut l.cases);
                 all.errors.append(&mut l.errors);
             }
-            Err(e) => all.errors.push(LoadError {
-                pos: Pos {
-                    file: f.clone(),
-                    line: 0,
-                    col: 0,
-                },
-                message: format!("cannot read: {e}"),
-            }),
+            Err(e) => all.errors.push(e),
         }
     }
     all
+}
+
+/// `p` made absolute (against the current directory) with `.` and `..` resolved by text, so
+/// that every spelling of one path agrees; symbolic links are left as they are.
+pub fn normalize(p: &Path) -> PathBuf {
+    use std::path::Component;
+    let abs = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        std::env::current_dir().unwrap_or_default().join(p)
+    };
+    let mut out = PathBuf::new();
+    for c in abs.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// The folder a case file's id is relative to (issue 7, D22: ids do not depend on how
+/// `--cases` is spelt or which subfolder is run): the nearest ancestor named `spec-cases`;
+/// else the parent of the nearest ancestor named after a dialect (`sass`, `visa`, `msl`); else
+/// the folder given to `--cases` (or the file's own folder).
+pub fn id_root(file: &Path, given: &Path) -> PathBuf {
+    let f = normalize(file);
+    let mut dialect_dir = None;
+    for a in f.ancestors().skip(1) {
+        match a.file_name().and_then(|n| n.to_str()) {
+            Some("spec-cases") => return a.to_path_buf(),
+            Some(n) if dialect_dir.is_none() && Dialect::from_name(n).is_some() => {
+                dialect_dir = a.parent().map(Path::to_path_buf)
+            }
+            _ => {}
+        }
+    }
+    if let Some(d) = dialect_dir {
+        return d;
+    }
+    let g = normalize(given);
+    if g == f {
+        g.parent().map(Path::to_path_buf).unwrap_or_default()
+    } else {
+        g
+    }
 }
 
 /// The corpus root of a path: the nearest ancestor named `spec-cases`, else the path itself.

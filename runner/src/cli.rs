@@ -2,7 +2,7 @@
 
 use anyhow::{Context, Result, bail};
 use atomcts::case::{self, Case, Loaded, corpus_root};
-use atomcts::report::{REPORT_VERSION, Report};
+use atomcts::report::{CorpusId, REPORT_VERSION, Report};
 use atomcts::run::{self, CaseResult, Options};
 use atomcts::sweep;
 use atomcts_adapters::{Adapter, FastAdapter, ReferenceAdapter, SubprocessAdapter};
@@ -15,6 +15,9 @@ use std::collections::BTreeSet;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+/// Default of `--adapter-timeout-ms`.
+const DEFAULT_ADAPTER_TIMEOUT_MS: u64 = 10_000;
 
 /// Conformance test suite and differential fuzzer for GPU atomic memory operations.
 #[derive(Parser)]
@@ -77,12 +80,14 @@ struct RunArgs {
     /// `cmd:<command>`, a shim speaking adapters/PROTOCOL.md.
     #[arg(long, default_value = "fast")]
     adapter: String,
-    /// Per-case deadline for `cmd:` adapters, in milliseconds.
-    #[arg(long, default_value_t = 10_000)]
+    /// Per-case deadline for `cmd:` adapters, in milliseconds (writing the request and
+    /// reading the answer).
+    #[arg(long, default_value_t = DEFAULT_ADAPTER_TIMEOUT_MS)]
     adapter_timeout_ms: u64,
     #[command(flatten)]
     profile: ProfileArgs,
-    /// Only cases whose id contains this text, or `tag:<t>` (repeatable; any matches).
+    /// Only cases whose id contains this text, `id:<exact id>`, or `tag:<t>` (repeatable; any
+    /// matches).
     #[arg(long)]
     filter: Vec<String>,
     /// Run shard K of N: `hash:K/N` (stable under adding and filtering cases).
@@ -317,7 +322,12 @@ fn parse_partition(s: &str) -> Result<(u64, u64)> {
     let (k, n) = spec
         .split_once('/')
         .with_context(|| format!("--partition {s}: expected hash:K/N"))?;
-    let (k, n): (u64, u64) = (k.parse()?, n.parse()?);
+    let num = |x: &str, what: &str| {
+        x.parse::<u64>().with_context(|| {
+            format!("--partition {s}: {what} `{x}` is not a positive integer (expected hash:K/N)")
+        })
+    };
+    let (k, n) = (num(k, "K")?, num(n, "N")?);
     if n == 0 || k == 0 || k > n {
         bail!("--partition {s}: need 1 <= K <= N");
     }
@@ -326,93 +336,207 @@ fn parse_partition(s: &str) -> Result<(u64, u64)> {
 
 fn selected(case: &Case, filters: &[String]) -> bool {
     filters.is_empty()
-        || filters.iter().any(|f| match f.strip_prefix("tag:") {
-            Some(t) => case.tags.iter().any(|x| x == t),
-            None => case.id.contains(f.as_str()),
+        || filters.iter().any(|f| {
+            if let Some(t) = f.strip_prefix("tag:") {
+                case.tags.iter().any(|x| x == t)
+            } else if let Some(id) = f.strip_prefix("id:") {
+                case.id == id
+            } else {
+                case.id.contains(f.as_str())
+            }
         })
 }
 
+/// Reads a baseline: `(line number, case id)` per entry; `#` starts a comment.
+fn read_baseline(p: &Path) -> Result<Vec<(usize, String)>> {
+    let text =
+        std::fs::read_to_string(p).with_context(|| format!("reading baseline {}", p.display()))?;
+    Ok(text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| (i + 1, l.split('#').next().unwrap_or("").trim().to_string()))
+        .filter(|(_, l)| !l.is_empty())
+        .collect())
+}
+
+/// The repro command's words after the profile: adapter, knob overrides, adapter timeout and
+/// race budget when they differ from the defaults, each shell-quoted.
+fn repro_args(a: &RunArgs) -> String {
+    let mut s = String::new();
+    if a.adapter != "fast" {
+        s.push_str(&format!(" --adapter {}", run::shell_quote(&a.adapter)));
+        if a.adapter_timeout_ms != DEFAULT_ADAPTER_TIMEOUT_MS {
+            s.push_str(&format!(" --adapter-timeout-ms {}", a.adapter_timeout_ms));
+        }
+    }
+    for set in &a.profile.set {
+        s.push_str(&format!(" --set {}", run::shell_quote(set)));
+    }
+    if a.race_budget != atomcts_reference::race::DEFAULT_BUDGET {
+        s.push_str(&format!(" --race-budget {}", a.race_budget));
+    }
+    s
+}
+
 fn cmd_run(a: RunArgs) -> Result<u8> {
+    if a.generated_only && a.generated == 0 {
+        bail!("--generated-only needs --generated N with N > 0: nothing would run");
+    }
     let profile = a.profile.profile()?;
-    let mut adapter = adapter(&a.adapter, a.adapter_timeout_ms)?;
     let partition = a.partition.as_deref().map(parse_partition).transpose()?;
-    let mut cases = Vec::new();
+    // Everything that can fail about the outputs fails now, not after the run (D12).
+    if let Some(p) = &a.junit {
+        check_writable(p, "--junit")?;
+    }
+    if let Some(p) = &a.json {
+        check_writable(p, "--json")?;
+    }
+    let baseline = a.baseline.as_deref().map(read_baseline).transpose()?;
+    let generator = (a.generated > 0)
+        .then(|| atomcts::generate::Generator::new(a.seed, a.generated, &profile))
+        .transpose()
+        .map_err(|e| anyhow::anyhow!("--generated {}: {}", a.generated, e.message))?;
     let mut load_errors = Vec::new();
+    let mut corpus = Vec::new();
     let mut cases_arg = String::from("<generated>");
     if !a.generated_only {
         let (path, loaded) = load_corpus(&a.cases)?;
         cases_arg = path.display().to_string();
         load_errors.extend(loaded.errors.iter().map(|e| e.to_string()));
-        cases.extend(loaded.cases);
+        corpus = loaded.cases;
     }
-    if a.generated > 0 {
-        let generated = atomcts::generate::generate(a.seed, a.generated, &profile)?;
-        cases.extend(generated);
-    }
-    let cases: Vec<Case> = cases
-        .into_iter()
-        .filter(|c| selected(c, &a.filter))
-        .filter(|c| partition.is_none_or(|(k, n)| run::in_partition(&c.id, k, n)))
-        .collect();
+    let mut adapter = adapter(&a.adapter, a.adapter_timeout_ms)?;
     let opts = Options {
         profile: profile.clone(),
         race_budget: a.race_budget,
         cases_arg,
-        adapter_arg: if a.adapter == "fast" {
-            String::new()
-        } else {
-            format!(" --adapter {}", a.adapter)
-        },
+        adapter_arg: repro_args(&a),
     };
-    let bar = (!a.no_progress && std::io::stderr().is_terminal() && cases.len() > 50).then(|| {
-        let b = indicatif::ProgressBar::new(cases.len() as u64);
+    let in_shard = |c: &Case| partition.is_none_or(|(k, n)| run::in_partition(&c.id, k, n));
+    let estimate = corpus
+        .iter()
+        .filter(|c| selected(c, &a.filter) && in_shard(c))
+        .count() as u64
+        + partition.map_or(a.generated, |(_, n)| a.generated / n);
+    let bar = (!a.no_progress && std::io::stderr().is_terminal() && estimate > 50).then(|| {
+        let b = indicatif::ProgressBar::new(estimate);
         b.set_style(
             indicatif::ProgressStyle::with_template(
-                "{bar:40} {pos}/{len} cases {elapsed_precise} {msg}",
+                "{bar:40} {pos}/{len} cases {elapsed_precise} eta {eta} {msg}",
             )
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
         );
         b
     });
-    let mut results: Vec<CaseResult> = Vec::with_capacity(cases.len());
-    for c in &cases {
-        results.push(run::run_case(c, adapter.as_mut(), &opts));
-        if let Some(b) = &bar {
-            b.inc(1);
+    let mut baseline_hits: BTreeSet<String> = BTreeSet::new();
+    let known: BTreeSet<String> = baseline
+        .iter()
+        .flatten()
+        .map(|(_, id)| id.clone())
+        .collect();
+    let mut ids_hash = 0u64;
+    let mut selected_count = 0usize;
+    let mut results: Vec<CaseResult> = Vec::new();
+    // Corpus first, then generated cases chunk by chunk: generated, run, judged, dropped.
+    let mut run_chunk = |cases: Vec<Case>| {
+        for c in cases {
+            if known.contains(&c.id) {
+                baseline_hits.insert(c.id.clone());
+            }
+            if !selected(&c, &a.filter) {
+                continue;
+            }
+            selected_count += 1;
+            ids_hash = ids_hash.wrapping_add(run::stable_hash(&c.id));
+            if !in_shard(&c) {
+                continue;
+            }
+            results.push(run::run_case(&c, adapter.as_mut(), &opts));
+            if let Some(b) = &bar {
+                b.inc(1);
+            }
         }
+    };
+    run_chunk(corpus);
+    for chunk in generator.into_iter().flatten() {
+        run_chunk(chunk.map_err(|e| anyhow::anyhow!("{e}"))?);
     }
     if let Some(b) = bar {
         b.finish_and_clear();
+    }
+    if let (Some(b), Some(entries)) = (&a.baseline, &baseline) {
+        // A baseline entry that names no case is stale or misspelt: an error, never ignored
+        // (D22). Checked against every loaded case, whatever the filter or shard.
+        for (line, id) in entries {
+            if !baseline_hits.contains(id) {
+                load_errors.push(format!(
+                    "{}:{line}: baseline entry `{id}` matches no case",
+                    b.display()
+                ));
+            }
+        }
     }
     let mut report = Report {
         version: REPORT_VERSION,
         adapter: adapter.name().to_string(),
         profile: profile.name.clone(),
+        partition: partition.map(|(k, n)| format!("hash:{k}/{n}")),
+        corpus: CorpusId {
+            selected: selected_count,
+            digest: format!("{ids_hash:016x}"),
+        },
         load_errors,
         results,
     };
-    if let Some(b) = &a.baseline {
-        let text = std::fs::read_to_string(b)
-            .with_context(|| format!("reading baseline {}", b.display()))?;
-        let known: BTreeSet<String> = text
-            .lines()
-            .map(|l| l.split('#').next().unwrap_or("").trim().to_string())
-            .filter(|l| !l.is_empty())
-            .collect();
-        report.apply_baseline(&known);
-    }
-    write_outputs(&report, &a.junit, &a.json)?;
+    report.apply_baseline(&known);
+    let written = write_outputs(&report, &a.junit, &a.json);
     print!("{}", report.human(a.verbose));
+    written?;
+    if selected_count == 0 {
+        eprintln!(
+            "error: no case matched (filters: {}): nothing was checked",
+            if a.filter.is_empty() {
+                "none".to_string()
+            } else {
+                a.filter.join(", ")
+            }
+        );
+    }
     Ok(report.exit_code() as u8)
 }
 
+/// Fails now, before any case runs, if `p` cannot be written (issue 7, D12): its folder must
+/// exist and the file must be creatable. An existing file is left as it is until the end.
+fn check_writable(p: &Path, flag: &str) -> Result<()> {
+    let existed = p.exists();
+    std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(p)
+        .with_context(|| format!("{flag} {}: cannot write there", p.display()))?;
+    if !existed {
+        let _ = std::fs::remove_file(p);
+    }
+    Ok(())
+}
+
+/// Writes the reports; a failure to write one does not stop the other (nor the human report),
+/// and is an error at the end (D12).
 fn write_outputs(report: &Report, junit: &Option<PathBuf>, json: &Option<PathBuf>) -> Result<()> {
-    if let Some(p) = junit {
-        std::fs::write(p, report.junit()).with_context(|| format!("writing {}", p.display()))?;
+    let mut failed = Vec::new();
+    if let Some(p) = junit
+        && let Err(e) = std::fs::write(p, report.junit())
+    {
+        failed.push(format!("writing {}: {e}", p.display()));
     }
     if let Some(p) = json {
         let text = serde_json::to_string_pretty(report)?;
-        std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?;
+        if let Err(e) = std::fs::write(p, text) {
+            failed.push(format!("writing {}: {e}", p.display()));
+        }
+    }
+    if !failed.is_empty() {
+        bail!("{}", failed.join("; "));
     }
     Ok(())
 }
@@ -428,12 +552,22 @@ fn cmd_exec(a: ExecArgs) -> Result<u8> {
     let dialect = Dialect::from_name(&a.dialect)
         .with_context(|| format!("unknown dialect `{}` (sass, visa, msl)", a.dialect))?;
     let profile = a.profile.profile()?;
+    // --given is parsed as one TOML value and written back by the serializer: never pasted
+    // into the case text (D18).
+    let given = match a.given.parse::<toml::Value>() {
+        Ok(v @ toml::Value::Table(_)) => v,
+        Ok(other) => bail!(
+            "--given: expected an inline table such as '{{ R2 = 0x1000 }}', got a {}",
+            other.type_str()
+        ),
+        Err(e) => bail!("--given `{}`: {}", a.given, e.message().trim()),
+    };
     let text = format!(
         "dialect = {:?}\n[[case]]\nname = \"exec\"\ncite = \"command line\"\nlanes = {}\nasm = {}\ngiven = {}\nexpect = {{ unspecified = true }}\n",
         dialect.name(),
         a.lanes,
         toml::Value::String(a.asm.clone()),
-        a.given
+        given
     );
     let loaded = case::parse_file(Path::new(""), Path::new("<command line>"), text);
     if let Some(e) = loaded.errors.first() {
@@ -568,15 +702,24 @@ fn cmd_export(a: ExportArgs) -> Result<u8> {
         bail!("export supports --json only");
     }
     let p = a.cases.clone().unwrap_or_else(atomcts::default_corpus);
-    let root = corpus_root(if p.is_file() {
-        p.parent().unwrap_or(Path::new("."))
-    } else {
-        &p
-    });
+    if !p.exists() {
+        bail!("{}: no such corpus directory or file", p.display());
+    }
+    if let Some(out) = &a.out {
+        check_writable(out, "--out")?;
+    }
     let mut cases = Vec::new();
-    let mut errors = Vec::new();
-    for f in case::find_files(&p)? {
-        let text = std::fs::read_to_string(&f)?;
+    let (files, found_errors) = case::discover(&p);
+    let mut errors: Vec<String> = found_errors.iter().map(|e| e.to_string()).collect();
+    for f in files {
+        let text = match case::read_case_file(&f) {
+            Ok(t) => t,
+            Err(e) => {
+                errors.push(e.to_string());
+                continue;
+            }
+        };
+        let root = case::id_root(&f, &p);
         let loaded = case::parse_file(&root, &f, text.clone());
         errors.extend(loaded.errors.iter().map(|e| e.to_string()));
         let raw: toml::Table = match toml::from_str(&text) {
@@ -612,7 +755,7 @@ fn cmd_export(a: ExportArgs) -> Result<u8> {
     let doc = serde_json::json!({ "format": "atomcts-spec-cases", "version": 1, "errors": errors, "cases": cases });
     let text = serde_json::to_string_pretty(&doc)?;
     match &a.out {
-        Some(p) => std::fs::write(p, text)?,
+        Some(p) => std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?,
         None => println!("{text}"),
     }
     Ok(if errors.is_empty() { 0 } else { 2 })

@@ -6,8 +6,20 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-/// Version of the JSON report format.
-pub const REPORT_VERSION: u32 = 1;
+/// Version of the JSON report format. Version 2 adds `partition` and `corpus`, which `merge`
+/// needs to prove that the shards cover the corpus exactly once.
+pub const REPORT_VERSION: u32 = 2;
+
+/// Which cases a run selected: the same for every shard of one corpus, filter and generator
+/// settings, whatever the partition.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct CorpusId {
+    /// Cases selected before partitioning.
+    pub selected: usize,
+    /// Digest (hex) of the selected case ids: the sum modulo 2^64 of their FNV-1a hashes
+    /// (independent of order, so a streamed run computes it as it goes).
+    pub digest: String,
+}
 
 /// A run's results, as written by `--json` and read by `atomcts merge`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -18,10 +30,71 @@ pub struct Report {
     pub adapter: String,
     /// Profile name.
     pub profile: String,
+    /// The shard, `hash:K/N`, if the run was partitioned.
+    #[serde(default)]
+    pub partition: Option<String>,
+    /// The selection the run (or every shard of it) came from.
+    #[serde(default)]
+    pub corpus: CorpusId,
     /// Errors outside any case (files that do not load), as `file:line:col: message`.
     pub load_errors: Vec<String>,
     /// Per-case results.
     pub results: Vec<CaseResult>,
+}
+
+/// Checks that partitions `hash:K/N` cover `1..=N` exactly once: the problems, or an error
+/// if they cannot be read at all.
+fn shard_coverage(shards: &[Option<String>]) -> Result<Vec<String>, String> {
+    if shards.iter().all(Option::is_none) {
+        return Ok(if shards.len() > 1 {
+            vec![format!(
+                "{} unpartitioned reports of one selection: each case is in every one",
+                shards.len()
+            )]
+        } else {
+            vec![]
+        });
+    }
+    let mut ks = Vec::new();
+    let mut total = None;
+    for s in shards {
+        let Some(s) = s else {
+            return Err("a report without a partition cannot merge with shards".into());
+        };
+        let (k, n) = s
+            .strip_prefix("hash:")
+            .and_then(|r| r.split_once('/'))
+            .and_then(|(k, n)| Some((k.parse::<u64>().ok()?, n.parse::<u64>().ok()?)))
+            .ok_or_else(|| format!("unreadable partition `{s}`"))?;
+        if total.is_some_and(|t| t != n) {
+            return Err(format!(
+                "shards of different partitions (N = {} and {n})",
+                total.unwrap_or(0)
+            ));
+        }
+        total = Some(n);
+        ks.push(k);
+    }
+    let n = total.unwrap_or(0);
+    let mut out = Vec::new();
+    let missing: Vec<String> = (1..=n)
+        .filter(|k| !ks.contains(k))
+        .map(|k| format!("hash:{k}/{n}"))
+        .collect();
+    if !missing.is_empty() {
+        out.push(format!("missing shard(s): {}", missing.join(", ")));
+    }
+    ks.sort_unstable();
+    let mut dup: Vec<String> = ks
+        .windows(2)
+        .filter(|w| w[0] == w[1])
+        .map(|w| format!("hash:{}/{n}", w[0]))
+        .collect();
+    dup.dedup();
+    if !dup.is_empty() {
+        out.push(format!("shard(s) given more than once: {}", dup.join(", ")));
+    }
+    Ok(out)
 }
 
 /// The most characters of one field (asm, cite, expected, observed, note) a report prints.
@@ -87,10 +160,29 @@ impl Report {
         c
     }
 
-    /// The exit code: 2 on any error, else 1 on any failure, else 0.
+    /// Cases judged: passed, failed, undecided, known failures, stale baseline entries (not
+    /// errors, skips or not-applicable ones).
+    pub fn judged(&self) -> usize {
+        let c = self.counts();
+        c.passed + c.failed + c.known
+    }
+
+    /// Whether the run checked nothing that counts: no case judged (a gate never passes on
+    /// nothing, issue 7 D11). One shard of a partitioned run may hold no judged case while the
+    /// selection has some; then the merge of the shards decides.
+    pub fn checked_nothing(&self) -> bool {
+        if self.partition.is_some() {
+            self.corpus.selected == 0
+        } else {
+            self.judged() == 0
+        }
+    }
+
+    /// The exit code: 2 on any error or when the run checked nothing, else 1 on any failure,
+    /// else 0.
     pub fn exit_code(&self) -> i32 {
         let c = self.counts();
-        if c.errors > 0 {
+        if c.errors > 0 || self.checked_nothing() {
             2
         } else if c.failed > 0 {
             1
@@ -113,10 +205,15 @@ impl Report {
         }
     }
 
-    /// Merges shard reports (same adapter and profile).
+    /// Merges shard reports: same adapter, profile and corpus selection; with partitions, every
+    /// shard `1..=N` exactly once (issue 7, D13). Load errors every shard saw are kept once.
     pub fn merge(reports: Vec<Report>) -> Result<Report, String> {
         let mut it = reports.into_iter();
         let mut first = it.next().ok_or("nothing to merge")?;
+        let mut shards: Vec<Option<String>> = vec![first.partition.clone()];
+        let mut errors: Vec<String> = Vec::new();
+        let mut seen_errors: std::collections::BTreeSet<String> =
+            first.load_errors.iter().cloned().collect();
         for r in it {
             if r.adapter != first.adapter || r.profile != first.profile {
                 return Err(format!(
@@ -124,18 +221,41 @@ impl Report {
                     r.adapter, r.profile, first.adapter, first.profile
                 ));
             }
-            first.load_errors.extend(r.load_errors);
+            if r.corpus != first.corpus {
+                return Err(format!(
+                    "cannot merge shards of different selections: {} cases (digest {}) and {} cases (digest {})",
+                    first.corpus.selected, first.corpus.digest, r.corpus.selected, r.corpus.digest
+                ));
+            }
+            shards.push(r.partition.clone());
+            for e in r.load_errors {
+                if seen_errors.insert(e.clone()) {
+                    first.load_errors.push(e);
+                }
+            }
             first.results.extend(r.results);
         }
+        errors.extend(shard_coverage(&shards)?);
         first.results.sort_by(|a, b| a.id.cmp(&b.id));
         let before = first.results.len();
         first.results.dedup_by(|a, b| a.id == b.id);
         if first.results.len() != before {
-            first.load_errors.push(format!(
+            errors.push(format!(
                 "{} case(s) appeared in more than one shard",
                 before - first.results.len()
             ));
         }
+        if first.results.len() < first.corpus.selected {
+            errors.push(format!(
+                "{} of the {} selected cases are missing from the merged shards",
+                first.corpus.selected - first.results.len(),
+                first.corpus.selected
+            ));
+        }
+        first
+            .load_errors
+            .extend(errors.into_iter().map(|e| format!("merge: {e}")));
+        first.partition = None;
         Ok(first)
     }
 
@@ -254,6 +374,13 @@ impl Report {
             }
         }
         let c = self.counts();
+        if self.checked_nothing() {
+            let _ = writeln!(
+                s,
+                "\nerror: no case was judged ({} results: errors, skipped or not applicable): a run that checks nothing never passes",
+                self.results.len()
+            );
+        }
         let _ = writeln!(
             s,
             "\n{} passed, {} failed, {} errors, {} skipped, {} known failures",

@@ -118,7 +118,8 @@ pub struct Options {
     pub race_budget: u64,
     /// How the repro command names the case source (`--cases <path>`).
     pub cases_arg: String,
-    /// The adapter argument for repro commands.
+    /// The rest of the repro command after the profile (` --adapter ... --set ...`), each word
+    /// already shell-quoted.
     pub adapter_arg: String,
 }
 
@@ -182,11 +183,44 @@ fn base_result(case: &Case, opts: &Options) -> CaseResult {
         status: Status::Pass,
         findings: vec![],
         probe: None,
-        repro: format!(
-            "atomcts run --cases {} --filter '{}' --profile {}{}",
-            opts.cases_arg, case.id, opts.profile.name, opts.adapter_arg
-        ),
+        repro: repro_line(case, opts),
     }
+}
+
+/// A string as one shell word: as is when it holds only safe characters, else single-quoted.
+pub fn shell_quote(s: &str) -> String {
+    let safe = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_./:=+@%,-".contains(c));
+    if safe {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+/// The command that reruns exactly this case with the same settings (issue 7, D15): the
+/// source (`--cases <path>`, or the generator's seed and count for a generated case), the
+/// exact id, the profile, and `opts.adapter_arg` (the adapter, knob overrides, timeout and race
+/// budget, already quoted), every word shell-quoted.
+pub fn repro_line(case: &Case, opts: &Options) -> String {
+    let generated = case
+        .id
+        .split_once("::gen_")
+        .filter(|(file, _)| file.starts_with("generated/seed"))
+        .and_then(|(_, rest)| rest.split_once('_'))
+        .and_then(|(seed, k)| Some((seed.parse::<u64>().ok()?, k.parse::<u64>().ok()?)));
+    let source = match generated {
+        Some((seed, k)) => format!("--generated-only --generated {} --seed {seed}", k + 1),
+        None => format!("--cases {}", shell_quote(&opts.cases_arg)),
+    };
+    let profile = opts.profile.name.split('+').next().unwrap_or("default");
+    format!(
+        "atomcts run {source} --filter {} --profile {}{}",
+        shell_quote(&format!("id:{}", case.id)),
+        shell_quote(profile),
+        opts.adapter_arg
+    )
 }
 
 /// Runs one case.
