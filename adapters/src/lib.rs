@@ -16,6 +16,7 @@ use atomcts_reference::program::{self, Dialect};
 use atomcts_reference::{Profile, State};
 
 pub mod fast;
+pub mod plan;
 pub mod subprocess;
 
 pub use fast::FastAdapter;
