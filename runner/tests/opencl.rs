@@ -41,7 +41,10 @@ fn an_unknown_device_is_one_line_and_exit_2() {
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(err.trim().lines().count(), 1, "{err}");
-    assert!(err.contains("opencl:no-such-device-xyz: unavailable"), "{err}");
+    assert!(
+        err.contains("opencl:no-such-device-xyz: unavailable"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -88,7 +91,10 @@ fn a_planted_wrong_builtin_is_caught_on_every_driver() {
         let planted = corpus_on(driver, "add_as_sub", "add");
         let t = text(&planted);
         assert_eq!(planted.status.code(), Some(1), "{driver}: {t}");
-        assert!(t.contains("FAIL msl/atomic/fetch_add_sub::"), "{driver}: {t}");
+        assert!(
+            t.contains("FAIL msl/atomic/fetch_add_sub::"),
+            "{driver}: {t}"
+        );
         assert!(t.contains("FAIL sass/atom/add"), "{driver}: {t}");
         assert!(t.contains("FAIL visa/dword_atomic/"), "{driver}: {t}");
         // The kernel that ran is shown, with the planted built-in in it.

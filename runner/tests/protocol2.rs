@@ -9,7 +9,14 @@ fn run(bug: &str, cases: &str, extra: &[&str]) -> Output {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
     let shim = format!("cmd:python3 {root}/adapters/shims/mini_ir.py");
     let cases = format!("{root}/spec-cases/{cases}");
-    let mut args = vec!["run", "--no-progress", "--cases", &cases, "--adapter", &shim];
+    let mut args = vec![
+        "run",
+        "--no-progress",
+        "--cases",
+        &cases,
+        "--adapter",
+        &shim,
+    ];
     args.extend_from_slice(extra);
     Command::new(env!("CARGO_BIN_EXE_atomcts"))
         .args(&args)
@@ -28,7 +35,11 @@ fn text(o: &Output) -> String {
 
 /// The totals line: passed, failed, not applicable, cases.
 fn totals(t: &str) -> (usize, usize, usize, usize) {
-    let line = t.lines().rev().find(|l| l.contains(" passed, ")).expect("totals");
+    let line = t
+        .lines()
+        .rev()
+        .find(|l| l.contains(" passed, "))
+        .expect("totals");
     let nums: Vec<usize> = line
         .split(|c: char| !c.is_ascii_digit())
         .filter(|s| !s.is_empty())
@@ -36,7 +47,11 @@ fn totals(t: &str) -> (usize, usize, usize, usize) {
         .collect();
     // passed, failed, errors, skipped, known, not applicable, cases
     assert_eq!(nums.len(), 7, "{line}");
-    assert_eq!(nums[0] + nums[1] + nums[2] + nums[3] + nums[4] + nums[5], nums[6], "{line}");
+    assert_eq!(
+        nums[0] + nums[1] + nums[2] + nums[3] + nums[4] + nums[5],
+        nums[6],
+        "{line}"
+    );
     (nums[0], nums[1], nums[5], nums[6])
 }
 
@@ -50,9 +65,15 @@ fn a_semantic_shim_conforms_and_illegal_forms_are_not_applicable() {
     assert_eq!(fail, 0, "{t}");
     assert!(na > 0, "{t}");
     // Reasons are given: an illegal form, a fault, and what the shim itself declines.
-    assert!(t.contains("expects an illegal form (cas_register_pairing)"), "{t}");
+    assert!(
+        t.contains("expects an illegal form (cas_register_pairing)"),
+        "{t}"
+    );
     assert!(t.contains("expects a fault (misaligned_address)"), "{t}");
-    assert!(t.contains("mini_ir runs integer add/sub/and/or/xor/exch only"), "{t}");
+    assert!(
+        t.contains("mini_ir runs integer add/sub/and/or/xor/exch only"),
+        "{t}"
+    );
 }
 
 #[test]

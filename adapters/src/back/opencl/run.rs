@@ -20,8 +20,7 @@ use cl3::device::{
 };
 use cl3::kernel::{create_kernel, release_kernel, set_kernel_arg};
 use cl3::memory::{
-    CL_MEM_COPY_HOST_PTR, CL_MEM_READ_WRITE, CL_MEM_WRITE_ONLY, create_buffer,
-    release_mem_object,
+    CL_MEM_COPY_HOST_PTR, CL_MEM_READ_WRITE, CL_MEM_WRITE_ONLY, create_buffer, release_mem_object,
 };
 use cl3::platform::{CL_PLATFORM_NAME, get_platform_ids, get_platform_info};
 use cl3::program::{
@@ -256,7 +255,16 @@ impl Device {
             (ok_buf, 4 * n, ok.as_mut_ptr().cast::<c_void>()),
         ] {
             let ev = unsafe {
-                enqueue_read_buffer(self.queue, buf, cl3::types::CL_BLOCKING, 0, len, dst, 0, ptr::null())
+                enqueue_read_buffer(
+                    self.queue,
+                    buf,
+                    cl3::types::CL_BLOCKING,
+                    0,
+                    len,
+                    dst,
+                    0,
+                    ptr::null(),
+                )
             }
             .map_err(|e| format!("clEnqueueReadBuffer: error {e}"))?;
             release_event(ev);
@@ -307,7 +315,10 @@ mod tests {
         assert_eq!(parse_c_version("OpenCL C 1.2 PoCL"), Some((1, 2)));
         assert_eq!(parse_c_version("OpenCL C 3.0 "), Some((3, 0)));
         assert_eq!(parse_c_version("CL 3"), None);
-        assert_eq!(parse_api_version("OpenCL 1.2 (Oclgrind 21.10)"), Some((1, 2)));
+        assert_eq!(
+            parse_api_version("OpenCL 1.2 (Oclgrind 21.10)"),
+            Some((1, 2))
+        );
         assert_eq!(parse_api_version("OpenCL 3.0 PoCL HSTR: x"), Some((3, 0)));
     }
 }
