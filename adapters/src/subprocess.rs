@@ -5,7 +5,7 @@
 //! the next), every shim in its own process group (stopped as a whole, orphans included), and a
 //! circuit breaker after [`MAX_CONSECUTIVE_FAILURES`] failures in a row.
 
-use crate::{Adapter, AdapterError, AdapterErrorKind, Observation, Request};
+use crate::{Adapter, AdapterError, AdapterErrorKind, Level, Observation, Request};
 use atomcts_reference::outcome::FaultClass;
 use atomcts_reference::state::{AtomicType, Buffer, MAX_ELEMS, Reg, State, Window};
 use atomcts_reference::types::{ElemType, Space};
@@ -17,6 +17,9 @@ use std::time::{Duration, Instant};
 
 /// Protocol version spoken.
 pub const VERSION: u64 = 1;
+/// Highest protocol version spoken: version 2 adds the lowered IR and semantic-level shims
+/// (adapters/PROTOCOL.md); a shim answering version 1 is spoken to in version 1.
+pub const MAX_VERSION: u64 = 2;
 /// Longest answer line accepted (bytes); longer is a protocol error, never an allocation.
 pub const MAX_LINE: u64 = 256 << 20;
 /// The least time a shim gets to start and answer its first handshake, whatever the case
@@ -97,6 +100,10 @@ pub struct SubprocessAdapter {
     /// Set when a shim that had answered earlier requests went away with the next one in
     /// flight: it may have exited after its last answer, so that case is tried once more.
     died_after_answers: Option<String>,
+    /// The version the shim answered (1 or 2).
+    version: u64,
+    /// Version 2: what the shim consumes.
+    level: Level,
 }
 
 /// A shim's exit status in words.
@@ -126,6 +133,8 @@ impl SubprocessAdapter {
             first_startup: None,
             consecutive_failures: 0,
             died_after_answers: None,
+            version: VERSION,
+            level: Level::Text,
         };
         a.ensure_running()?;
         Ok(a)
@@ -277,7 +286,7 @@ impl SubprocessAdapter {
 
     fn start_and_handshake(&mut self) -> Result<(), AdapterError> {
         self.running = Some(self.spawn()?);
-        let hello = json!({"type": "hello", "protocol": "atomcts-adapter", "version": VERSION});
+        let hello = json!({"type": "hello", "protocol": "atomcts-adapter", "version": VERSION, "versions": [VERSION, MAX_VERSION]});
         let t0 = Instant::now();
         let answer = self.exchange(&hello, self.handshake_timeout())?;
         self.first_startup.get_or_insert(t0.elapsed());
@@ -287,7 +296,10 @@ impl SubprocessAdapter {
         }
         let ok = answer.get("type").and_then(Value::as_str) == Some("hello")
             && answer.get("protocol").and_then(Value::as_str) == Some("atomcts-adapter")
-            && answer.get("version").and_then(Value::as_u64) == Some(VERSION);
+            && answer
+                .get("version")
+                .and_then(Value::as_u64)
+                .is_some_and(|v| (VERSION..=MAX_VERSION).contains(&v));
         if !ok {
             self.running = None;
             return Err(self.err(AdapterErrorKind::Protocol(format!(
@@ -295,6 +307,20 @@ impl SubprocessAdapter {
                 truncate(&answer)
             ))));
         }
+        self.version = answer
+            .get("version")
+            .and_then(Value::as_u64)
+            .unwrap_or(VERSION);
+        self.level = match answer.get("level").and_then(Value::as_str) {
+            Some("semantic") if self.version >= 2 => Level::Semantic,
+            None | Some("text") => Level::Text,
+            Some(other) => {
+                self.running = None;
+                return Err(self.err(AdapterErrorKind::Protocol(format!(
+                    "handshake level `{other}` (expected text or semantic, version 2)"
+                ))));
+            }
+        };
         if let Some(n) = answer.get("name").and_then(Value::as_str) {
             self.name = format!("cmd:{}", crate::escape_controls(&shorten(n, 200)));
         }
@@ -386,9 +412,39 @@ fn shorten(s: &str, n: usize) -> String {
     out
 }
 
+impl SubprocessAdapter {
+    /// Version 2: the lowered IR of the request. For a semantic-level shim, an instruction
+    /// that does not lower to something to run is not applicable (it runs valid instructions
+    /// only); a text-level shim gets `lowered: null` then.
+    fn lower(
+        &self,
+        r: &Request<'_>,
+    ) -> Result<Option<atomcts_reference::ir::Lowered>, AdapterError> {
+        use atomcts_reference::ir::Lowering;
+        let na = |why: String| match self.level {
+            Level::Semantic => Err(self.err(AdapterErrorKind::NotApplicable(why))),
+            Level::Text => Ok(None),
+        };
+        let program = match atomcts_reference::program::Program::parse(r.dialect, r.asm) {
+            Ok(p) => p,
+            Err(rej) => return na(format!("an illegal form ({})", rej.reason.code())),
+        };
+        match program.lower(r.state, r.profile) {
+            Ok(Lowering::Run(l)) => Ok(Some(l)),
+            Ok(Lowering::Invalid(rej)) => na(format!("an illegal form ({})", rej.reason.code())),
+            Ok(Lowering::Unspecified(why)) => na(format!("the outcome is unspecified ({why})")),
+            Err(e) => Err(self.err(AdapterErrorKind::Model(e.to_string()))),
+        }
+    }
+}
+
 impl Adapter for SubprocessAdapter {
     fn name(&self) -> &str {
         &self.name
+    }
+
+    fn level(&self) -> Level {
+        self.level
     }
 
     fn supports(&self, capability: &str) -> bool {
@@ -428,7 +484,12 @@ impl SubprocessAdapter {
                 )
             })
             .collect();
-        let msg = json!({
+        let lowered = if self.version >= 2 {
+            self.lower(r)?
+        } else {
+            None
+        };
+        let mut msg = json!({
             "type": "run",
             "id": r.id,
             "dialect": r.dialect.name(),
@@ -436,6 +497,11 @@ impl SubprocessAdapter {
             "profile": {"name": r.profile.name, "knobs": knobs},
             "state": state_to_json(r.state),
         });
+        if self.version >= 2 {
+            msg["lowered"] = lowered
+                .as_ref()
+                .map_or(Value::Null, crate::protocol2::lowered_to_json);
+        }
         let timeout = self.timeout;
         let answer = self.exchange(&msg, timeout)?;
         if answer.get("id").and_then(Value::as_str) != Some(r.id) {
@@ -489,6 +555,21 @@ impl SubprocessAdapter {
                 "the shim reported an error: {}",
                 answer.get("why").and_then(Value::as_str).unwrap_or("")
             )))),
+            Some("accesses") if self.version >= 2 => {
+                let l = lowered.ok_or_else(|| self.err(proto("no lowered IR was sent".into())))?;
+                crate::protocol2::accesses_answer(&l, r.state, &answer)
+                    .map(Observation::Completed)
+                    .map_err(|e| self.err(proto(e)))
+            }
+            Some("not_applicable") if self.version >= 2 => {
+                Err(self.err(AdapterErrorKind::NotApplicable(
+                    answer
+                        .get("why")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string(),
+                )))
+            }
             Some("unsupported") => Err(self.err(AdapterErrorKind::Unsupported(
                 answer
                     .get("why")
