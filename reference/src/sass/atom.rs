@@ -374,6 +374,54 @@ impl fmt::Display for Instruction {
     }
 }
 
+impl Instruction {
+    /// The text NVIDIA's disassembler prints for this instruction (nvdisasm 11.8 on sm_50 and
+    /// sm_52, `reference/tests/data/nvidia`), without its ` ;` terminator: a `PT` guard is
+    /// omitted, `.U32` is omitted, CAS writes `.U64` as `.64`, a negative offset is written
+    /// `[Ra+-0x..]`, and `[Ra]` has no offset. Sizes SPA 5.0 cannot encode (F16x2, F64) keep the
+    /// document's spelling. [`parse`] reads this form back (extension X1 for `+-`).
+    pub fn nvdisasm(&self) -> String {
+        let mut out = String::new();
+        match self.guard {
+            Some(Guard {
+                negated: false,
+                pred: Pred::PT,
+            })
+            | None => {}
+            Some(g) => out += &format!("@{}{} ", if g.negated { "!" } else { "" }, g.pred),
+        }
+        out += "ATOM";
+        if self.extended {
+            out += ".E";
+        }
+        out += ".";
+        out += self.op.name();
+        match (self.op, self.size) {
+            (_, Size::U32) => {}
+            (Op::Cas, Size::U64) => out += ".64",
+            (_, z) => out += &format!(".{}", z.spelling()),
+        }
+        out += " ";
+        if let Some(ps) = self.sparse {
+            out += &format!("{ps}, ");
+        }
+        out += &format!("{}, ", self.rd);
+        out += &match self.addr {
+            Address::Reg { ra, offset: 0 } => format!("[{ra}]"),
+            Address::Reg { ra, offset } if offset < 0 => {
+                format!("[{ra}+-{:#x}]", offset.unsigned_abs())
+            }
+            Address::Reg { ra, offset } => format!("[{ra}+{offset:#x}]"),
+            Address::Absolute(imm) => format!("[{imm:#x}]"),
+        };
+        out += &format!(", {}", self.rb);
+        if let Some(rc) = self.rc {
+            out += &format!(", {rc}");
+        }
+        out
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Parse
 // ---------------------------------------------------------------------------------------------
@@ -796,7 +844,16 @@ fn parse_address(t: Tok, extended: bool, sparse: bool) -> Result<Address, Reject
             ));
         }
     };
-    let num = rest.from(1).trim();
+    let mut num = rest.from(1).trim();
+    // Extension X1 (not in the document): NVIDIA's disassembler writes a negative offset as
+    // `[Ra+-0x190]` (nvdisasm 11.8, reference/tests/data/nvidia). The document's `[Ra - Imm]`
+    // stays accepted; `+-`, written together as nvdisasm does, means the same.
+    let neg = if rest.s.starts_with("+-") {
+        num = num.from(1).trim();
+        true
+    } else {
+        neg
+    };
     let (lo, hi, field) = if extended {
         (S32.0, S32.1, "ImmS32")
     } else {
