@@ -912,6 +912,41 @@ fn cas_pairing(i: &Instruction, profile: &Profile) -> Option<Rejection> {
     if i.op != Op::Cas {
         return None;
     }
+    if profile.sass_cas_register_pairing == CasPairing::Sm50Encoding {
+        // What an SPA 5.0 word can say (`sass::encoding`): Rc = Rb+1 (Rb+2), Rc = RZ, or
+        // Rb = RZ with any Rc; no alignment. A 64-bit pair still starts even (the example
+        // comment on ATOM.ADD.U64), and the pair must exist (Rb+step below RZ).
+        let step = if i.size.is_64() { 2 } else { 1 };
+        let rc = i.rc.unwrap_or(Reg::RZ);
+        let odd = [("Rb", i.rb), ("Rc", rc)]
+            .into_iter()
+            .find(|(_, r)| i.size.is_64() && !r.even_or_rz());
+        if let Some((what, r)) = odd {
+            return Some(Rejection::new(
+                Reason::RegisterPairAlignment,
+                format!(
+                    "{what} = {r} of a 64-bit .{} must be even",
+                    i.size.spelling()
+                ),
+            ));
+        }
+        let encodable = match (i.rb, rc) {
+            (Reg::RZ, _) => true,
+            (Reg::R(b), Reg::RZ) => u16::from(b) + step <= 254,
+            (Reg::R(b), Reg::R(c)) => u16::from(c) == u16::from(b) + step,
+        };
+        return (!encodable).then(|| {
+            Rejection::new(
+                Reason::CasRegisterPairing,
+                format!(
+                    "ATOM.CAS.{}: an SPA 5.0 word has no field for Rc = {rc}: it is Rb+{step} \
+                     (Rb = {}), RZ, or Rb is RZ",
+                    i.size.spelling(),
+                    i.rb
+                ),
+            )
+        });
+    }
     if profile.sass_cas_register_pairing == CasPairing::Accept {
         // Any registers, but a 64-bit operand still takes an even-odd pair (the example
         // comment on ATOM.ADD.U64); Rb = RZ compares with zero.
@@ -2513,6 +2548,34 @@ mod tests {
                     profile.sass_cas_register_pairing
                 );
             }
+        }
+    }
+
+    /// `sass.cas_register_pairing = sm50_encoding`: exactly the register forms an SPA 5.0
+    /// ATOM.CAS word can hold (`sass::encoding`, nvdisasm 11.8): Rc = Rb+1 (Rb+2), Rc = RZ, or
+    /// Rb = RZ with any Rc; an odd Rb of CAS.32 is encodable.
+    #[test]
+    fn sm50_encoding_pairing_accepts_what_a_word_can_hold() {
+        use Reason::{CasRegisterPairing, RegisterPairAlignment};
+        let s = State::new(1);
+        let mut p = Profile::default();
+        p.set("sass.cas_register_pairing", "sm50_encoding").unwrap();
+        for (text, want) in [
+            ("ATOM.CAS R0, [R2], R9, R10", None),
+            ("ATOM.CAS R0, [R2], R4, RZ", None),
+            ("ATOM.CAS R0, [R2], RZ, R7", None),
+            ("ATOM.CAS R0, [R2], R4, R6", Some(CasRegisterPairing)),
+            ("ATOM.CAS R0, [R2], R254, RZ", Some(CasRegisterPairing)),
+            ("ATOM.CAS.64 R0, [R2], R6, R8", None),
+            ("ATOM.CAS.64 R0, [R2], RZ, R8", None),
+            ("ATOM.CAS.64 R0, [R2], R4, R5", Some(RegisterPairAlignment)),
+            ("ATOM.CAS.64 R0, [R2], R4, R8", Some(CasRegisterPairing)),
+        ] {
+            let got = match lowering(text, &s, &p) {
+                Lowering::Invalid(r) => Some(r.reason),
+                _ => None,
+            };
+            assert_eq!(got, want, "{text}");
         }
     }
 }
