@@ -15,7 +15,9 @@ use atomcts_reference::outcome::{FaultClass, Outcome};
 use atomcts_reference::program::{self, Dialect};
 use atomcts_reference::{Profile, State};
 
+pub mod back;
 pub mod fast;
+pub mod plan;
 pub mod subprocess;
 
 pub use fast::FastAdapter;
@@ -117,6 +119,32 @@ pub enum AdapterErrorKind {
     /// The implementation cannot run this case at all (reported as skipped).
     #[error("unsupported: {0}")]
     Unsupported(String),
+    /// The case does not apply to this (semantic-level) implementation: an op it has no exact
+    /// primitive for, a fault its API cannot observe, undefined behaviour on its API. Counted
+    /// as not applicable with the reason, never a failure.
+    #[error("not applicable: {0}")]
+    NotApplicable(String),
+}
+
+/// What an implementation under test consumes (DESIGN.md, "Real implementations under test").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Level {
+    /// It reads the dialect's text (an assembler, a disassembler, a text simulator) and is
+    /// judged on every case, illegal forms included.
+    Text,
+    /// It runs the lowered, dialect-neutral IR of a valid instruction (a driver, a simulator
+    /// API). Cases expecting `invalid`, and faults its API cannot observe, are not applicable.
+    Semantic,
+}
+
+impl Level {
+    /// `text` or `semantic`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::Text => "text",
+            Level::Semantic => "semantic",
+        }
+    }
 }
 
 /// An implementation under test.
@@ -127,6 +155,15 @@ pub trait Adapter {
     fn supports(&self, capability: &str) -> bool;
     /// Runs one instruction.
     fn run(&mut self, request: &Request<'_>) -> Result<Observation, AdapterError>;
+    /// Whether it reads the text or runs the lowered IR.
+    fn level(&self) -> Level {
+        Level::Text
+    }
+    /// The program that ran the last case, in the target's own language (an OpenCL C kernel),
+    /// for reports of failing cases; `None` for implementations that ran the text itself.
+    fn last_program(&self) -> Option<String> {
+        None
+    }
 }
 
 /// The reference model as an adapter: it supports everything.

@@ -1,0 +1,430 @@
+//! Emit: a [`Plan`] -> one OpenCL C kernel, one work-item per IR access in one work-group.
+//!
+//! The built-in is the one with exactly the op's semantics (OpenCL C 1.2 spec, 6.12.11 "Atomic
+//! Functions"; cl_khr_int64_base_atomics / cl_khr_int64_extended_atomics for 64-bit; OpenCL C
+//! 3.0, 6.15.12 "Atomic Functions" for the C11-style `atomic_*_explicit` forms, used where the
+//! device reports OpenCL C 3.0). Ops with no exact built-in are not applicable, never
+//! emulated: the bounded CUDA/SASS INC/DEC (no OpenCL built-in: `atomic_inc`/`atomic_dec`
+//! are the plain wrapping forms), 16-bit atomics, float arithmetic atomics, numeric CAS.
+//!
+//! The kernel is self-contained (operands and element indices are constants in its text), so
+//! the source printed beside a failing case reproduces it with any OpenCL host.
+
+use crate::plan::{NotApplicable, Plan};
+use atomcts_reference::ir::{AtomicOp, Compare};
+use atomcts_reference::types::{DataType, Space};
+use std::fmt::Write as _;
+
+/// The kernel's entry point.
+pub const KERNEL_NAME: &str = "atomcts_case";
+
+/// What the device reports that decides the emitted source (from its extensions and OpenCL C
+/// versions, never a hand table).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Features {
+    /// `cl_khr_int64_base_atomics`: 64-bit add, sub, xchg, inc, dec, cmpxchg.
+    pub int64_base: bool,
+    /// `cl_khr_int64_extended_atomics`: 64-bit min, max, and, or, xor.
+    pub int64_extended: bool,
+    /// The device reports OpenCL C 3.0: C11-style `atomic_*_explicit` with `-cl-std=CL3.0`.
+    pub c11: bool,
+}
+
+/// A deliberately wrong built-in, for checking that the corpus catches an emitter bug
+/// (`ATOMCTS_OPENCL_PLANT`); never set in normal runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Plant {
+    /// No planted bug.
+    #[default]
+    None,
+    /// Emit the subtract built-in where add is meant.
+    AddAsSub,
+}
+
+impl Plant {
+    /// From the value of `ATOMCTS_OPENCL_PLANT` (`add_as_sub`).
+    pub fn from_name(s: &str) -> Option<Plant> {
+        match s {
+            "" | "none" => Some(Plant::None),
+            "add_as_sub" => Some(Plant::AddAsSub),
+            _ => None,
+        }
+    }
+}
+
+/// An emitted kernel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Kernel {
+    /// OpenCL C source.
+    pub source: String,
+    /// Build options (`-cl-std=CL3.0` for the C11 forms).
+    pub options: String,
+    /// Size of one buffer element (the datum) in bytes.
+    pub elem_bytes: u64,
+}
+
+fn na<T>(why: impl Into<String>) -> Result<T, NotApplicable> {
+    Err(NotApplicable(why.into()))
+}
+
+/// The OpenCL C scalar type holding the datum, or why there is none.
+fn scalar(op: AtomicOp, ty: DataType, compare: Compare) -> Result<&'static str, NotApplicable> {
+    // Exchange, store and a bitwise compare-exchange move bit patterns: the integer type of
+    // the same width is exact for floats too.
+    let bitwise = matches!(op, AtomicOp::Exch | AtomicOp::Store)
+        || (op == AtomicOp::Cas && compare == Compare::Bitwise);
+    Ok(match ty {
+        DataType::U32 => "uint",
+        DataType::S32 => "int",
+        DataType::U64 => "ulong",
+        DataType::S64 => "long",
+        DataType::F32 if bitwise => "uint",
+        DataType::F64 if bitwise => "ulong",
+        DataType::F32 | DataType::F64 => {
+            return na(format!(
+                "{} on {}: OpenCL C has no built-in for float {} atomics (only with cl_ext_float_atomics, which this back end does not emit)",
+                op.name(),
+                ty.name(),
+                op.name()
+            ));
+        }
+        DataType::U16 | DataType::S16 | DataType::F16 | DataType::BF16 | DataType::F16x2 => {
+            return na(format!(
+                "{} on {}: OpenCL C has no 16-bit atomic built-ins",
+                op.name(),
+                ty.name()
+            ));
+        }
+    })
+}
+
+/// How the op is spelled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Form {
+    /// `atomic_<name>(p, ...)` / `atom_<name>(p, ...)` (OpenCL C 1.x).
+    Legacy(&'static str),
+    /// `atomic_<name>_explicit(p, ..., memory_order_relaxed, memory_scope_work_group)`.
+    C11(&'static str),
+}
+
+fn form(op: AtomicOp, f: &Features, wide: bool, plant: Plant) -> Result<Form, NotApplicable> {
+    let base = match op {
+        AtomicOp::Add if plant == Plant::AddAsSub => "sub",
+        AtomicOp::Add => "add",
+        AtomicOp::Sub => "sub",
+        AtomicOp::Inc => "inc",
+        AtomicOp::Dec | AtomicOp::PreDec => "dec",
+        AtomicOp::Min => "min",
+        AtomicOp::Max => "max",
+        AtomicOp::And => "and",
+        AtomicOp::Or => "or",
+        AtomicOp::Xor => "xor",
+        AtomicOp::Exch => "xchg",
+        AtomicOp::Cas => "cmpxchg",
+        AtomicOp::Store => "store",
+        AtomicOp::IncBounded | AtomicOp::DecBounded => {
+            return na(format!(
+                "{}: the bounded CUDA/SASS form has no OpenCL built-in (atomic_inc/atomic_dec wrap); not emulated",
+                op.name()
+            ));
+        }
+    };
+    if wide {
+        let extended = matches!(base, "min" | "max" | "and" | "or" | "xor");
+        if !f.int64_base || (extended && !f.int64_extended) {
+            return na(format!(
+                "64-bit atomic {base}: the device does not report {}",
+                if extended {
+                    "cl_khr_int64_extended_atomics"
+                } else {
+                    "cl_khr_int64_base_atomics"
+                }
+            ));
+        }
+    }
+    // atomic_inc/atomic_dec have no C11-style form: the 1.x built-ins stay exact there.
+    if f.c11 && !matches!(base, "inc" | "dec") {
+        return Ok(Form::C11(match base {
+            "add" => "fetch_add",
+            "sub" => "fetch_sub",
+            "min" => "fetch_min",
+            "max" => "fetch_max",
+            "and" => "fetch_and",
+            "or" => "fetch_or",
+            "xor" => "fetch_xor",
+            "xchg" => "exchange",
+            "cmpxchg" => "compare_exchange_strong",
+            _ => "store",
+        }));
+    }
+    Ok(Form::Legacy(base))
+}
+
+fn literal(ty: &str, v: u64) -> String {
+    match ty {
+        "uint" => format!("{:#010x}u", v as u32),
+        "int" => format!("(int){:#010x}u", v as u32),
+        "ulong" => format!("{v:#018x}ul"),
+        _ => format!("(long){v:#018x}ul"),
+    }
+}
+
+/// Emits the kernel for `plan` on a device with `features`.
+pub fn emit(
+    plan: &Plan,
+    features: &Features,
+    plant: Plant,
+    title: &str,
+) -> Result<Kernel, NotApplicable> {
+    let t = scalar(plan.op, plan.ty, plan.env.compare)?;
+    let wide = plan.ty.bytes() == 8;
+    let fm = form(plan.op, features, wide, plant)?;
+    if plan.op == AtomicOp::Cas && plan.env.compare != Compare::Bitwise {
+        return na("cas with a numeric compare (A9): OpenCL's compare-exchange compares bits");
+    }
+    if plan.op == AtomicOp::Store && matches!(fm, Form::Legacy(_)) && plan.has_shared_addresses()
+    {
+        return na(
+            "plain stores racing on one address are a data race (undefined) in OpenCL C 1.x",
+        );
+    }
+    let n = plan.items.len();
+    if n == 0 {
+        return na("no enabled access: nothing to dispatch");
+    }
+    let bytes = plan.ty.bytes();
+    let atomic_t = format!("atomic_{t}");
+    let shared = plan.space == Space::Shared;
+    let c11 = matches!(fm, Form::C11(_));
+    let mut s = String::new();
+    let w = &mut s;
+    let _ = writeln!(w, "// atomcts: {title}");
+    let _ = writeln!(
+        w,
+        "// {} {} on {} memory: {n} work-items in one work-group, one per lane",
+        plan.op.name(),
+        plan.ty.name(),
+        plan.space.name()
+    );
+    if wide {
+        let _ = writeln!(
+            w,
+            "#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable"
+        );
+        let _ = writeln!(
+            w,
+            "#pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable"
+        );
+    }
+    let list = |f: &dyn Fn(&crate::plan::Item) -> String| {
+        plan.items.iter().map(f).collect::<Vec<_>>().join(", ")
+    };
+    let _ = writeln!(
+        w,
+        "__constant uint LANE[{n}] = {{{}}};",
+        list(&|i| i.lane.to_string())
+    );
+    let _ = writeln!(
+        w,
+        "__constant uint IDX[{n}] = {{{}}}; // element index in the buffer",
+        list(&|i| format!("{}u", i.offset / bytes))
+    );
+    let _ = writeln!(
+        w,
+        "__constant {t} SRC0[{n}] = {{{}}};",
+        list(&|i| literal(t, i.src[0]))
+    );
+    if plan.op == AtomicOp::Cas {
+        let _ = writeln!(
+            w,
+            "__constant {t} SRC1[{n}] = {{{}}};",
+            list(&|i| literal(t, i.src[1]))
+        );
+    }
+    let elems = plan.layout().size / bytes;
+    let mem_param = if c11 && !shared {
+        format!("volatile __global {atomic_t} *mem")
+    } else {
+        format!("__global {t} *mem")
+    };
+    let _ = writeln!(
+        w,
+        "__kernel void {KERNEL_NAME}({mem_param}, __global ulong *ret, __global int *ok) {{"
+    );
+    let _ = writeln!(w, "    const size_t i = get_local_id(0);");
+    let buf = if shared {
+        if c11 {
+            let _ = writeln!(w, "    __local {atomic_t} lm[{elems}];");
+            let _ = writeln!(
+                w,
+                "    for (size_t j = i; j < {elems}; j += get_local_size(0))\n        atomic_store_explicit(&lm[j], mem[j], memory_order_relaxed, memory_scope_work_group);"
+            );
+        } else {
+            let _ = writeln!(w, "    __local {t} lm[{elems}];");
+            let _ = writeln!(
+                w,
+                "    for (size_t j = i; j < {elems}; j += get_local_size(0))\n        lm[j] = mem[j];"
+            );
+        }
+        let _ = writeln!(w, "    barrier(CLK_LOCAL_MEM_FENCE);");
+        "lm"
+    } else {
+        "mem"
+    };
+    let space_q = if shared { "__local" } else { "__global" };
+    let relaxed = "memory_order_relaxed";
+    let scope = "memory_scope_work_group";
+    let p = format!("&{buf}[IDX[i]]");
+    let _ = writeln!(w, "    {t} old = 0;");
+    let _ = writeln!(w, "    int success = 1;");
+    match fm {
+        Form::Legacy(name) => {
+            let f = if wide {
+                format!("atom_{name}")
+            } else {
+                format!("atomic_{name}")
+            };
+            let ptr = format!("(volatile {space_q} {t} *){p}");
+            match plan.op {
+                AtomicOp::Inc | AtomicOp::Dec => {
+                    let _ = writeln!(w, "    old = {f}({ptr});");
+                }
+                AtomicOp::PreDec => {
+                    let _ = writeln!(
+                        w,
+                        "    old = {f}({ptr}) - 1; // vISA PREDEC returns the new value (A11)"
+                    );
+                }
+                AtomicOp::Cas => {
+                    let _ = writeln!(w, "    old = {f}({ptr}, SRC0[i], SRC1[i]);");
+                    let _ = writeln!(w, "    success = old == SRC0[i];");
+                }
+                AtomicOp::Store => {
+                    let _ = writeln!(w, "    {buf}[IDX[i]] = SRC0[i];");
+                }
+                _ => {
+                    let _ = writeln!(w, "    old = {f}({ptr}, SRC0[i]);");
+                }
+            }
+        }
+        Form::C11(name) => {
+            let f = format!("atomic_{name}_explicit");
+            match plan.op {
+                AtomicOp::Cas => {
+                    let _ = writeln!(w, "    old = SRC0[i];");
+                    let _ = writeln!(
+                        w,
+                        "    success = {f}({p}, &old, SRC1[i], {relaxed}, {relaxed}, {scope});"
+                    );
+                }
+                AtomicOp::Store => {
+                    let _ = writeln!(w, "    {f}({p}, SRC0[i], {relaxed}, {scope});");
+                }
+                _ => {
+                    let _ = writeln!(w, "    old = {f}({p}, SRC0[i], {relaxed}, {scope});");
+                }
+            }
+        }
+    }
+    let _ = writeln!(w, "    ret[i] = (ulong)old;");
+    let _ = writeln!(w, "    ok[i] = success;");
+    if shared {
+        let _ = writeln!(w, "    barrier(CLK_LOCAL_MEM_FENCE);");
+        let load = if c11 {
+            format!("atomic_load_explicit(&lm[j], {relaxed}, {scope})")
+        } else {
+            "lm[j]".to_string()
+        };
+        let _ = writeln!(
+            w,
+            "    for (size_t j = i; j < {elems}; j += get_local_size(0))\n        mem[j] = {load};"
+        );
+    }
+    let _ = writeln!(w, "}}");
+    Ok(Kernel {
+        source: s,
+        options: if c11 { "-cl-std=CL3.0".into() } else { String::new() },
+        elem_bytes: bytes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::Plan;
+    use atomcts_reference::Profile;
+    use atomcts_reference::State;
+    use atomcts_reference::ir::Lowering;
+    use atomcts_reference::program::{Dialect, Program};
+    use atomcts_reference::state::Reg;
+    use atomcts_reference::types::ElemType;
+
+    fn plan(asm: &str) -> Plan {
+        let mut s = State::new(2);
+        for (r, v) in [("R2", [0x1000, 0x1008]), ("R3", [0, 0]), ("R4", [5, 6])] {
+            s.regs.insert(
+                r.into(),
+                Reg {
+                    ty: ElemType::B32,
+                    elems: v.to_vec(),
+                },
+            );
+        }
+        s.global.alloc(0x1000, 16).unwrap();
+        let p = Program::parse(Dialect::Sass, asm).unwrap();
+        match p.lower(&s, &Profile::default()).unwrap() {
+            Lowering::Run(l) => Plan::new(&l, &s).unwrap(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    const ALL: Features = Features {
+        int64_base: true,
+        int64_extended: true,
+        c11: false,
+    };
+
+    #[test]
+    fn legacy_builtins_and_constants() {
+        let k = emit(&plan("ATOM.E.ADD.U32 R0, [R2], R4"), &ALL, Plant::None, "t").unwrap();
+        assert!(k.source.contains("old = atomic_add((volatile __global uint *)&mem[IDX[i]], SRC0[i]);"), "{}", k.source);
+        assert!(k.source.contains("__constant uint IDX[2] = {0u, 2u};"));
+        assert!(k.source.contains("0x00000005u, 0x00000006u"));
+        assert_eq!(k.options, "");
+        let k = emit(&plan("ATOM.E.MIN.S64 R0, [R2], R4"), &ALL, Plant::None, "t").unwrap();
+        assert!(k.source.contains("atom_min((volatile __global long *)"));
+        assert!(k.source.contains("cl_khr_int64_extended_atomics"));
+    }
+
+    #[test]
+    fn c11_forms_where_the_device_has_opencl_c_3() {
+        let f = Features { c11: true, ..ALL };
+        let k = emit(&plan("ATOM.E.XOR R0, [R2], R4"), &f, Plant::None, "t").unwrap();
+        assert!(k.source.contains(
+            "atomic_fetch_xor_explicit(&mem[IDX[i]], SRC0[i], memory_order_relaxed, memory_scope_work_group)"
+        ));
+        assert_eq!(k.options, "-cl-std=CL3.0");
+        let k = emit(&plan("ATOM.E.CAS R0, [R2], R4, R5"), &f, Plant::None, "t");
+        assert!(k.is_err() || k.unwrap().source.contains("compare_exchange_strong"));
+    }
+
+    #[test]
+    fn no_builtin_means_not_applicable() {
+        let why = emit(&plan("ATOM.E.INC R0, [R2], R4"), &ALL, Plant::None, "t").unwrap_err();
+        assert!(why.0.contains("bounded"), "{why}");
+        let no64 = Features::default();
+        let why = emit(&plan("ATOM.E.ADD.64 R0, [R2], R4"), &no64, Plant::None, "t").unwrap_err();
+        assert!(why.0.contains("cl_khr_int64_base_atomics"), "{why}");
+        let why = emit(&plan("ATOM.E.ADD.F32.FTZ.RN R0, [R2], R4"), &ALL, Plant::None, "t")
+            .unwrap_err();
+        assert!(why.0.contains("float"), "{why}");
+    }
+
+    #[test]
+    fn the_plant_swaps_add_for_sub() {
+        let k = emit(&plan("ATOM.E.ADD R0, [R2], R4"), &ALL, Plant::AddAsSub, "t").unwrap();
+        assert!(k.source.contains("atomic_sub("));
+        assert_eq!(Plant::from_name("add_as_sub"), Some(Plant::AddAsSub));
+        assert_eq!(Plant::from_name("bogus"), None);
+    }
+}

@@ -1,0 +1,248 @@
+//! The OpenCL back end: a semantic-level adapter that runs each case's lowered IR as an
+//! OpenCL C kernel on a real driver (`--adapter opencl:<pocl|oclgrind|rusticl|name>`).
+//!
+//! [`emit`] turns the shared [`Plan`] into kernel source (pure, tested without a driver);
+//! [`run`] builds and dispatches it through the ICD loader, loaded at run time. What the device
+//! can express comes from what it reports (extensions, OpenCL C versions), never a hand table.
+
+pub mod emit;
+pub mod run;
+
+use crate::plan::{NotApplicable, Plan, Returned};
+use crate::{Adapter, AdapterError, AdapterErrorKind, Level, Observation, Request};
+use atomcts_reference::ir::Lowering;
+use atomcts_reference::program::Program;
+use atomcts_reference::types::Space;
+use emit::{Features, Plant};
+use std::path::Path;
+
+/// A driver this project installs and knows how to reach (research/implementations.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Known {
+    /// The name after `opencl:`.
+    pub name: &'static str,
+    /// A substring of its platform name.
+    pub platform: &'static str,
+    /// The ICD the loader must see (`OCL_ICD_VENDORS`: an `.icd` file or the ICD library).
+    pub icd: &'static str,
+    /// Other environment it needs.
+    pub env: &'static [(&'static str, &'static str)],
+    /// The Debian package.
+    pub package: &'static str,
+}
+
+/// The three OpenCL implementations of issue 8.
+pub const KNOWN: &[Known] = &[
+    Known {
+        name: "pocl",
+        platform: "Portable Computing Language",
+        icd: "/etc/OpenCL/vendors/pocl.icd",
+        env: &[],
+        package: "pocl-opencl-icd",
+    },
+    Known {
+        name: "oclgrind",
+        platform: "Oclgrind",
+        // Not registered by the Debian package; the loader takes the library itself.
+        icd: "/usr/lib/oclgrind/liboclgrind-rt-icd.so",
+        env: &[],
+        package: "oclgrind",
+    },
+    Known {
+        name: "rusticl",
+        platform: "rusticl",
+        icd: "/etc/OpenCL/vendors/rusticl.icd",
+        env: &[("RUSTICL_ENABLE", "llvmpipe")],
+        package: "mesa-opencl-icd",
+    },
+];
+
+/// The known driver `selector` names, if any.
+pub fn known(selector: &str) -> Option<&'static Known> {
+    KNOWN.iter().find(|k| k.name == selector)
+}
+
+/// The environment the process must have for `selector` (so that the ICD loader loads only that
+/// driver); empty for a free-form platform/device name.
+pub fn environment(selector: &str) -> Vec<(String, String)> {
+    let Some(k) = known(selector) else {
+        return vec![];
+    };
+    let mut env = vec![("OCL_ICD_VENDORS".to_string(), k.icd.to_string())];
+    env.extend(k.env.iter().map(|(a, b)| (a.to_string(), b.to_string())));
+    env
+}
+
+/// Whether `selector`'s driver is installed, without loading it: `Err` says why not, in one
+/// line.
+pub fn availability(selector: &str) -> Result<(), String> {
+    let loader = ["/usr/lib/x86_64-linux-gnu/libOpenCL.so.1", "/usr/lib/libOpenCL.so.1"]
+        .iter()
+        .any(|p| Path::new(p).exists())
+        || cl3::is_opencl_runtime_available();
+    if !loader {
+        return Err("no OpenCL ICD loader (install ocl-icd-libopencl1)".into());
+    }
+    if let Some(k) = known(selector)
+        && !Path::new(k.icd).exists()
+    {
+        return Err(format!("{} missing (install {})", k.icd, k.package));
+    }
+    Ok(())
+}
+
+/// An OpenCL device as an implementation under test.
+pub struct OpenClAdapter {
+    name: String,
+    device: run::Device,
+    features: Features,
+    plant: Plant,
+    last: Option<String>,
+}
+
+impl OpenClAdapter {
+    /// Opens the device `selector` names (a known driver or a platform/device name substring).
+    /// `ATOMCTS_OPENCL_PLANT=add_as_sub` plants a wrong built-in (for checking the corpus).
+    pub fn open(selector: &str) -> Result<OpenClAdapter, AdapterError> {
+        let name = format!("opencl:{selector}");
+        let unavailable = |why: String| AdapterError {
+            adapter: name.clone(),
+            kind: AdapterErrorKind::Unavailable(why),
+        };
+        availability(selector).map_err(unavailable)?;
+        let pattern = known(selector).map_or(selector, |k| k.platform);
+        let device = run::Device::open(pattern).map_err(unavailable)?;
+        let plant_var = std::env::var("ATOMCTS_OPENCL_PLANT").unwrap_or_default();
+        let plant = Plant::from_name(&plant_var).ok_or_else(|| {
+            unavailable(format!(
+                "ATOMCTS_OPENCL_PLANT=`{plant_var}` (expected add_as_sub)"
+            ))
+        })?;
+        let info = &device.info;
+        let has = |e: &str| info.extensions.iter().any(|x| x == e);
+        let features = Features {
+            int64_base: has("cl_khr_int64_base_atomics"),
+            int64_extended: has("cl_khr_int64_extended_atomics"),
+            c11: info.c_versions.iter().any(|v| *v >= (3, 0)),
+        };
+        Ok(OpenClAdapter {
+            name,
+            device,
+            features,
+            plant,
+            last: None,
+        })
+    }
+
+    /// What the device reports, in one line.
+    pub fn describe(&self) -> String {
+        let i = &self.device.info;
+        format!(
+            "{} / {} ({}; {}; int64 atomics: {}/{}; C11 atomics: {})",
+            i.platform,
+            i.device,
+            i.version,
+            i.c_version,
+            if self.features.int64_base { "base" } else { "-" },
+            if self.features.int64_extended {
+                "extended"
+            } else {
+                "-"
+            },
+            if self.features.c11 { "yes" } else { "no" }
+        )
+    }
+
+    /// The features the emitter uses.
+    pub fn features(&self) -> Features {
+        self.features
+    }
+
+    fn err(&self, kind: AdapterErrorKind) -> AdapterError {
+        AdapterError {
+            adapter: self.name.clone(),
+            kind,
+        }
+    }
+}
+
+impl Adapter for OpenClAdapter {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Capabilities of the case format: what the device's extensions allow (the per-op check
+    /// is the emitter's, from the lowered IR).
+    fn supports(&self, capability: &str) -> bool {
+        match capability {
+            "u64_atomics" => self.features.int64_base && self.features.int64_extended,
+            _ => false,
+        }
+    }
+
+    fn level(&self) -> Level {
+        Level::Semantic
+    }
+
+    fn last_program(&self) -> Option<String> {
+        self.last.clone()
+    }
+
+    fn run(&mut self, r: &Request<'_>) -> Result<Observation, AdapterError> {
+        self.last = None;
+        let na = |why: NotApplicable| AdapterErrorKind::NotApplicable(why.0);
+        let program = Program::parse(r.dialect, r.asm).map_err(|rej| {
+            self.err(na(NotApplicable(format!(
+                "an illegal form ({}); a semantic-level implementation runs valid instructions only",
+                rej.reason.code()
+            ))))
+        })?;
+        let lowered = match program
+            .lower(r.state, r.profile)
+            .map_err(|e| self.err(AdapterErrorKind::Model(e.to_string())))?
+        {
+            Lowering::Run(l) => l,
+            Lowering::Invalid(rej) => {
+                return Err(self.err(na(NotApplicable(format!(
+                    "an illegal form ({}); a semantic-level implementation runs valid instructions only",
+                    rej.reason.code()
+                )))));
+            }
+            Lowering::Unspecified(why) => {
+                return Err(self.err(na(NotApplicable(format!(
+                    "the outcome is unspecified ({why})"
+                )))));
+            }
+        };
+        let plan = Plan::new(&lowered, r.state).map_err(|e| self.err(na(e)))?;
+        let kernel = emit::emit(&plan, &self.features, self.plant, r.id)
+            .map_err(|e| self.err(na(e)))?;
+        let n = plan.items.len();
+        if n > self.device.info.max_work_group {
+            return Err(self.err(na(NotApplicable(format!(
+                "{n} work-items exceed the device's work-group size {}",
+                self.device.info.max_work_group
+            )))));
+        }
+        self.last = Some(format!(
+            "// build options: `{}`\n{}",
+            kernel.options, kernel.source
+        ));
+        let mut mem = plan.layout().bytes(r.state, plan.space);
+        let (old, ok) = self
+            .device
+            .run(&kernel, n, &mut mem)
+            .map_err(|e| self.err(AdapterErrorKind::Crashed(e)))?;
+        let (global, shared) = match plan.space {
+            Space::Global => (mem, plan.shared.bytes(r.state, Space::Shared)),
+            Space::Shared => (plan.global.bytes(r.state, Space::Global), mem),
+        };
+        let returned = Returned {
+            old,
+            ok: ok.iter().map(|v| *v != 0).collect(),
+        };
+        plan.finish(r.state, &global, &shared, &returned)
+            .map(Observation::Completed)
+            .map_err(|e| self.err(AdapterErrorKind::Model(e)))
+    }
+}

@@ -1,0 +1,300 @@
+//! Run: an emitted kernel on one OpenCL device, through `cl3` with the OpenCL ICD loader
+//! (`libOpenCL.so.1`) loaded at run time, so nothing here is needed to build or test.
+//!
+//! The calls are foreign functions; this module is the only place in the workspace that
+//! allows `unsafe`. Every call checks its status; each buffer is created with the size the
+//! kernel indexes and is read back only after `clFinish`; every object is released on every
+//! path (the [`Guard`] drops).
+#![allow(unsafe_code)]
+
+use super::emit::{KERNEL_NAME, Kernel};
+use cl3::command_queue::{
+    create_command_queue, enqueue_nd_range_kernel, enqueue_read_buffer, finish,
+    release_command_queue,
+};
+use cl3::context::{create_context, release_context};
+use cl3::device::{
+    CL_DEVICE_EXTENSIONS, CL_DEVICE_MAX_WORK_GROUP_SIZE, CL_DEVICE_NAME,
+    CL_DEVICE_OPENCL_C_ALL_VERSIONS, CL_DEVICE_OPENCL_C_VERSION, CL_DEVICE_TYPE_ALL,
+    CL_DEVICE_VERSION, get_device_ids, get_device_info,
+};
+use cl3::kernel::{create_kernel, release_kernel, set_kernel_arg};
+use cl3::memory::{
+    CL_MEM_COPY_HOST_PTR, CL_MEM_READ_WRITE, CL_MEM_WRITE_ONLY, create_buffer,
+    release_mem_object,
+};
+use cl3::platform::{CL_PLATFORM_NAME, get_platform_ids, get_platform_info};
+use cl3::program::{
+    CL_PROGRAM_BUILD_LOG, build_program, create_program_with_source, get_program_build_info,
+    release_program,
+};
+use cl3::types::{cl_command_queue, cl_context, cl_device_id, cl_mem};
+use std::ffi::{CString, c_void};
+use std::ptr;
+
+/// What the device reports.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DeviceInfo {
+    /// `CL_PLATFORM_NAME`.
+    pub platform: String,
+    /// `CL_DEVICE_NAME`.
+    pub device: String,
+    /// `CL_DEVICE_VERSION`.
+    pub version: String,
+    /// `CL_DEVICE_OPENCL_C_VERSION`.
+    pub c_version: String,
+    /// Major.minor of every OpenCL C version in `CL_DEVICE_OPENCL_C_ALL_VERSIONS` (OpenCL 3.0
+    /// devices), else the one of `CL_DEVICE_OPENCL_C_VERSION`.
+    pub c_versions: Vec<(u32, u32)>,
+    /// `CL_DEVICE_EXTENSIONS`.
+    pub extensions: Vec<String>,
+    /// `CL_DEVICE_MAX_WORK_GROUP_SIZE`.
+    pub max_work_group: usize,
+}
+
+/// An open device: a context and an in-order queue.
+pub struct Device {
+    id: cl_device_id,
+    context: cl_context,
+    queue: cl_command_queue,
+    /// What it reports.
+    pub info: DeviceInfo,
+}
+
+impl Drop for Device {
+    fn drop(&mut self) {
+        unsafe {
+            let _ = release_command_queue(self.queue);
+            let _ = release_context(self.context);
+        }
+    }
+}
+
+fn text(r: Result<cl3::info_type::InfoType, i32>) -> String {
+    r.map(|v| v.to_string().trim_end_matches('\0').trim().to_string())
+        .unwrap_or_default()
+}
+
+fn parse_c_version(s: &str) -> Option<(u32, u32)> {
+    // "OpenCL C <major>.<minor> ..." (OpenCL 3.0 API spec, CL_DEVICE_OPENCL_C_VERSION).
+    let rest = s.strip_prefix("OpenCL C ")?;
+    let v = rest.split_whitespace().next()?;
+    let (a, b) = v.split_once('.')?;
+    Some((a.parse().ok()?, b.parse().ok()?))
+}
+
+/// Every (platform name, device) pair the loader offers.
+pub fn devices() -> Result<Vec<(String, cl_device_id)>, String> {
+    if !cl3::is_opencl_runtime_available() {
+        return Err("no OpenCL ICD loader (libOpenCL.so.1) on this machine".into());
+    }
+    let platforms = get_platform_ids().map_err(|e| format!("clGetPlatformIDs: error {e}"))?;
+    let mut out = Vec::new();
+    for p in platforms {
+        let name = text(get_platform_info(p, CL_PLATFORM_NAME));
+        if let Ok(ds) = get_device_ids(p, CL_DEVICE_TYPE_ALL) {
+            out.extend(ds.into_iter().map(|d| (name.clone(), d)));
+        }
+    }
+    Ok(out)
+}
+
+impl Device {
+    /// Opens the first device whose platform or device name contains `pattern`
+    /// (case-insensitive).
+    pub fn open(pattern: &str) -> Result<Device, String> {
+        let pat = pattern.to_lowercase();
+        let all = devices()?;
+        let mut seen = Vec::new();
+        for (platform, id) in all {
+            let device = text(get_device_info(id, CL_DEVICE_NAME));
+            if platform.to_lowercase().contains(&pat) || device.to_lowercase().contains(&pat) {
+                return Device::open_id(platform, device, id);
+            }
+            seen.push(format!("{platform} / {device}"));
+        }
+        Err(if seen.is_empty() {
+            "the OpenCL loader offers no device".into()
+        } else {
+            format!(
+                "no OpenCL platform or device matches `{pattern}` (have: {})",
+                seen.join("; ")
+            )
+        })
+    }
+
+    fn open_id(platform: String, device: String, id: cl_device_id) -> Result<Device, String> {
+        let c_version = text(get_device_info(id, CL_DEVICE_OPENCL_C_VERSION));
+        let mut c_versions: Vec<(u32, u32)> = get_device_info(id, CL_DEVICE_OPENCL_C_ALL_VERSIONS)
+            .map(|v| {
+                v.to_vec_name_version()
+                    .iter()
+                    // CL_MAKE_VERSION: major in bits 22.., minor in bits 12..22.
+                    .map(|nv| (nv.version >> 22, (nv.version >> 12) & 0x3ff))
+                    .collect()
+            })
+            .unwrap_or_default();
+        c_versions.extend(parse_c_version(&c_version));
+        let info = DeviceInfo {
+            platform,
+            device,
+            version: text(get_device_info(id, CL_DEVICE_VERSION)),
+            c_version,
+            c_versions,
+            extensions: text(get_device_info(id, CL_DEVICE_EXTENSIONS))
+                .split_whitespace()
+                .map(String::from)
+                .collect(),
+            max_work_group: get_device_info(id, CL_DEVICE_MAX_WORK_GROUP_SIZE)
+                .map(|v| v.to_size())
+                .unwrap_or(1),
+        };
+        let context = create_context(&[id], ptr::null(), None, ptr::null_mut())
+            .map_err(|e| format!("clCreateContext: error {e}"))?;
+        #[allow(deprecated)]
+        let queue = match unsafe { create_command_queue(context, id, 0) } {
+            Ok(q) => q,
+            Err(e) => {
+                unsafe {
+                    let _ = release_context(context);
+                }
+                return Err(format!("clCreateCommandQueue: error {e}"));
+            }
+        };
+        Ok(Device {
+            id,
+            context,
+            queue,
+            info,
+        })
+    }
+
+    /// Builds `kernel`, runs it with `n` work-items in one work-group on `mem` (updated in
+    /// place), and returns each work-item's `ret` and `ok`.
+    pub fn run(
+        &self,
+        kernel: &Kernel,
+        n: usize,
+        mem: &mut [u8],
+    ) -> Result<(Vec<u64>, Vec<i32>), String> {
+        let mut g = Guard::default();
+        let program = create_program_with_source(self.context, &[&kernel.source])
+            .map_err(|e| format!("clCreateProgramWithSource: error {e}"))?;
+        g.program = Some(program);
+        let options = CString::new(kernel.options.as_str()).map_err(|e| e.to_string())?;
+        if let Err(e) = build_program(program, &[self.id], &options, None, ptr::null_mut()) {
+            let log = text(get_program_build_info(
+                program,
+                self.id,
+                CL_PROGRAM_BUILD_LOG,
+            ));
+            return Err(format!("clBuildProgram: error {e}: {log}"));
+        }
+        let name = CString::new(KERNEL_NAME).map_err(|e| e.to_string())?;
+        let k = create_kernel(program, &name).map_err(|e| format!("clCreateKernel: error {e}"))?;
+        g.kernel = Some(k);
+        let mem_buf = unsafe {
+            create_buffer(
+                self.context,
+                CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+                mem.len(),
+                mem.as_mut_ptr().cast::<c_void>(),
+            )
+        }
+        .map_err(|e| format!("clCreateBuffer: error {e}"))?;
+        g.mems.push(mem_buf);
+        let ret_buf =
+            unsafe { create_buffer(self.context, CL_MEM_WRITE_ONLY, 8 * n, ptr::null_mut()) }
+                .map_err(|e| format!("clCreateBuffer: error {e}"))?;
+        g.mems.push(ret_buf);
+        let ok_buf =
+            unsafe { create_buffer(self.context, CL_MEM_WRITE_ONLY, 4 * n, ptr::null_mut()) }
+                .map_err(|e| format!("clCreateBuffer: error {e}"))?;
+        g.mems.push(ok_buf);
+        for (i, b) in [mem_buf, ret_buf, ok_buf].iter().enumerate() {
+            unsafe {
+                set_kernel_arg(
+                    k,
+                    i as u32,
+                    std::mem::size_of::<cl_mem>(),
+                    ptr::from_ref(b).cast::<c_void>(),
+                )
+            }
+            .map_err(|e| format!("clSetKernelArg {i}: error {e}"))?;
+        }
+        let size = [n];
+        let ev = unsafe {
+            enqueue_nd_range_kernel(
+                self.queue,
+                k,
+                1,
+                ptr::null(),
+                size.as_ptr(),
+                size.as_ptr(),
+                0,
+                ptr::null(),
+            )
+        }
+        .map_err(|e| format!("clEnqueueNDRangeKernel: error {e}"))?;
+        release_event(ev);
+        let mut ret = vec![0u64; n];
+        let mut ok = vec![0i32; n];
+        for (buf, len, dst) in [
+            (mem_buf, mem.len(), mem.as_mut_ptr().cast::<c_void>()),
+            (ret_buf, 8 * n, ret.as_mut_ptr().cast::<c_void>()),
+            (ok_buf, 4 * n, ok.as_mut_ptr().cast::<c_void>()),
+        ] {
+            let ev = unsafe {
+                enqueue_read_buffer(self.queue, buf, cl3::types::CL_BLOCKING, 0, len, dst, 0, ptr::null())
+            }
+            .map_err(|e| format!("clEnqueueReadBuffer: error {e}"))?;
+            release_event(ev);
+        }
+        finish(self.queue).map_err(|e| format!("clFinish: error {e}"))?;
+        Ok((ret, ok))
+    }
+}
+
+fn release_event(ev: cl3::types::cl_event) {
+    if !ev.is_null() {
+        unsafe {
+            let _ = cl3::event::release_event(ev);
+        }
+    }
+}
+
+/// Releases what a run created, on every path.
+#[derive(Default)]
+struct Guard {
+    program: Option<cl3::types::cl_program>,
+    kernel: Option<cl3::types::cl_kernel>,
+    mems: Vec<cl_mem>,
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        unsafe {
+            for m in self.mems.drain(..) {
+                let _ = release_mem_object(m);
+            }
+            if let Some(k) = self.kernel.take() {
+                let _ = release_kernel(k);
+            }
+            if let Some(p) = self.program.take() {
+                let _ = release_program(p);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn opencl_c_versions_parse() {
+        assert_eq!(parse_c_version("OpenCL C 1.2 PoCL"), Some((1, 2)));
+        assert_eq!(parse_c_version("OpenCL C 3.0 "), Some((3, 0)));
+        assert_eq!(parse_c_version("CL 3"), None);
+    }
+}
