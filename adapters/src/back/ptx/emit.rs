@@ -6,7 +6,8 @@
 //! compare, A9), `atom.exch`, `atom.add.f32` (round to nearest even; on global memory it
 //! flushes subnormal inputs and results, which is SASS `.F32.FTZ.RN`, A2; on shared memory it
 //! keeps them), `atom.add.noftz.f16x2` (subnormals kept, the table's `.F16x2.RN`, A1),
-//! `atom.add.f64`, 64-bit `atom.min/.max.u64/.s64`, `atom.min/.max.noftz.f16x2`. Ops with no
+//! `atom.add.f64`, 64-bit `atom.min/.max.u64/.s64`, and f16x2 min/max as `atom.v2.f16.min/.max.noftz`
+//! (sm_90; atomic per half, so only where no two threads share an address). Ops with no
 //! exact `atom` are not applicable, never emulated: subtract, the wrapping vISA INC/DEC and
 //! PREDEC, a numeric compare-and-swap, 16-bit atomics, plain stores, float min/max other than
 //! f16x2, a float add whose flushing or rounding the instruction does not have.
@@ -93,6 +94,8 @@ enum Class {
     B64,
     F32,
     F64,
+    /// Two halves (`{%h, %h}`) of a 32-bit word.
+    V2F16,
 }
 
 fn spelling(plan: &Plan, plant: Plant) -> Result<Spelling, NotApplicable> {
@@ -163,6 +166,7 @@ fn spelling(plan: &Plan, plant: Plant) -> Result<Spelling, NotApplicable> {
                 }
                 Spelling {
                     min_sm: 60,
+                    min_ptx: (6, 2),
                     ..plain("add.noftz", "f16x2".into(), Class::B32)
                 }
             }
@@ -178,10 +182,18 @@ fn spelling(plan: &Plan, plant: Plant) -> Result<Spelling, NotApplicable> {
                 DataType::U32 | DataType::S32 | DataType::U64 | DataType::S64 => {
                     plain(name, ty.name().to_string(), b(bits))
                 }
+                // PTX has f16 min/max atoms only as a vector of two halves (sm_90), which is
+                // atomic per half, not per 32-bit word: exact only where no two threads race.
+                DataType::F16x2 if plan.has_shared_addresses() => {
+                    return na(format!(
+                        "{what}: atom.v2.f16.{name} is atomic per half, not per 32-bit word as the instruction is, and threads of this case race on one address"
+                    ));
+                }
                 DataType::F16x2 => Spelling {
+                    op: format!("v2.f16.{name}.noftz"),
+                    class: Class::V2F16,
                     min_sm: 90,
                     min_ptx: (8, 1),
-                    ..plain(&format!("{name}.noftz"), "f16x2".into(), Class::B32)
                 },
                 _ => return na(format!("{what}: no exact atom.{name} of this type")),
             }
@@ -289,6 +301,7 @@ pub fn emit(plan: &Plan, sm: u32, plant: Plant) -> Result<Kernel, NotApplicable>
     let _ = writeln!(w, "  .reg .b64 %rd<24>;");
     let _ = writeln!(w, "  .reg .f32 %f<4>;");
     let _ = writeln!(w, "  .reg .f64 %fd<4>;");
+    let _ = writeln!(w, "  .reg .b16 %h<8>;");
     let _ = writeln!(w, "  ld.param.u64 %rd1, [mem];");
     let _ = writeln!(w, "  cvta.to.global.u64 %rd1, %rd1;");
     let _ = writeln!(w, "  ld.param.u64 %rd2, [items];");
@@ -328,6 +341,11 @@ pub fn emit(plan: &Plan, sm: u32, plant: Plant) -> Result<Kernel, NotApplicable>
             let _ = writeln!(w, "  mov.b64 %fd1, %rd7;");
             ("%fd1", "%fd1")
         }
+        Class::V2F16 => {
+            let _ = writeln!(w, "  cvt.u32.u64 %r8, %rd7;");
+            let _ = writeln!(w, "  mov.b32 {{%h3, %h4}}, %r8;");
+            ("{%h3, %h4}", "{%h3, %h4}")
+        }
     };
     let addr = if shared {
         let _ = writeln!(w, "  cvt.u32.u64 %r10, %rd6;");
@@ -344,6 +362,7 @@ pub fn emit(plan: &Plan, sm: u32, plant: Plant) -> Result<Kernel, NotApplicable>
         Class::B64 => "%rd12",
         Class::F32 => "%f2",
         Class::F64 => "%fd2",
+        Class::V2F16 => "{%h1, %h2}",
     };
     let atom = if plan.op == AtomicOp::Cas {
         format!("atom.{space}.{} {dst}, {addr}, {a}, {b};", sp.op)
@@ -365,6 +384,10 @@ pub fn emit(plan: &Plan, sm: u32, plant: Plant) -> Result<Kernel, NotApplicable>
         }
         Class::F64 => {
             let _ = writeln!(w, "  mov.b64 %rd10, %fd2;");
+        }
+        Class::V2F16 => {
+            let _ = writeln!(w, "  mov.b32 %r12, {{%h1, %h2}};");
+            let _ = writeln!(w, "  cvt.u64.u32 %rd10, %r12;");
         }
     }
     let _ = writeln!(w, "  mul.wide.u32 %rd11, %r3, 8;");
