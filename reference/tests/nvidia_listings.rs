@@ -100,9 +100,13 @@ fn check_listing(name: &str, seen: &mut Seen) {
             "{}: canonical text",
             l.at
         );
-        let decoded = encoding::decode(l.word)
-            .unwrap_or_else(|e| panic!("{}: {:#x}: {e}", l.at, l.word));
-        assert_eq!(decoded, i, "{}: word {:#018x} against `{}`", l.at, l.word, l.text);
+        let decoded =
+            encoding::decode(l.word).unwrap_or_else(|e| panic!("{}: {:#x}: {e}", l.at, l.word));
+        assert_eq!(
+            decoded, i,
+            "{}: word {:#018x} against `{}`",
+            l.at, l.word, l.text
+        );
         seen.atom += 1;
         seen.rows.insert((i.op, i.size));
         match i.addr {
@@ -154,7 +158,11 @@ fn real_sm50_and_sm52_listings_parse_print_back_and_match_their_words() {
     for name in ["main_sm_50.sass", "main_sm_52.sass"] {
         check_listing(name, &mut seen);
     }
-    assert_eq!(seen.rows, expressible_rows(), "every expressible row appears");
+    assert_eq!(
+        seen.rows,
+        expressible_rows(),
+        "every expressible row appears"
+    );
     // Displacements at both ends of ImmS20 for both element sizes, and ImmU20's top.
     for off in [0x7fffc, 0x7fff8, -0x80000, -0x190, 0] {
         assert!(seen.offsets.contains(&off), "offset {off:#x} not seen");
@@ -162,7 +170,12 @@ fn real_sm50_and_sm52_listings_parse_print_back_and_match_their_words() {
     for abs in [0x80000, 0xffffc, 0xffff8] {
         assert!(seen.absolute.contains(&abs), "[{abs:#x}] not seen");
     }
-    assert!(seen.atom >= 450 && seen.atoms >= 100, "{} / {}", seen.atom, seen.atoms);
+    assert!(
+        seen.atom >= 450 && seen.atoms >= 100,
+        "{} / {}",
+        seen.atom,
+        seen.atoms
+    );
 }
 
 #[test]
@@ -187,7 +200,10 @@ fn probe_words_decode_as_nvdisasm_prints_them() {
         if let Some(rest) = line.strip_prefix("// 0x") {
             let w = u64::from_str_radix(&rest[..16], 16).unwrap();
             assert!(rest.contains("refused"), "{line}");
-            assert!(encoding::decode(w).is_err(), "{w:#x} decodes but nvdisasm refused it");
+            assert!(
+                encoding::decode(w).is_err(),
+                "{w:#x} decodes but nvdisasm refused it"
+            );
             refused += 1;
         }
     }
@@ -222,5 +238,8 @@ fn probe_words_decode_as_nvdisasm_prints_them() {
             }
         }
     }
-    assert!(exact >= 40 && invalid >= 10 && table_rows >= 4, "{exact} {invalid} {table_rows}");
+    assert!(
+        exact >= 40 && invalid >= 10 && table_rows >= 4,
+        "{exact} {invalid} {table_rows}"
+    );
 }

@@ -304,7 +304,9 @@ fn adapter(name: &str, timeout_ms: u64) -> Result<Box<dyn Adapter>> {
                 SubprocessAdapter::start(command, std::time::Duration::from_millis(timeout_ms))?;
             Ok(Box::new(a))
         }
-        other => bail!("unknown adapter `{other}` (adapters: fast, reference, cuda, cmd:<command>)"),
+        other => {
+            bail!("unknown adapter `{other}` (adapters: fast, reference, cuda, cmd:<command>)")
+        }
     }
 }
 

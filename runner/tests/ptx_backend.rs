@@ -138,7 +138,11 @@ fn expected_sass(op: AtomicOp, ty: DataType) -> Option<(Op, Size)> {
             },
         ),
         AtomicOp::Min | AtomicOp::Max => (
-            if op == AtomicOp::Min { Op::Min } else { Op::Max },
+            if op == AtomicOp::Min {
+                Op::Min
+            } else {
+                Op::Max
+            },
             match ty {
                 DataType::U32 => Size::U32,
                 DataType::S32 => Size::S32,
@@ -285,8 +289,16 @@ fn ptxas_accepts_every_corpus_kernel_and_sm50_words_are_the_ir_ops() {
     for (why, n) in &r.declined {
         eprintln!("not applicable ({n}): {why}");
     }
-    assert!(r.refused.is_empty(), "ptxas refused:\n{}", r.refused.join("\n"));
-    assert!(r.mismatched.is_empty(), "wrong ATOM:\n{}", r.mismatched.join("\n"));
+    assert!(
+        r.refused.is_empty(),
+        "ptxas refused:\n{}",
+        r.refused.join("\n")
+    );
+    assert!(
+        r.mismatched.is_empty(),
+        "wrong ATOM:\n{}",
+        r.mismatched.join("\n")
+    );
     // Every op of the SASS table that PTX has, and the float adds, reach ptxas.
     for (op, ty) in [
         (AtomicOp::Add, DataType::U32),
@@ -321,7 +333,11 @@ fn ptxas_accepts_every_corpus_kernel_and_sm50_words_are_the_ir_ops() {
     assert!(r.declined.keys().any(|k| k.contains("needs sm_90")));
     assert!(r.decoded >= 15, "{}", r.decoded);
     for sm in [50, 70, 90] {
-        assert!(r.assembled.get(&sm).copied().unwrap_or(0) >= 20, "{:?}", r.assembled);
+        assert!(
+            r.assembled.get(&sm).copied().unwrap_or(0) >= 20,
+            "{:?}",
+            r.assembled
+        );
     }
 }
 

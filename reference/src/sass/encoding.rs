@@ -101,7 +101,7 @@ pub fn decode(w: u64) -> Result<Instruction, DecodeError> {
     }
     let pred = bits(w, 16, 3);
     let negated = bits(w, 19, 1) == 1;
-    let guard = (pred != 7 || negated).then(|| Guard {
+    let guard = (pred != 7 || negated).then_some(Guard {
         negated,
         pred: if pred == 7 {
             Pred::PT
@@ -183,7 +183,10 @@ mod tests {
         for (w, text) in [
             (0xed01ffe700970200, "ATOM.E.ADD R0, [R2+-0x190], R9"),
             (0xed00ffffc097ff00, "ATOM.ADD R0, [0xffffc], R9"),
-            (0xeef3800001470418, "ATOM.E.CAS.64 R24, [R4+-0x80000], R20, R22"),
+            (
+                0xeef3800001470418,
+                "ATOM.E.CAS.64 R24, [R4+-0x80000], R20, R22",
+            ),
             (0xeef5000080870208, "ATOM.E.CAS R8, [R2+0x8], R8, RZ"),
             (0xeef9000080870208, "ATOM.E.CAS R8, [R2+0x8], RZ, R8"),
             (0xed010000004f0200, "@!PT ATOM.E.ADD R0, [R2], R4"),
@@ -199,14 +202,8 @@ mod tests {
         assert_eq!(decode(0xed91000000470200), Err(DecodeError::InvalidOp(9)));
         assert_eq!(decode(0xed0d000000470200), Err(DecodeError::InvalidSize(6)));
         assert_eq!(decode(0xed09000000470200), Err(DecodeError::IllegalSize));
-        assert_eq!(
-            decode(0xeef100008ff70208),
-            Err(DecodeError::NoCasPair(255))
-        );
-        assert_eq!(
-            decode(0xeefd000080870208),
-            Err(DecodeError::InvalidCasForm)
-        );
+        assert_eq!(decode(0xeef100008ff70208), Err(DecodeError::NoCasPair(255)));
+        assert_eq!(decode(0xeefd000080870208), Err(DecodeError::InvalidCasForm));
         assert!(matches!(
             decode(0xeed4200000070404),
             Err(DecodeError::NotAtom(_))

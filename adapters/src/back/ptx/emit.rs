@@ -233,11 +233,7 @@ fn spelling(plan: &Plan, plant: Plant) -> Result<Spelling, NotApplicable> {
                 _ => return na(format!("{what}: atom.cas is .b32/.b64 here")),
             }
         }
-        AtomicOp::Sub
-        | AtomicOp::Inc
-        | AtomicOp::Dec
-        | AtomicOp::PreDec
-        | AtomicOp::Store => {
+        AtomicOp::Sub | AtomicOp::Inc | AtomicOp::Dec | AtomicOp::PreDec | AtomicOp::Store => {
             return na(format!(
                 "{what}: PTX has no atom with exactly this op; not emulated"
             ));
@@ -284,7 +280,13 @@ pub fn emit(plan: &Plan, sm: u32, plant: Plant) -> Result<Kernel, NotApplicable>
     let elem_bytes = plan.ty.bytes();
     let mut s = String::new();
     let w = &mut s;
-    let _ = writeln!(w, "// atomcts PTX back end: {} {} on {} memory", plan.op.name(), plan.ty.name(), plan.space.name());
+    let _ = writeln!(
+        w,
+        "// atomcts PTX back end: {} {} on {} memory",
+        plan.op.name(),
+        plan.ty.name(),
+        plan.space.name()
+    );
     let _ = writeln!(w, ".version {major}.{minor}");
     let _ = writeln!(w, ".target sm_{sm}");
     let _ = writeln!(w, ".address_size 64");
@@ -314,7 +316,12 @@ pub fn emit(plan: &Plan, sm: u32, plant: Plant) -> Result<Kernel, NotApplicable>
     let _ = writeln!(w, "  mov.u32 %r4, %ntid.x;");
     if shared {
         // Copy the buffer into shared memory, four bytes per step (its size is a multiple of 8).
-        copy_loop(w, "IN", "ld.global.b32 %r7, [%rd5];", "st.shared.b32 [%r6], %r7;");
+        copy_loop(
+            w,
+            "IN",
+            "ld.global.b32 %r7, [%rd5];",
+            "st.shared.b32 [%r6], %r7;",
+        );
         let _ = writeln!(w, "  bar.sync 0;");
     }
     let _ = writeln!(w, "  setp.ge.u32 %p1, %r3, %r1;");
@@ -396,7 +403,12 @@ pub fn emit(plan: &Plan, sm: u32, plant: Plant) -> Result<Kernel, NotApplicable>
     let _ = writeln!(w, "SKIP:");
     if shared {
         let _ = writeln!(w, "  bar.sync 0;");
-        copy_loop(w, "OUT", "ld.shared.b32 %r7, [%r6];", "st.global.b32 [%rd5], %r7;");
+        copy_loop(
+            w,
+            "OUT",
+            "ld.shared.b32 %r7, [%r6];",
+            "st.global.b32 [%rd5], %r7;",
+        );
     }
     let _ = writeln!(w, "  ret;");
     let _ = writeln!(w, "}}");
@@ -433,4 +445,158 @@ pub fn items(plan: &Plan) -> Vec<u64> {
         .iter()
         .flat_map(|i| [i.offset, i.src[0], i.src[1]])
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use atomcts_reference::Profile;
+    use atomcts_reference::program::{Dialect, Program};
+    use atomcts_reference::state::{Reg, State};
+    use atomcts_reference::types::ElemType;
+
+    /// A two-lane SASS case on global memory at 0x1000 (lanes 8 bytes apart).
+    fn plan(asm: &str, profile: &Profile) -> Plan {
+        let mut s = State::new(2);
+        s.global.alloc(0x1000, 32).unwrap();
+        for (name, v) in [
+            ("R2", [0x1000u64, 0x1008]),
+            ("R3", [0, 0]),
+            ("R4", [1, 2]),
+            ("R5", [3, 4]),
+        ] {
+            s.regs.insert(
+                name.into(),
+                Reg {
+                    ty: ElemType::B32,
+                    elems: v.to_vec(),
+                },
+            );
+        }
+        let p = Program::parse(Dialect::Sass, asm).unwrap();
+        match p.lower(&s, profile).unwrap() {
+            atomcts_reference::ir::Lowering::Run(l) => Plan::new(&l, &s).unwrap(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn atom(asm: &str, sm: u32) -> Result<String, NotApplicable> {
+        emit(&plan(asm, &Profile::default()), sm, Plant::None).map(|k| k.atom)
+    }
+
+    #[test]
+    fn each_sass_op_gets_exactly_its_atom() {
+        for (asm, want) in [
+            (
+                "ATOM.E.INC R0, [R2], R4",
+                "atom.global.inc.u32 %r2, [%rd9], %r8;",
+            ),
+            (
+                "ATOM.E.DEC R0, [R2], R4",
+                "atom.global.dec.u32 %r2, [%rd9], %r8;",
+            ),
+            (
+                "ATOM.E.ADD.S32 R0, [R2], R4",
+                "atom.global.add.s32 %r2, [%rd9], %r8;",
+            ),
+            (
+                "ATOM.E.MIN.S64 R0, [R2], R4",
+                "atom.global.min.s64 %rd12, [%rd9], %rd7;",
+            ),
+            (
+                "ATOM.E.CAS R0, [R2], R4, R5",
+                "atom.global.cas.b32 %r2, [%rd9], %r8, %r9;",
+            ),
+            (
+                "ATOM.E.EXCH.U64 R0, [R2], R4",
+                "atom.global.exch.b64 %rd12, [%rd9], %rd7;",
+            ),
+            (
+                "ATOM.E.ADD.F32.FTZ.RN R0, [R2], R4",
+                "atom.global.add.f32 %f2, [%rd9], %f1;",
+            ),
+        ] {
+            assert_eq!(atom(asm, 50).unwrap(), want, "{asm}");
+        }
+        assert_eq!(
+            atom("ATOM.E.ADD.F64.RN R0, [R2], R4", 70).unwrap(),
+            "atom.global.add.f64 %fd2, [%rd9], %fd1;"
+        );
+        assert_eq!(
+            atom("ATOM.E.ADD.F16x2.RN R0, [R2], R4", 70).unwrap(),
+            "atom.global.add.noftz.f16x2 %r2, [%rd9], %r8;"
+        );
+        assert_eq!(
+            atom("ATOM.E.MAX.F16x2.RN R0, [R2], R4", 90).unwrap(),
+            "atom.global.v2.f16.max.noftz {%h1, %h2}, [%rd9], {%h3, %h4};"
+        );
+    }
+
+    #[test]
+    fn targets_and_float_modes_without_an_exact_atom_are_not_applicable() {
+        assert!(
+            atom("ATOM.E.ADD.F64.RN R0, [R2], R4", 50)
+                .unwrap_err()
+                .0
+                .contains("needs sm_60")
+        );
+        assert!(
+            atom("ATOM.E.MIN.F16x2.RN R0, [R2], R4", 70)
+                .unwrap_err()
+                .0
+                .contains("needs sm_90")
+        );
+        // sass.f32_add_ftz = preserve: atom.add.f32 on global memory flushes.
+        let mut keep = Profile::default();
+        keep.set("sass.f32_add_ftz", "preserve").unwrap();
+        let why = emit(
+            &plan("ATOM.E.ADD.F32.FTZ.RN R0, [R2], R4", &keep),
+            90,
+            Plant::None,
+        )
+        .unwrap_err();
+        assert!(why.0.contains("flushes subnormals"), "{why}");
+        let mut flush = Profile::default();
+        flush.set("sass.f16x2_add_subnormals", "flush").unwrap();
+        assert!(
+            emit(
+                &plan("ATOM.E.ADD.F16x2.RN R0, [R2], R4", &flush),
+                90,
+                Plant::None
+            )
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn plants_change_the_atom() {
+        let p = plan("ATOM.E.MIN R0, [R2], R4", &Profile::default());
+        assert!(
+            emit(&p, 50, Plant::MinAsMax)
+                .unwrap()
+                .atom
+                .contains("atom.global.max.u32")
+        );
+        let p = plan("ATOM.E.INC R0, [R2], R4", &Profile::default());
+        assert!(
+            emit(&p, 50, Plant::IncAsU64)
+                .unwrap()
+                .atom
+                .contains("atom.global.inc.u64")
+        );
+        assert_eq!(Plant::from_name("min_as_max"), Some(Plant::MinAsMax));
+        assert_eq!(Plant::from_name("bogus"), None);
+    }
+
+    #[test]
+    fn kernels_of_one_shape_share_their_text_and_items_carry_the_data() {
+        let a = plan("ATOM.E.ADD R0, [R2], R4", &Profile::default());
+        let b = plan("ATOM.E.ADD R0, [R2+0x4], R5", &Profile::default());
+        assert_eq!(
+            emit(&a, 70, Plant::None).unwrap().source,
+            emit(&b, 70, Plant::None).unwrap().source
+        );
+        assert_eq!(items(&a), [0, 1, 0, 8, 2, 0]);
+        assert_eq!(items(&b), [4, 3, 0, 12, 4, 0]);
+    }
 }

@@ -73,7 +73,9 @@ pub fn run(kernel: &Kernel, items: &[u64], mem: &mut Vec<u8>) -> Result<Vec<u64>
     let f = module
         .load_function(KERNEL_NAME)
         .map_err(|e| format!("cuModuleGetFunction: {e}"))?;
-    let d_mem = stream.clone_htod(mem.as_slice()).map_err(|e| e.to_string())?;
+    let d_mem = stream
+        .clone_htod(mem.as_slice())
+        .map_err(|e| e.to_string())?;
     let d_items = stream.clone_htod(items).map_err(|e| e.to_string())?;
     let d_old = stream
         .alloc_zeros::<u64>(n.max(1))
