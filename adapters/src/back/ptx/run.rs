@@ -1,8 +1,9 @@
 //! Run: an emitted PTX kernel on an NVIDIA GPU through the CUDA driver API (`cudarc`, with
 //! `libcuda` loaded at run time, so nothing here is needed to build or test).
 //!
-//! Each case gets its own CUDA context: a kernel that faults poisons its context, and a fresh
-//! one per case keeps one case's fault from deciding the next ones. The driver JIT-compiles
+//! Each case gets its own CUDA context (`cuCtxCreate`, not the primary context): a kernel
+//! error is sticky for its context, and a context per case keeps one case's error from
+//! deciding the next ones. The driver JIT-compiles
 //! the PTX for the device.
 //!
 //! `cudarc` panics when `libcuda` is absent, so [`availability`] asks first; that check is
@@ -65,7 +66,9 @@ pub fn device_info() -> Result<DeviceInfo, String> {
 /// returns each thread's returned value. `Err` is the driver's message (a fault included).
 pub fn run(kernel: &Kernel, items: &[u64], mem: &mut Vec<u8>) -> Result<Vec<u64>, String> {
     let n = items.len() / 3;
-    let ctx = CudaContext::new(0).map_err(|e| format!("cuCtxCreate: {e}"))?;
+    // A context of its own (cuCtxCreate, destroyed on drop), not the device's primary context:
+    // an error in a kernel is sticky for its context, and must not decide later cases.
+    let ctx = CudaContext::new_non_primary(0, 0).map_err(|e| format!("cuCtxCreate: {e}"))?;
     let stream = ctx.default_stream();
     let module = ctx
         .load_module(Ptx::from_src(kernel.source.clone()))
