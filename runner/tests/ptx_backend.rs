@@ -5,7 +5,7 @@
 //! emitter bugs are caught: a malformed `atom` by ptxas, a well-formed wrong one by the decode.
 //!
 //! `ptxas` comes from `$PTXAS`, else `target/venv` (PyPI `nvidia-cuda-nvcc-cu12`, installed by
-//! `.ci/run`), else `PATH`. Without it the tests fail under `CI=true` and otherwise print why
+//! `tools/install-implementations.sh nvidia`, which `.ci/run` runs first), else `PATH`. Without it the tests fail under `CI=true` and otherwise print why
 //! they did not run.
 
 use atomcts::build::build_state;
@@ -58,7 +58,10 @@ fn ptxas() -> Result<PathBuf, String> {
     if works(&p) {
         return Ok(p);
     }
-    Err("ptxas not found: set PTXAS, or `target/venv/bin/pip install nvidia-cuda-nvcc-cu12` (.ci/run does)".into())
+    Err(
+        "ptxas not found: set PTXAS, or `tools/install-implementations.sh nvidia` (.ci/run does)"
+            .into(),
+    )
 }
 
 /// The ptxas to use; `None` (with the reason printed) only outside CI.
