@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Installs every third-party implementation atomcts tests, on Debian 12 (research/implementations.md):
 #   tools/install-implementations.sh            everything
-#   tools/install-implementations.sh opencl     only some sections (opencl, python)
+#   tools/install-implementations.sh opencl     only some sections (opencl, python, nvidia)
 # Idempotent: what is already there is kept. Needs root for apt-get (or sudo).
 # Each implementation family is one section below, delimited by `# === section: NAME ===`;
 # add a new family as a new section and to SECTIONS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-SECTIONS=(opencl python)
+SECTIONS=(opencl python nvidia)
 want=("$@")
 [ ${#want[@]} -eq 0 ] && want=("${SECTIONS[@]}")
 wanted() { local s; for s in "${want[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
@@ -44,4 +44,18 @@ if wanted python; then
   if [ ! -x target/venv/bin/python ]; then python3 -m venv target/venv; fi
   target/venv/bin/pip install -q --disable-pip-version-check jsonschema==4.26.0 numba==0.68.1
   echo "python: $(target/venv/bin/python -c 'import numba, jsonschema; import importlib.metadata as m; print("numba", numba.__version__, "jsonschema", m.version("jsonschema"))')"
+fi
+
+# === section: nvidia ===
+# NVIDIA's PTX assembler, ptxas, from PyPI (the wheel ships the binary at
+# site-packages/nvidia/cuda_nvcc/bin/ptxas): runner/tests/ptx_backend.rs assembles every kernel
+# of the PTX back end with it (sm_50, sm_70, sm_90). The disassembler that made
+# reference/tests/data/nvidia is not needed to test (tools/nvidia/regen.py --fetch gets it).
+if wanted nvidia; then
+  apt_install python3-venv
+  if [ ! -x target/venv/bin/python ]; then python3 -m venv target/venv; fi
+  if ! ls target/venv/lib/python3*/site-packages/nvidia/cuda_nvcc/bin/ptxas >/dev/null 2>&1; then
+    target/venv/bin/pip install -q --disable-pip-version-check nvidia-cuda-nvcc-cu12==12.9.86
+  fi
+  echo "nvidia: $(target/venv/lib/python3*/site-packages/nvidia/cuda_nvcc/bin/ptxas --version | tail -1)"
 fi

@@ -293,8 +293,8 @@ knobs! {
     /// SASS `.E` immediate width.
     sass_e_immediate: EImmediate = "sass.e_immediate", "N3",
         "the immediate field of `.E` forms: ImmS20 (syntax lines) or ImmS32 (description)" {
-        S20 = "s20" => "SASS ATOM syntax lines: `[Ra + ImmS20]` for every form",
-        S32 = "s32" => "SASS ATOM description: with .E, `the sign-extended immediate offset ImmS32`",
+        S20 = "s20" => "SASS ATOM syntax lines: `[Ra + ImmS20]` for every form; SPA 5.0 ATOM.E words have a 20-bit offset field (nvdisasm 11.8, reference/tests/data/nvidia)",
+        S32 = "s32" => "SASS ATOM description: with .E, `the sign-extended immediate offset ImmS32` (no SPA 5.0 word can hold it: the ATOM.E offset field has 20 bits, and ptxas forms larger offsets with IADD32I; reference/tests/data/nvidia)",
     } default S20;
 
     /// SASS CAS register constraints.
@@ -302,6 +302,7 @@ knobs! {
         "whether ATOM.CAS register pairs that break the rule are rejected" {
         Reject = "reject" => "SASS ATOM.CAS: Rb must be R2n (R4n for .64) and Rc must be Rb+1 (Rb+2) or RZ",
         Accept = "accept" => "A17 option: accept any registers, Rb = compare, Rc = new value",
+        Sm50Encoding = "sm50_encoding" => "SPA 5.0 ATOM.CAS words (nvdisasm 11.8, reference/tests/data/nvidia/probe_sm_50.sass): one register field; Rc is not encoded but implied as Rb+1 (Rb+2 for .64) or RZ (bit 50), or Rb is RZ (bit 51) and the field names Rc; Rb alignment is not encoded (nvdisasm prints `R9, R10`); ptxas always picks Rb = R2n (R4n) with Rc = Rb+1 (Rb+2)",
     } default Reject;
 
     /// SASS misaligned addresses.

@@ -296,6 +296,13 @@ fn adapter(name: &str, timeout_ms: u64) -> Result<Box<dyn Adapter>> {
     match name {
         "fast" | "builtin" => Ok(Box::new(FastAdapter)),
         "reference" => Ok(Box::new(ReferenceAdapter)),
+        // The PTX back end on an NVIDIA GPU (CUDA driver loaded at run time); without a
+        // driver this is one line and exit 2.
+        "cuda" => {
+            let a = atomcts_adapters::back::ptx::CudaAdapter::open()?;
+            eprintln!("cuda: {}", a.describe());
+            Ok(Box::new(a))
+        }
         cmd if cmd.starts_with("cmd:") => {
             let command = &cmd[4..];
             let a =
@@ -304,7 +311,7 @@ fn adapter(name: &str, timeout_ms: u64) -> Result<Box<dyn Adapter>> {
         }
         sel if sel.starts_with("opencl:") => opencl_adapter(&sel["opencl:".len()..]),
         other => bail!(
-            "unknown adapter `{other}` (adapters: fast, reference, cmd:<command>, opencl:<pocl|oclgrind|rusticl|name>)"
+            "unknown adapter `{other}` (adapters: fast, reference, cuda, cmd:<command>, opencl:<pocl|oclgrind|rusticl|name>)"
         ),
     }
 }
@@ -709,6 +716,13 @@ fn cmd_list(a: ListArgs) -> Result<u8> {
         "adapters" => {
             println!("fast       the built-in fast path, bit-identical to the reference (default)");
             println!("reference  the spec-literal reference model");
+            println!(
+                "cuda       an NVIDIA GPU through the CUDA driver: the PTX back end (semantic level; {})",
+                match atomcts_adapters::back::ptx::run::availability() {
+                    Ok(()) => "available".to_string(),
+                    Err(why) => format!("unavailable: {why}"),
+                }
+            );
             println!(
                 "cmd:<command>  an implementation behind a shim speaking adapters/PROTOCOL.md"
             );

@@ -298,3 +298,35 @@ fn generated_cases_run_without_files() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert!(text(&o).contains("40 passed"), "{}", text(&o));
 }
+
+/// `--adapter cuda` without a CUDA driver: one line saying why, exit 2 (issue 11). On a machine
+/// with a driver the adapter opens instead, which `list adapters` reports.
+#[test]
+fn cuda_adapter_without_a_driver_says_why_and_exits_two() {
+    let listed = text(&atomcts(&["list", "adapters"]));
+    let cuda_line = listed
+        .lines()
+        .find(|l| l.starts_with("cuda "))
+        .expect("list adapters names cuda");
+    if let Err(why) = atomcts_adapters::back::ptx::run::availability() {
+        assert!(cuda_line.contains(&why), "{cuda_line}");
+        let o = atomcts(&[
+            "run",
+            "--no-progress",
+            "--cases",
+            "spec-cases/sass",
+            "--adapter",
+            "cuda",
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+        assert_eq!(lines.len(), 1, "{err}");
+        assert!(
+            lines[0].contains("cuda") && lines[0].contains("unavailable"),
+            "{err}"
+        );
+    } else {
+        assert!(cuda_line.contains("available"), "{cuda_line}");
+    }
+}

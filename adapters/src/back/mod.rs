@@ -4,3 +4,4 @@
 //! builds and tests on a machine without its driver.
 
 pub mod opencl;
+pub mod ptx;

@@ -1,0 +1,372 @@
+//! The PTX back end against NVIDIA's assembler (issue 11): every kernel the emitter makes for
+//! the corpus (every case, every named profile and probe option) is assembled by `ptxas` for
+//! sm_50, sm_70 and sm_90, and for sm_50 the ATOM word ptxas made of each global-memory
+//! kernel is decoded (`sass::encoding`) and must be the op and size the IR asks for. Planted
+//! emitter bugs are caught: a malformed `atom` by ptxas, a well-formed wrong one by the decode.
+//!
+//! `ptxas` comes from `$PTXAS`, else `target/venv` (PyPI `nvidia-cuda-nvcc-cu12`, installed by
+//! `tools/install-implementations.sh nvidia`, which `.ci/run` runs first), else `PATH`. Without it the tests fail under `CI=true` and otherwise print why
+//! they did not run.
+
+use atomcts::build::build_state;
+use atomcts::case::{Case, load};
+use atomcts_adapters::back::ptx::emit::{self, Plant};
+use atomcts_adapters::plan::Plan;
+use atomcts_reference::Profile;
+use atomcts_reference::ir::{AtomicOp, Lowering};
+use atomcts_reference::program::Program;
+use atomcts_reference::sass::atom::{Op, Size};
+use atomcts_reference::sass::encoding;
+use atomcts_reference::types::{DataType, Space};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root")
+        .to_path_buf()
+}
+
+/// The ptxas to use, or why there is none.
+fn ptxas() -> Result<PathBuf, String> {
+    let works = |p: &Path| {
+        Command::new(p)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if let Some(p) = std::env::var_os("PTXAS") {
+        let p = PathBuf::from(p);
+        return if works(&p) {
+            Ok(p)
+        } else {
+            Err(format!("PTXAS={} does not run", p.display()))
+        };
+    }
+    let lib = workspace().join("target/venv/lib");
+    if let Ok(dirs) = std::fs::read_dir(&lib) {
+        for d in dirs.flatten() {
+            let p = d.path().join("site-packages/nvidia/cuda_nvcc/bin/ptxas");
+            if works(&p) {
+                return Ok(p);
+            }
+        }
+    }
+    let p = PathBuf::from("ptxas");
+    if works(&p) {
+        return Ok(p);
+    }
+    Err(
+        "ptxas not found: set PTXAS, or `tools/install-implementations.sh nvidia` (.ci/run does)"
+            .into(),
+    )
+}
+
+/// The ptxas to use; `None` (with the reason printed) only outside CI.
+fn ptxas_or_skip(test: &str) -> Option<PathBuf> {
+    match ptxas() {
+        Ok(p) => Some(p),
+        Err(why) if std::env::var("CI").is_ok_and(|v| v == "true") => {
+            panic!("{test}: {why} (CI=true: ptxas must be installed)")
+        }
+        Err(why) => {
+            eprintln!("{test}: NOT RUN: {why}");
+            None
+        }
+    }
+}
+
+/// Every plan the corpus gives: each case under every named profile and each of its probe
+/// options (as the corpus tests check it). Cases that do not lower to a plan are counted.
+fn corpus_plans() -> (Vec<(String, Plan)>, BTreeMap<String, usize>) {
+    let loaded = load(&workspace().join("spec-cases"));
+    assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+    let mut plans = Vec::new();
+    let mut skipped: BTreeMap<String, usize> = BTreeMap::new();
+    for case in &loaded.cases {
+        for profile in profiles(case) {
+            let Ok(state) = build_state(case) else {
+                *skipped.entry("state does not build".into()).or_default() += 1;
+                continue;
+            };
+            let Ok(program) = Program::parse(case.dialect, &case.asm) else {
+                *skipped.entry("illegal form".into()).or_default() += 1;
+                continue;
+            };
+            match program.lower(&state, &profile) {
+                Ok(Lowering::Run(l)) => match Plan::new(&l, &state) {
+                    Ok(p) => plans.push((format!("{} [{}]", case.id, profile.name), p)),
+                    Err(_) => *skipped.entry("no plan (fault, UB)".into()).or_default() += 1,
+                },
+                _ => *skipped.entry("invalid/unspecified".into()).or_default() += 1,
+            }
+        }
+    }
+    (plans, skipped)
+}
+
+fn profiles(case: &Case) -> Vec<Profile> {
+    if let Some(knob) = &case.probe {
+        return case
+            .expect_if
+            .iter()
+            .filter_map(|(option, _, _)| {
+                let mut p = Profile::default();
+                p.set(knob, option).ok()?;
+                p.name = format!("{knob}={option}");
+                Some(p)
+            })
+            .collect();
+    }
+    Profile::names()
+        .filter_map(|n| Profile::named(n).ok())
+        .collect()
+}
+
+/// The ATOM op and size an sm_50 word must have for an IR op and type on global memory.
+fn expected_sass(op: AtomicOp, ty: DataType) -> Option<(Op, Size)> {
+    let wide = ty.bits() == 64;
+    let int = |w: bool| if w { Size::U64 } else { Size::U32 };
+    Some(match op {
+        AtomicOp::Add => (
+            Op::Add,
+            match ty {
+                DataType::U32 => Size::U32,
+                DataType::S32 => Size::S32,
+                DataType::U64 | DataType::S64 => Size::U64,
+                DataType::F32 => Size::F32FtzRn,
+                _ => return None,
+            },
+        ),
+        AtomicOp::Min | AtomicOp::Max => (
+            if op == AtomicOp::Min {
+                Op::Min
+            } else {
+                Op::Max
+            },
+            match ty {
+                DataType::U32 => Size::U32,
+                DataType::S32 => Size::S32,
+                DataType::U64 => Size::U64,
+                DataType::S64 => Size::S64,
+                _ => return None,
+            },
+        ),
+        AtomicOp::IncBounded => (Op::Inc, Size::U32),
+        AtomicOp::DecBounded => (Op::Dec, Size::U32),
+        AtomicOp::And => (Op::And, int(wide)),
+        AtomicOp::Or => (Op::Or, int(wide)),
+        AtomicOp::Xor => (Op::Xor, int(wide)),
+        AtomicOp::Exch => (Op::Exch, int(wide)),
+        AtomicOp::Cas => (Op::Cas, int(wide)),
+        _ => return None,
+    })
+}
+
+/// The instruction words of the `.text.<kernel>` section of a cubin (ELF64, little-endian).
+fn text_words(elf: &[u8]) -> Vec<u64> {
+    let u16_at = |o: usize| u16::from_le_bytes([elf[o], elf[o + 1]]) as usize;
+    let u32_at = |o: usize| u32::from_le_bytes(elf[o..o + 4].try_into().unwrap()) as usize;
+    let u64_at = |o: usize| u64::from_le_bytes(elf[o..o + 8].try_into().unwrap()) as usize;
+    let (shoff, shentsize, shnum, shstrndx) =
+        (u64_at(0x28), u16_at(0x3a), u16_at(0x3c), u16_at(0x3e));
+    let section = |i: usize| {
+        let h = shoff + i * shentsize;
+        (u32_at(h), u64_at(h + 24), u64_at(h + 32))
+    };
+    let (_, stroff, _) = section(shstrndx);
+    let name = |n: usize| {
+        let s = &elf[stroff + n..];
+        String::from_utf8_lossy(&s[..s.iter().position(|b| *b == 0).unwrap()]).into_owned()
+    };
+    let want = format!(".text.{}", emit::KERNEL_NAME);
+    (0..shnum)
+        .map(section)
+        .find(|(n, _, _)| name(*n) == want)
+        .map(|(_, off, size)| {
+            elf[off..off + size]
+                .chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// What assembling the corpus's kernels found.
+#[derive(Default, Debug)]
+struct Report {
+    /// Distinct kernels assembled, per target.
+    assembled: BTreeMap<u32, usize>,
+    /// Kernels ptxas refused: target, case, atom, message.
+    refused: Vec<String>,
+    /// sm_50 global kernels whose ATOM word is not the IR's op and size.
+    mismatched: Vec<String>,
+    /// sm_50 global kernels whose word was decoded and matched.
+    decoded: usize,
+    /// Plans the emitter declined, by reason (target numbers stripped).
+    declined: BTreeMap<String, usize>,
+    /// IR (op, type, space) rows that produced a kernel.
+    rows: BTreeSet<(AtomicOp, DataType, Space)>,
+}
+
+fn assemble_corpus(ptxas: &Path, targets: &[u32], plant: Plant) -> Report {
+    let (plans, _) = corpus_plans();
+    let dir = std::env::temp_dir().join(format!("atomcts-ptx-{}-{:?}", std::process::id(), plant));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut report = Report::default();
+    for &sm in targets {
+        // One run of ptxas per distinct kernel text.
+        let mut distinct: BTreeMap<String, (String, &Plan, String)> = BTreeMap::new();
+        for (id, plan) in &plans {
+            match emit::emit(plan, sm, plant) {
+                Ok(k) => {
+                    report.rows.insert((plan.op, plan.ty, plan.space));
+                    distinct
+                        .entry(k.source)
+                        .or_insert_with(|| (id.clone(), plan, k.atom));
+                }
+                Err(why) => {
+                    let reason = why.0.replace(&format!("sm_{sm}"), "sm_<target>");
+                    *report.declined.entry(reason).or_default() += 1;
+                }
+            }
+        }
+        for (n, (source, (id, plan, atom))) in distinct.iter().enumerate() {
+            let ptx = dir.join(format!("k{sm}_{n}.ptx"));
+            let cubin = dir.join(format!("k{sm}_{n}.cubin"));
+            std::fs::write(&ptx, source).unwrap();
+            let out = Command::new(ptxas)
+                .arg(format!("-arch=sm_{sm}"))
+                .arg(&ptx)
+                .arg("-o")
+                .arg(&cubin)
+                .output()
+                .expect("ptxas runs");
+            if !out.status.success() {
+                report.refused.push(format!(
+                    "sm_{sm} {id}: `{atom}`: {}",
+                    String::from_utf8_lossy(&out.stderr).trim()
+                ));
+                continue;
+            }
+            *report.assembled.entry(sm).or_default() += 1;
+            if sm != 50 || plan.space != Space::Global {
+                continue;
+            }
+            let Some(want) = expected_sass(plan.op, plan.ty) else {
+                continue;
+            };
+            let elf = std::fs::read(&cubin).unwrap();
+            // Maxwell: a control word, then three instructions.
+            let atoms: Vec<_> = text_words(&elf)
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| i % 4 != 0)
+                .filter_map(|(_, w)| encoding::decode(*w).ok())
+                .collect();
+            match atoms.as_slice() {
+                [i] if i.extended && (i.op, i.size) == want => report.decoded += 1,
+                other => report.mismatched.push(format!(
+                    "{id}: `{atom}` should be ATOM.E.{}.{}, ptxas made {:?}",
+                    want.0.name(),
+                    want.1.spelling(),
+                    other.iter().map(|i| i.nvdisasm()).collect::<Vec<_>>()
+                )),
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    report
+}
+
+#[test]
+fn ptxas_accepts_every_corpus_kernel_and_sm50_words_are_the_ir_ops() {
+    let Some(ptxas) = ptxas_or_skip("ptx_backend") else {
+        return;
+    };
+    let r = assemble_corpus(&ptxas, &[50, 70, 90], Plant::None);
+    eprintln!("assembled per target: {:?}", r.assembled);
+    eprintln!("sm_50 ATOM words decoded and matched: {}", r.decoded);
+    for (why, n) in &r.declined {
+        eprintln!("not applicable ({n}): {why}");
+    }
+    assert!(
+        r.refused.is_empty(),
+        "ptxas refused:\n{}",
+        r.refused.join("\n")
+    );
+    assert!(
+        r.mismatched.is_empty(),
+        "wrong ATOM:\n{}",
+        r.mismatched.join("\n")
+    );
+    // Every op of the SASS table that PTX has, and the float adds, reach ptxas.
+    for (op, ty) in [
+        (AtomicOp::Add, DataType::U32),
+        (AtomicOp::Add, DataType::S32),
+        (AtomicOp::Add, DataType::U64),
+        (AtomicOp::Add, DataType::F32),
+        (AtomicOp::Add, DataType::F64),
+        (AtomicOp::Add, DataType::F16x2),
+        (AtomicOp::Min, DataType::S64),
+        (AtomicOp::Max, DataType::U64),
+        (AtomicOp::Min, DataType::F16x2),
+        (AtomicOp::IncBounded, DataType::U32),
+        (AtomicOp::DecBounded, DataType::U32),
+        (AtomicOp::Exch, DataType::U64),
+        (AtomicOp::Cas, DataType::U32),
+        (AtomicOp::Cas, DataType::U64),
+        (AtomicOp::Xor, DataType::U64),
+    ] {
+        assert!(
+            r.rows.contains(&(op, ty, Space::Global)),
+            "{} {} on global memory never reached ptxas",
+            op.name(),
+            ty.name()
+        );
+    }
+    assert!(
+        r.rows.iter().any(|(_, _, s)| *s == Space::Shared),
+        "no shared-memory kernel"
+    );
+    // The sm_60/sm_90 instructions are declined for older targets, and only there.
+    assert!(r.declined.keys().any(|k| k.contains("needs sm_60")));
+    assert!(r.declined.keys().any(|k| k.contains("needs sm_90")));
+    assert!(r.decoded >= 15, "{}", r.decoded);
+    for sm in [50, 70, 90] {
+        assert!(
+            r.assembled.get(&sm).copied().unwrap_or(0) >= 20,
+            "{:?}",
+            r.assembled
+        );
+    }
+}
+
+#[test]
+fn a_planted_wrong_but_valid_atom_is_caught_by_the_sm50_decode() {
+    let Some(ptxas) = ptxas_or_skip("ptx_backend planted min_as_max") else {
+        return;
+    };
+    let r = assemble_corpus(&ptxas, &[50], Plant::MinAsMax);
+    assert!(r.refused.is_empty(), "{:?}", r.refused);
+    assert!(
+        r.mismatched.iter().any(|m| m.contains("ATOM.E.MIN")),
+        "atom.max for atom.min went unnoticed: {:?}",
+        r.mismatched
+    );
+}
+
+#[test]
+fn a_planted_malformed_atom_is_refused_by_ptxas() {
+    let Some(ptxas) = ptxas_or_skip("ptx_backend planted inc_as_u64") else {
+        return;
+    };
+    let r = assemble_corpus(&ptxas, &[70], Plant::IncAsU64);
+    assert!(
+        r.refused.iter().any(|m| m.contains("atom.global.inc.u64")),
+        "atom.inc.u64 went through ptxas: {:?}",
+        r.refused
+    );
+}
