@@ -432,8 +432,43 @@ fn cmd_run(a: RunArgs) -> Result<u8> {
         report.apply_baseline(&known);
     }
     write_outputs(&report, &a.junit, &a.json)?;
+    if let Some(json) = &a.json {
+        write_programs(&report, json)?;
+    }
     print!("{}", report.human(a.verbose));
     Ok(report.exit_code() as u8)
+}
+
+/// Beside a JSON report `r.json`: `r.programs/<case>.cl`, the program that ran each failing
+/// case on a semantic-level implementation (the OpenCL C kernel), headed by its reproduce
+/// command.
+fn write_programs(report: &Report, json: &Path) -> Result<()> {
+    let failing: Vec<&CaseResult> = report
+        .results
+        .iter()
+        .filter(|r| r.program.is_some())
+        .collect();
+    if failing.is_empty() {
+        return Ok(());
+    }
+    let dir = json.with_extension("programs");
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    for r in failing {
+        let name: String =
+            r.id.chars()
+                .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+                .collect();
+        let path = dir.join(format!("{name}.cl"));
+        let text = format!(
+            "// {} ({:?})\n// reproduce: {}\n{}",
+            r.id,
+            r.status,
+            r.repro,
+            r.program.as_deref().unwrap_or("")
+        );
+        std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(())
 }
 
 fn write_outputs(report: &Report, junit: &Option<PathBuf>, json: &Option<PathBuf>) -> Result<()> {
