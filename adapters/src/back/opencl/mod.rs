@@ -216,6 +216,19 @@ impl Adapter for OpenClAdapter {
                 )))));
             }
         };
+        if let atomcts_reference::ir::Instr::Shuffle(_) = lowered.instr {
+            // OpenCL C sub-group shuffles: cl_khr_subgroup_shuffle (and _relative for up/down).
+            let has = |e: &str| self.device.info.extensions.iter().any(|x| x == e);
+            let why = if has("cl_khr_subgroup_shuffle") {
+                "a SIMD-group shuffle: this back end does not emit sub-group shuffles yet".into()
+            } else {
+                format!(
+                    "a SIMD-group shuffle: {} does not report cl_khr_subgroup_shuffle",
+                    self.device.info.device
+                )
+            };
+            return Err(self.err(na(NotApplicable(why))));
+        }
         let plan = Plan::new(&lowered, r.state).map_err(|e| self.err(na(e)))?;
         let kernel =
             emit::emit(&plan, &self.features, self.plant, r.id).map_err(|e| self.err(na(e)))?;
