@@ -324,6 +324,16 @@ fn opencl_adapter(selector: &str) -> Result<Box<dyn Adapter>> {
             .env("ATOMCTS_OPENCL_REEXEC", "1")
             .status()
             .context("running atomcts again with the driver's environment")?;
+        if status.code().is_none() {
+            #[cfg(unix)]
+            let signal = std::os::unix::process::ExitStatusExt::signal(&status);
+            #[cfg(not(unix))]
+            let signal: Option<i32> = None;
+            eprintln!(
+                "error: adapter opencl:{selector}: the driver's process died (signal {}); narrow it down with --filter",
+                signal.unwrap_or(0)
+            );
+        }
         std::process::exit(status.code().unwrap_or(2));
     }
     let a = opencl::OpenClAdapter::open(selector)?;
