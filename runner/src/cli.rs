@@ -627,10 +627,10 @@ fn cmd_list(a: ListArgs) -> Result<u8> {
                 "               examples: cmd:'python3 adapters/shims/mini_sass.py' (a small independent"
             );
             println!(
-                "               SASS integer ATOM), cmd:'python3 adapters/shims/numba_cudasim.py' (Numba's"
+                "               SASS integer ATOM, protocol 1, text level), cmd:'python3 adapters/shims/numba_cudasim.py' (Numba's"
             );
             println!(
-                "               CUDA simulator; needs numba; baseline adapters/shims/numba_cudasim.baseline)"
+                "               CUDA simulator, protocol 2, semantic level; needs numba; baseline adapters/shims/numba_cudasim.baseline)"
             );
             println!(
                 "opencl:<name>  an OpenCL driver (semantic level: runs the lowered IR as OpenCL C); name is"
