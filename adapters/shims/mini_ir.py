@@ -48,7 +48,7 @@ for line in sys.stdin:
     req = json.loads(line)
     if req.get("type") == "hello":
         ans = {"type": "hello", "protocol": "atomcts-adapter", "version": 2, "level": "semantic",
-               "name": "mini-ir", "capabilities": []}
+               "name": "mini-ir", "capabilities": ["u64_atomics"]}
     else:
         try:
             ans = run(req)

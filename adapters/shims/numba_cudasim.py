@@ -159,7 +159,8 @@ def main():
         req = json.loads(line)
         if req.get("type") == "hello":
             ans = {"type": "hello", "protocol": "atomcts-adapter", "version": 2,
-                   "level": "semantic", "name": "numba-cudasim", "capabilities": []}
+                   "level": "semantic", "name": "numba-cudasim",
+                   "capabilities": ["u64_atomics", "f32_atomic_add", "f64_atomic_add"]}
         else:
             try:
                 ans = run(req)

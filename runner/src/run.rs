@@ -335,6 +335,24 @@ pub fn run_case(case: &Case, adapter: &mut dyn Adapter, opts: &Options) -> CaseR
             );
         }
     }
+    // What the case needs, derived from its lowered IR (case authors need not tag it): a
+    // semantic-level implementation that does not report it cannot run the case.
+    if adapter.level() == Level::Semantic
+        && let Some(lowered) = &reference.lowered
+    {
+        let needs = atomcts_adapters::plan::Needs::of(lowered, &state);
+        if let Some(cap) = needs
+            .capabilities()
+            .into_iter()
+            .find(|c| !adapter.supports(c))
+        {
+            let why = format!(
+                "needs {cap} (from the lowered IR: {needs}); {} does not report it",
+                adapter.name()
+            );
+            return not_applicable(r, "capability", why);
+        }
+    }
     let request = Request {
         id: &case.id,
         dialect: case.dialect,

@@ -314,7 +314,7 @@ fn cuda_adapter_without_a_driver_says_why_and_exits_two() {
             "run",
             "--no-progress",
             "--cases",
-            "spec-cases/sass",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/../spec-cases/sass"),
             "--adapter",
             "cuda",
         ]);

@@ -64,7 +64,7 @@ fn list_adapters_says_what_is_available_and_why_not() {
     }
 }
 
-fn corpus_on(driver: &str, plant: &str, filter: &str) -> Output {
+fn corpus_on(driver: &str, plant: &str, filter: &str, json: &str) -> Output {
     let cases = format!("{ROOT}/spec-cases");
     let adapter = format!("opencl:{driver}");
     atomcts(
@@ -77,6 +77,8 @@ fn corpus_on(driver: &str, plant: &str, filter: &str) -> Output {
             filter,
             "--adapter",
             &adapter,
+            "--json",
+            json,
         ],
         &[("ATOMCTS_OPENCL_PLANT", plant)],
     )
@@ -85,10 +87,15 @@ fn corpus_on(driver: &str, plant: &str, filter: &str) -> Output {
 #[test]
 #[ignore = "needs the OpenCL drivers (tools/install-implementations.sh opencl); CI runs it"]
 fn a_planted_wrong_builtin_is_caught_on_every_driver() {
+    let dir = std::env::temp_dir().join(format!("atomcts-opencl-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
     for driver in ["pocl", "oclgrind", "rusticl"] {
-        let clean = corpus_on(driver, "", "add");
+        let json = dir.join(format!("{driver}.json"));
+        let json = json.to_str().unwrap();
+        let clean = corpus_on(driver, "", "add", json);
         assert_eq!(clean.status.code(), Some(0), "{driver}: {}", text(&clean));
-        let planted = corpus_on(driver, "add_as_sub", "add");
+        assert!(!dir.join(format!("{driver}.programs")).exists());
+        let planted = corpus_on(driver, "add_as_sub", "add", json);
         let t = text(&planted);
         assert_eq!(planted.status.code(), Some(1), "{driver}: {t}");
         assert!(
@@ -100,5 +107,14 @@ fn a_planted_wrong_builtin_is_caught_on_every_driver() {
         // The kernel that ran is shown, with the planted built-in in it.
         assert!(t.contains("program that ran:"), "{driver}: {t}");
         assert!(t.contains("sub"), "{driver}: {t}");
+        // ... and written beside the JSON report, headed by the reproduce command.
+        let kernel = dir
+            .join(format!("{driver}.programs"))
+            .join("msl_atomic_fetch_add_sub__add_int_device_returns_old.cl");
+        let k = std::fs::read_to_string(&kernel).unwrap_or_else(|e| panic!("{kernel:?}: {e}"));
+        assert!(k.contains("// reproduce: atomcts run --cases"), "{k}");
+        assert!(k.contains("__kernel void atomcts_case("), "{k}");
+        assert!(k.contains("sub"), "{k}");
     }
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -4,7 +4,7 @@
 //! The calls are foreign functions; this module is the only place in the workspace that
 //! allows `unsafe`. Every call checks its status; each buffer is created with the size the
 //! kernel indexes and is read back only after `clFinish`; every object is released on every
-//! path (the [`Guard`] drops).
+//! path (a guard releases them when dropped).
 #![allow(unsafe_code)]
 
 use super::emit::{KERNEL_NAME, Kernel};
