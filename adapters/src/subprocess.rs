@@ -643,8 +643,7 @@ pub fn state_from_json(v: &Value) -> Result<State, String> {
             .get("memory")
             .and_then(|m| m.get(key))
             .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
+            .map_or(&[][..], Vec::as_slice);
         let mut parsed = Vec::with_capacity(ranges.len());
         for r in ranges {
             let base = hex_of(r.get("base"), "memory base")?;
