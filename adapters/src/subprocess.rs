@@ -25,6 +25,10 @@ pub const MIN_STARTUP: Duration = Duration::from_secs(30);
 /// After this many adapter failures in a row (crash, timeout, protocol error, failed start),
 /// the adapter stops restarting the shim and fails the remaining cases at once.
 pub const MAX_CONSECUTIVE_FAILURES: u32 = 5;
+/// The most JSON objects one answer may hold (memory ranges, registers, buffers, ...): counted
+/// on the raw line before it is parsed, so an answer of millions of tiny ranges is a protocol
+/// error instead of gigabytes of parsed JSON. At the limit, reading one answer peaks near 1 GiB.
+pub const MAX_ANSWER_OBJECTS: usize = 1 << 20;
 /// How long a shim that closed its output gets to exit, so its exit status can be reported.
 const EXIT_GRACE: Duration = Duration::from_millis(500);
 
@@ -369,12 +373,24 @@ fn parse_answer(bytes: &[u8]) -> Result<Value, AdapterErrorKind> {
             crate::escape_controls(&shorten(&String::from_utf8_lossy(bytes), 200))
         ))
     })?;
+    let objects = memchr_count(b'{', bytes);
+    if objects > MAX_ANSWER_OBJECTS {
+        return Err(AdapterErrorKind::Protocol(format!(
+            "answer of {} bytes holds {objects} JSON objects (at most {MAX_ANSWER_OBJECTS})",
+            bytes.len()
+        )));
+    }
     serde_json::from_str::<Value>(line.trim()).map_err(|e| {
         AdapterErrorKind::Protocol(format!(
             "answer is not JSON ({e}): `{}`",
             crate::escape_controls(&shorten(line.trim(), 200))
         ))
     })
+}
+
+/// How many times `b` occurs in `bytes`.
+fn memchr_count(b: u8, bytes: &[u8]) -> usize {
+    bytes.iter().filter(|x| **x == b).count()
 }
 
 /// At most `n` characters of `s`, with `...` when cut.
