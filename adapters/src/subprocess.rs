@@ -11,7 +11,7 @@ use atomcts_reference::state::{AtomicType, Buffer, MAX_ELEMS, Reg, State, Window
 use atomcts_reference::types::{ElemType, Space};
 use serde_json::{Map, Value, json};
 use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::time::{Duration, Instant};
 
@@ -67,11 +67,13 @@ impl Running {
         let _ = self.child.wait();
     }
 
-    /// The exit status if the shim has exited, waiting up to `grace` for it.
-    fn exit_status(&mut self, grace: Duration) -> Option<ExitStatus> {
+    /// How the shim ended, in words, if it has exited, waiting up to `grace` for it. The shim
+    /// is not reaped here (its id stays reserved until [`Running::stop`] has signalled its
+    /// group).
+    fn exit_status(&mut self, grace: Duration) -> Option<String> {
         let t0 = Instant::now();
         loop {
-            if let Ok(Some(s)) = self.child.try_wait() {
+            if let Some(s) = self.peek_exit() {
                 return Some(s);
             }
             if t0.elapsed() >= grace {
@@ -79,6 +81,27 @@ impl Running {
             }
             std::thread::sleep(Duration::from_millis(5));
         }
+    }
+
+    /// The exit status in words if the shim has exited, without reaping it.
+    #[cfg(unix)]
+    fn peek_exit(&mut self) -> Option<String> {
+        use rustix::process::{Pid, WaitId, WaitIdOptions, waitid};
+        let opts = WaitIdOptions::EXITED | WaitIdOptions::NOHANG | WaitIdOptions::NOWAIT;
+        let st = waitid(WaitId::Pid(Pid::from_child(&self.child)), opts).ok()??;
+        if let Some(sig) = st.terminating_signal() {
+            return Some(format!("killed by signal {sig}"));
+        }
+        st.exit_status().map(|c| format!("exit status {c}"))
+    }
+
+    #[cfg(not(unix))]
+    fn peek_exit(&mut self) -> Option<String> {
+        let s = self.child.try_wait().ok()??;
+        Some(
+            s.code()
+                .map_or(s.to_string(), |c| format!("exit status {c}")),
+        )
     }
 }
 
@@ -101,21 +124,6 @@ pub struct SubprocessAdapter {
     /// Set when a shim that had answered earlier requests went away with the next one in
     /// flight: it may have exited after its last answer, so that case is tried once more.
     died_after_answers: Option<String>,
-}
-
-/// A shim's exit status in words.
-fn exit_words(s: ExitStatus) -> String {
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::ExitStatusExt;
-        if let Some(sig) = s.signal() {
-            return format!("killed by signal {sig}");
-        }
-    }
-    match s.code() {
-        Some(c) => format!("exit status {c}"),
-        None => s.to_string(),
-    }
 }
 
 impl SubprocessAdapter {
@@ -184,16 +192,9 @@ impl SubprocessAdapter {
             )),
             Ok(Event::Eof | Event::WriteFailed(_)) => Some(
                 run.exit_status(EXIT_GRACE)
-                    .map_or("closed its output".to_string(), |s| {
-                        format!("exited ({})", exit_words(s))
-                    }),
+                    .map_or("closed its output".to_string(), |s| format!("exited ({s})")),
             ),
-            Err(_) => run
-                .child
-                .try_wait()
-                .ok()
-                .flatten()
-                .map(|s| format!("exited ({})", exit_words(s))),
+            Err(_) => run.peek_exit().map(|s| format!("exited ({s})")),
         };
         if let Some(how) = how {
             eprintln!(
@@ -359,7 +360,7 @@ impl SubprocessAdapter {
 /// has one (issue 7, D19).
 fn gone(run: &mut Running, otherwise: &str) -> AdapterErrorKind {
     AdapterErrorKind::Crashed(match run.exit_status(EXIT_GRACE) {
-        Some(s) => format!("the shim exited ({})", exit_words(s)),
+        Some(s) => format!("the shim exited ({s})"),
         None => format!("the shim {otherwise}"),
     })
 }
