@@ -299,6 +299,11 @@ fn d17_truncated_or_unsatisfiable_values_are_input_errors() {
             "lane 3 is not one of the case's lanes",
         ),
         (
+            "{ R2 = 0x1001, R4 = 1, alloc = [\"0x1000+0x10\"] }",
+            "{ fault = \"misaligned_address\", fault_lanes = [0, 0] }",
+            "fault_lanes names lane 0 twice",
+        ),
+        (
             "{ R2 = 0x1000, R4 = 1, mem = { 0x1000 = \"u32:0\" } }",
             "{ R0 = { bits = \"0x100000000000000000001\", mask = \"0xffffffff\" }, mem = { 0x1000 = \"u32:1\" } }",
             "does not fit in 32 bits",
