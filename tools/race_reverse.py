@@ -3,7 +3,7 @@
 MSL case of 1024 threads doing binary32 atomic_fetch_add with distinct operands of widely
 different magnitudes (returns discarded, or kept with --returns);
 `shim` is an adapter (adapters/PROTOCOL.md) that answers it as if the threads were serialized
-in descending order (or, with ORDER=scrambled, in the order 389*k mod 1024)."""
+in descending order (or, with ORDER=scrambled, in the order 391*k mod 1024)."""
 import json, os, struct, sys
 
 N = 1024
@@ -44,7 +44,7 @@ def shim():
             n = len(vs)
             order = list(reversed(range(n)))
             if os.environ.get("ORDER") == "scrambled":
-                order = [(k * 389) % n for k in range(n)]
+                order = [(k * 391) % n for k in range(n)]
             for lane in order:
                 rets[lane] = struct.unpack("<I", struct.pack("<f", acc))[0]
                 acc = f32(acc + vs[lane])

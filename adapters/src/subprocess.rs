@@ -11,7 +11,7 @@ use atomcts_reference::state::{AtomicType, Buffer, MAX_ELEMS, Reg, State, Window
 use atomcts_reference::types::{ElemType, Space};
 use serde_json::{Map, Value, json};
 use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::time::{Duration, Instant};
 
@@ -28,6 +28,10 @@ pub const MIN_STARTUP: Duration = Duration::from_secs(30);
 /// After this many adapter failures in a row (crash, timeout, protocol error, failed start),
 /// the adapter stops restarting the shim and fails the remaining cases at once.
 pub const MAX_CONSECUTIVE_FAILURES: u32 = 5;
+/// The most JSON objects one answer may hold (memory ranges, registers, buffers, ...): counted
+/// on the raw line before it is parsed, so an answer of millions of tiny ranges is a protocol
+/// error instead of gigabytes of parsed JSON. At the limit, reading one answer peaks near 1 GiB.
+pub const MAX_ANSWER_OBJECTS: usize = 1 << 20;
 /// How long a shim that closed its output gets to exit, so its exit status can be reported.
 const EXIT_GRACE: Duration = Duration::from_millis(500);
 
@@ -66,11 +70,13 @@ impl Running {
         let _ = self.child.wait();
     }
 
-    /// The exit status if the shim has exited, waiting up to `grace` for it.
-    fn exit_status(&mut self, grace: Duration) -> Option<ExitStatus> {
+    /// How the shim ended, in words, if it has exited, waiting up to `grace` for it. The shim
+    /// is not reaped here (its id stays reserved until [`Running::stop`] has signalled its
+    /// group).
+    fn exit_status(&mut self, grace: Duration) -> Option<String> {
         let t0 = Instant::now();
         loop {
-            if let Ok(Some(s)) = self.child.try_wait() {
+            if let Some(s) = self.peek_exit() {
                 return Some(s);
             }
             if t0.elapsed() >= grace {
@@ -78,6 +84,27 @@ impl Running {
             }
             std::thread::sleep(Duration::from_millis(5));
         }
+    }
+
+    /// The exit status in words if the shim has exited, without reaping it.
+    #[cfg(unix)]
+    fn peek_exit(&mut self) -> Option<String> {
+        use rustix::process::{Pid, WaitId, WaitIdOptions, waitid};
+        let opts = WaitIdOptions::EXITED | WaitIdOptions::NOHANG | WaitIdOptions::NOWAIT;
+        let st = waitid(WaitId::Pid(Pid::from_child(&self.child)), opts).ok()??;
+        if let Some(sig) = st.terminating_signal() {
+            return Some(format!("killed by signal {sig}"));
+        }
+        st.exit_status().map(|c| format!("exit status {c}"))
+    }
+
+    #[cfg(not(unix))]
+    fn peek_exit(&mut self) -> Option<String> {
+        let s = self.child.try_wait().ok()??;
+        Some(
+            s.code()
+                .map_or(s.to_string(), |c| format!("exit status {c}")),
+        )
     }
 }
 
@@ -104,21 +131,6 @@ pub struct SubprocessAdapter {
     version: u64,
     /// Version 2: what the shim consumes.
     level: Level,
-}
-
-/// A shim's exit status in words.
-fn exit_words(s: ExitStatus) -> String {
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::ExitStatusExt;
-        if let Some(sig) = s.signal() {
-            return format!("killed by signal {sig}");
-        }
-    }
-    match s.code() {
-        Some(c) => format!("exit status {c}"),
-        None => s.to_string(),
-    }
 }
 
 impl SubprocessAdapter {
@@ -189,16 +201,9 @@ impl SubprocessAdapter {
             )),
             Ok(Event::Eof | Event::WriteFailed(_)) => Some(
                 run.exit_status(EXIT_GRACE)
-                    .map_or("closed its output".to_string(), |s| {
-                        format!("exited ({})", exit_words(s))
-                    }),
+                    .map_or("closed its output".to_string(), |s| format!("exited ({s})")),
             ),
-            Err(_) => run
-                .child
-                .try_wait()
-                .ok()
-                .flatten()
-                .map(|s| format!("exited ({})", exit_words(s))),
+            Err(_) => run.peek_exit().map(|s| format!("exited ({s})")),
         };
         if let Some(how) = how {
             eprintln!(
@@ -381,7 +386,7 @@ impl SubprocessAdapter {
 /// has one (issue 7, D19).
 fn gone(run: &mut Running, otherwise: &str) -> AdapterErrorKind {
     AdapterErrorKind::Crashed(match run.exit_status(EXIT_GRACE) {
-        Some(s) => format!("the shim exited ({})", exit_words(s)),
+        Some(s) => format!("the shim exited ({s})"),
         None => format!("the shim {otherwise}"),
     })
 }
@@ -395,12 +400,24 @@ fn parse_answer(bytes: &[u8]) -> Result<Value, AdapterErrorKind> {
             crate::escape_controls(&shorten(&String::from_utf8_lossy(bytes), 200))
         ))
     })?;
+    let objects = memchr_count(b'{', bytes);
+    if objects > MAX_ANSWER_OBJECTS {
+        return Err(AdapterErrorKind::Protocol(format!(
+            "answer of {} bytes holds {objects} JSON objects (at most {MAX_ANSWER_OBJECTS})",
+            bytes.len()
+        )));
+    }
     serde_json::from_str::<Value>(line.trim()).map_err(|e| {
         AdapterErrorKind::Protocol(format!(
             "answer is not JSON ({e}): `{}`",
             crate::escape_controls(&shorten(line.trim(), 200))
         ))
     })
+}
+
+/// How many times `b` occurs in `bytes`.
+fn memchr_count(b: u8, bytes: &[u8]) -> usize {
+    bytes.iter().filter(|x| **x == b).count()
 }
 
 /// At most `n` characters of `s`, with `...` when cut.
@@ -658,7 +675,7 @@ fn hex_bytes(data: &[u8]) -> String {
 
 fn bytes_of_hex(hex: &str) -> Result<Vec<u8>, String> {
     let digit = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
-    if hex.len() % 2 != 0 {
+    if !hex.len().is_multiple_of(2) {
         return Err("memory bytes must be pairs of hex digits".into());
     }
     if hex.len() as u64 / 2 > atomcts_reference::memory::MAX_BYTES {
@@ -724,8 +741,7 @@ pub fn state_from_json(v: &Value) -> Result<State, String> {
             .get("memory")
             .and_then(|m| m.get(key))
             .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
+            .map_or(&[][..], Vec::as_slice);
         let mut parsed = Vec::with_capacity(ranges.len());
         for r in ranges {
             let base = hex_of(r.get("base"), "memory base")?;

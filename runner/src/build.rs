@@ -698,6 +698,11 @@ pub fn build_expectation(
                 if lanes.is_empty() {
                     return err(p, "fault_lanes = []: a fault names at least one lane");
                 }
+                let mut sorted = lanes.clone();
+                sorted.sort_unstable();
+                if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
+                    return err(p, format!("fault_lanes names lane {} twice", w[0]));
+                }
                 Some(lanes)
             }
             Some((_, _, p)) => return err(p, "fault_lanes is an array of lanes"),

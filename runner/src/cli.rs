@@ -545,14 +545,16 @@ fn cmd_run(a: RunArgs) -> Result<u8> {
     written?;
     programs?;
     if selected_count == 0 {
-        eprintln!(
-            "error: no case matched (filters: {}): nothing was checked",
-            if a.filter.is_empty() {
-                "none".to_string()
-            } else {
-                a.filter.join(", ")
-            }
-        );
+        if a.filter.is_empty() {
+            eprintln!(
+                "error: no case to run (the corpus is empty or did not load): nothing was checked"
+            );
+        } else {
+            eprintln!(
+                "error: no case matched --filter {}: nothing was checked",
+                a.filter.join(", --filter ")
+            );
+        }
     }
     Ok(report.exit_code() as u8)
 }

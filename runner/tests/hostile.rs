@@ -299,6 +299,11 @@ fn d17_truncated_or_unsatisfiable_values_are_input_errors() {
             "lane 3 is not one of the case's lanes",
         ),
         (
+            "{ R2 = 0x1001, R4 = 1, alloc = [\"0x1000+0x10\"] }",
+            "{ fault = \"misaligned_address\", fault_lanes = [0, 0] }",
+            "fault_lanes names lane 0 twice",
+        ),
+        (
             "{ R2 = 0x1000, R4 = 1, mem = { 0x1000 = \"u32:0\" } }",
             "{ R0 = { bits = \"0x100000000000000000001\", mask = \"0xffffffff\" }, mem = { 0x1000 = \"u32:1\" } }",
             "does not fit in 32 bits",
@@ -1008,5 +1013,41 @@ fn d7_absurd_generated_counts_are_usage_errors() {
             "{}",
             text(&o)
         );
+    }
+}
+
+#[test]
+fn d2_answers_with_huge_numbers_of_ranges_are_bounded() {
+    let d = tmp("d2-answer");
+    write(&d, "spec-cases/sass/a.toml", GOOD);
+    for (n, verdict) in [(100_000, "1 failed"), (1_100_000, "1 errors")] {
+        let cmd = shim(
+            &d,
+            &format!("ranges{n}"),
+            &format!(
+                "def answer(req):\n    st = req[\"state\"]\n    st[\"memory\"][\"global\"] += [{{\"base\": hex(0x10000000 + 2 * i), \"bytes\": \"00\"}} for i in range({n})]\n    return {{\"id\": req[\"id\"], \"outcome\": \"completed\", \"state\": st}}\n"
+            ),
+        );
+        let o = atomcts_guarded(
+            &[
+                "run",
+                "--no-progress",
+                "--cases",
+                d.join("spec-cases").to_str().unwrap(),
+                "--adapter",
+                &cmd,
+                "--adapter-timeout-ms",
+                "60000",
+            ],
+            Duration::from_secs(240),
+        )
+        .expect("an answer with many ranges hung the runner");
+        let t = text(&o);
+        assert!(t.contains(verdict), "{n}: {}", &t[..t.len().min(3000)]);
+        if n > 1_000_000 {
+            assert!(t.contains("JSON objects (at most 1048576)"), "{t}");
+        } else {
+            assert!(t.contains("further differences not listed"), "{t}");
+        }
     }
 }
