@@ -19,7 +19,7 @@ import subprocess
 import sys
 import time
 
-TESTS = ["cargo", "test", "-q", "-p", "atomcts", "--test", "spec_cases", "--test", "perturb"]
+TESTS = ["cargo", "test", "-q", "-p", "atomcts", "--test", "spec_cases", "--test", "perturb", "--test", "planted"]
 
 
 def main():

@@ -1,0 +1,174 @@
+//! Planted wrong answers must be rejected (the counterpart of `perturb.rs`). For every corpus
+//! case under every named profile, `atomcts::plant` derives observations the documents do not
+//! allow from the reference's outcome: a bit flipped where the instruction decides every bit, a
+//! racing address or lane left with a value no order produces (brute-forced), a wrong fault
+//! class or lane set, a wrong rejection reason, the wrong kind of outcome. Each is presented to
+//! the runner as an implementation's observation and must fail; completed ones must also fail
+//! the reference's judge on its own, since for generated cases and racing locations the judge
+//! is the only line of defence. The score (rejected / planted) is printed per kind.
+
+use atomcts::build::{Expectation, build_expectation, build_state};
+use atomcts::case::load;
+use atomcts::plant::{PlantKind, plants};
+use atomcts::run::{Options, Status, run_case};
+use atomcts::verify::check;
+use atomcts_adapters::{Adapter, AdapterError, CAPABILITIES, Observation, Request};
+use atomcts_reference::Profile;
+use atomcts_reference::check::{Judgement, judge};
+use atomcts_reference::outcome::Outcome;
+use atomcts_reference::program::{Dialect, run};
+use atomcts_reference::race::DEFAULT_BUDGET;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Presents one fixed observation.
+struct Planted(Observation);
+
+impl Adapter for Planted {
+    fn name(&self) -> &str {
+        "planted"
+    }
+    fn supports(&self, capability: &str) -> bool {
+        CAPABILITIES.contains(&capability)
+    }
+    fn run(&mut self, _: &Request<'_>) -> Result<Observation, AdapterError> {
+        Ok(self.0.clone())
+    }
+}
+
+/// Per kind: planted, rejected by the runner, judged alone, rejected by the judge alone.
+type Score = BTreeMap<PlantKind, [usize; 4]>;
+
+/// Every case under one profile. The runner (`run_case`) judges the first plant of each kind
+/// per case; every plant goes through the same two checks it makes (the expectation, then the
+/// reference's judge) without rebuilding the case each time.
+fn under(name: &str, cases: &[atomcts::case::Case]) -> (Score, Vec<String>) {
+    let profile = Profile::named(name).unwrap();
+    let mut score = Score::new();
+    let mut problems = Vec::new();
+    let opts = Options {
+        profile: profile.clone(),
+        race_budget: DEFAULT_BUDGET,
+        cases_arg: "spec-cases".into(),
+        adapter_arg: String::new(),
+    };
+    for case in cases {
+        if case
+            .where_
+            .iter()
+            .any(|(k, o)| profile.get(k).ok() != Some(o.as_str()))
+        {
+            continue;
+        }
+        let state = build_state(case).unwrap();
+        let (entries, at) = match (&case.probe, &case.expect) {
+            (Some(knob), _) => {
+                let picked = profile.get(knob).unwrap();
+                match case.expect_if.iter().find(|(o, _, _)| o == picked) {
+                    Some((_, e, p)) => (e.clone(), p.clone()),
+                    None => continue,
+                }
+            }
+            (None, Some((e, p))) => (e.clone(), p.clone()),
+            (None, None) => panic!("{}: no expectation", case.id),
+        };
+        let exp: Expectation = build_expectation(case, &state, &entries, &at).unwrap();
+        let reference = run(case.dialect, &case.asm, &state, &profile).unwrap();
+        let lanes_are_lanes = case.dialect != Dialect::Visa;
+        let mut through_runner = BTreeSet::new();
+        for p in plants(&exp, &state, &reference.outcome, reference.lowered.as_ref()) {
+            let s = score.entry(p.kind).or_default();
+            s[0] += 1;
+            let mut problem = |who: &str, said: String| {
+                problems.push(format!(
+                    "{} under {name}: {} ({}): {who} says {said}",
+                    case.id,
+                    p.what,
+                    p.kind.name()
+                ))
+            };
+            let judged = match (&p.observation, &reference.outcome, &reference.lowered) {
+                (Observation::Completed(seen), Outcome::Completed(c), Some(l)) => {
+                    Some(judge(l, &state, c, seen, DEFAULT_BUDGET))
+                }
+                _ => None,
+            };
+            let rejected = if through_runner.insert(p.kind) {
+                let r = run_case(case, &mut Planted(p.observation.clone()), &opts);
+                r.status == Status::Fail
+            } else {
+                !check(&exp, &state, &p.observation, lanes_are_lanes).is_empty()
+                    || matches!(judged, Some(Ok(Judgement::Fail(_))))
+                    || reference.outcome.kind() != p.observation.kind()
+            };
+            if rejected {
+                s[1] += 1;
+            } else {
+                problem("the runner", "pass".into());
+            }
+            if let Some(verdict) = judged {
+                s[2] += 1;
+                match verdict {
+                    Ok(Judgement::Fail(_)) => s[3] += 1,
+                    other => problem("the judge alone", format!("{other:?}")),
+                }
+            }
+        }
+    }
+    (score, problems)
+}
+
+#[test]
+fn planted_wrong_answers_are_rejected() {
+    let loaded = load(&atomcts::default_corpus());
+    assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+    let cases = &loaded.cases;
+    let results: Vec<(Score, Vec<String>)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = Profile::names()
+            .map(|name| scope.spawn(move || under(name, cases)))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let mut score = Score::new();
+    let mut problems = Vec::new();
+    for (s, mut p) in results {
+        for (k, v) in s {
+            let t = score.entry(k).or_default();
+            for i in 0..4 {
+                t[i] += v[i];
+            }
+        }
+        problems.append(&mut p);
+    }
+    let total = score.values().fold([0; 4], |mut t, s| {
+        for k in 0..4 {
+            t[k] += s[k];
+        }
+        t
+    });
+    println!("judge score: planted wrong answers rejected / planted");
+    for (k, s) in &score {
+        println!(
+            "  {:<22} runner {:>6} / {:<6} judge alone {:>6} / {}",
+            k.name(),
+            s[1],
+            s[0],
+            s[3],
+            s[2]
+        );
+    }
+    println!(
+        "  {:<22} runner {:>6} / {:<6} judge alone {:>6} / {}",
+        "all", total[1], total[0], total[3], total[2]
+    );
+    assert!(
+        problems.is_empty(),
+        "{} planted wrong answers accepted:\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
+    // Every kind must have been planted, and often.
+    for k in PlantKind::ALL {
+        let n = score.get(k).map_or(0, |s| s[0]);
+        assert!(n > 10, "{}: only {n} planted: {score:?}", k.name());
+    }
+}
