@@ -39,7 +39,7 @@ pub enum DenormRule {
     CompareRaw,
     /// Flush both operands first; the result is the flushed value.
     FlushBeforeCompare,
-    /// Either of the two answers above.
+    /// Either of the two answers above, or (Metal) either operand when both are subnormal.
     Either,
 }
 
@@ -83,6 +83,12 @@ fn min_max(f: Format, a: u64, b: u64, rules: MinMaxRules, pick: Pick) -> Choices
             let mut out = raw();
             for x in flushed() {
                 push_unique(&mut out, x);
+            }
+            // Metal fmin/fmax: "If x and y are denormals and the GPU doesn't support denormals,
+            // either value may be returned" (research A7).
+            if super::is_subnormal(f, a) && super::is_subnormal(f, b) {
+                push_unique(&mut out, a);
+                push_unique(&mut out, b);
             }
             out
         }
