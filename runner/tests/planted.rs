@@ -18,6 +18,7 @@ use atomcts_reference::check::{Judgement, judge};
 use atomcts_reference::outcome::Outcome;
 use atomcts_reference::program::{Dialect, run};
 use atomcts_reference::race::DEFAULT_BUDGET;
+use atomcts_reference::visa::encoding::Stated;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Presents one fixed observation.
@@ -171,4 +172,65 @@ fn planted_wrong_answers_are_rejected() {
         let n = score.get(k).map_or(0, |s| s[0]);
         assert!(n > 10, "{}: only {n} planted: {score:?}", k.name());
     }
+}
+
+/// Wrong bytes: for every case that states agreeing byte fields (FORMAT.md `encoding`), each
+/// bit of each stated field flipped in turn must make the case fail (the bytes then decode to
+/// another instruction, or are rejected where the case expects a completed run).
+#[test]
+fn planted_wrong_encodings_are_rejected() {
+    let loaded = load(&atomcts::default_corpus());
+    let opts = Options {
+        profile: Profile::default(),
+        race_budget: DEFAULT_BUDGET,
+        cases_arg: "spec-cases".into(),
+        adapter_arg: String::new(),
+    };
+    let (mut planted, mut problems) = (0, Vec::new());
+    for case in &loaded.cases {
+        let Some((stated, _)) = &case.encoding else {
+            continue;
+        };
+        let Some((entries, at)) = &case.expect else {
+            continue;
+        };
+        let state = build_state(case).unwrap();
+        if !matches!(
+            build_expectation(case, &state, entries, at).unwrap(),
+            Expectation::Values(_)
+        ) {
+            continue;
+        }
+        let fields: [(&str, fn(&mut Stated) -> &mut Option<u8>); 4] = [
+            ("op", |s| &mut s.op),
+            ("exec_size", |s| &mut s.exec_size),
+            ("surface", |s| &mut s.surface),
+            ("channels", |s| &mut s.channels),
+        ];
+        for (name, field) in fields {
+            for bit in 0..8 {
+                let mut wrong = *stated;
+                let Some(b) = field(&mut wrong) else {
+                    continue;
+                };
+                *b ^= 1 << bit;
+                let mut c = case.clone();
+                c.encoding = Some((wrong, at.clone()));
+                planted += 1;
+                let r = run_case(&c, &mut atomcts_adapters::ReferenceAdapter, &opts);
+                if r.status != Status::Fail {
+                    problems.push(format!(
+                        "{}: {name} bit {bit} flipped: {:?}",
+                        case.id, r.status
+                    ));
+                }
+            }
+        }
+    }
+    println!(
+        "wrong encodings rejected: {} / {planted}",
+        planted - problems.len()
+    );
+    assert!(planted > 40, "only {planted} wrong encodings planted");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
