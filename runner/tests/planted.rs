@@ -174,6 +174,9 @@ fn planted_wrong_answers_are_rejected() {
     }
 }
 
+/// Selects one stated byte field.
+type FieldOf = fn(&mut Stated) -> &mut Option<u8>;
+
 /// Wrong bytes: for every case that states agreeing byte fields (FORMAT.md `encoding`), each
 /// bit of each stated field flipped in turn must make the case fail (the bytes then decode to
 /// another instruction, or are rejected where the case expects a completed run).
@@ -201,7 +204,7 @@ fn planted_wrong_encodings_are_rejected() {
         ) {
             continue;
         }
-        let fields: [(&str, fn(&mut Stated) -> &mut Option<u8>); 4] = [
+        let fields: [(&str, FieldOf); 4] = [
             ("op", |s| &mut s.op),
             ("exec_size", |s| &mut s.exec_size),
             ("surface", |s| &mut s.surface),
