@@ -237,3 +237,91 @@ fn planted_wrong_encodings_are_rejected() {
     assert!(planted > 40, "only {planted} wrong encodings planted");
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// The race checker's budget, pinned on the corpus: a budget of `b` states lets the search
+/// expand `b` states. For planted racing final values (which the search must refute
+/// exhaustively), the smallest budget that decides is found; one state less is undecided,
+/// reported as `after b + 1` (the state it refused), and the runner then says Undecided,
+/// never Pass.
+#[test]
+fn race_budget_is_exact_and_enforced() {
+    let loaded = load(&atomcts::default_corpus());
+    let profile = Profile::default();
+    let explored_of = |why: &str| -> u64 {
+        why.rsplit("after ")
+            .next()
+            .and_then(|n| n.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no state count in {why:?}"))
+    };
+    let mut pinned = 0;
+    let mut largest = 0;
+    for case in &loaded.cases {
+        if !case.where_.is_empty() || case.probe.is_some() {
+            continue;
+        }
+        let state = build_state(case).unwrap();
+        let Some((entries, at)) = &case.expect else {
+            continue;
+        };
+        let exp = build_expectation(case, &state, entries, at).unwrap();
+        let reference = run(case.dialect, &case.asm, &state, &profile).unwrap();
+        let (Outcome::Completed(c), Some(l)) = (&reference.outcome, &reference.lowered) else {
+            continue;
+        };
+        for p in plants(&exp, &state, &reference.outcome, Some(l)) {
+            let (PlantKind::RacingFinal, Observation::Completed(seen)) = (p.kind, &p.observation)
+            else {
+                continue;
+            };
+            let decided =
+                |b: u64| !matches!(judge(l, &state, c, seen, b), Ok(Judgement::Undecided(_)));
+            // Decided without expanding a state (every step forced): nothing to pin.
+            if decided(0) {
+                continue;
+            }
+            // The smallest deciding budget.
+            let (mut lo, mut hi) = (0u64, 1u64);
+            while !decided(hi) {
+                lo = hi;
+                hi *= 2;
+                assert!(hi < 1 << 24, "{}: no budget decides", case.id);
+            }
+            while hi - lo > 1 {
+                let mid = (lo + hi) / 2;
+                if decided(mid) {
+                    hi = mid;
+                } else {
+                    lo = mid;
+                }
+            }
+            let b = hi;
+            assert!(matches!(
+                judge(l, &state, c, seen, b),
+                Ok(Judgement::Fail(_))
+            ));
+            match judge(l, &state, c, seen, b - 1) {
+                Ok(Judgement::Undecided(why)) => {
+                    assert_eq!(explored_of(&why), b, "{}: {why}", case.id)
+                }
+                other => panic!("{}: budget {} gave {other:?}", case.id, b - 1),
+            }
+            if b > 1 {
+                let opts = Options {
+                    profile: profile.clone(),
+                    race_budget: b - 1,
+                    cases_arg: "spec-cases".into(),
+                    adapter_arg: String::new(),
+                };
+                let r = run_case(case, &mut Planted(p.observation.clone()), &opts);
+                // Other findings (from the expectation) may make it a failure; never a pass.
+                assert_ne!(r.status, Status::Pass, "{}", case.id);
+            }
+            largest = largest.max(b);
+            pinned += 1;
+        }
+    }
+    println!(
+        "race budget pinned on {pinned} planted racing values; largest deciding budget {largest}"
+    );
+    assert!(pinned > 50 && largest > 3, "{pinned} {largest}");
+}
