@@ -71,6 +71,7 @@ def main():
     ap.add_argument("--seed", type=int, help="seed of the sample (default: from the clock; printed)")
     ap.add_argument("--fail-on-survivor", action="store_true", help="exit 1 when a non-equivalent mutant survives")
     ap.add_argument("--timeout", type=int, default=300, help="seconds per mutant's tests")
+    ap.add_argument("--target-dir", help="cargo target directory for the scratch tree (e.g. the repository's own, to reuse built dependencies)")
     ap.add_argument("files", nargs="+")
     a = ap.parse_args()
     repo = subprocess.run(["git", "rev-parse", "--show-toplevel"], capture_output=True, text=True, check=True).stdout.strip()
@@ -95,6 +96,9 @@ def main():
         listing += ["--file", f]
     muts = json.loads(subprocess.run(listing, cwd=wt, capture_output=True, text=True, check=True).stdout)
     equivalent = load_equivalent(repo)
+    env = dict(os.environ)
+    if a.target_dir:
+        env["CARGO_TARGET_DIR"] = os.path.abspath(a.target_dir)
     if a.sample is not None:
         seed = a.seed if a.seed is not None else int(time.time())
         print(f"sample of {a.sample} of {len(muts)} mutants, seed {seed} (rerun: --sample {a.sample} --seed {seed})", flush=True)
@@ -112,11 +116,11 @@ def main():
         t0 = time.time()
         if subprocess.run(["patch", "-p1", "--quiet"], input="\n".join(lines) + "\n", text=True, cwd=wt).returncode:
             verdict = "UNAPPLIED"
-        elif subprocess.run(TESTS + ["--no-run"], cwd=wt, capture_output=True).returncode:
+        elif subprocess.run(TESTS + ["--no-run"], cwd=wt, capture_output=True, env=env).returncode:
             verdict = "UNVIABLE"
         else:
             # Its own process group, so a timeout stops the test binaries too, not only cargo.
-            p = subprocess.Popen(TESTS, cwd=wt, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+            p = subprocess.Popen(TESTS, cwd=wt, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, env=env)
             try:
                 verdict = "CAUGHT" if p.wait(timeout=a.timeout) else "MISSED"
             except subprocess.TimeoutExpired:
