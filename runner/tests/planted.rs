@@ -36,6 +36,15 @@ impl Adapter for Planted {
     }
 }
 
+/// Whether a race mismatch reports `longest consistent prefix: n of n`.
+fn whole_prefix(why: &str) -> bool {
+    let Some((_, tail)) = why.split_once("longest consistent prefix: ") else {
+        return false;
+    };
+    let mut it = tail.trim_end_matches(')').split(" of ");
+    matches!((it.next(), it.next()), (Some(a), Some(b)) if a == b)
+}
+
 /// Per kind: planted, rejected by the runner, judged alone, rejected by the judge alone.
 type Score = BTreeMap<PlantKind, [usize; 4]>;
 
@@ -109,6 +118,14 @@ fn under(name: &str, cases: &[atomcts::case::Case]) -> (Score, Vec<String>) {
             if let Some(verdict) = judged {
                 s[2] += 1;
                 match verdict {
+                    // Only the final value is wrong: the lanes' returns fit program order, so the
+                    // report's longest consistent prefix is every lane.
+                    Ok(Judgement::Fail(ms))
+                        if p.kind == PlantKind::RacingFinal
+                            && !ms.iter().any(|m| whole_prefix(&m.why)) =>
+                    {
+                        problem("the judge's report", format!("{ms:?}"))
+                    }
                     Ok(Judgement::Fail(_)) => s[3] += 1,
                     other => problem("the judge alone", format!("{other:?}")),
                 }
