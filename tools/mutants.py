@@ -72,6 +72,7 @@ def main():
     ap.add_argument("--fail-on-survivor", action="store_true", help="exit 1 when a non-equivalent mutant survives")
     ap.add_argument("--timeout", type=int, default=300, help="seconds per mutant's tests")
     ap.add_argument("--target-dir", help="cargo target directory for the scratch tree (e.g. the repository's own, to reuse built dependencies)")
+    ap.add_argument("--match", action="append", default=[], help="judge only mutants whose name contains this text (repeatable)")
     ap.add_argument("files", nargs="+")
     a = ap.parse_args()
     repo = subprocess.run(["git", "rev-parse", "--show-toplevel"], capture_output=True, text=True, check=True).stdout.strip()
@@ -95,6 +96,8 @@ def main():
     for f in a.files:
         listing += ["--file", f]
     muts = json.loads(subprocess.run(listing, cwd=wt, capture_output=True, text=True, check=True).stdout)
+    if a.match:
+        muts = [m for m in muts if any(t in m["name"] for t in a.match)]
     equivalent = load_equivalent(repo)
     env = dict(os.environ)
     if a.target_dir:
