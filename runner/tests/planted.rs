@@ -18,7 +18,7 @@ use atomcts_reference::check::{Judgement, judge};
 use atomcts_reference::outcome::Outcome;
 use atomcts_reference::program::{Dialect, run};
 use atomcts_reference::race::DEFAULT_BUDGET;
-use atomcts_reference::visa::encoding::Stated;
+use atomcts_reference::visa::encoding::{Agreement, Stated, agree};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Presents one fixed observation.
@@ -206,7 +206,7 @@ fn planted_wrong_encodings_are_rejected() {
         cases_arg: "spec-cases".into(),
         adapter_arg: String::new(),
     };
-    let (mut planted, mut problems) = (0, Vec::new());
+    let (mut planted, mut problems, mut decoded_texts) = (0, Vec::new(), 0);
     for case in &loaded.cases {
         let Some((stated, _)) = &case.encoding else {
             continue;
@@ -244,6 +244,25 @@ fn planted_wrong_encodings_are_rejected() {
                         case.id, r.status
                     ));
                 }
+                // What the wrong bytes decode to is printed as text; that text must state
+                // exactly those bytes.
+                for f in &r.findings {
+                    let Some(decoded) = f
+                        .observed
+                        .split_once("the bytes decode to `")
+                        .and_then(|(_, t)| t.split_once('`'))
+                        .map(|(t, _)| t)
+                    else {
+                        continue;
+                    };
+                    decoded_texts += 1;
+                    if agree(decoded, &wrong) != Ok(Agreement::Agrees) {
+                        problems.push(format!(
+                            "{}: {name} bit {bit} flipped: the decoded text `{decoded}` does not state the bytes",
+                            case.id
+                        ));
+                    }
+                }
             }
         }
     }
@@ -252,6 +271,7 @@ fn planted_wrong_encodings_are_rejected() {
         planted - problems.len()
     );
     assert!(planted > 40, "only {planted} wrong encodings planted");
+    assert!(decoded_texts > 20, "only {decoded_texts} decoded texts");
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
