@@ -14,7 +14,7 @@ Usage:
   python3 tools/mutants.py --sample 4 --seed 7 --fail-on-survivor reference/src/check.rs ...
 Writes one line per mutant (CAUGHT / MISSED / EQUIVALENT / UNVIABLE / TIMEOUT) to stdout and a
 summary. MISSED mutants listed in tools/mutants-equivalent.txt (keyed by file, mutation and the
-mutated line's text, so the list survives line shifts) are reported as EQUIVALENT. With
+mutated line's text and column, so the list survives line shifts) are reported as EQUIVALENT. With
 --fail-on-survivor the exit status is 1 when a MISSED mutant remains.
 """
 import argparse
@@ -31,8 +31,10 @@ EQUIVALENT = "tools/mutants-equivalent.txt"
 
 
 def mutation_text(m):
-    """The mutation without its position: `replace && with || in admits`."""
-    return m["name"].split(": ", 1)[1]
+    """The mutation with its column but not its line: `29: replace && with || in observe` (the
+    column tells apart two mutations of one line; the line number changes with every edit above)."""
+    pos, text = m["name"].split(": ", 1)
+    return f"{pos.rsplit(':', 1)[1]}: {text}"
 
 
 def line_text(root, m):
@@ -47,7 +49,7 @@ def key(root, m):
 
 
 def load_equivalent(repo):
-    """`file | mutation | mutated line (stripped) | reason` per line; `#` starts a comment."""
+    """`file | column: mutation | mutated line (stripped) | reason` per line; `#` starts a comment."""
     out = {}
     path = os.path.join(repo, EQUIVALENT)
     if not os.path.exists(path):
