@@ -1,53 +1,133 @@
 #!/usr/bin/env python3
 """Corpus quality by mutation: how many single-point mutations of the reference model make some
-corpus case fail.
+corpus test fail.
 
-cargo-mutants generates the mutants (`cargo install cargo-mutants`), but it runs the mutated
-package's own tests, and the corpus tests live in the runner crate. This driver applies each
-mutant's diff to a scratch git worktree, runs the corpus tests there (every corpus file under
-every profile and probe option, plus the test of spec-allowed variations), and reverts.
+cargo-mutants generates the mutants (`cargo install --locked cargo-mutants@27.1.0`), but it runs
+the mutated package's own tests, and the corpus tests live in the runner crate. This driver
+applies each mutant's diff to a scratch git worktree, runs the corpus-only tests there (every
+corpus file under every profile and probe option, the test of spec-allowed variations, and the
+test of planted wrong answers), and reverts. Unit tests of the reference are not run: a
+third-party implementation meets only the corpus and the judge.
 
 Usage:
   python3 tools/mutants.py [--worktree DIR] FILE...        e.g. reference/src/semantics.rs
-Writes one line per mutant (CAUGHT / MISSED / UNVIABLE / TIMEOUT) to stdout and a summary.
+  python3 tools/mutants.py --sample 4 --seed 7 --fail-on-survivor reference/src/check.rs ...
+Writes one line per mutant (CAUGHT / MISSED / EQUIVALENT / UNVIABLE / TIMEOUT) to stdout and a
+summary. MISSED mutants listed in tools/mutants-equivalent.txt (keyed by file, mutation and the
+mutated line's text and column, so the list survives line shifts) are reported as EQUIVALENT. With
+--fail-on-survivor the exit status is 1 when a MISSED mutant remains.
 """
 import argparse
 import json
 import os
+import random
 import signal
 import subprocess
 import sys
 import time
 
-TESTS = ["cargo", "test", "-q", "-p", "atomcts", "--test", "spec_cases", "--test", "perturb"]
+TESTS = ["cargo", "test", "-q", "-p", "atomcts", "--test", "spec_cases", "--test", "perturb", "--test", "planted"]
+EQUIVALENT = "tools/mutants-equivalent.txt"
+
+
+def mutation_text(m):
+    """The mutation with its column but not its line: `29: replace && with || in observe` (the
+    column tells apart two mutations of one line; the line number changes with every edit above)."""
+    pos, text = m["name"].split(": ", 1)
+    return f"{pos.rsplit(':', 1)[1]}: {text}"
+
+
+def line_text(root, m):
+    """The stripped text of the mutated line, in the unmutated source."""
+    with open(os.path.join(root, m["file"]), encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    return lines[m["span"]["start"]["line"] - 1].strip()
+
+
+def key(root, m):
+    return (m["file"], mutation_text(m), line_text(root, m))
+
+
+def load_equivalent(repo):
+    """`file | column: mutation | mutated line (stripped) | reason` per line; `#` starts a comment."""
+    out = {}
+    path = os.path.join(repo, EQUIVALENT)
+    if not os.path.exists(path):
+        return out
+    with open(path, encoding="utf-8") as f:
+        for n, raw in enumerate(f, 1):
+            line = raw.rstrip("\n")
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            parts = [p.strip() for p in line.split(" | ")]
+            if len(parts) != 4 or not parts[3]:
+                sys.exit(f"{EQUIVALENT}:{n}: want `file | mutation | line | reason`")
+            out[tuple(parts[:3])] = parts[3]
+    return out
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--worktree", default="target/mutants-worktree")
+    ap.add_argument("--sample", type=int, help="judge only this many mutants, drawn at random")
+    ap.add_argument("--seed", type=int, help="seed of the sample (default: from the clock; printed)")
+    ap.add_argument("--fail-on-survivor", action="store_true", help="exit 1 when a non-equivalent mutant survives")
+    ap.add_argument("--timeout", type=int, default=300, help="seconds per mutant's tests")
+    ap.add_argument("--target-dir", help="cargo target directory for the scratch tree (e.g. the repository's own, to reuse built dependencies)")
+    ap.add_argument("--match", action="append", default=[], help="judge only mutants whose name contains this text (repeatable)")
     ap.add_argument("files", nargs="+")
     a = ap.parse_args()
     repo = subprocess.run(["git", "rev-parse", "--show-toplevel"], capture_output=True, text=True, check=True).stdout.strip()
     wt = os.path.abspath(a.worktree)
     if not os.path.isdir(wt):
         subprocess.run(["git", "worktree", "add", "--detach", wt, "HEAD"], cwd=repo, check=True)
+    else:
+        # A scratch tree left by an earlier run: bring it to this commit.
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True).stdout.strip()
+        subprocess.run(["git", "checkout", "-q", "--detach", "--force", head], cwd=wt, check=True)
+    # The working tree's uncommitted changes travel too (so a run measures what is on disk).
+    diff = subprocess.run(["git", "diff", "HEAD", "--binary"], cwd=repo, capture_output=True, check=True).stdout
+    if diff:
+        subprocess.run(["git", "apply", "--whitespace=nowarn"], input=diff, cwd=wt, check=True)
+        subprocess.run(["git", "add", "-A"], cwd=wt, check=True)
+        subprocess.run(["git", "-c", "user.name=mutants", "-c", "user.email=mutants@localhost", "commit", "-q", "-m", "uncommitted changes"], cwd=wt, check=True)
+    for untracked in subprocess.run(["git", "ls-files", "--others", "--exclude-standard"], cwd=repo, capture_output=True, text=True, check=True).stdout.split("\n"):
+        if untracked and not os.path.exists(os.path.join(wt, untracked)):
+            sys.exit(f"untracked file {untracked}: add it to git first")
     listing = ["cargo", "mutants", "--package", "atomcts-reference", "--list", "--json"]
     for f in a.files:
         listing += ["--file", f]
     muts = json.loads(subprocess.run(listing, cwd=wt, capture_output=True, text=True, check=True).stdout)
+    if a.match:
+        muts = [m for m in muts if any(t in m["name"] for t in a.match)]
+    equivalent = load_equivalent(repo)
+    env = dict(os.environ)
+    if a.target_dir:
+        env["CARGO_TARGET_DIR"] = os.path.abspath(a.target_dir)
+    if a.sample is not None:
+        seed = a.seed if a.seed is not None else int(time.time())
+        print(f"sample of {a.sample} of {len(muts)} mutants, seed {seed} (rerun: --sample {a.sample} --seed {seed})", flush=True)
+        muts = random.Random(seed).sample(muts, min(a.sample, len(muts)))
+    else:
+        print(f"{len(muts)} mutants", flush=True)
     counts = {}
+    per_file = {}
+    survivors = []
+    started = time.time()
     for m in muts:
+        k = key(wt, m)
         lines = m["diff"].split("\n")
         lines[0], lines[1] = f"--- a/{m['file']}", f"+++ b/{m['file']}"
+        t0 = time.time()
         if subprocess.run(["patch", "-p1", "--quiet"], input="\n".join(lines) + "\n", text=True, cwd=wt).returncode:
             verdict = "UNAPPLIED"
-        elif subprocess.run(TESTS + ["--no-run"], cwd=wt, capture_output=True).returncode:
+        elif subprocess.run(TESTS + ["--no-run"], cwd=wt, capture_output=True, env=env).returncode:
             verdict = "UNVIABLE"
         else:
             # Its own process group, so a timeout stops the test binaries too, not only cargo.
-            p = subprocess.Popen(TESTS, cwd=wt, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+            p = subprocess.Popen(TESTS, cwd=wt, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, env=env)
             try:
-                verdict = "CAUGHT" if p.wait(timeout=300) else "MISSED"
+                verdict = "CAUGHT" if p.wait(timeout=a.timeout) else "MISSED"
             except subprocess.TimeoutExpired:
                 os.killpg(p.pid, signal.SIGKILL)
                 p.wait()
@@ -56,10 +136,28 @@ def main():
         for leftover in (m["file"] + ".orig", m["file"] + ".rej"):
             if os.path.exists(os.path.join(wt, leftover)):
                 os.remove(os.path.join(wt, leftover))
+        if verdict == "MISSED" and k in equivalent:
+            verdict = "EQUIVALENT"
+        if verdict == "MISSED":
+            survivors.append(m)
         counts[verdict] = counts.get(verdict, 0) + 1
-        print(f"{verdict}\t{m['name']}", flush=True)
+        pf = per_file.setdefault(m["file"], {})
+        pf[verdict] = pf.get(verdict, 0) + 1
+        note = f"\t# {equivalent[k]}" if verdict == "EQUIVALENT" else ""
+        print(f"{verdict}\t{m['name']}\t[{time.time() - t0:.0f}s]{note}", flush=True)
+        if verdict == "MISSED":
+            print(f"\tequivalent-list key: {' | '.join(k)} | <reason>", flush=True)
+    print(f"\n| file | judged | caught | equivalent | missed |\n| --- | --- | --- | --- | --- |")
+    for f, c in sorted(per_file.items()):
+        judged = c.get("CAUGHT", 0) + c.get("MISSED", 0) + c.get("EQUIVALENT", 0) + c.get("TIMEOUT", 0)
+        print(f"| {f} | {judged} | {c.get('CAUGHT', 0) + c.get('TIMEOUT', 0)} | {c.get('EQUIVALENT', 0)} | {c.get('MISSED', 0)} |")
     viable = counts.get("CAUGHT", 0) + counts.get("MISSED", 0) + counts.get("TIMEOUT", 0)
-    print(f"{counts}; caught {counts.get('CAUGHT', 0)} of {viable} viable mutants")
+    print(f"{counts}; caught {counts.get('CAUGHT', 0) + counts.get('TIMEOUT', 0)} of {viable} viable non-equivalent mutants in {time.time() - started:.0f}s")
+    if a.fail_on_survivor and survivors:
+        print(f"{len(survivors)} mutant(s) survived the corpus and are not in {EQUIVALENT}:")
+        for m in survivors:
+            print(f"  {m['name']}")
+        return 1
     return 0
 
 

@@ -7,7 +7,7 @@ use crate::error::ModelError;
 use crate::exec::{Resolved, resolve};
 use crate::float;
 use crate::ir::{Dest, Instr, Lowered, MemInstr, SameAddress, Upper};
-use crate::outcome::{Completed, Field, Outcome};
+use crate::outcome::{Completed, Field};
 use crate::race::{self, Observed, Problem};
 use crate::semantics::OpStep;
 use crate::state::{Loc, State};
@@ -144,7 +144,7 @@ fn compare_plain(
         for span in expected.memory(space).diff(observed.memory(space)) {
             for (addr, ev, ov) in span.bytes() {
                 let (ev, ov) = (ev.map(u64::from), ov.map(u64::from));
-                if racy_mem.contains(&(space, addr)) || open_byte(reference, space, addr, ov) {
+                if racy_mem.contains(&(space, addr)) {
                     continue;
                 }
                 out.push(Mismatch {
@@ -179,29 +179,6 @@ fn admits(reference: &Completed, loc: &Loc, expected: Option<u64>, observed: Opt
         .collect();
     let covered = fields.iter().fold(0u64, |m, f| m | f.mask());
     (e ^ o) & !covered == 0 && fields.iter().all(|f| f.admits(o))
-}
-
-/// Whether a memory byte that differs lies in an open field of a memory location.
-fn open_byte(
-    reference: &Completed,
-    space: crate::types::Space,
-    addr: u64,
-    observed: Option<u64>,
-) -> bool {
-    observed.is_some()
-        && reference.open.iter().any(|(l, f)| match l {
-            Loc::Mem {
-                space: s,
-                addr: a,
-                bytes,
-            } => {
-                *s == space && addr >= *a && addr < a + u64::from(*bytes) && {
-                    let lo = 8 * (addr - a) as u32;
-                    f.lo <= lo && lo + 8 <= f.lo + f.bits
-                }
-            }
-            Loc::Reg { .. } => false,
-        })
 }
 
 enum AddressVerdict {
@@ -472,21 +449,5 @@ fn observe(
                 }),
             }
         }
-    }
-}
-
-/// Convenience: judges `observed` for an instruction whose reference outcome is `reference`.
-/// Returns `None` when the reference outcome is not a completed state (faults, rejections
-/// and unspecified outcomes are compared by kind, not by state).
-pub fn judge_outcome(
-    lowered: Option<&Lowered>,
-    initial: &State,
-    reference: &Outcome,
-    observed: &State,
-    budget: u64,
-) -> Result<Option<Judgement>, ModelError> {
-    match (reference, lowered) {
-        (Outcome::Completed(c), Some(l)) => judge(l, initial, c, observed, budget).map(Some),
-        _ => Ok(None),
     }
 }

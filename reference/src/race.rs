@@ -71,13 +71,6 @@ pub enum Verdict {
     },
 }
 
-impl Verdict {
-    /// Whether this is a pass.
-    pub fn is_pass(&self) -> bool {
-        matches!(self, Verdict::Pass { .. })
-    }
-}
-
 /// One address's history.
 pub struct Problem<'a, S> {
     /// Memory value before the instruction.
@@ -421,8 +414,8 @@ mod tests {
             (op(AtomicOp::Exch, 1, 0), Observed::default()),
             (op(AtomicOp::Exch, 2, 0), Observed::default()),
         ];
-        assert!(run(0, &ops, Some(1)).is_pass());
-        assert!(run(0, &ops, Some(2)).is_pass());
+        assert!(matches!(run(0, &ops, Some(1)), Verdict::Pass { .. }));
+        assert!(matches!(run(0, &ops, Some(2)), Verdict::Pass { .. }));
         assert!(matches!(run(0, &ops, Some(0)), Verdict::Fail { .. }));
     }
 
@@ -441,7 +434,7 @@ mod tests {
         let ops: Vec<_> = (0..32u64)
             .map(|lane| (op(AtomicOp::Cas, 0, 4), obs(if lane == 7 { 0 } else { 4 })))
             .collect();
-        assert!(run(0, &ops, Some(4)).is_pass());
+        assert!(matches!(run(0, &ops, Some(4)), Verdict::Pass { .. }));
         // Ambiguous returns with equal operands: 16 lanes CAS(0 -> 1), 16 lanes CAS(1 -> 0).
         let mut ops = Vec::new();
         for lane in 0..32u64 {
@@ -467,7 +460,7 @@ mod tests {
         let ops: Vec<_> = (0..n)
             .map(|l| (op(AtomicOp::Add, l + 1, 0), obs(rets[l as usize])))
             .collect();
-        assert!(run(5, &ops, Some(value)).is_pass());
+        assert!(matches!(run(5, &ops, Some(value)), Verdict::Pass { .. }));
         assert!(matches!(
             run(5, &ops, Some(value + 1)),
             Verdict::Fail { .. }
@@ -476,7 +469,7 @@ mod tests {
         let blind: Vec<_> = (0..n)
             .map(|_| (op(AtomicOp::Add, 1, 0), Observed::default()))
             .collect();
-        assert!(run(0, &blind, Some(n)).is_pass());
+        assert!(matches!(run(0, &blind, Some(n)), Verdict::Pass { .. }));
         assert!(matches!(run(0, &blind, Some(n - 1)), Verdict::Fail { .. }));
     }
 
@@ -568,7 +561,7 @@ mod tests {
             10_000,
         )
         .unwrap();
-        assert!(verdict.is_pass(), "{verdict:?}");
+        assert!(matches!(verdict, Verdict::Pass { .. }), "{verdict:?}");
         let verdict = check(
             &Problem {
                 init: 0,
@@ -602,8 +595,8 @@ mod tests {
                 success: None,
             },
         )];
-        assert!(run(77, &ops, Some(5)).is_pass());
-        assert!(run(77, &ops, Some(77)).is_pass());
+        assert!(matches!(run(77, &ops, Some(5)), Verdict::Pass { .. }));
+        assert!(matches!(run(77, &ops, Some(77)), Verdict::Pass { .. }));
         assert!(matches!(run(77, &ops, Some(6)), Verdict::Fail { .. }));
     }
 }

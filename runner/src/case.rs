@@ -112,6 +112,22 @@ struct RawCase {
     probe: Option<Spanned<String>>,
     #[serde(default)]
     expect_if: Option<BTreeMap<Spanned<String>, Spanned<RawTable>>>,
+    #[serde(default)]
+    encoding: Option<Spanned<RawEncoding>>,
+}
+
+/// **(v1)** `encoding`: the vISA byte fields of the case's instruction (FORMAT.md).
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawEncoding {
+    #[serde(default)]
+    op: Option<u8>,
+    #[serde(default)]
+    exec_size: Option<u8>,
+    #[serde(default)]
+    surface: Option<u8>,
+    #[serde(default)]
+    channels: Option<u8>,
 }
 
 /// Entries of a `given` or `expect` table: key, value, position of the key.
@@ -151,6 +167,8 @@ pub struct Case {
     pub probe: Option<String>,
     /// Per-option expectations of a probe.
     pub expect_if: Vec<(String, Entries, Pos)>,
+    /// **(v1)** The vISA byte fields the case states beside its text, and where.
+    pub encoding: Option<(atomcts_reference::visa::encoding::Stated, Pos)>,
 }
 
 /// The result of loading one file: its cases, or errors (a file that does not parse yields no
@@ -334,6 +352,38 @@ pub fn parse_file(root: &Path, file: &Path, text: String) -> Loaded {
             );
             continue;
         }
+        let encoding = c.encoding.as_ref().map(|e| {
+            let r = e.get_ref();
+            (
+                atomcts_reference::visa::encoding::Stated {
+                    op: r.op,
+                    exec_size: r.exec_size,
+                    surface: r.surface,
+                    channels: r.channels,
+                },
+                src.pos(e.span().start),
+            )
+        });
+        if let Some((st, epos)) = &encoding {
+            if dialect != Dialect::Visa {
+                err(
+                    epos.clone(),
+                    format!(
+                        "case `{name}`: `encoding` states vISA byte fields; this file is not visa"
+                    ),
+                );
+                continue;
+            }
+            if *st == atomcts_reference::visa::encoding::Stated::default() {
+                err(
+                    epos.clone(),
+                    format!(
+                        "case `{name}`: `encoding` names no field (op, exec_size, surface, channels)"
+                    ),
+                );
+                continue;
+            }
+        }
         // A capability nobody knows is a typo: an input error, never a silent skip (D11).
         if let Some(cap) = c
             .requires
@@ -365,6 +415,7 @@ pub fn parse_file(root: &Path, file: &Path, text: String) -> Loaded {
             tags: c.tags,
             probe: c.probe.map(|p| p.into_inner()),
             expect_if,
+            encoding,
         });
     }
     out

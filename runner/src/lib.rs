@@ -10,6 +10,7 @@ pub mod build;
 pub mod case;
 pub mod generate;
 pub mod oracles;
+pub mod plant;
 pub mod report;
 pub mod run;
 pub mod sweep;

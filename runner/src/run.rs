@@ -353,6 +353,23 @@ pub fn run_case(case: &Case, adapter: &mut dyn Adapter, opts: &Options) -> CaseR
             return not_applicable(r, "capability", why);
         }
     }
+    // Stated byte fields: checked both ways against the vISA encoder and decoder. Bytes the
+    // decoder rejects state no instruction to run: the expectation must be that rejection.
+    if let Some((stated, pos)) = &case.encoding {
+        match encoding_findings(&case.asm, stated, &expectation) {
+            Ok(None) => {}
+            Ok(Some(found)) => {
+                r.findings = found.into_iter().map(Into::into).collect();
+                r.status = if r.findings.is_empty() {
+                    Status::Pass
+                } else {
+                    Status::Fail
+                };
+                return r;
+            }
+            Err(e) => return error_result(case, opts, format!("{pos}: {e}")),
+        }
+    }
     let request = Request {
         id: &case.id,
         dialect: case.dialect,
@@ -448,6 +465,46 @@ pub fn run_case(case: &Case, adapter: &mut dyn Adapter, opts: &Options) -> CaseR
         Status::Pass
     };
     r
+}
+
+/// The findings of a case's stated vISA byte fields (`encoding`): `Ok(None)` when they agree
+/// with the text both ways and the text is to be run; `Ok(Some(findings))` when the case is
+/// decided here (the decoder rejects the bytes, or they disagree with the text); `Err` when the
+/// text itself is rejected.
+fn encoding_findings(
+    asm: &str,
+    stated: &atomcts_reference::visa::encoding::Stated,
+    expectation: &Expectation,
+) -> Result<Option<Vec<Finding>>, String> {
+    use atomcts_reference::visa::encoding::{Agreement, agree};
+    let finding = |expected: String, observed: String, note: &str| Finding {
+        location: "encoding".into(),
+        expected,
+        observed,
+        note: note.into(),
+    };
+    match agree(asm, stated)
+        .map_err(|r| format!("the text form of an encoding case is rejected: {r}"))?
+    {
+        Agreement::Agrees => Ok(None),
+        Agreement::Differs(lines) => Ok(Some(
+            lines
+                .into_iter()
+                .map(|l| finding("the text's encoding".into(), l, "vISA encoder/decoder"))
+                .collect(),
+        )),
+        Agreement::Rejected(rej) => Ok(Some(match expectation {
+            Expectation::Invalid(code) if code == rej.reason.code() => vec![],
+            other => vec![finding(
+                match other {
+                    Expectation::Invalid(c) => format!("invalid ({c})"),
+                    e => e.kind().to_string(),
+                },
+                format!("invalid ({}): {rej}", rej.reason.code()),
+                "the vISA decoder rejects the stated bytes",
+            )],
+        })),
+    }
 }
 
 /// FNV-1a, 64 bits: a stable hash for `--partition hash:K/N` (stable across releases and

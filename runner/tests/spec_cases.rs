@@ -1,10 +1,12 @@
 //! Every corpus file is one test: it must load, and every case in it must agree with the
 //! reference model under every profile it applies to.
 
+use atomcts::build::{Expectation, build_expectation, build_state};
 use atomcts::case::{corpus_root, parse_file};
 use atomcts::run::{Options, Status, run_case};
 use atomcts_adapters::ReferenceAdapter;
 use atomcts_reference::Profile;
+use atomcts_reference::program::run;
 use std::path::Path;
 
 /// The profiles a case is checked under: every option of a probe's knob; otherwise every named
@@ -34,6 +36,44 @@ fn profiles_for(case: &atomcts::case::Case) -> datatest_stable::Result<Vec<Profi
     Ok(out)
 }
 
+/// A case that expects `unspecified = true` records that the documents leave the outcome
+/// undefined, and that the model refuses to guess (FORMAT.md): the reference's outcome must be
+/// unspecified too, not some computed state (which any observation would pass anyway).
+fn refuses_to_guess(case: &atomcts::case::Case, profile: &Profile) -> Option<String> {
+    let (entries, at) = match &case.probe {
+        Some(knob) => {
+            let picked = profile.get(knob).ok()?;
+            let (_, e, p) = case.expect_if.iter().find(|(o, _, _)| o == picked)?;
+            (e, p)
+        }
+        None => {
+            let (e, p) = case.expect.as_ref()?;
+            (e, p)
+        }
+    };
+    if case
+        .where_
+        .iter()
+        .any(|(k, o)| profile.get(k).ok() != Some(o.as_str()))
+    {
+        return None;
+    }
+    let state = build_state(case).ok()?;
+    let Ok(Expectation::Unspecified) = build_expectation(case, &state, entries, at) else {
+        return None;
+    };
+    match run(case.dialect, &case.asm, &state, profile) {
+        Ok(r) if r.outcome.kind() == "unspecified" => None,
+        Ok(r) => Some(format!(
+            "{} under {}: expects unspecified, the reference model gives {}",
+            case.id,
+            profile.name,
+            r.outcome.kind()
+        )),
+        Err(e) => Some(format!("{} under {}: {e}", case.id, profile.name)),
+    }
+}
+
 fn corpus_file(path: &Path, contents: String) -> datatest_stable::Result<()> {
     let root = corpus_root(path.parent().unwrap_or(Path::new(".")));
     let loaded = parse_file(&root, path, contents);
@@ -50,6 +90,9 @@ fn corpus_file(path: &Path, contents: String) -> datatest_stable::Result<()> {
                 cases_arg: path.display().to_string(),
                 adapter_arg: " --adapter reference".into(),
             };
+            if let Some(problem) = refuses_to_guess(case, &opts.profile) {
+                problems.push(problem);
+            }
             let r = run_case(case, &mut ReferenceAdapter, &opts);
             let bad = match r.status {
                 Status::Pass | Status::NotApplicable => false,

@@ -39,7 +39,7 @@ pub enum DenormRule {
     CompareRaw,
     /// Flush both operands first; the result is the flushed value.
     FlushBeforeCompare,
-    /// Either of the two answers above.
+    /// Either of the two answers above, or (Metal) either operand when both are subnormal.
     Either,
 }
 
@@ -83,6 +83,12 @@ fn min_max(f: Format, a: u64, b: u64, rules: MinMaxRules, pick: Pick) -> Choices
             let mut out = raw();
             for x in flushed() {
                 push_unique(&mut out, x);
+            }
+            // Metal fmin/fmax: "If x and y are denormals and the GPU doesn't support denormals,
+            // either value may be returned" (research A7).
+            if super::is_subnormal(f, a) && super::is_subnormal(f, b) {
+                push_unique(&mut out, a);
+                push_unique(&mut out, b);
             }
             out
         }
@@ -318,8 +324,12 @@ mod tests {
         // Both rules multiply out: raw -sub; flushed -0 or +0.
         let r = denorm_rule(ZeroRule::Either, DenormRule::Either);
         assert_eq!(&min(F32, NEG_SUB, PZ, r)[..], &[NEG_SUB, NZ, PZ]);
-        // f16 subnormal 0x0001 vs 0x8001: raw max is 0x0001; flushed +0 vs -0 is +0 or -0.
-        assert_eq!(&max(F16, 0x8001, 0x0001, r)[..], &[0x0001, 0x0000, 0x8000]);
+        // f16 subnormal 0x0001 vs 0x8001: raw max is 0x0001; flushed +0 vs -0 is +0 or -0;
+        // both subnormal, so (Metal) either operand too.
+        assert_eq!(
+            &max(F16, 0x8001, 0x0001, r)[..],
+            &[0x0001, 0x0000, 0x8000, 0x8001]
+        );
     }
 
     #[test]

@@ -182,6 +182,154 @@ pub fn decode_channels(byte: u8) -> Result<Channels, Rejection> {
     Channels::new(byte)
 }
 
+/// Byte fields a corpus case states beside its text form (FORMAT.md, `encoding`). A field not
+/// stated is taken from the text's own encoding.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Stated {
+    /// DWORD_ATOMIC Op(ub).
+    pub op: Option<u8>,
+    /// Exec_size(ub) of either instruction.
+    pub exec_size: Option<u8>,
+    /// DWORD_ATOMIC Surface(ub).
+    pub surface: Option<u8>,
+    /// SVM_SCATTER4_SCALED Channels(ub).
+    pub channels: Option<u8>,
+}
+
+/// What stated bytes say about a text form.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Agreement {
+    /// The bytes (with the text's operands) decode to the text's instruction, and the text
+    /// encodes to the bytes.
+    Agrees,
+    /// The decoder rejects the bytes (reserved or invalid field values).
+    Rejected(Rejection),
+    /// They disagree; one line per difference.
+    Differs(Vec<String>),
+}
+
+/// Checks stated byte fields against a text form both ways: decoding the bytes with the text's
+/// operands must give the text's instruction, and encoding the text must give the bytes. `Err`
+/// when the text itself is rejected (it then states no instruction to compare with).
+pub fn agree(text: &str, stated: &Stated) -> Result<Agreement, Rejection> {
+    let norm = |mut e: ExecSize| {
+        e.mask_written = true;
+        e
+    };
+    let mut differs = Vec::new();
+    let mut field = |name: &str, stated: Option<u8>, encoded: Option<u8>| {
+        if let Some(b) = stated
+            && encoded != Some(b)
+        {
+            differs.push(match encoded {
+                Some(e) => {
+                    format!("{name}: the text encodes to {e:#04x}, the case states {b:#04x}")
+                }
+                None => format!("{name}: the text has no encoding, the case states {b:#04x}"),
+            });
+        }
+    };
+    match super::parse(text)? {
+        super::Instruction::DwordAtomic(d) => {
+            if let Some(c) = stated.channels {
+                return Ok(Agreement::Differs(vec![format!(
+                    "Channels ({c:#04x}) is a field of SVM_SCATTER4_SCALED, not DWORD_ATOMIC"
+                )]));
+            }
+            let encoded = encode(&d);
+            let bytes = DwordAtomicBytes {
+                op: stated.op.unwrap_or(encode_op(d.op, d.w16)),
+                exec_size: match (stated.exec_size, &encoded) {
+                    (Some(b), _) => b,
+                    (None, Some(e)) => e.exec_size,
+                    (None, None) => {
+                        return Ok(Agreement::Differs(vec![format!(
+                            "exec size {} has no Exec_size code",
+                            d.exec.size
+                        )]));
+                    }
+                },
+                surface: stated.surface.unwrap_or(encode_surface(d.surface)),
+            };
+            let operands = DwordAtomicOperands {
+                pred: d.pred,
+                element_offset: d.element_offset,
+                src0: d.src0,
+                src1: d.src1,
+                dst: d.dst,
+            };
+            let decoded = match decode(bytes, operands) {
+                Ok(x) => x,
+                Err(r) => return Ok(Agreement::Rejected(r)),
+            };
+            field("Op", stated.op, encoded.map(|e| e.op));
+            field("Exec_size", stated.exec_size, encoded.map(|e| e.exec_size));
+            field("Surface", stated.surface, encoded.map(|e| e.surface));
+            let text_form = DwordAtomic {
+                exec: norm(d.exec),
+                ..d
+            };
+            if decoded != text_form {
+                differs.push(format!(
+                    "the bytes decode to `{decoded}`, the text is `{d}`"
+                ));
+            }
+        }
+        super::Instruction::Scatter4(s) => {
+            if stated.op.is_some() || stated.surface.is_some() {
+                return Ok(Agreement::Differs(vec![
+                    "Op and Surface are fields of DWORD_ATOMIC, not SVM_SCATTER4_SCALED".into(),
+                ]));
+            }
+            let exec = match stated
+                .exec_size
+                .map(decode_scatter4_exec_size)
+                .unwrap_or(Ok(s.exec))
+            {
+                Ok(e) => e,
+                Err(r) => return Ok(Agreement::Rejected(r)),
+            };
+            let channels = match stated
+                .channels
+                .map(decode_channels)
+                .unwrap_or(Ok(s.channels))
+            {
+                Ok(c) => c,
+                Err(r) => return Ok(Agreement::Rejected(r)),
+            };
+            field(
+                "Exec_size",
+                stated.exec_size,
+                encode_scatter4_exec_size(&s.exec),
+            );
+            field(
+                "Channels",
+                stated.channels,
+                Some(encode_channels(s.channels)),
+            );
+            let decoded = scatter4::Scatter4 {
+                exec: norm(exec),
+                channels,
+                ..s.clone()
+            };
+            let text_form = scatter4::Scatter4 {
+                exec: norm(s.exec),
+                ..s.clone()
+            };
+            if decoded != text_form {
+                differs.push(format!(
+                    "the bytes decode to `{decoded}`, the text is `{s}`"
+                ));
+            }
+        }
+    }
+    Ok(if differs.is_empty() {
+        Agreement::Agrees
+    } else {
+        Agreement::Differs(differs)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,662 @@
+//! Planted wrong answers: observations derived from the reference's run that the documents do
+//! not allow, so that the judge (the case's expectation plus the reference's race-aware
+//! cross-check) must reject each. The counterpart of the allowed variations of
+//! `tests/perturb.rs`; the fraction rejected is the judge's own score (in the spirit of MC
+//! Mutants' mutation score).
+//!
+//! What is planted, per case and profile:
+//! - a completed outcome: one bit flipped in a register element outside every racing
+//!   destination and every open field (unwritten elements and written ones alike); one bit
+//!   flipped in a memory byte outside the racing addresses; the final value of a racing
+//!   address, or the value one racing lane got back, set to a value that no order of the lanes
+//!   (and no alternative result the profile allows) produces: confirmed here by brute force
+//!   over every order and every allowed effect, for histories of at most [`BRUTE_FORCE_LANES`]
+//!   accesses to one address; the wrong kind of outcome;
+//! - a fault: another class; another set of lanes (where the case names them); the wrong kind;
+//! - a rejection: another reason; the wrong kind.
+
+use crate::build::Expectation;
+use atomcts_adapters::Observation;
+use atomcts_reference::exec::{Resolved, resolve, writeback};
+use atomcts_reference::float;
+use atomcts_reference::ir::{Dest, Instr, Lowered, MemInstr, SameAddress, Upper};
+use atomcts_reference::outcome::{Completed, FaultClass, Outcome};
+use atomcts_reference::race::{Effect, Step};
+use atomcts_reference::semantics::{OpStep, apply};
+use atomcts_reference::state::{Loc, State};
+use atomcts_reference::types::{DataType, Space, mask, sext};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Histories up to this many accesses to one address are brute-forced (6! orders).
+pub const BRUTE_FORCE_LANES: usize = 6;
+
+/// At most this many plants of one kind per case and profile.
+pub const PER_KIND: usize = 6;
+
+/// Instructions with more accesses than this get one plant of each kind.
+const MANY_ACCESSES: usize = 64;
+
+/// At most this many register elements per register are planted in (written ones first).
+const ELEMS_PER_REG: usize = 6;
+
+/// The kinds of planted wrong answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum PlantKind {
+    /// A bit flipped in a register element that is neither racing nor open.
+    RegisterBit,
+    /// A bit flipped in a memory byte outside the racing addresses.
+    MemoryBit,
+    /// A racing address left with a value no order produces.
+    RacingFinal,
+    /// A racing lane given back a value no order gives it.
+    RacingReturn,
+    /// A fault of another class.
+    FaultClass,
+    /// A fault on other lanes.
+    FaultLanes,
+    /// A rejection for another reason.
+    RejectionReason,
+    /// Another kind of outcome.
+    OutcomeKind,
+}
+
+impl PlantKind {
+    /// Every kind.
+    pub const ALL: &'static [PlantKind] = &[
+        PlantKind::RegisterBit,
+        PlantKind::MemoryBit,
+        PlantKind::RacingFinal,
+        PlantKind::RacingReturn,
+        PlantKind::FaultClass,
+        PlantKind::FaultLanes,
+        PlantKind::RejectionReason,
+        PlantKind::OutcomeKind,
+    ];
+
+    /// A stable name.
+    pub fn name(self) -> &'static str {
+        match self {
+            PlantKind::RegisterBit => "register bit",
+            PlantKind::MemoryBit => "memory bit",
+            PlantKind::RacingFinal => "racing final value",
+            PlantKind::RacingReturn => "racing lane's return",
+            PlantKind::FaultClass => "fault class",
+            PlantKind::FaultLanes => "fault lanes",
+            PlantKind::RejectionReason => "rejection reason",
+            PlantKind::OutcomeKind => "outcome kind",
+        }
+    }
+}
+
+/// One planted wrong answer.
+#[derive(Clone, Debug)]
+pub struct Plant {
+    /// Its kind.
+    pub kind: PlantKind,
+    /// What was changed, for people.
+    pub what: String,
+    /// The observation to present.
+    pub observation: Observation,
+}
+
+/// The wrong answers derived from a case's reference outcome and the expectation the profile
+/// selects. `initial` is the case's state, `reference` the reference's outcome on it under the
+/// profile, `lowered` its IR.
+pub fn plants(
+    expectation: &Expectation,
+    initial: &State,
+    reference: &Outcome,
+    lowered: Option<&Lowered>,
+) -> Vec<Plant> {
+    let mut out = Vec::new();
+    match (expectation, reference) {
+        (Expectation::Unspecified, _) | (_, Outcome::Unspecified(_)) => {}
+        (Expectation::Values(_), Outcome::Completed(c)) => {
+            completed(c, initial, lowered, &mut out);
+            out.push(Plant {
+                kind: PlantKind::OutcomeKind,
+                what: "a fault instead of completing".into(),
+                observation: Observation::Fault(vec![(0, FaultClass::AddressOutOfRange)]),
+            });
+        }
+        (Expectation::Fault { class, lanes }, Outcome::Fault(f)) => {
+            let other = FaultClass::ALL
+                .iter()
+                .copied()
+                .find(|c| c != class)
+                .unwrap_or(*class);
+            out.push(Plant {
+                kind: PlantKind::FaultClass,
+                what: format!("{other} instead of {class}"),
+                observation: Observation::Fault(f.lanes.iter().map(|(l, _)| (*l, other)).collect()),
+            });
+            if let Some(want) = lanes {
+                let extra = want.iter().max().map_or(0, |m| m + 1);
+                let mut got: Vec<(u32, FaultClass)> = want.iter().map(|l| (*l, *class)).collect();
+                got.push((extra, *class));
+                out.push(Plant {
+                    kind: PlantKind::FaultLanes,
+                    what: format!("lane {extra} faults too"),
+                    observation: Observation::Fault(got),
+                });
+                if want.len() > 1 {
+                    out.push(Plant {
+                        kind: PlantKind::FaultLanes,
+                        what: format!("only lane {} faults", want[0]),
+                        observation: Observation::Fault(vec![(want[0], *class)]),
+                    });
+                }
+            }
+            out.push(Plant {
+                kind: PlantKind::OutcomeKind,
+                what: "completed, state unchanged, instead of faulting".into(),
+                observation: Observation::Completed(initial.clone()),
+            });
+        }
+        (Expectation::Invalid(reason), Outcome::Invalid(_)) => {
+            for other in atomcts_reference::error::Reason::ALL
+                .iter()
+                .map(|r| r.code())
+                .filter(|c| c != reason)
+                .take(2)
+            {
+                out.push(Plant {
+                    kind: PlantKind::RejectionReason,
+                    what: format!("rejected as {other} instead of {reason}"),
+                    observation: Observation::Invalid(other.into()),
+                });
+            }
+            out.push(Plant {
+                kind: PlantKind::OutcomeKind,
+                what: "completed, state unchanged, instead of a rejection".into(),
+                observation: Observation::Completed(initial.clone()),
+            });
+        }
+        _ => {}
+    }
+    // Bounded work per case: a few of each kind, one of each where many lanes race (each plant
+    // costs a run of the race checker).
+    let many = lowered.is_some_and(|l| match &l.instr {
+        Instr::Mem(m) => m.accesses.len() > MANY_ACCESSES,
+        _ => false,
+    });
+    let cap = if many { 1 } else { PER_KIND };
+    let mut kept: BTreeMap<PlantKind, usize> = BTreeMap::new();
+    out.retain(|p| {
+        let n = kept.entry(p.kind).or_default();
+        *n += 1;
+        *n <= cap
+    });
+    out
+}
+
+/// The racing locations, as the judge sees them: destinations of accesses that reach memory,
+/// and the bytes of the addresses they hit.
+struct Racing<'a> {
+    m: &'a MemInstr,
+    groups: BTreeMap<u64, Vec<usize>>,
+    regs: BTreeSet<(String, u32)>,
+    bytes: BTreeSet<(Space, u64)>,
+}
+
+fn racing<'a>(lowered: Option<&'a Lowered>, initial: &State) -> Option<Racing<'a>> {
+    let Some(Lowered {
+        instr: Instr::Mem(m),
+        ..
+    }) = lowered
+    else {
+        return None;
+    };
+    let resolved = resolve(m, initial).ok()?;
+    let mut r = Racing {
+        m,
+        groups: BTreeMap::new(),
+        regs: BTreeSet::new(),
+        bytes: BTreeSet::new(),
+    };
+    for (i, (a, res)) in m.accesses.iter().zip(&resolved).enumerate() {
+        if let Resolved::Mem(addr) = res {
+            r.groups.entry(*addr).or_default().push(i);
+            let fields: Vec<_> = match &a.dst {
+                Dest::None => vec![],
+                Dest::Fields(f) => f.iter().collect(),
+                Dest::CasWeak { ok, expected } => {
+                    ok.iter().chain(std::iter::once(expected)).collect()
+                }
+            };
+            for f in fields {
+                r.regs.insert((f.name.clone(), f.idx));
+            }
+        }
+    }
+    for addr in r.groups.keys() {
+        for b in 0..m.ty.bytes() {
+            r.bytes.insert((m.space, addr + b));
+        }
+    }
+    Some(r)
+}
+
+fn completed(c: &Completed, initial: &State, lowered: Option<&Lowered>, out: &mut Vec<Plant>) {
+    let race = racing(lowered, initial);
+    let (racy_regs, racy_bytes) = match &race {
+        Some(r) => (r.regs.clone(), r.bytes.clone()),
+        None => (BTreeSet::new(), BTreeSet::new()),
+    };
+    let fin = &c.state;
+    // Register bits.
+    let (mut written, mut unwritten) = (Vec::new(), Vec::new());
+    for (name, reg) in &fin.regs {
+        let width_mask = reg.ty.mask().max(1);
+        let n = reg.elems.len() as u32;
+        let mut picked: Vec<u32> = (0..n)
+            .filter(|&i| initial.elem(name, i) != fin.elem(name, i))
+            .collect();
+        picked.truncate(ELEMS_PER_REG - 1);
+        for i in [0, n.saturating_sub(1)] {
+            if i < n && !picked.contains(&i) {
+                picked.push(i);
+            }
+        }
+        for idx in picked {
+            if racy_regs.contains(&(name.clone(), idx)) {
+                continue;
+            }
+            let loc = Loc::Reg {
+                name: name.clone(),
+                idx,
+            };
+            let open = c
+                .open
+                .iter()
+                .filter(|(l, _)| *l == loc)
+                .fold(0u64, |m, (_, f)| m | f.mask());
+            let free = width_mask & !open;
+            if free == 0 {
+                continue;
+            }
+            // The lowest and the highest bit the instruction decides.
+            let bits: BTreeSet<u32> = [free.trailing_zeros(), 63 - free.leading_zeros()].into();
+            for bit in bits {
+                let mut st = fin.clone();
+                if let Some(e) = st
+                    .regs
+                    .get_mut(name)
+                    .and_then(|r| r.elems.get_mut(idx as usize))
+                {
+                    *e ^= 1 << bit;
+                }
+                let plant = Plant {
+                    kind: PlantKind::RegisterBit,
+                    what: format!("{loc} bit {bit} flipped"),
+                    observation: Observation::Completed(st),
+                };
+                if initial.elem(name, idx) != fin.elem(name, idx) || open != 0 {
+                    written.push(plant);
+                } else {
+                    unwritten.push(plant);
+                }
+            }
+        }
+    }
+    // What the instruction wrote first (plants are capped per kind).
+    out.append(&mut written);
+    out.append(&mut unwritten);
+    // Memory bits: the first and last byte of every allocated range, and the bytes beside each
+    // racing address.
+    for space in [Space::Global, Space::Shared] {
+        let mem = fin.memory(space);
+        let mut addrs: BTreeSet<u64> = BTreeSet::new();
+        for (base, len) in mem.ranges() {
+            addrs.insert(base);
+            addrs.insert(base + len - 1);
+        }
+        if let Some(r) = &race
+            && r.m.space == space
+        {
+            for a in r.groups.keys().take(4) {
+                addrs.insert(a.wrapping_sub(1));
+                addrs.insert(a + r.m.ty.bytes());
+            }
+        }
+        for addr in addrs {
+            if racy_bytes.contains(&(space, addr)) {
+                continue;
+            }
+            let Some(v) = mem.read(addr, 1) else { continue };
+            let mut st = fin.clone();
+            st.memory_mut(space).write(addr, 1, v ^ 0x80);
+            out.push(Plant {
+                kind: PlantKind::MemoryBit,
+                what: format!("{}[{addr:#x}] bit 7 flipped", space.name()),
+                observation: Observation::Completed(st),
+            });
+        }
+    }
+    if let Some(r) = &race {
+        for (addr, members) in &r.groups {
+            racing_plants(r.m, *addr, members, initial, fin, out);
+        }
+    }
+}
+
+/// What every order of a group's accesses (and every allowed effect) can produce, for one part
+/// (half of an F16x2, else the whole value): the final values, and what each member can get back.
+struct Reachable {
+    finals: Vec<u64>,
+    rets: Vec<Vec<u64>>,
+}
+
+fn brute_force(steps: &[OpStep], init: u64, orders_free: bool) -> Option<Reachable> {
+    let n = steps.len();
+    let mut r = Reachable {
+        finals: Vec::new(),
+        rets: vec![Vec::new(); n],
+    };
+    fn go(
+        steps: &[OpStep],
+        value: u64,
+        used: &mut Vec<bool>,
+        got: &mut Vec<u64>,
+        orders_free: bool,
+        r: &mut Reachable,
+    ) -> Option<()> {
+        let n = steps.len();
+        if used.iter().all(|u| *u) {
+            r.finals.push(value);
+            for (i, v) in got.iter().enumerate() {
+                r.rets[i].push(*v);
+            }
+            return Some(());
+        }
+        for i in 0..n {
+            if used[i] {
+                continue;
+            }
+            for e in steps[i].step(value).ok()? {
+                used[i] = true;
+                got[i] = e.ret;
+                go(steps, e.new, used, got, orders_free, r)?;
+                used[i] = false;
+            }
+            if !orders_free {
+                break;
+            }
+        }
+        Some(())
+    }
+    go(
+        steps,
+        init,
+        &mut vec![false; n],
+        &mut vec![0; n],
+        orders_free,
+        &mut r,
+    )?;
+    r.finals.sort();
+    r.finals.dedup();
+    for v in &mut r.rets {
+        v.sort();
+        v.dedup();
+    }
+    Some(r)
+}
+
+/// A value near `around` (one bit flipped) that matches none of `reachable` under the judge's
+/// comparison (NaNs alike where the profile allows any NaN).
+fn unreachable_near(
+    around: u64,
+    width: u32,
+    reachable: &[u64],
+    fmt: Option<float::Format>,
+) -> Option<u64> {
+    (0..width).map(|k| around ^ (1 << k)).find(|c| {
+        let nan = fmt.is_some_and(|f| float::is_nan(f, *c));
+        !nan && !reachable.contains(c)
+    })
+}
+
+fn racing_plants(
+    m: &MemInstr,
+    addr: u64,
+    members: &[usize],
+    initial: &State,
+    fin: &State,
+    out: &mut Vec<Plant>,
+) {
+    let orders_free = members.len() == 1 || m.same_address == SameAddress::AnyOrder;
+    if orders_free && members.len() > BRUTE_FORCE_LANES {
+        return;
+    }
+    let bytes = m.ty.bytes();
+    let (Some(init), Some(end)) = (
+        initial.memory(m.space).read(addr, bytes),
+        fin.memory(m.space).read(addr, bytes),
+    ) else {
+        return;
+    };
+    let (parts, width, part_ty) = if m.ty == DataType::F16x2 {
+        (2, 16, DataType::F16)
+    } else {
+        (1, m.ty.bits(), m.ty)
+    };
+    let fmt = part_ty.float_format();
+    for p in 0..parts {
+        let lo = p * width;
+        let pm = mask(width);
+        let steps: Vec<OpStep> = members
+            .iter()
+            .map(|&i| {
+                let a = &m.accesses[i];
+                OpStep {
+                    op: m.op,
+                    ty: part_ty,
+                    env: m.env,
+                    src: [(a.src[0] >> lo) & pm, (a.src[1] >> lo) & pm],
+                }
+            })
+            .collect();
+        let Some(reach) = brute_force(&steps, (init >> lo) & pm, orders_free) else {
+            continue;
+        };
+        // The final value.
+        if let Some(v) = unreachable_near((end >> lo) & pm, width, &reach.finals, fmt) {
+            let mut st = fin.clone();
+            st.memory_mut(m.space)
+                .write(addr, bytes, (end & !(pm << lo)) | (v << lo));
+            out.push(Plant {
+                kind: PlantKind::RacingFinal,
+                what: format!(
+                    "{}[{addr:#x}] part {p} left as {v:#x}; every order gives one of {:x?}",
+                    m.space.name(),
+                    reach.finals
+                ),
+                observation: Observation::Completed(st),
+            });
+        }
+        // Each member's return (destinations made of plain fields only).
+        for (k, &i) in members.iter().enumerate() {
+            let a = &m.accesses[i];
+            let Dest::Fields(fields) = &a.dst else {
+                continue;
+            };
+            let total: u32 = fields.iter().map(|f| f.bits).sum();
+            if total < lo + width {
+                continue;
+            }
+            // What the lane got back, read from its destination fields.
+            let mut got = 0u64;
+            let mut shift = 0;
+            for f in fields {
+                let e = fin.elem(&f.name, f.idx).unwrap_or(0);
+                got |= ((e >> f.lo) & mask(f.bits)) << shift;
+                shift += f.bits;
+            }
+            let Some(v) = unreachable_near((got >> lo) & pm, width, &reach.rets[k], fmt) else {
+                continue;
+            };
+            let planted = (got & !(pm << lo)) | (v << lo);
+            let mut st = fin.clone();
+            let mut shift = 0;
+            for f in fields {
+                let part = (planted >> shift) & mask(f.bits);
+                shift += f.bits;
+                let Some(e) = st
+                    .regs
+                    .get_mut(&f.name)
+                    .and_then(|r| r.elems.get_mut(f.idx as usize))
+                else {
+                    continue;
+                };
+                *e = (*e & !(mask(f.bits) << f.lo)) | (part << f.lo);
+                let top = f.lo + f.bits;
+                // Keep the bits above the field as the documents want them.
+                if let Upper::Sign { width } = f.upper
+                    && width > top
+                {
+                    let ext = (sext(part, f.bits) >> f.bits.min(63)) as u64 & mask(width - top);
+                    *e = (*e & !(mask(width - top) << top)) | (ext << top);
+                }
+            }
+            out.push(Plant {
+                kind: PlantKind::RacingReturn,
+                what: format!(
+                    "lane {} got {v:#x} from {:#x} (part {p}); every order gives it one of {:x?}",
+                    a.lane, addr, reach.rets[k]
+                ),
+                observation: Observation::Completed(st),
+            });
+        }
+    }
+}
+
+/// One allowed alternative result: the state an implementation leaves when one access takes
+/// another effect the documents allow (the other signed zero, the other NaN or number, the
+/// other denormal comparison, a spurious compare-exchange failure), every other access taking
+/// the reference's pick, lanes in program order.
+#[derive(Clone, Debug)]
+pub struct Alternative {
+    /// What differs: `other signed zero`, `other NaN choice`, `other denormal comparison`,
+    /// `spurious compare-exchange failure` or `other allowed result`.
+    pub kind: &'static str,
+    /// The lane whose access took it.
+    pub lane: u32,
+    /// The final state.
+    pub state: State,
+}
+
+/// Every alternative result of a memory instruction on `initial`, one access at a time (at most
+/// `limit` accesses with alternatives).
+pub fn alternatives(lowered: &Lowered, initial: &State, limit: usize) -> Vec<Alternative> {
+    let Instr::Mem(m) = &lowered.instr else {
+        return vec![];
+    };
+    let Ok(resolved) = resolve(m, initial) else {
+        return vec![];
+    };
+    let bytes = m.ty.bytes();
+    // The effects each access may take with the reference's picks before it.
+    let replay = |choice: Option<(usize, usize)>| -> Option<(State, Vec<Vec<Effect>>)> {
+        let mut st = initial.clone();
+        let mut all = Vec::new();
+        let mut open = Vec::new();
+        for (j, (a, r)) in m.accesses.iter().zip(&resolved).enumerate() {
+            let (ret, success, effects) = match *r {
+                Resolved::Dropped => (0, false, vec![]),
+                Resolved::Mem(addr) => {
+                    let old = st.memory(m.space).read(addr, bytes)?;
+                    let effects: Vec<Effect> = apply(m.op, m.ty, &m.env, old, a.src).ok()?.to_vec();
+                    let k = match choice {
+                        Some((cj, ck)) if cj == j => ck,
+                        _ => 0,
+                    };
+                    let e = *effects.get(k)?;
+                    st.memory_mut(m.space).write(addr, bytes, e.new);
+                    (e.ret, e.success, effects)
+                }
+            };
+            writeback(a, m.ty, ret, success, &mut st, &mut open).ok()?;
+            all.push(effects);
+        }
+        Some((st, all))
+    };
+    let Some((_, effects)) = replay(None) else {
+        return vec![];
+    };
+    let mut out = Vec::new();
+    for (j, e) in effects
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.len() > 1)
+        .take(limit)
+    {
+        for k in 1..e.len() {
+            let Some((state, _)) = replay(Some((j, k))) else {
+                continue;
+            };
+            out.push(Alternative {
+                kind: classify(m, &e[0], &e[k]),
+                lane: m.accesses[j].lane,
+                state,
+            });
+        }
+    }
+    out
+}
+
+fn classify(m: &MemInstr, pick: &Effect, alt: &Effect) -> &'static str {
+    if pick.success != alt.success {
+        return "spurious compare-exchange failure";
+    }
+    let (parts, width, fmt) = if m.ty == DataType::F16x2 {
+        (2, 16, Some(float::Format::F16))
+    } else {
+        (1, m.ty.bits(), m.ty.float_format())
+    };
+    let Some(f) = fmt else {
+        return "other allowed result";
+    };
+    for p in 0..parts {
+        let (a, b) = (
+            (pick.new >> (p * width)) & mask(width),
+            (alt.new >> (p * width)) & mask(width),
+        );
+        if a == b {
+            continue;
+        }
+        let zero = |v: u64| v & !(1 << (width - 1)) == 0;
+        if zero(a) && zero(b) {
+            return "other signed zero";
+        }
+        if float::is_nan(f, a) || float::is_nan(f, b) {
+            return "other NaN choice";
+        }
+        return "other denormal comparison";
+    }
+    "other allowed result"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use atomcts_reference::ir::{AtomicOp, Env};
+
+    fn add(v: u64) -> OpStep {
+        OpStep {
+            op: AtomicOp::Add,
+            ty: DataType::U32,
+            env: Env::default(),
+            src: [v, 0],
+        }
+    }
+
+    #[test]
+    fn brute_force_lists_every_order() {
+        let r = brute_force(&[add(1), add(2)], 10, true).unwrap();
+        assert_eq!(r.finals, vec![13]);
+        assert_eq!(r.rets, vec![vec![10, 12], vec![10, 11]]);
+        let r = brute_force(&[add(1), add(2)], 10, false).unwrap();
+        assert_eq!(r.rets, vec![vec![10], vec![11]]);
+        assert_eq!(unreachable_near(13, 32, &[13, 12], None), Some(15));
+    }
+}

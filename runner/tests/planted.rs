@@ -1,0 +1,364 @@
+//! Planted wrong answers must be rejected (the counterpart of `perturb.rs`). For every corpus
+//! case under every named profile, `atomcts::plant` derives observations the documents do not
+//! allow from the reference's outcome: a bit flipped where the instruction decides every bit, a
+//! racing address or lane left with a value no order produces (brute-forced), a wrong fault
+//! class or lane set, a wrong rejection reason, the wrong kind of outcome. Each is presented to
+//! the runner as an implementation's observation and must fail; completed ones must also fail
+//! the reference's judge on its own, since for generated cases and racing locations the judge
+//! is the only line of defence. The score (rejected / planted) is printed per kind.
+
+use atomcts::build::{Expectation, build_expectation, build_state};
+use atomcts::case::load;
+use atomcts::plant::{PlantKind, plants};
+use atomcts::run::{Options, Status, run_case};
+use atomcts::verify::check;
+use atomcts_adapters::{Adapter, AdapterError, CAPABILITIES, Observation, Request};
+use atomcts_reference::Profile;
+use atomcts_reference::check::{Judgement, judge};
+use atomcts_reference::outcome::Outcome;
+use atomcts_reference::program::{Dialect, run};
+use atomcts_reference::race::DEFAULT_BUDGET;
+use atomcts_reference::visa::encoding::{Agreement, Stated, agree};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Presents one fixed observation.
+struct Planted(Observation);
+
+impl Adapter for Planted {
+    fn name(&self) -> &str {
+        "planted"
+    }
+    fn supports(&self, capability: &str) -> bool {
+        CAPABILITIES.contains(&capability)
+    }
+    fn run(&mut self, _: &Request<'_>) -> Result<Observation, AdapterError> {
+        Ok(self.0.clone())
+    }
+}
+
+/// Whether a race mismatch reports `longest consistent prefix: n of n`.
+fn whole_prefix(why: &str) -> bool {
+    let Some((_, tail)) = why.split_once("longest consistent prefix: ") else {
+        return false;
+    };
+    let mut it = tail.trim_end_matches(')').split(" of ");
+    matches!((it.next(), it.next()), (Some(a), Some(b)) if a == b)
+}
+
+/// Per kind: planted, rejected by the runner, judged alone, rejected by the judge alone.
+type Score = BTreeMap<PlantKind, [usize; 4]>;
+
+/// Every case under one profile. The runner (`run_case`) judges the first plant of each kind
+/// per case; every plant goes through the same two checks it makes (the expectation, then the
+/// reference's judge) without rebuilding the case each time.
+fn under(name: &str, cases: &[atomcts::case::Case]) -> (Score, Vec<String>) {
+    let profile = Profile::named(name).unwrap();
+    let mut score = Score::new();
+    let mut problems = Vec::new();
+    let opts = Options {
+        profile: profile.clone(),
+        race_budget: DEFAULT_BUDGET,
+        cases_arg: "spec-cases".into(),
+        adapter_arg: String::new(),
+    };
+    for case in cases {
+        if case
+            .where_
+            .iter()
+            .any(|(k, o)| profile.get(k).ok() != Some(o.as_str()))
+        {
+            continue;
+        }
+        let state = build_state(case).unwrap();
+        let (entries, at) = match (&case.probe, &case.expect) {
+            (Some(knob), _) => {
+                let picked = profile.get(knob).unwrap();
+                match case.expect_if.iter().find(|(o, _, _)| o == picked) {
+                    Some((_, e, p)) => (e.clone(), p.clone()),
+                    None => continue,
+                }
+            }
+            (None, Some((e, p))) => (e.clone(), p.clone()),
+            (None, None) => panic!("{}: no expectation", case.id),
+        };
+        let exp: Expectation = build_expectation(case, &state, &entries, &at).unwrap();
+        let reference = run(case.dialect, &case.asm, &state, &profile).unwrap();
+        let lanes_are_lanes = case.dialect != Dialect::Visa;
+        let mut through_runner = BTreeSet::new();
+        for p in plants(&exp, &state, &reference.outcome, reference.lowered.as_ref()) {
+            let s = score.entry(p.kind).or_default();
+            s[0] += 1;
+            let mut problem = |who: &str, said: String| {
+                problems.push(format!(
+                    "{} under {name}: {} ({}): {who} says {said}",
+                    case.id,
+                    p.what,
+                    p.kind.name()
+                ))
+            };
+            let judged = match (&p.observation, &reference.outcome, &reference.lowered) {
+                (Observation::Completed(seen), Outcome::Completed(c), Some(l)) => {
+                    Some(judge(l, &state, c, seen, DEFAULT_BUDGET))
+                }
+                _ => None,
+            };
+            let rejected = if through_runner.insert(p.kind) {
+                let r = run_case(case, &mut Planted(p.observation.clone()), &opts);
+                r.status == Status::Fail
+            } else {
+                !check(&exp, &state, &p.observation, lanes_are_lanes).is_empty()
+                    || matches!(judged, Some(Ok(Judgement::Fail(_))))
+                    || reference.outcome.kind() != p.observation.kind()
+            };
+            if rejected {
+                s[1] += 1;
+            } else {
+                problem("the runner", "pass".into());
+            }
+            if let Some(verdict) = judged {
+                s[2] += 1;
+                match verdict {
+                    // Only the final value is wrong: the lanes' returns fit program order, so the
+                    // report's longest consistent prefix is every lane.
+                    Ok(Judgement::Fail(ms))
+                        if p.kind == PlantKind::RacingFinal
+                            && !ms.iter().any(|m| whole_prefix(&m.why)) =>
+                    {
+                        problem("the judge's report", format!("{ms:?}"))
+                    }
+                    Ok(Judgement::Fail(_)) => s[3] += 1,
+                    other => problem("the judge alone", format!("{other:?}")),
+                }
+            }
+        }
+    }
+    (score, problems)
+}
+
+#[test]
+fn planted_wrong_answers_are_rejected() {
+    let loaded = load(&atomcts::default_corpus());
+    assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+    let cases = &loaded.cases;
+    let results: Vec<(Score, Vec<String>)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = Profile::names()
+            .map(|name| scope.spawn(move || under(name, cases)))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let mut score = Score::new();
+    let mut problems = Vec::new();
+    for (s, mut p) in results {
+        for (k, v) in s {
+            let t = score.entry(k).or_default();
+            for i in 0..4 {
+                t[i] += v[i];
+            }
+        }
+        problems.append(&mut p);
+    }
+    let total = score.values().fold([0; 4], |mut t, s| {
+        for k in 0..4 {
+            t[k] += s[k];
+        }
+        t
+    });
+    println!("judge score: planted wrong answers rejected / planted");
+    for (k, s) in &score {
+        println!(
+            "  {:<22} runner {:>6} / {:<6} judge alone {:>6} / {}",
+            k.name(),
+            s[1],
+            s[0],
+            s[3],
+            s[2]
+        );
+    }
+    println!(
+        "  {:<22} runner {:>6} / {:<6} judge alone {:>6} / {}",
+        "all", total[1], total[0], total[3], total[2]
+    );
+    assert!(
+        problems.is_empty(),
+        "{} planted wrong answers accepted:\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
+    // Every kind must have been planted, and often.
+    for k in PlantKind::ALL {
+        let n = score.get(k).map_or(0, |s| s[0]);
+        assert!(n > 10, "{}: only {n} planted: {score:?}", k.name());
+    }
+}
+
+/// Selects one stated byte field.
+type FieldOf = fn(&mut Stated) -> &mut Option<u8>;
+
+/// Wrong bytes: for every case that states agreeing byte fields (FORMAT.md `encoding`), each
+/// bit of each stated field flipped in turn must make the case fail (the bytes then decode to
+/// another instruction, or are rejected where the case expects a completed run).
+#[test]
+fn planted_wrong_encodings_are_rejected() {
+    let loaded = load(&atomcts::default_corpus());
+    let opts = Options {
+        profile: Profile::default(),
+        race_budget: DEFAULT_BUDGET,
+        cases_arg: "spec-cases".into(),
+        adapter_arg: String::new(),
+    };
+    let (mut planted, mut problems, mut decoded_texts) = (0, Vec::new(), 0);
+    for case in &loaded.cases {
+        let Some((stated, _)) = &case.encoding else {
+            continue;
+        };
+        let Some((entries, at)) = &case.expect else {
+            continue;
+        };
+        let state = build_state(case).unwrap();
+        if !matches!(
+            build_expectation(case, &state, entries, at).unwrap(),
+            Expectation::Values(_)
+        ) {
+            continue;
+        }
+        let fields: [(&str, FieldOf); 4] = [
+            ("op", |s| &mut s.op),
+            ("exec_size", |s| &mut s.exec_size),
+            ("surface", |s| &mut s.surface),
+            ("channels", |s| &mut s.channels),
+        ];
+        for (name, field) in fields {
+            for bit in 0..8 {
+                let mut wrong = *stated;
+                let Some(b) = field(&mut wrong) else {
+                    continue;
+                };
+                *b ^= 1 << bit;
+                let mut c = case.clone();
+                c.encoding = Some((wrong, at.clone()));
+                planted += 1;
+                let r = run_case(&c, &mut atomcts_adapters::ReferenceAdapter, &opts);
+                if r.status != Status::Fail {
+                    problems.push(format!(
+                        "{}: {name} bit {bit} flipped: {:?}",
+                        case.id, r.status
+                    ));
+                }
+                // What the wrong bytes decode to is printed as text; that text must state
+                // exactly those bytes.
+                for f in &r.findings {
+                    let Some(decoded) = f
+                        .observed
+                        .split_once("the bytes decode to `")
+                        .and_then(|(_, t)| t.split_once('`'))
+                        .map(|(t, _)| t)
+                    else {
+                        continue;
+                    };
+                    decoded_texts += 1;
+                    if agree(decoded, &wrong) != Ok(Agreement::Agrees) {
+                        problems.push(format!(
+                            "{}: {name} bit {bit} flipped: the decoded text `{decoded}` does not state the bytes",
+                            case.id
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    println!(
+        "wrong encodings rejected: {} / {planted}",
+        planted - problems.len()
+    );
+    assert!(planted > 40, "only {planted} wrong encodings planted");
+    assert!(decoded_texts > 20, "only {decoded_texts} decoded texts");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The race checker's budget, pinned on the corpus: a budget of `b` states lets the search
+/// expand `b` states. For planted racing final values (which the search must refute
+/// exhaustively), the smallest budget that decides is found; one state less is undecided,
+/// reported as `after b + 1` (the state it refused), and the runner then says Undecided,
+/// never Pass.
+#[test]
+fn race_budget_is_exact_and_enforced() {
+    let loaded = load(&atomcts::default_corpus());
+    let profile = Profile::default();
+    let explored_of = |why: &str| -> u64 {
+        why.rsplit("after ")
+            .next()
+            .and_then(|n| n.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no state count in {why:?}"))
+    };
+    let mut pinned = 0;
+    let mut largest = 0;
+    for case in &loaded.cases {
+        if !case.where_.is_empty() || case.probe.is_some() {
+            continue;
+        }
+        let state = build_state(case).unwrap();
+        let Some((entries, at)) = &case.expect else {
+            continue;
+        };
+        let exp = build_expectation(case, &state, entries, at).unwrap();
+        let reference = run(case.dialect, &case.asm, &state, &profile).unwrap();
+        let (Outcome::Completed(c), Some(l)) = (&reference.outcome, &reference.lowered) else {
+            continue;
+        };
+        for p in plants(&exp, &state, &reference.outcome, Some(l)) {
+            let (PlantKind::RacingFinal, Observation::Completed(seen)) = (p.kind, &p.observation)
+            else {
+                continue;
+            };
+            let decided =
+                |b: u64| !matches!(judge(l, &state, c, seen, b), Ok(Judgement::Undecided(_)));
+            // Decided without expanding a state (every step forced): nothing to pin.
+            if decided(0) {
+                continue;
+            }
+            // The smallest deciding budget.
+            let (mut lo, mut hi) = (0u64, 1u64);
+            while !decided(hi) {
+                lo = hi;
+                hi *= 2;
+                assert!(hi < 1 << 24, "{}: no budget decides", case.id);
+            }
+            while hi - lo > 1 {
+                let mid = (lo + hi) / 2;
+                if decided(mid) {
+                    hi = mid;
+                } else {
+                    lo = mid;
+                }
+            }
+            let b = hi;
+            assert!(matches!(
+                judge(l, &state, c, seen, b),
+                Ok(Judgement::Fail(_))
+            ));
+            match judge(l, &state, c, seen, b - 1) {
+                Ok(Judgement::Undecided(why)) => {
+                    assert_eq!(explored_of(&why), b, "{}: {why}", case.id)
+                }
+                other => panic!("{}: budget {} gave {other:?}", case.id, b - 1),
+            }
+            if b > 1 {
+                let opts = Options {
+                    profile: profile.clone(),
+                    race_budget: b - 1,
+                    cases_arg: "spec-cases".into(),
+                    adapter_arg: String::new(),
+                };
+                let r = run_case(case, &mut Planted(p.observation.clone()), &opts);
+                // Other findings (from the expectation) may make it a failure; never a pass.
+                assert_ne!(r.status, Status::Pass, "{}", case.id);
+            }
+            largest = largest.max(b);
+            pinned += 1;
+        }
+    }
+    println!(
+        "race budget pinned on {pinned} planted racing values; largest deciding budget {largest}"
+    );
+    assert!(pinned > 50 && largest > 3, "{pinned} {largest}");
+}
