@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Installs every third-party implementation atomcts tests, on Debian 12 (research/implementations.md):
 #   tools/install-implementations.sh            everything
-#   tools/install-implementations.sh opencl     only some sections (opencl, python, nvidia)
+#   tools/install-implementations.sh opencl     only some sections (opencl, python, nvidia, browser)
 # Idempotent: what is already there is kept. Needs root for apt-get (or sudo).
 # Each implementation family is one section below, delimited by `# === section: NAME ===`;
 # add a new family as a new section and to SECTIONS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-SECTIONS=(opencl python nvidia)
+SECTIONS=(opencl python nvidia browser)
 want=("$@")
 [ ${#want[@]} -eq 0 ] && want=("${SECTIONS[@]}")
 wanted() { local s; for s in "${want[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
@@ -42,7 +42,7 @@ fi
 if wanted python; then
   apt_install python3-venv
   if [ ! -x target/venv/bin/python ]; then python3 -m venv target/venv; fi
-  target/venv/bin/pip install -q --disable-pip-version-check jsonschema==4.26.0 numba==0.68.1
+  target/venv/bin/pip install -q --disable-pip-version-check jsonschema==4.26.0 numba==0.68.1 numpy==2.4.6
   echo "python: $(target/venv/bin/python -c 'import numba, jsonschema; import importlib.metadata as m; print("numba", numba.__version__, "jsonschema", m.version("jsonschema"))')"
 fi
 
@@ -58,4 +58,13 @@ if wanted nvidia; then
     target/venv/bin/pip install -q --disable-pip-version-check nvidia-cuda-nvcc-cu12==12.9.86
   fi
   echo "nvidia: $(target/venv/lib/python3*/site-packages/nvidia/cuda_nvcc/bin/ptxas --version | tail -1)"
+fi
+
+# === section: browser ===
+# Headless Chromium (Debian's `chromium`), not an implementation under test: it opens the
+# conformance page of `atomcts report` the way a person would (tools/check-report-html.sh:
+# screenshot, DOM dump), with no network and no script.
+if wanted browser; then
+  apt_install chromium
+  echo "browser: $(chromium --version 2>/dev/null | head -1)"
 fi

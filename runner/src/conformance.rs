@@ -202,7 +202,7 @@ pub struct Conformance {
     pub format: String,
     /// [`VERSION`].
     pub version: u32,
-    /// The implementations, in the order given.
+    /// The implementations, sorted by adapter name.
     pub implementations: Vec<Implementation>,
     /// The matrix, sorted by dialect, family, then implementation order.
     pub matrix: Vec<Cell>,
@@ -245,8 +245,12 @@ pub fn key(s: &str) -> String {
 }
 
 impl Conformance {
-    /// Builds the report from one run report per implementation (merged shards, or one run).
+    /// Builds the report from one run report per implementation (merged shards, or one run),
+    /// in the order of their adapter names (whatever order they are given in).
     pub fn build(reports: &[Report]) -> Conformance {
+        let mut sorted: Vec<&Report> = reports.iter().collect();
+        sorted.sort_by(|a, b| a.adapter.cmp(&b.adapter).then(a.profile.cmp(&b.profile)));
+        let reports = sorted;
         let mut implementations = Vec::new();
         let mut cells: BTreeMap<(String, String, usize), Cell> = BTreeMap::new();
         let mut used_keys = BTreeSet::new();
