@@ -85,7 +85,10 @@ fn numba_availability() -> Result<(), String> {
         .status()
     {
         Ok(s) if s.success() => Ok(()),
-        Ok(_) => Err("numba does not import in target/venv (run tools/install-implementations.sh python)".into()),
+        Ok(_) => Err(
+            "numba does not import in target/venv (run tools/install-implementations.sh python)"
+                .into(),
+        ),
         Err(e) => Err(format!("target/venv/bin/python: {e}")),
     }
 }

@@ -578,6 +578,7 @@ fn cmd_run(a: RunArgs) -> Result<u8> {
         adapter: adapter.name().to_string(),
         profile: profile.name.clone(),
         implementation: adapter.describe(),
+        level: Some(adapter.level().name().to_string()),
         partition: partition.map(|(k, n)| format!("hash:{k}/{n}")),
         corpus: CorpusId {
             selected: selected_count,
@@ -1097,13 +1098,21 @@ fn report_run(a: &ReportArgs, adapter: &str, runs: &Path) -> Result<Report> {
     let _ = std::fs::remove_file(&json);
     let exe = std::env::current_exe().context("locating the atomcts executable")?;
     let mut cmd = std::process::Command::new(exe);
-    cmd.args(["run", "--no-progress", "--profile", "claimed", "--adapter", adapter])
-        .arg("--json")
-        .arg(&json);
+    cmd.args([
+        "run",
+        "--no-progress",
+        "--profile",
+        "claimed",
+        "--adapter",
+        adapter,
+    ])
+    .arg("--json")
+    .arg(&json);
     if let Some(c) = &a.cases {
         cmd.arg("--cases").arg(c);
     }
-    let logf = std::fs::File::create(&log).with_context(|| format!("creating {}", log.display()))?;
+    let logf =
+        std::fs::File::create(&log).with_context(|| format!("creating {}", log.display()))?;
     let t0 = std::time::Instant::now();
     eprintln!("report: running {adapter} (log: {})", log.display());
     let status = cmd
@@ -1112,7 +1121,11 @@ fn report_run(a: &ReportArgs, adapter: &str, runs: &Path) -> Result<Report> {
         .status()
         .context("running atomcts run")?;
     let text = std::fs::read_to_string(&log).unwrap_or_default();
-    let last = text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let last = text
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("");
     eprintln!(
         "report: {adapter}: {last} ({:.1} s, exit {})",
         t0.elapsed().as_secs_f64(),
@@ -1177,7 +1190,8 @@ fn cmd_report(a: ReportArgs) -> Result<u8> {
     ];
     let readme = match &a.readme {
         Some(p) => {
-            let old = std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
+            let old =
+                std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
             let new = c
                 .fill_readme(&old)
                 .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
@@ -1217,6 +1231,9 @@ fn cmd_report(a: ReportArgs) -> Result<u8> {
         std::fs::write(p, new).with_context(|| format!("writing {}", p.display()))?;
     }
     print!("{}", c.readme_summary());
-    println!("report: wrote {}", a.out.join("conformance.{json,md,html}").display());
+    println!(
+        "report: wrote {}",
+        a.out.join("conformance.{json,md,html}").display()
+    );
     Ok(0)
 }

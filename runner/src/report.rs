@@ -34,6 +34,9 @@ pub struct Report {
     /// OpenCL driver's platform and device versions, a shim's handshake `implementation`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub implementation: Option<String>,
+    /// `text` or `semantic` (what the adapter consumes), when the run recorded it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub level: Option<String>,
     /// The shard, `hash:K/N`, if the run was partitioned.
     #[serde(default)]
     pub partition: Option<String>,
