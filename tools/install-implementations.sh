@@ -37,13 +37,16 @@ if wanted opencl; then
 fi
 
 # === section: python ===
-# target/venv: jsonschema (corpus schema check) and Numba (its CUDA simulator, behind
-# adapters/shims/numba_cudasim.py).
+# target/venv: jsonschema (corpus schema check), Numba (its CUDA simulator, behind
+# adapters/shims/numba_cudasim.py) and NVIDIA Warp (its CPU device, behind adapters/shims/warp_cpu.py;
+# the shim is started once here so that Warp compiles its kernels into ~/.cache/warp now, not
+# during a run's handshake).
 if wanted python; then
   apt_install python3-venv
   if [ ! -x target/venv/bin/python ]; then python3 -m venv target/venv; fi
-  target/venv/bin/pip install -q --disable-pip-version-check jsonschema==4.26.0 numba==0.68.1 numpy==2.4.6
-  echo "python: $(target/venv/bin/python -c 'import numba, jsonschema; import importlib.metadata as m; print("numba", numba.__version__, "jsonschema", m.version("jsonschema"))')"
+  target/venv/bin/pip install -q --disable-pip-version-check jsonschema==4.26.0 numba==0.68.1 numpy==2.4.6 warp-lang==1.19.0
+  target/venv/bin/python adapters/shims/warp_cpu.py </dev/null 2>/dev/null
+  echo "python: $(target/venv/bin/python -c 'import numba, jsonschema; import importlib.metadata as m; print("numba", numba.__version__, "jsonschema", m.version("jsonschema"), "warp-lang", m.version("warp-lang"))')"
 fi
 
 # === section: nvidia ===

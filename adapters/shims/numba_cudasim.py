@@ -36,12 +36,11 @@ warnings.simplefilter("ignore", RuntimeWarning)
 from numba import cuda  # noqa: E402
 
 import numba  # noqa: E402
-import platform  # noqa: E402
 
 # What runs behind the shim, for reports (handshake `implementation`). The profile it claims is
 # `nvidia-ptx`: it simulates CUDA, which PTX ISA and the CUDA Programming Guide describe.
-IMPLEMENTATION = "numba %s CUDA simulator (numpy %s, Python %s)" % (
-    numba.__version__, np.__version__, platform.python_version())
+IMPLEMENTATION = "numba %s CUDA simulator (numpy %s)" % (
+    numba.__version__, np.__version__)
 
 TYPES = {"u32": np.uint32, "s32": np.int32, "u64": np.uint64, "s64": np.int64,
          "f32": np.float32, "f64": np.float64}

@@ -24,6 +24,9 @@ pub struct Implementation {
 /// The command of the Numba CUDA simulator shim (protocol 2), run from the source tree's root.
 pub const NUMBA_CUDASIM: &str = "cmd:target/venv/bin/python adapters/shims/numba_cudasim.py";
 
+/// The command of the NVIDIA Warp (CPU device) shim (protocol 2), run from the source tree's root.
+pub const WARP_CPU: &str = "cmd:target/venv/bin/python adapters/shims/warp_cpu.py";
+
 /// The profile an adapter claims before it is opened (a shim's handshake may name its own,
 /// which wins; see [`crate::Adapter::claimed_profile`]):
 ///
@@ -34,6 +37,8 @@ pub const NUMBA_CUDASIM: &str = "cmd:target/venv/bin/python adapters/shims/numba
 ///   rules.
 /// - `cuda`: `nvidia-ptx` (the PTX ISA and the CUDA Programming Guide describe what it runs).
 /// - the Numba CUDA simulator: `nvidia-ptx` (it simulates CUDA; its handshake says so too).
+/// - Warp on the CPU: `default` (Warp documents no FTZ, NaN or signed-zero rule for its CPU
+///   atomics; its handshake says so).
 /// - `fast`, `reference` and anything else: `default`.
 pub fn claimed_profile(adapter: &str) -> &'static str {
     if adapter.starts_with("opencl:")
@@ -53,6 +58,7 @@ pub fn claimed_profile(adapter: &str) -> &'static str {
 pub fn slug(adapter: &str) -> String {
     let named = match adapter {
         NUMBA_CUDASIM => "numba-cudasim",
+        WARP_CPU => "warp-cpu",
         other => other,
     };
     let mut s = String::new();
@@ -66,11 +72,11 @@ pub fn slug(adapter: &str) -> String {
     s.trim_matches('_').to_string()
 }
 
-/// Whether the Numba shim can start here: its Python with numba importable.
-fn numba_availability() -> Result<(), String> {
+/// Whether a Python shim can start here: the shim, and its Python with `module` importable.
+fn python_availability(shim: &str, module: &str) -> Result<(), String> {
     let py = Path::new("target/venv/bin/python");
-    if !Path::new("adapters/shims/numba_cudasim.py").is_file() {
-        return Err("adapters/shims/numba_cudasim.py not found (run from the source tree)".into());
+    if !Path::new(shim).is_file() {
+        return Err(format!("{shim} not found (run from the source tree)"));
     }
     if !py.is_file() {
         return Err(
@@ -78,7 +84,7 @@ fn numba_availability() -> Result<(), String> {
         );
     }
     match Command::new(py)
-        .args(["-c", "import numba"])
+        .args(["-c", &format!("import {module}")])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -107,8 +113,14 @@ pub fn implementations() -> Vec<Implementation> {
     out.push(Implementation {
         adapter: NUMBA_CUDASIM.into(),
         what: "Numba's CUDA simulator (protocol 2, semantic level)".into(),
-        available: numba_availability(),
+        available: python_availability("adapters/shims/numba_cudasim.py", "numba"),
         baseline: Some("adapters/shims/numba_cudasim.baseline".into()),
+    });
+    out.push(Implementation {
+        adapter: WARP_CPU.into(),
+        what: "NVIDIA Warp on its CPU device (protocol 2, semantic level)".into(),
+        available: python_availability("adapters/shims/warp_cpu.py", "warp"),
+        baseline: Some("adapters/shims/warp_cpu.baseline".into()),
     });
     out.push(Implementation {
         adapter: "cuda".into(),
@@ -139,6 +151,8 @@ mod tests {
         assert_eq!(claimed_profile("fast"), "default");
         assert_eq!(slug("opencl:pocl"), "opencl_pocl");
         assert_eq!(slug(NUMBA_CUDASIM), "numba-cudasim");
+        assert_eq!(slug(WARP_CPU), "warp-cpu");
+        assert_eq!(claimed_profile(WARP_CPU), "default");
         assert_eq!(slug("cmd:python3 x/y.py"), "cmd_python3_x_y_py");
     }
 

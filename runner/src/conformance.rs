@@ -40,6 +40,9 @@ pub const EXECUTED_KNOBS: &[&str] = &[
     "msl.float_denormals",
 ];
 
+/// A row of the matrix: `(dialect, family)` and the cell of each implementation (or none).
+type Row<'a> = ((String, String), Vec<Option<&'a Cell>>);
+
 /// The longest text of one piece of evidence kept (a finding or a reason), in characters.
 const MAX_DETAIL: usize = 300;
 
@@ -457,7 +460,7 @@ impl Conformance {
 
     /// Rows of the matrix: `(dialect, family)` in order, each with the cell of every
     /// implementation (or none).
-    fn rows(&self) -> Vec<((String, String), Vec<Option<&Cell>>)> {
+    fn rows(&self) -> Vec<Row<'_>> {
         let mut rows: BTreeMap<(String, String), Vec<Option<&Cell>>> = BTreeMap::new();
         let n = self.implementations.len();
         for c in &self.matrix {
