@@ -181,10 +181,13 @@ def main():
     # Compile (or load from Warp's cache) every kernel before answering the handshake, so that
     # no case pays for it; Warp's messages go to stderr, never to the protocol's stdout.
     real_stdout = sys.stdout
-    sys.stdout = sys.stderr
-    wp.init()
-    wp.force_load(device="cpu")
-    sys.stdout = real_stdout
+    with open(os.devnull, "w") as quiet:
+        sys.stdout = quiet  # Warp's start-up banner and module messages
+        try:
+            wp.init()
+            wp.force_load(device="cpu")
+        finally:
+            sys.stdout = real_stdout
     for line in sys.stdin:
         req = json.loads(line)
         if req.get("type") == "hello":
