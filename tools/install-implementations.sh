@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Installs every third-party implementation atomcts tests, on Debian 12 (research/implementations.md):
 #   tools/install-implementations.sh            everything
-#   tools/install-implementations.sh opencl     only some sections (opencl, python, nvidia)
+#   tools/install-implementations.sh opencl     only some sections (opencl, python, nvidia, browser)
 # Idempotent: what is already there is kept. Needs root for apt-get (or sudo).
 # Each implementation family is one section below, delimited by `# === section: NAME ===`;
 # add a new family as a new section and to SECTIONS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-SECTIONS=(opencl python nvidia)
+SECTIONS=(opencl python nvidia browser)
 want=("$@")
 [ ${#want[@]} -eq 0 ] && want=("${SECTIONS[@]}")
 wanted() { local s; for s in "${want[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
@@ -37,13 +37,16 @@ if wanted opencl; then
 fi
 
 # === section: python ===
-# target/venv: jsonschema (corpus schema check) and Numba (its CUDA simulator, behind
-# adapters/shims/numba_cudasim.py).
+# target/venv: jsonschema (corpus schema check), Numba (its CUDA simulator, behind
+# adapters/shims/numba_cudasim.py) and NVIDIA Warp (its CPU device, behind adapters/shims/warp_cpu.py;
+# the shim is started once here so that Warp compiles its kernels into ~/.cache/warp now, not
+# during a run's handshake).
 if wanted python; then
   apt_install python3-venv
   if [ ! -x target/venv/bin/python ]; then python3 -m venv target/venv; fi
-  target/venv/bin/pip install -q --disable-pip-version-check jsonschema==4.26.0 numba==0.68.1
-  echo "python: $(target/venv/bin/python -c 'import numba, jsonschema; import importlib.metadata as m; print("numba", numba.__version__, "jsonschema", m.version("jsonschema"))')"
+  target/venv/bin/pip install -q --disable-pip-version-check jsonschema==4.26.0 numba==0.68.1 numpy==2.4.6 warp-lang==1.19.0
+  target/venv/bin/python adapters/shims/warp_cpu.py </dev/null 2>/dev/null
+  echo "python: $(target/venv/bin/python -c 'import numba, jsonschema; import importlib.metadata as m; print("numba", numba.__version__, "jsonschema", m.version("jsonschema"), "warp-lang", m.version("warp-lang"))')"
 fi
 
 # === section: nvidia ===
@@ -58,4 +61,13 @@ if wanted nvidia; then
     target/venv/bin/pip install -q --disable-pip-version-check nvidia-cuda-nvcc-cu12==12.9.86
   fi
   echo "nvidia: $(target/venv/lib/python3*/site-packages/nvidia/cuda_nvcc/bin/ptxas --version | tail -1)"
+fi
+
+# === section: browser ===
+# Headless Chromium (Debian's `chromium`), not an implementation under test: it opens the
+# conformance page of `atomcts report` the way a person would (tools/check-report-html.sh:
+# screenshot, DOM dump), with no network and no script.
+if wanted browser; then
+  apt_install chromium
+  echo "browser: $(chromium --version 2>/dev/null | head -1)"
 fi

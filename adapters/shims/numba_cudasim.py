@@ -35,6 +35,13 @@ import warnings  # noqa: E402
 warnings.simplefilter("ignore", RuntimeWarning)
 from numba import cuda  # noqa: E402
 
+import numba  # noqa: E402
+
+# What runs behind the shim, for reports (handshake `implementation`). The profile it claims is
+# `nvidia-ptx`: it simulates CUDA, which PTX ISA and the CUDA Programming Guide describe.
+IMPLEMENTATION = "numba %s CUDA simulator (numpy %s)" % (
+    numba.__version__, np.__version__)
+
 TYPES = {"u32": np.uint32, "s32": np.int32, "u64": np.uint64, "s64": np.int64,
          "f32": np.float32, "f64": np.float64}
 BITS = {4: np.uint32, 8: np.uint64}
@@ -160,6 +167,7 @@ def main():
         if req.get("type") == "hello":
             ans = {"type": "hello", "protocol": "atomcts-adapter", "version": 2,
                    "level": "semantic", "name": "numba-cudasim",
+                   "implementation": IMPLEMENTATION, "profile": "nvidia-ptx",
                    "capabilities": ["u64_atomics", "f32_atomic_add", "f64_atomic_add"]}
         else:
             try:

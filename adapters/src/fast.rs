@@ -26,6 +26,14 @@ impl Adapter for FastAdapter {
         "fast"
     }
 
+    fn describe(&self) -> Option<String> {
+        Some(format!("atomcts {} fast path", env!("CARGO_PKG_VERSION")))
+    }
+
+    fn claimed_profile(&self) -> Option<String> {
+        Some("default".into())
+    }
+
     fn supports(&self, capability: &str) -> bool {
         CAPABILITIES.contains(&capability)
     }

@@ -21,6 +21,7 @@ use atomcts_reference::program::{self, Dialect};
 use atomcts_reference::{Profile, State};
 
 pub mod back;
+pub mod discover;
 pub mod fast;
 pub mod plan;
 pub mod protocol2;
@@ -172,6 +173,18 @@ pub trait Adapter {
     fn last_program(&self) -> Option<String> {
         None
     }
+    /// The implementation and its version in one line, for reports (an OpenCL driver's
+    /// platform, device and versions; a shim's `implementation` from its handshake); `None`
+    /// when it cannot tell.
+    fn describe(&self) -> Option<String> {
+        None
+    }
+    /// The profile (`atomcts list profiles`) this implementation claims to follow, which
+    /// `atomcts report` judges it under (see [`discover::claimed_profile`]); `None` when it
+    /// claims none.
+    fn claimed_profile(&self) -> Option<String> {
+        None
+    }
 }
 
 /// The reference model as an adapter: it supports everything.
@@ -181,6 +194,17 @@ pub struct ReferenceAdapter;
 impl Adapter for ReferenceAdapter {
     fn name(&self) -> &str {
         "reference"
+    }
+
+    fn describe(&self) -> Option<String> {
+        Some(format!(
+            "atomcts {} reference model",
+            env!("CARGO_PKG_VERSION")
+        ))
+    }
+
+    fn claimed_profile(&self) -> Option<String> {
+        Some("default".into())
     }
 
     fn supports(&self, capability: &str) -> bool {

@@ -131,6 +131,10 @@ pub struct SubprocessAdapter {
     version: u64,
     /// Version 2: what the shim consumes.
     level: Level,
+    /// The handshake's optional `implementation` (what runs behind the shim, with versions).
+    implementation: Option<String>,
+    /// The handshake's optional `profile` (the profile the implementation claims).
+    profile: Option<String>,
 }
 
 impl SubprocessAdapter {
@@ -145,6 +149,8 @@ impl SubprocessAdapter {
             first_startup: None,
             consecutive_failures: 0,
             died_after_answers: None,
+            implementation: None,
+            profile: None,
             version: VERSION,
             level: Level::Text,
         };
@@ -329,6 +335,14 @@ impl SubprocessAdapter {
         if let Some(n) = answer.get("name").and_then(Value::as_str) {
             self.name = format!("cmd:{}", crate::escape_controls(&shorten(n, 200)));
         }
+        self.implementation = answer
+            .get("implementation")
+            .and_then(Value::as_str)
+            .map(|s| crate::escape_controls(&shorten(s, 300)));
+        self.profile = answer
+            .get("profile")
+            .and_then(Value::as_str)
+            .map(|s| crate::escape_controls(&shorten(s, 100)));
         self.capabilities = answer
             .get("capabilities")
             .and_then(Value::as_array)
@@ -458,6 +472,14 @@ impl SubprocessAdapter {
 impl Adapter for SubprocessAdapter {
     fn name(&self) -> &str {
         &self.name
+    }
+
+    fn describe(&self) -> Option<String> {
+        self.implementation.clone()
+    }
+
+    fn claimed_profile(&self) -> Option<String> {
+        self.profile.clone()
     }
 
     fn level(&self) -> Level {

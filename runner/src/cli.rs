@@ -45,11 +45,44 @@ enum Command {
     Sweep(SweepArgs),
     /// Turn a fuzz artifact into a regression case in the corpus format.
     Regress(RegressArgs),
+    /// The conformance matrix and the ambiguity report across implementations (Markdown, JSON,
+    /// HTML): runs the corpus on each under the profile it claims, or reads earlier runs.
+    Report(ReportArgs),
+}
+
+#[derive(Args)]
+struct ReportArgs {
+    /// An implementation to run (repeatable; default: every one `atomcts list adapters` says
+    /// is available here), each under the profile it claims (`--profile claimed`).
+    #[arg(long)]
+    adapter: Vec<String>,
+    /// Build from these JSON run reports (`atomcts run --json`) instead of running anything;
+    /// shards of one run are merged.
+    #[arg(long = "from", value_name = "REPORT.json")]
+    from: Vec<PathBuf>,
+    /// Output folder: conformance.json, conformance.md, conformance.html.
+    #[arg(long)]
+    out: PathBuf,
+    /// Also fill the summary block of this Markdown file (between the markers
+    /// `<!-- conformance-summary:begin ... -->` and `<!-- conformance-summary:end -->`).
+    #[arg(long)]
+    readme: Option<PathBuf>,
+    /// Write nothing: exit 1 when the files in --out (and the --readme block) differ from what
+    /// the runs give (a stale committed report), naming them.
+    #[arg(long)]
+    check: bool,
+    /// Where the runs' JSON reports and logs go (default: <out>/runs).
+    #[arg(long)]
+    runs: Option<PathBuf>,
+    /// Corpus directory or file passed on to each run (default: ./spec-cases).
+    #[arg(long)]
+    cases: Option<PathBuf>,
 }
 
 #[derive(Args, Clone)]
 struct ProfileArgs {
-    /// Profile: default, nvidia-ptx, intel-xe, intel-skylake, spirv, metal.
+    /// Profile: default, nvidia-ptx, intel-xe, intel-skylake, spirv, metal; for `run`, also
+    /// `claimed`: the profile the adapter claims (`atomcts list adapters`).
     #[arg(long, default_value = "default")]
     profile: String,
     /// Override one knob: `--set knob=option` (repeatable).
@@ -59,7 +92,20 @@ struct ProfileArgs {
 
 impl ProfileArgs {
     fn profile(&self) -> Result<Profile> {
-        let mut p = Profile::named(&self.profile)?;
+        self.profile_claimed(None)
+    }
+
+    /// The profile, `claimed` resolved to the adapter's claim (its own, else the one
+    /// [`atomcts_adapters::discover::claimed_profile`] gives its name).
+    fn profile_claimed(&self, adapter: Option<&dyn Adapter>) -> Result<Profile> {
+        let name = match (self.profile.as_str(), adapter) {
+            ("claimed", Some(a)) => a.claimed_profile().unwrap_or_else(|| {
+                atomcts_adapters::discover::claimed_profile(a.name()).to_string()
+            }),
+            ("claimed", None) => bail!("--profile claimed needs an adapter (atomcts run)"),
+            (n, _) => n.to_string(),
+        };
+        let mut p = Profile::named(&name)?;
         for s in &self.set {
             let (k, o) = s
                 .split_once('=')
@@ -289,6 +335,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Merge(a) => cmd_merge(a),
         Command::Sweep(a) => cmd_sweep(a),
         Command::Regress(a) => cmd_regress(a),
+        Command::Report(a) => cmd_report(a),
     }
 }
 
@@ -429,7 +476,9 @@ fn cmd_run(a: RunArgs) -> Result<u8> {
     if a.generated_only && a.generated == 0 {
         bail!("--generated-only needs --generated N with N > 0: nothing would run");
     }
-    let profile = a.profile.profile()?;
+    if a.profile.profile != "claimed" {
+        a.profile.profile()?;
+    }
     let partition = a.partition.as_deref().map(parse_partition).transpose()?;
     // Everything that can fail about the outputs fails now, not after the run (D12).
     if let Some(p) = &a.junit {
@@ -439,10 +488,6 @@ fn cmd_run(a: RunArgs) -> Result<u8> {
         check_writable(p, "--json")?;
     }
     let baseline = a.baseline.as_deref().map(read_baseline).transpose()?;
-    let generator = (a.generated > 0)
-        .then(|| atomcts::generate::Generator::new(a.seed, a.generated, &profile))
-        .transpose()
-        .map_err(|e| anyhow::anyhow!("--generated {}: {}", a.generated, e.message))?;
     let mut load_errors = Vec::new();
     let mut corpus = Vec::new();
     let mut cases_arg = String::from("<generated>");
@@ -453,6 +498,11 @@ fn cmd_run(a: RunArgs) -> Result<u8> {
         corpus = loaded.cases;
     }
     let mut adapter = adapter(&a.adapter, a.adapter_timeout_ms)?;
+    let profile = a.profile.profile_claimed(Some(adapter.as_ref()))?;
+    let generator = (a.generated > 0)
+        .then(|| atomcts::generate::Generator::new(a.seed, a.generated, &profile))
+        .transpose()
+        .map_err(|e| anyhow::anyhow!("--generated {}: {}", a.generated, e.message))?;
     let opts = Options {
         profile: profile.clone(),
         race_budget: a.race_budget,
@@ -527,6 +577,8 @@ fn cmd_run(a: RunArgs) -> Result<u8> {
         version: REPORT_VERSION,
         adapter: adapter.name().to_string(),
         profile: profile.name.clone(),
+        implementation: adapter.describe(),
+        level: Some(adapter.level().name().to_string()),
         partition: partition.map(|(k, n)| format!("hash:{k}/{n}")),
         corpus: CorpusId {
             selected: selected_count,
@@ -766,36 +818,32 @@ fn cmd_list(a: ListArgs) -> Result<u8> {
             println!("fast       the built-in fast path, bit-identical to the reference (default)");
             println!("reference  the spec-literal reference model");
             println!(
-                "cuda       an NVIDIA GPU through the CUDA driver: the PTX back end (semantic level; {})",
-                match atomcts_adapters::back::ptx::run::availability() {
-                    Ok(()) => "available".to_string(),
-                    Err(why) => format!("unavailable: {why}"),
-                }
+                "cmd:<command>  an implementation behind a shim speaking adapters/PROTOCOL.md, e.g."
             );
             println!(
-                "cmd:<command>  an implementation behind a shim speaking adapters/PROTOCOL.md"
+                "               cmd:'python3 adapters/shims/mini_sass.py' (a small independent SASS integer ATOM,"
             );
-            println!(
-                "               examples: cmd:'python3 adapters/shims/mini_sass.py' (a small independent"
-            );
-            println!(
-                "               SASS integer ATOM, protocol 1, text level), cmd:'python3 adapters/shims/numba_cudasim.py' (Numba's"
-            );
-            println!(
-                "               CUDA simulator, protocol 2, semantic level; needs numba; baseline adapters/shims/numba_cudasim.baseline)"
-            );
+            println!("               protocol 1, text level)");
             println!(
                 "opencl:<name>  an OpenCL driver (semantic level: runs the lowered IR as OpenCL C); name is"
             );
             println!("               a known driver below or a platform/device name substring");
-            for k in atomcts_adapters::back::opencl::KNOWN {
-                let state = match atomcts_adapters::back::opencl::availability(k.name) {
+            println!(
+                "implementations (`atomcts report` runs the available ones, each under the profile it claims):"
+            );
+            for i in atomcts_adapters::discover::implementations() {
+                let state = match &i.available {
                     Ok(()) => "available".to_string(),
                     Err(why) => format!("unavailable: {why}"),
                 };
                 println!(
-                    "  opencl:{:<9} {} ({state}; baseline adapters/baselines/opencl-{}.baseline)",
-                    k.name, k.platform, k.name
+                    "{} ({state}; {}; claims profile {}{})",
+                    i.adapter,
+                    i.what,
+                    atomcts_adapters::discover::claimed_profile(&i.adapter),
+                    i.baseline
+                        .as_deref()
+                        .map_or(String::new(), |b| format!("; baseline {b}"))
                 );
             }
         }
@@ -1025,5 +1073,169 @@ fn cmd_regress(a: RegressArgs) -> Result<u8> {
             return Ok(1);
         }
     }
+    Ok(0)
+}
+
+/// Reads a JSON run report of this atomcts's format.
+fn read_report(f: &Path) -> Result<Report> {
+    let text = std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
+    let r: Report = serde_json::from_str(&text)
+        .with_context(|| format!("{} is not an atomcts JSON report", f.display()))?;
+    if r.version != REPORT_VERSION {
+        bail!(
+            "{}: report version {} (this atomcts reads {REPORT_VERSION})",
+            f.display(),
+            r.version
+        );
+    }
+    Ok(r)
+}
+
+/// Runs the corpus on one adapter under its claimed profile, as `atomcts run` in a process of
+/// its own (a driver's environment and crashes stay there); its JSON report.
+fn report_run(a: &ReportArgs, adapter: &str, runs: &Path) -> Result<Report> {
+    let slug = atomcts_adapters::discover::slug(adapter);
+    let json = runs.join(format!("{slug}.json"));
+    let log = runs.join(format!("{slug}.log"));
+    let _ = std::fs::remove_file(&json);
+    let exe = std::env::current_exe().context("locating the atomcts executable")?;
+    let mut cmd = std::process::Command::new(exe);
+    cmd.args([
+        "run",
+        "--no-progress",
+        "--profile",
+        "claimed",
+        "--adapter",
+        adapter,
+    ])
+    .arg("--json")
+    .arg(&json);
+    if let Some(c) = &a.cases {
+        cmd.arg("--cases").arg(c);
+    }
+    let logf =
+        std::fs::File::create(&log).with_context(|| format!("creating {}", log.display()))?;
+    let t0 = std::time::Instant::now();
+    eprintln!("report: running {adapter} (log: {})", log.display());
+    let status = cmd
+        .stdout(logf.try_clone()?)
+        .stderr(logf)
+        .status()
+        .context("running atomcts run")?;
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    let last = text
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("");
+    eprintln!(
+        "report: {adapter}: {last} ({:.1} s, exit {})",
+        t0.elapsed().as_secs_f64(),
+        status.code().map_or("signal".into(), |c| c.to_string())
+    );
+    if !json.exists() {
+        bail!(
+            "{adapter}: the run wrote no report (exit {}): {last} (see {})",
+            status.code().unwrap_or(-1),
+            log.display()
+        );
+    }
+    read_report(&json)
+}
+
+fn cmd_report(a: ReportArgs) -> Result<u8> {
+    use atomcts::conformance::Conformance;
+    if !a.from.is_empty() && !a.adapter.is_empty() {
+        bail!("--from and --adapter exclude each other: build from runs, or run");
+    }
+    let mut reports: Vec<Report> = Vec::new();
+    if !a.from.is_empty() {
+        // Shards of one run (same adapter and profile) merge into one.
+        let mut groups: Vec<((String, String), Vec<Report>)> = Vec::new();
+        for f in &a.from {
+            let r = read_report(f)?;
+            let k = (r.adapter.clone(), r.profile.clone());
+            match groups.iter_mut().find(|(g, _)| *g == k) {
+                Some((_, v)) => v.push(r),
+                None => groups.push((k, vec![r])),
+            }
+        }
+        for (_, g) in groups {
+            let merged = if g.len() == 1 {
+                g.into_iter().next().context("empty group")?
+            } else {
+                Report::merge(g).map_err(|e| anyhow::anyhow!(e))?
+            };
+            reports.push(merged);
+        }
+    } else {
+        let adapters: Vec<String> = if a.adapter.is_empty() {
+            let found = atomcts_adapters::discover::available();
+            if found.is_empty() {
+                bail!("no implementation is available here (atomcts list adapters says why)");
+            }
+            found.into_iter().map(|i| i.adapter).collect()
+        } else {
+            a.adapter.clone()
+        };
+        let runs = a.runs.clone().unwrap_or_else(|| a.out.join("runs"));
+        std::fs::create_dir_all(&runs).with_context(|| format!("creating {}", runs.display()))?;
+        for ad in &adapters {
+            reports.push(report_run(&a, ad, &runs)?);
+        }
+    }
+    let c = Conformance::build(&reports);
+    let files = [
+        ("conformance.json", c.json()),
+        ("conformance.md", c.markdown()),
+        ("conformance.html", c.html()),
+    ];
+    let readme = match &a.readme {
+        Some(p) => {
+            let old =
+                std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
+            let new = c
+                .fill_readme(&old)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
+            Some((p.clone(), old, new))
+        }
+        None => None,
+    };
+    if a.check {
+        let mut stale = Vec::new();
+        for (name, text) in &files {
+            let p = a.out.join(name);
+            if std::fs::read_to_string(&p).ok().as_deref() != Some(text.as_str()) {
+                stale.push(p.display().to_string());
+            }
+        }
+        if let Some((p, old, new)) = &readme
+            && old != new
+        {
+            stale.push(format!("{} (the summary block)", p.display()));
+        }
+        if stale.is_empty() {
+            println!("report: the committed report is up to date");
+            return Ok(0);
+        }
+        println!(
+            "report: stale (regenerate with tools/regen-conformance.sh): {}",
+            stale.join(", ")
+        );
+        return Ok(1);
+    }
+    std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
+    for (name, text) in &files {
+        let p = a.out.join(name);
+        std::fs::write(&p, text).with_context(|| format!("writing {}", p.display()))?;
+    }
+    if let Some((p, _, new)) = &readme {
+        std::fs::write(p, new).with_context(|| format!("writing {}", p.display()))?;
+    }
+    print!("{}", c.readme_summary());
+    println!(
+        "report: wrote {}",
+        a.out.join("conformance.{json,md,html}").display()
+    );
     Ok(0)
 }

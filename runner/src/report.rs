@@ -30,6 +30,13 @@ pub struct Report {
     pub adapter: String,
     /// Profile name.
     pub profile: String,
+    /// The implementation and its versions in one line, as the adapter describes itself (an
+    /// OpenCL driver's platform and device versions, a shim's handshake `implementation`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub implementation: Option<String>,
+    /// `text` or `semantic` (what the adapter consumes), when the run recorded it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub level: Option<String>,
     /// The shard, `hash:K/N`, if the run was partitioned.
     #[serde(default)]
     pub partition: Option<String>,

@@ -70,6 +70,9 @@ pub struct CaseResult {
     /// For probes: the knob and the options whose expectation the observation matched.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probe: Option<ProbeResult>,
+    /// For probes, the knob it probes, also when it did not run (not applicable, skipped).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub knob: Option<String>,
     /// The command that reproduces this case.
     pub repro: String,
     /// For a failing case on a semantic-level implementation: the program that ran, in the
@@ -187,6 +190,7 @@ fn base_result(case: &Case, opts: &Options) -> CaseResult {
         status: Status::Pass,
         findings: vec![],
         probe: None,
+        knob: case.probe.clone(),
         repro: repro_line(case, opts),
         program: None,
     }

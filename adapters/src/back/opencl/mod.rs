@@ -171,6 +171,27 @@ impl Adapter for OpenClAdapter {
         &self.name
     }
 
+    /// The platform, the driver's version and the OpenCL and OpenCL C versions: what is the
+    /// same on every machine with the same packages (the device name and `CL_DEVICE_VERSION`
+    /// name the CPU, which [`OpenClAdapter::describe`] prints).
+    fn describe(&self) -> Option<String> {
+        let i = &self.device.info;
+        let api = run::parse_api_version(&i.version)
+            .map_or_else(|| i.version.clone(), |(a, b)| format!("OpenCL {a}.{b}"));
+        Some(format!(
+            "{} (driver {}; {api}; {})",
+            i.platform.trim(),
+            i.driver_version.trim(),
+            i.c_version.trim()
+        ))
+    }
+
+    /// OpenCL C atomics are specified, like SPIR-V's, by the Khronos memory model: the `spirv`
+    /// profile is what an OpenCL driver claims.
+    fn claimed_profile(&self) -> Option<String> {
+        Some("spirv".into())
+    }
+
     /// Capabilities of the case format, from what the device reports: 64-bit atomics with
     /// both cl_khr_int64 atomics extensions; float, f16x2 and 16-bit atomics never (OpenCL C
     /// has no such built-ins without cl_ext_float_atomics, which this back end does not emit).

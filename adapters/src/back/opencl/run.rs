@@ -16,7 +16,7 @@ use cl3::context::{create_context, release_context};
 use cl3::device::{
     CL_DEVICE_EXTENSIONS, CL_DEVICE_MAX_WORK_GROUP_SIZE, CL_DEVICE_NAME,
     CL_DEVICE_OPENCL_C_ALL_VERSIONS, CL_DEVICE_OPENCL_C_VERSION, CL_DEVICE_TYPE_ALL,
-    CL_DEVICE_VERSION, get_device_ids, get_device_info,
+    CL_DEVICE_VERSION, CL_DRIVER_VERSION, get_device_ids, get_device_info,
 };
 use cl3::kernel::{create_kernel, release_kernel, set_kernel_arg};
 use cl3::memory::{
@@ -42,6 +42,8 @@ pub struct DeviceInfo {
     pub version: String,
     /// `CL_DEVICE_OPENCL_C_VERSION`.
     pub c_version: String,
+    /// `CL_DRIVER_VERSION`.
+    pub driver_version: String,
     /// Major.minor of every OpenCL C version in `CL_DEVICE_OPENCL_C_ALL_VERSIONS` (OpenCL 3.0
     /// devices), else the one of `CL_DEVICE_OPENCL_C_VERSION`.
     pub c_versions: Vec<(u32, u32)>,
@@ -82,8 +84,8 @@ fn parse_c_version(s: &str) -> Option<(u32, u32)> {
     Some((a.parse().ok()?, b.parse().ok()?))
 }
 
-fn parse_api_version(s: &str) -> Option<(u32, u32)> {
-    // "OpenCL <major>.<minor> <platform-specific>" (CL_DEVICE_VERSION).
+/// `CL_DEVICE_VERSION`, "OpenCL <major>.<minor> <platform-specific>": major and minor.
+pub fn parse_api_version(s: &str) -> Option<(u32, u32)> {
     parse_c_version(&s.replacen("OpenCL ", "OpenCL C ", 1))
 }
 
@@ -150,6 +152,7 @@ impl Device {
             device,
             version,
             c_version,
+            driver_version: text(get_device_info(id, CL_DRIVER_VERSION)),
             c_versions,
             extensions: text(get_device_info(id, CL_DEVICE_EXTENSIONS))
                 .split_whitespace()

@@ -105,6 +105,15 @@ impl Adapter for CudaAdapter {
         "cuda"
     }
 
+    fn describe(&self) -> Option<String> {
+        Some(CudaAdapter::describe(self))
+    }
+
+    /// PTX ISA and the CUDA Programming Guide describe what the driver runs.
+    fn claimed_profile(&self) -> Option<String> {
+        Some("nvidia-ptx".into())
+    }
+
     /// Capabilities of the case format, from the device's compute capability (the per-op
     /// check is the emitter's, from the lowered IR).
     fn supports(&self, capability: &str) -> bool {

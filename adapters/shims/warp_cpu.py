@@ -1,0 +1,211 @@
+#!/usr/bin/env python3
+"""NVIDIA Warp (warp-lang) on its CPU device behind the atomcts adapter protocol, version 2,
+semantic level (adapters/PROTOCOL.md).
+
+A third-party implementation nobody here wrote: Warp compiles Python kernels to native code
+(LLVM, on the CPU device). The runner sends the lowered IR of each valid instruction (any
+dialect); each memory access becomes one thread of a launch of a Warp kernel that calls the
+`wp.atomic_*` function with exactly the op's semantics on a Warp array over the case's memory.
+The shim does no arithmetic: it lays out memory, dispatches, and answers the final memory and
+each access's returned value (`accesses`).
+
+Mapping (Warp's documented built-ins): add, sub, and, or, xor, min, max on int32/uint32/int64/
+uint64; add, sub, min, max on float32/float64; exchange and a bitwise compare-exchange of any of
+these through the integer array of the same width (`wp.atomic_exch`, `wp.atomic_cas`).
+
+Not applicable (answered `not_applicable` with the reason, never emulated): inc/dec in any form
+and predec (Warp has no such built-in), 16-bit and f16x2 data, numeric compare-exchange, stores,
+shared (threadgroup/SLM) memory, SIMD-group shuffles, accesses outside allocated memory or
+misaligned.
+
+The profile it claims is `default`: Warp documents no flush-to-zero, NaN or signed-zero rule
+for its CPU atomics. Every kernel is compiled at start-up (one module; Warp caches it in
+~/.cache/warp), before the handshake is answered.
+
+Needs: warp-lang (pip). Run:
+  atomcts run --profile claimed --adapter "cmd:target/venv/bin/python adapters/shims/warp_cpu.py"
+"""
+import json
+import os
+import sys
+from typing import Any
+
+import numpy as np
+import warp as wp
+
+wp.config.quiet = True
+
+IMPLEMENTATION = "warp-lang %s on the CPU device (numpy %s)" % (
+    wp.__version__, np.__version__)
+
+INTS = {"u32": wp.uint32, "s32": wp.int32, "u64": wp.uint64, "s64": wp.int64}
+FLOATS = {"f32": wp.float32, "f64": wp.float64}
+NP = {"u32": np.uint32, "s32": np.int32, "u64": np.uint64, "s64": np.int64,
+      "f32": np.float32, "f64": np.float64}
+BITS = {4: "u32", 8: "u64"}
+INT_OPS = ["add", "sub", "and", "or", "xor", "min", "max", "exch", "cas"]
+FLOAT_OPS = ["add", "sub", "min", "max"]
+
+
+@wp.kernel
+def int_atom(mem: wp.array(dtype=Any), idx: wp.array(dtype=wp.int32), b: wp.array(dtype=Any),
+             c: wp.array(dtype=Any), out: wp.array(dtype=Any), code: int):
+    """Thread i applies op INT_OPS[code] to mem[idx[i]]."""
+    i = wp.tid()
+    if code == 0:
+        out[i] = wp.atomic_add(mem, idx[i], b[i])
+    elif code == 1:
+        out[i] = wp.atomic_sub(mem, idx[i], b[i])
+    elif code == 2:
+        out[i] = wp.atomic_and(mem, idx[i], b[i])
+    elif code == 3:
+        out[i] = wp.atomic_or(mem, idx[i], b[i])
+    elif code == 4:
+        out[i] = wp.atomic_xor(mem, idx[i], b[i])
+    elif code == 5:
+        out[i] = wp.atomic_min(mem, idx[i], b[i])
+    elif code == 6:
+        out[i] = wp.atomic_max(mem, idx[i], b[i])
+    elif code == 7:
+        out[i] = wp.atomic_exch(mem, idx[i], b[i])
+    else:
+        out[i] = wp.atomic_cas(mem, idx[i], b[i], c[i])
+
+
+@wp.kernel
+def float_atom(mem: wp.array(dtype=Any), idx: wp.array(dtype=wp.int32), b: wp.array(dtype=Any),
+               out: wp.array(dtype=Any), code: int):
+    """Thread i applies op FLOAT_OPS[code] to mem[idx[i]]."""
+    i = wp.tid()
+    if code == 0:
+        out[i] = wp.atomic_add(mem, idx[i], b[i])
+    elif code == 1:
+        out[i] = wp.atomic_sub(mem, idx[i], b[i])
+    elif code == 2:
+        out[i] = wp.atomic_min(mem, idx[i], b[i])
+    else:
+        out[i] = wp.atomic_max(mem, idx[i], b[i])
+
+
+for _t in INTS.values():
+    _a = wp.array(dtype=_t)
+    wp.overload(int_atom, {"mem": _a, "b": _a, "c": _a, "out": _a})
+for _t in FLOATS.values():
+    _a = wp.array(dtype=_t)
+    wp.overload(float_atom, {"mem": _a, "b": _a, "out": _a})
+
+
+def na(why):
+    return {"outcome": "not_applicable", "why": why}
+
+
+def run(req):
+    lowered = req.get("lowered")
+    if not lowered:
+        return na("no lowered IR")
+    ins = lowered["instr"]
+    if ins["kind"] != "mem":
+        return na("SIMD-group shuffles: Warp's CPU device has no warp shuffles this shim maps")
+    op, ty, space = ins["op"], ins["type"], ins["space"]
+    if ty not in NP:
+        return na("%s data: no Warp atomic built-in takes it" % ty)
+    width = np.dtype(NP[ty]).itemsize
+    is_float = ty.startswith("f")
+    bitwise = op == "exch" or (op == "cas" and ins["compare"] == "bitwise")
+    if op == "cas" and not bitwise:
+        return na("compare-exchange with a numeric compare: wp.atomic_cas compares bits")
+    if bitwise:
+        ty = BITS[width]
+        is_float = False
+    ops = FLOAT_OPS if is_float else INT_OPS
+    if op not in ops:
+        return na("%s on %s: no Warp atomic built-in" % (op, ty))
+    if space != "global":
+        return na("%s memory: this shim maps global memory only" % space)
+    acc = ins["accesses"]
+    if not acc:
+        return {"outcome": "accesses", "memory": req["state"]["memory"], "returned": []}
+    ranges, cursor = [], 0
+    for r in req["state"]["memory"]["global"]:
+        base, data = int(r["base"], 16), bytes.fromhex(r["bytes"])
+        off = (cursor + 7) // 8 * 8 + base % 8
+        ranges.append((base, data, off))
+        cursor = off + len(data)
+    flat = bytearray((cursor + 7) // 8 * 8 or 8)
+    for base, data, off in ranges:
+        flat[off:off + len(data)] = data
+    idx = []
+    for a in acc:
+        addr = int(a["addr"], 16)
+        if a.get("fault"):
+            return na("lane %d faults (%s)" % (a["lane"], a["fault"]))
+        hit = [off + addr - base for base, data, off in ranges
+               if base <= addr and addr + width <= base + len(data)]
+        if not hit:
+            return na("lane %d address %#x outside allocated memory" % (a["lane"], addr))
+        if hit[0] % width:
+            return na("lane %d address %#x misaligned" % (a["lane"], addr))
+        idx.append(hit[0] // width)
+    n = len(acc)
+    dtype = NP[ty]
+    wtype = FLOATS[ty] if is_float else INTS[ty]
+    host = np.frombuffer(bytes(flat), dtype=dtype).copy()
+
+    def operand(k):
+        raw = np.array([int(a["src"][k], 16) for a in acc], dtype=np.uint64)
+        return (raw if width == 8 else raw.astype(np.uint32)).view(dtype)
+
+    dev = "cpu"
+    mem = wp.array(host, dtype=wtype, device=dev)
+    widx = wp.array(np.array(idx, dtype=np.int32), dtype=wp.int32, device=dev)
+    b = wp.array(operand(0), dtype=wtype, device=dev)
+    out = wp.zeros(n, dtype=wtype, device=dev)
+    if is_float:
+        wp.launch(float_atom, dim=n, inputs=[mem, widx, b, out, ops.index(op)], device=dev)
+    else:
+        c = wp.array(operand(1), dtype=wtype, device=dev)
+        wp.launch(int_atom, dim=n, inputs=[mem, widx, b, c, out, ops.index(op)], device=dev)
+    wp.synchronize_device(dev)
+    final = mem.numpy().tobytes()
+    raw = out.numpy().view(NP[BITS[width]])
+    answer = {"outcome": "accesses", "returned": [hex(int(v)) for v in raw],
+              "memory": {"global": [{"base": hex(base), "bytes": final[off:off + len(data)].hex()}
+                                    for base, data, off in ranges],
+                         "shared": req["state"]["memory"]["shared"]}}
+    if op == "cas":
+        answer["ok"] = [int(raw[i]) == int(operand(0).view(NP[BITS[width]])[i]) for i in range(n)]
+    return answer
+
+
+def main():
+    # Compile (or load from Warp's cache) every kernel before answering the handshake, so that
+    # no case pays for it; Warp's messages go to stderr, never to the protocol's stdout.
+    real_stdout = sys.stdout
+    with open(os.devnull, "w") as quiet:
+        sys.stdout = quiet  # Warp's start-up banner and module messages
+        try:
+            wp.init()
+            wp.force_load(device="cpu")
+        finally:
+            sys.stdout = real_stdout
+    for line in sys.stdin:
+        req = json.loads(line)
+        if req.get("type") == "hello":
+            ans = {"type": "hello", "protocol": "atomcts-adapter", "version": 2,
+                   "level": "semantic", "name": "warp-cpu",
+                   "implementation": IMPLEMENTATION, "profile": "default",
+                   "capabilities": ["u64_atomics", "f32_atomic_add", "f64_atomic_add"]}
+        else:
+            sys.stdout = sys.stderr
+            try:
+                ans = run(req)
+            except Exception as e:  # report, never die: the runner counts it as an error
+                ans = {"outcome": "error", "why": "%s: %s" % (type(e).__name__, e)}
+            sys.stdout = real_stdout
+            ans["id"] = req["id"]
+        print(json.dumps(ans), flush=True)
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("WARP_CACHE_PATH", os.path.expanduser("~/.cache/warp"))
+    main()

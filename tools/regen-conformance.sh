@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Regenerates the committed conformance report from scratch: runs the whole corpus (probes
+# included) on every implementation available on this machine (`atomcts list adapters`), each
+# under the profile it claims, and writes docs/conformance/conformance.{json,md,html} and the
+# summary block of README.md. The run reports and logs go to target/conformance-runs/.
+#   tools/regen-conformance.sh                 every available implementation
+#   tools/regen-conformance.sh --adapter A ... only these (passed on to `atomcts report`)
+# Install the implementations first: tools/install-implementations.sh (PoCL's first run compiles
+# every kernel: minutes; later runs use its cache). CI checks the committed report against its
+# own gate runs (`atomcts report --from ... --check`, .ci/run) and fails when it is stale.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release -q -p atomcts
+target/release/atomcts report --out docs/conformance --runs target/conformance-runs \
+  --readme README.md "$@"
+if command -v chromium >/dev/null 2>&1; then
+  tools/check-report-html.sh docs/conformance/conformance.html
+else
+  echo "regen-conformance: chromium not installed; page not checked (tools/install-implementations.sh browser)" >&2
+fi
