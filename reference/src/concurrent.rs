@@ -52,11 +52,23 @@ const MAX_MEMO_BYTES: usize = 256 << 20;
 /// The final value every order of these operations produces, if they all commute and none has
 /// an observed returned value; `None` when the operations do not qualify.
 pub fn commutative_final(init: u64, threads: &[Vec<(OpStep, Observed)>]) -> Option<u64> {
-    let mut ops = threads.iter().flatten();
-    let (first, _) = ops.clone().next()?;
-    if threads.iter().flatten().any(|(_, o)| o.ret.is_some() || o.success.is_some()) {
+    if threads
+        .iter()
+        .flatten()
+        .any(|(_, o)| o.ret.is_some() || o.success.is_some())
+    {
         return None;
     }
+    // Operations that change nothing commute with everything.
+    let ops: Vec<&OpStep> = threads
+        .iter()
+        .flatten()
+        .map(|(s, _)| s)
+        .filter(|s| !is_identity(s))
+        .collect();
+    let Some(first) = ops.first() else {
+        return Some(init);
+    };
     let ty = first.ty;
     if ty.float_format().is_some() || ty == DataType::F16x2 {
         return None;
@@ -78,14 +90,30 @@ pub fn commutative_final(init: u64, threads: &[Vec<(OpStep, Observed)>]) -> Opti
                 )
         }
     };
-    if !ops.all(|(s, _)| s.ty == ty && s.env == first.env && same_kind(s.op)) {
+    if !ops
+        .iter()
+        .all(|s| s.ty == ty && s.env == first.env && same_kind(s.op))
+    {
         return None;
     }
     let mut v = init;
-    for (s, _) in threads.iter().flatten() {
+    for s in ops {
         v = s.step(v).ok()?.first()?.new;
     }
     Some(v)
+}
+
+/// Whether `op` leaves every memory value unchanged: a bitwise compare-exchange whose new
+/// value is its comparand, or an integer add, subtract, or, xor of zero.
+pub fn is_identity(op: &OpStep) -> bool {
+    let int = op.ty.float_format().is_none() && op.ty != DataType::F16x2;
+    match op.op {
+        AtomicOp::Cas => {
+            op.src[0] == op.src[1] && (int || matches!(op.env.compare, crate::ir::Compare::Bitwise))
+        }
+        AtomicOp::Add | AtomicOp::Sub | AtomicOp::Or | AtomicOp::Xor => int && op.src[0] == 0,
+        _ => false,
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -122,6 +150,29 @@ pub fn check_threads(
     eq: &(dyn Fn(u64, u64) -> bool + Sync),
     budget: u64,
 ) -> Result<Verdict, ModelError> {
+    // Symmetry across identical iterations: a thread whose steps are all the same operation
+    // with nothing observed constrains no order by its program order (any interleaving of
+    // those steps is one of its own), so its steps become single-step threads, which the
+    // classes below merge with every other copy. An unobserved step that leaves every memory
+    // value as it is (a compare-exchange of a value with itself, adding zero) is dropped.
+    let split: Vec<Vec<(OpStep, Observed)>> = threads
+        .iter()
+        .flat_map(|t| {
+            let blind = t
+                .iter()
+                .all(|s| s.1.ret.is_none() && s.1.success.is_none() && s.0 == t[0].0);
+            if blind && !t.is_empty() {
+                if is_identity(&t[0].0) {
+                    Vec::new()
+                } else {
+                    t.iter().map(|s| vec![s.clone()]).collect()
+                }
+            } else {
+                vec![t.clone()]
+            }
+        })
+        .collect();
+    let threads = &split;
     let total: usize = threads.iter().map(Vec::len).sum();
     if total > MAX_SEARCHED {
         return Ok(Verdict::Undecided { explored: 0 });

@@ -164,6 +164,21 @@ pub fn op_label(dialect: Dialect, asm: &str) -> String {
     }
 }
 
+/// The op label of a case: `concurrent:` and the labels of its instructions for a concurrent
+/// case, else [`op_label`] of its instruction.
+pub fn case_label(case: &Case) -> String {
+    if case.is_concurrent() {
+        let ops: Vec<String> = case
+            .concurrent
+            .iter()
+            .map(|i| op_label(case.dialect, &i.asm))
+            .collect();
+        format!("concurrent:{}", ops.join("+"))
+    } else {
+        op_label(case.dialect, &case.asm)
+    }
+}
+
 fn error_result(case: &Case, opts: &Options, message: String) -> CaseResult {
     let mut r = base_result(case, opts);
     r.status = Status::Error;
@@ -180,7 +195,7 @@ fn base_result(case: &Case, opts: &Options) -> CaseResult {
     CaseResult {
         id: case.id.clone(),
         dialect: case.dialect.name().into(),
-        op: op_label(case.dialect, &case.asm),
+        op: case_label(case),
         asm: case.asm.clone(),
         at: case.pos.to_string(),
         cite: case.cite.clone(),
@@ -285,6 +300,9 @@ pub fn run_case(case: &Case, adapter: &mut dyn Adapter, opts: &Options) -> CaseR
             note: format!("adapter {} lacks {cap}", adapter.name()),
         });
         return r;
+    }
+    if case.is_concurrent() {
+        return crate::concurrent::run_case(case, adapter, opts, r);
     }
     let state = match build_state(case) {
         Ok(s) => s,
