@@ -15,6 +15,11 @@ use atomcts_reference::program::{Dialect, Program};
 use atomcts_reference::state::State;
 use toml::Value;
 
+/// How many times `atomcts run` runs each concurrent case by default (`--concurrent-repeat`):
+/// with the corpus's lanes and iterations, a race that loses one update in a thousand
+/// operations is caught in practically every run (FORMAT.md, "Concurrent cases", measured).
+pub const DEFAULT_REPEAT: u32 = 3;
+
 /// Keys of a concurrent case's own `given`: the memory all instructions share.
 fn is_shared_key(dialect: Dialect, key: &str, v: &Value) -> bool {
     matches!(

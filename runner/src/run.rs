@@ -76,6 +76,72 @@ pub struct CaseResult {
     /// target's language (the OpenCL C kernel, with its build options).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub program: Option<String>,
+    /// For a case run more than once (`--repeat`, concurrent cases): how many runs, how many
+    /// failed (issue 12).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runs: Option<Runs>,
+}
+
+/// How often a repeated case failed.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Runs {
+    /// Runs made.
+    pub runs: u32,
+    /// Runs that failed (fail or undecided).
+    pub failed: u32,
+}
+
+impl Runs {
+    /// The failure rate, 0 to 1.
+    pub fn rate(&self) -> f64 {
+        if self.runs == 0 {
+            0.0
+        } else {
+            f64::from(self.failed) / f64::from(self.runs)
+        }
+    }
+}
+
+/// Runs a case `times` times (at least once) and reports the first failing run (else the
+/// last) with how many runs failed. Stops early on an error, a skip or a not-applicable
+/// answer, which repeating does not change.
+pub fn run_case_repeated(
+    case: &Case,
+    adapter: &mut dyn Adapter,
+    opts: &Options,
+    times: u32,
+) -> CaseResult {
+    let mut first_failure: Option<CaseResult> = None;
+    let mut last = None;
+    let mut failed = 0;
+    let mut made = 0;
+    for _ in 0..times.max(1) {
+        let r = run_case(case, adapter, opts);
+        made += 1;
+        if r.status.is_failure() {
+            failed += 1;
+            if first_failure.is_none() {
+                first_failure = Some(r.clone());
+            }
+        } else if !matches!(r.status, Status::Pass) {
+            last = Some(r);
+            break;
+        }
+        last = Some(r);
+    }
+    let mut out = match (first_failure, last) {
+        (_, Some(l)) if matches!(l.status, Status::Error | Status::Skip | Status::NotApplicable) => l,
+        (Some(f), _) => f,
+        (None, Some(l)) => l,
+        (None, None) => run_case(case, adapter, opts),
+    };
+    if times > 1 {
+        out.runs = Some(Runs {
+            runs: made,
+            failed,
+        });
+    }
+    out
 }
 
 /// A finding as stored in reports.
@@ -204,6 +270,7 @@ fn base_result(case: &Case, opts: &Options) -> CaseResult {
         probe: None,
         repro: repro_line(case, opts),
         program: None,
+        runs: None,
     }
 }
 
