@@ -7,17 +7,21 @@ request, and the test double of runner/tests/concurrent.rs.
 
 Every read-modify-write takes a lock, reads, yields the interpreter (time.sleep(0): another
 thread may run here, as on real hardware) and writes.
+CONCURRENT_IR_YIELD=p (default 0.05): the probability of that yield, per operation; a small p
+makes a lost update rare (p = 0.001: a race that shows up about once in a thousand operations).
 CONCURRENT_IR_LOCKS=global (default): one lock for every operation: correct.
 CONCURRENT_IR_LOCKS=per_op: a lock per kind of operation (add, exch, ...): each kind is atomic
 with respect to itself only, the bug the concurrent cases exist to catch.
 """
 import json
 import os
+import random
 import sys
 import threading
 import time
 
 MODE = os.environ.get("CONCURRENT_IR_LOCKS", "global")
+YIELD = float(os.environ.get("CONCURRENT_IR_YIELD", "0.05"))
 WIDTH = {"u16": 2, "s16": 2, "u32": 4, "s32": 4, "u64": 8, "s64": 8}
 
 
@@ -116,7 +120,7 @@ def rmw(mem, ins, a, yield_inside):
     by, o = mem.cell(ins["space"], int(a["addr"], 16), w)
     with lock_for(ins["op"]):
         old = int.from_bytes(by[o:o + w], "little")
-        if yield_inside:
+        if yield_inside and random.random() < YIELD:
             time.sleep(0)
         new, ret, ok = apply(ins["op"], ins["type"], old, int(a["src"][0], 16), int(a["src"][1], 16))
         by[o:o + w] = new.to_bytes(w, "little")
