@@ -305,7 +305,7 @@ impl Report {
                 Status::Pass => "PASS",
             };
             let _ = writeln!(s, "{word} {}  ({})", safe(&r.id), safe(&r.at));
-            if let Some(runs) = &r.runs {
+            if let Some(runs) = r.runs.filter(|x| x.runs > 1) {
                 let _ = writeln!(
                     s,
                     "    runs: failed {} of {} ({:.1}%)",
