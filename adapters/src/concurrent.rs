@@ -96,9 +96,7 @@ pub fn serial(
         adapter: adapter.to_string(),
         kind,
     };
-    let programs = r
-        .programs()
-        .map_err(|e| err(AdapterErrorKind::Model(e)))?;
+    let programs = r.programs().map_err(|e| err(AdapterErrorKind::Model(e)))?;
     let parts = r.parts(&programs);
     match concurrent::execute_serial(&parts, r.profile, exec) {
         Ok(Ok(s)) => Ok(ConcurrentObservation {

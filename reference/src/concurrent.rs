@@ -136,14 +136,17 @@ pub fn fold_if_commuting(init: u64, threads: &[Vec<(OpStep, Observed)>]) -> Opti
             .unwrap_or(u64::MAX);
         // Before any increment the value is below `top`; it must stay below its bound. Before
         // any decrement it is between `v - downs + 1` and `top`: not zero, not above its bound.
-        let safe = (ups == 0 || top <= inc_bound)
-            && (downs == 0 || (v >= downs && top <= dec_bound));
+        let safe =
+            (ups == 0 || top <= inc_bound) && (downs == 0 || (v >= downs && top <= dec_bound));
         return safe.then(|| (v + ups - downs) & w);
     }
     // Bit fields: each bitwise kind's bits, pairwise disjoint; adds (non-negative increments
     // only) confined below the lowest of them.
     let bitwise = |op: &AtomicOp| matches!(op, AtomicOp::And | AtomicOp::Or | AtomicOp::Xor);
-    if !kinds.iter().all(|k| bitwise(k) || matches!(k, AtomicOp::Add | AtomicOp::Inc)) {
+    if !kinds
+        .iter()
+        .all(|k| bitwise(k) || matches!(k, AtomicOp::Add | AtomicOp::Inc))
+    {
         return None;
     }
     let region = |s: &OpStep| match s.op {
@@ -169,7 +172,11 @@ pub fn fold_if_commuting(init: u64, threads: &[Vec<(OpStep, Observed)>]) -> Opti
     let low = mask(lo);
     let mut sum = init & low;
     for s in ops.iter().filter(|s| !bitwise(&s.op)) {
-        let k = if s.op == AtomicOp::Inc { 1 } else { s.src[0] & w };
+        let k = if s.op == AtomicOp::Inc {
+            1
+        } else {
+            s.src[0] & w
+        };
         sum = sum.checked_add(k)?;
     }
     if lo < 64 && sum > low {
@@ -323,7 +330,9 @@ impl Search<'_> {
     fn advance(&mut self, k: usize, l: u32, undo: bool) -> Result<(), ModelError> {
         let (from, to) = if undo { (l + 1, l) } else { (l, l + 1) };
         let Some(m) = self.members[k].iter_mut().rev().find(|(_, p)| *p == from) else {
-            return Err(crate::internal!("concurrent checker member list out of step"));
+            return Err(crate::internal!(
+                "concurrent checker member list out of step"
+            ));
         };
         m.1 = to;
         let t = m.0;
@@ -545,7 +554,9 @@ pub fn execute_serial(
                     returned[k].push(
                         m.accesses
                             .iter()
-                            .map(|a| crate::check::observe(a, m.ty, st, &c.state).unwrap_or_default())
+                            .map(|a| {
+                                crate::check::observe(a, m.ty, st, &c.state).unwrap_or_default()
+                            })
                             .collect(),
                     );
                     *st = c.state;
@@ -612,7 +623,9 @@ pub fn judge(
     let mut racy_mem: HashSet<(Space, u64)> = HashSet::new();
     for (k, l) in lowered.iter().enumerate() {
         let Instr::Mem(m) = &l.instr else {
-            return Err(crate::internal!("concurrent part is not a memory instruction"));
+            return Err(crate::internal!(
+                "concurrent part is not a memory instruction"
+            ));
         };
         let resolved = resolve(m, parts[k].state)
             .map_err(|_| ModelError::BadState(format!("instruction {k} faults")))?;
@@ -654,10 +667,7 @@ pub fn judge(
     }
     let fin = &observed[0];
     for space in [Space::Global, Space::Shared] {
-        for span in reference.states[0]
-            .memory(space)
-            .diff(fin.memory(space))
-        {
+        for span in reference.states[0].memory(space).diff(fin.memory(space)) {
             for (addr, ev, ov) in span.bytes() {
                 if racy_mem.contains(&(space, addr)) {
                     continue;
@@ -883,10 +893,18 @@ mod tests {
     #[test]
     fn program_order_is_respected() {
         // Thread 0: add 1 then add 1, returning 0 then 1; thread 1: exch 10 returning 2.
-        let t0 = vec![(op(AtomicOp::Add, 1), ret(0)), (op(AtomicOp::Add, 1), ret(1))];
+        let t0 = vec![
+            (op(AtomicOp::Add, 1), ret(0)),
+            (op(AtomicOp::Add, 1), ret(1)),
+        ];
         let t1 = vec![(op(AtomicOp::Exch, 10), ret(2))];
         let v = check_threads(0, &[t0.clone(), t1.clone()], Some(10), &bits, 1000).unwrap();
-        assert_eq!(v, Verdict::Pass { order: vec![0, 0, 1] });
+        assert_eq!(
+            v,
+            Verdict::Pass {
+                order: vec![0, 0, 1]
+            }
+        );
         // The same returns in the other program order of thread 0 are impossible.
         let swapped = vec![t0[1].clone(), t0[0].clone()];
         let v = check_threads(0, &[swapped, t1], Some(10), &bits, 1000).unwrap();
@@ -896,18 +914,32 @@ mod tests {
     #[test]
     fn a_lost_update_between_add_and_sub_fails() {
         // 4 threads x 3 iterations of add 1 and of sub 1, unobserved: every order ends at 100.
-        let add: Vec<_> = (0..3).map(|_| (op(AtomicOp::Add, 1), Observed::default())).collect();
-        let sub: Vec<_> = (0..3).map(|_| (op(AtomicOp::Sub, 1), Observed::default())).collect();
-        let threads: Vec<_> = (0..8).map(|t| if t < 4 { add.clone() } else { sub.clone() }).collect();
+        let add: Vec<_> = (0..3)
+            .map(|_| (op(AtomicOp::Add, 1), Observed::default()))
+            .collect();
+        let sub: Vec<_> = (0..3)
+            .map(|_| (op(AtomicOp::Sub, 1), Observed::default()))
+            .collect();
+        let threads: Vec<_> = (0..8)
+            .map(|t| if t < 4 { add.clone() } else { sub.clone() })
+            .collect();
         assert_eq!(commutative_final(100, &threads), Some(100));
         // The search agrees, with the symmetry reduction keeping it small.
         let v = check_threads(100, &threads, Some(101), &bits, 100_000).unwrap();
         assert!(matches!(v, Verdict::Fail { .. }), "{v:?}");
-        assert!(check_threads(100, &threads, Some(100), &bits, 100_000).unwrap().is_pass());
+        assert!(
+            check_threads(100, &threads, Some(100), &bits, 100_000)
+                .unwrap()
+                .is_pass()
+        );
         // Mixed kinds that do not commute are not decided by the fold.
         let exch = vec![(op(AtomicOp::Exch, 5), Observed::default())];
         assert_eq!(commutative_final(0, &[exch.clone(), add.clone()]), None);
-        assert!(check_threads(0, &[exch.clone(), add.clone()], Some(6), &bits, 1000).unwrap().is_pass());
+        assert!(
+            check_threads(0, &[exch.clone(), add.clone()], Some(6), &bits, 1000)
+                .unwrap()
+                .is_pass()
+        );
         assert!(matches!(
             check_threads(0, &[exch, add], Some(4), &bits, 1000).unwrap(),
             Verdict::Fail { .. }
@@ -916,9 +948,15 @@ mod tests {
 
     #[test]
     fn the_fold_is_linear_and_decides_large_histories() {
-        let add: Vec<_> = (0..1000).map(|_| (op(AtomicOp::Add, 3), Observed::default())).collect();
-        let sub: Vec<_> = (0..1000).map(|_| (op(AtomicOp::Sub, 2), Observed::default())).collect();
-        let threads: Vec<_> = (0..200).map(|t| if t % 2 == 0 { add.clone() } else { sub.clone() }).collect();
+        let add: Vec<_> = (0..1000)
+            .map(|_| (op(AtomicOp::Add, 3), Observed::default()))
+            .collect();
+        let sub: Vec<_> = (0..1000)
+            .map(|_| (op(AtomicOp::Sub, 2), Observed::default()))
+            .collect();
+        let threads: Vec<_> = (0..200)
+            .map(|t| if t % 2 == 0 { add.clone() } else { sub.clone() })
+            .collect();
         assert_eq!(commutative_final(0, &threads), Some(100 * 1000));
         // Observed returns disable the fold: it would ignore them.
         let mut observed = threads.clone();
@@ -936,7 +974,10 @@ mod tests {
         };
         let blind = |o, s0, n| vec![(step(o, s0), Observed::default()); n];
         // 256 increments and 256 decrements around 500 with bound 1000: never near a bound.
-        let t = [blind(AtomicOp::IncBounded, 1000, 256), blind(AtomicOp::DecBounded, 1000, 256)];
+        let t = [
+            blind(AtomicOp::IncBounded, 1000, 256),
+            blind(AtomicOp::DecBounded, 1000, 256),
+        ];
         assert_eq!(commutative_final(500, &t), Some(500));
         // Starting at 100, the decrements can reach zero first: not foldable.
         assert_eq!(commutative_final(100, &t), None);
@@ -959,7 +1000,10 @@ mod tests {
     fn budget_exhaustion_is_undecided() {
         let threads: Vec<Vec<_>> = (0..20u64)
             .map(|l| vec![(op(AtomicOp::Exch, l), Observed::default()); 2])
-            .chain(std::iter::once(vec![(op(AtomicOp::Add, 1), Observed::default())]))
+            .chain(std::iter::once(vec![(
+                op(AtomicOp::Add, 1),
+                Observed::default(),
+            )]))
             .collect();
         let v = check_threads(0, &threads, Some(1000), &bits, 50).unwrap();
         assert_eq!(v, Verdict::Undecided { explored: 51 });

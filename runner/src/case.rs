@@ -401,13 +401,18 @@ pub fn parse_file(root: &Path, file: &Path, text: String) -> Loaded {
         let asm = match (&c.asm, c.concurrent.is_empty()) {
             (Some(a), true) => (a.get_ref().clone(), src.pos(a.span().start)),
             (None, true) => {
-                err(pos, format!("case `{name}` has no asm (nor [[case.concurrent]])"));
+                err(
+                    pos,
+                    format!("case `{name}` has no asm (nor [[case.concurrent]])"),
+                );
                 continue;
             }
             (Some(a), false) => {
                 err(
                     src.pos(a.span().start),
-                    format!("concurrent case `{name}` has a case-level asm: each [[case.concurrent]] has its own"),
+                    format!(
+                        "concurrent case `{name}` has a case-level asm: each [[case.concurrent]] has its own"
+                    ),
                 );
                 continue;
             }
@@ -415,7 +420,9 @@ pub fn parse_file(root: &Path, file: &Path, text: String) -> Loaded {
                 if c.lanes.is_some() || c.probe.is_some() {
                     err(
                         pos,
-                        format!("concurrent case `{name}`: lanes and probe belong to single-instruction cases (each [[case.concurrent]] has its own lanes)"),
+                        format!(
+                            "concurrent case `{name}`: lanes and probe belong to single-instruction cases (each [[case.concurrent]] has its own lanes)"
+                        ),
                     );
                     continue;
                 }

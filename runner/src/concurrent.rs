@@ -57,7 +57,9 @@ pub fn build_states(case: &Case) -> Result<Vec<State>, BuildError> {
     {
         return Err(bad(
             pos,
-            format!("`{k}` in a concurrent case's given: that given holds the shared memory only; registers and operands go in each [[case.concurrent]]"),
+            format!(
+                "`{k}` in a concurrent case's given: that given holds the shared memory only; registers and operands go in each [[case.concurrent]]"
+            ),
         ));
     }
     let mut out = Vec::new();
@@ -69,7 +71,9 @@ pub fn build_states(case: &Case) -> Result<Vec<State>, BuildError> {
         {
             return Err(bad(
                 pos,
-                format!("`{key}` in instruction {k}'s given: shared memory goes in the case's given"),
+                format!(
+                    "`{key}` in instruction {k}'s given: shared memory goes in the case's given"
+                ),
             ));
         }
         out.push(build_state(&instr_case(case, k))?);
@@ -99,10 +103,16 @@ pub fn build_checks(
             let mut first = instr_case(case, 0);
             first.given = case.given.clone();
             let checks = values(build_expectation(&first, &states[0], entries, at)?, at)?;
-            if let Some(c) = checks.iter().find(|c| !matches!(c.target, Target::Mem { .. })) {
+            if let Some(c) = checks
+                .iter()
+                .find(|c| !matches!(c.target, Target::Mem { .. }))
+            {
                 return Err(bad(
                     &c.pos,
-                    format!("`{}` in a concurrent case's expect: it names the final shared memory only; registers go in each [[case.concurrent]]'s expect", c.key),
+                    format!(
+                        "`{}` in a concurrent case's expect: it names the final shared memory only; registers go in each [[case.concurrent]]'s expect",
+                        c.key
+                    ),
                 ));
             }
             checks
@@ -318,13 +328,15 @@ pub fn run_case(
             opts.race_budget,
         ) {
             Ok(Judgement::Pass) => {}
-            Ok(Judgement::Fail(ms)) => findings.extend(ms.into_iter().map(|m| Finding {
-                location: m.loc.to_string(),
-                expected: m
-                    .expected
-                    .map_or("(see note)".into(), |v| format!("{v:#x}")),
-                observed: m.observed.map_or("-".into(), |v| format!("{v:#x}")),
-                note: format!("reference model: {}", m.why),
+            Ok(Judgement::Fail(ms)) => findings.extend(ms.into_iter().map(|m| {
+                Finding {
+                    location: m.loc.to_string(),
+                    expected: m
+                        .expected
+                        .map_or("(see note)".into(), |v| format!("{v:#x}")),
+                    observed: m.observed.map_or("-".into(), |v| format!("{v:#x}")),
+                    note: format!("reference model: {}", m.why),
+                }
             })),
             Ok(Judgement::Undecided(why)) => undecided = Some(why),
             Err(e) => return error(r, format!("reference model: {e}")),

@@ -130,16 +130,20 @@ pub fn run_case_repeated(
         last = Some(r);
     }
     let mut out = match (first_failure, last) {
-        (_, Some(l)) if matches!(l.status, Status::Error | Status::Skip | Status::NotApplicable) => l,
+        (_, Some(l))
+            if matches!(
+                l.status,
+                Status::Error | Status::Skip | Status::NotApplicable
+            ) =>
+        {
+            l
+        }
         (Some(f), _) => f,
         (None, Some(l)) => l,
         (None, None) => run_case(case, adapter, opts),
     };
     if times > 1 {
-        out.runs = Some(Runs {
-            runs: made,
-            failed,
-        });
+        out.runs = Some(Runs { runs: made, failed });
     }
     out
 }

@@ -55,7 +55,15 @@ fn built_in_adapters_pass_every_concurrent_case() {
     for adapter in ["reference", "fast"] {
         let c = corpus();
         let o = atomcts(
-            &["run", "--cases", &c, "--filter", "tag:concurrent", "--adapter", adapter],
+            &[
+                "run",
+                "--cases",
+                &c,
+                "--filter",
+                "tag:concurrent",
+                "--adapter",
+                adapter,
+            ],
             &[],
         );
         let t = text(&o);
@@ -67,7 +75,15 @@ fn built_in_adapters_pass_every_concurrent_case() {
 #[test]
 fn a_correct_concurrent_shim_passes_and_per_operation_locks_fail() {
     let (c, s) = (corpus(), shim());
-    let args = ["run", "--cases", &c, "--filter", "tag:concurrent", "--adapter", &s];
+    let args = [
+        "run",
+        "--cases",
+        &c,
+        "--filter",
+        "tag:concurrent",
+        "--adapter",
+        &s,
+    ];
     let o = atomcts(&args, &[("CONCURRENT_IR_LOCKS", "global")]);
     let t = text(&o);
     assert_eq!(o.status.code(), Some(0), "{t}");
@@ -132,14 +148,25 @@ fn repeat_reports_runs_in_json() {
     let c = corpus();
     let o = atomcts(
         &[
-            "run", "--cases", &c, "--filter", "id:sass/atom/concurrent::add_against_exch",
-            "--filter", "id:sass/atom/add_int::add_u32_returns_old_and_stores_sum", "--adapter", "reference",
-            "--repeat", "5", "--json", &json,
+            "run",
+            "--cases",
+            &c,
+            "--filter",
+            "id:sass/atom/concurrent::add_against_exch",
+            "--filter",
+            "id:sass/atom/add_int::add_u32_returns_old_and_stores_sum",
+            "--adapter",
+            "reference",
+            "--repeat",
+            "5",
+            "--json",
+            &json,
         ],
         &[],
     );
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     for res in r["results"].as_array().unwrap() {
         assert_eq!(res["runs"]["runs"], 5, "{res}");
         assert_eq!(res["runs"]["failed"], 0, "{res}");
@@ -192,8 +219,14 @@ given = { R2 = 0x1000, R4 = 1, mem = { 0x2000 = "u32:0" } }
     let o = atomcts(&["run", "--cases", &p, "--adapter", "reference"], &[]);
     let t = text(&o);
     assert_eq!(o.status.code(), Some(2), "{t}");
-    assert!(t.contains("bad.toml:6:7: concurrent case `both_asm_and_concurrent` has a case-level asm"), "{t}");
-    assert!(t.contains("bad.toml:23:14: iterations = 0 is outside"), "{t}");
+    assert!(
+        t.contains("bad.toml:6:7: concurrent case `both_asm_and_concurrent` has a case-level asm"),
+        "{t}"
+    );
+    assert!(
+        t.contains("bad.toml:23:14: iterations = 0 is outside"),
+        "{t}"
+    );
     assert!(t.contains("`R2` in a concurrent case's given"), "{t}");
     assert!(t.contains("`mem` in instruction 0's given"), "{t}");
     std::fs::remove_dir_all(&dir).ok();

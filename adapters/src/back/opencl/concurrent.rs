@@ -27,8 +27,14 @@ pub fn emit(
         cp.groups.len()
     );
     if cp.groups.iter().any(|g| g.ty.bytes() == 8) {
-        let _ = writeln!(w, "#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable");
-        let _ = writeln!(w, "#pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable");
+        let _ = writeln!(
+            w,
+            "#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable"
+        );
+        let _ = writeln!(
+            w,
+            "#pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable"
+        );
     }
     for (k, g) in cp.groups.iter().enumerate() {
         let t = scalar(g.op, g.ty, g.env.compare)
@@ -56,30 +62,51 @@ pub fn emit(
             list(&|i| format!("{}u", i.offset)),
             list(&|i| i.lane.to_string())
         );
-        let _ = writeln!(w, "__constant {t} SRC0_{k}[{n}] = {{{}}};", list(&|i| literal(t, i.src[0])));
+        let _ = writeln!(
+            w,
+            "__constant {t} SRC0_{k}[{n}] = {{{}}};",
+            list(&|i| literal(t, i.src[0]))
+        );
         if g.op == AtomicOp::Cas {
-            let _ = writeln!(w, "__constant {t} SRC1_{k}[{n}] = {{{}}};", list(&|i| literal(t, i.src[1])));
+            let _ = writeln!(
+                w,
+                "__constant {t} SRC1_{k}[{n}] = {{{}}};",
+                list(&|i| literal(t, i.src[1]))
+            );
         }
         let iters = cp.iterations[k];
         let base = cp.ret_base(k);
         let b = &mut bodies;
-        let _ = writeln!(b, "    if (g == {k}u && i < {n}u) {{ // {} {}", g.op.name(), g.ty.name());
+        let _ = writeln!(
+            b,
+            "    if (g == {k}u && i < {n}u) {{ // {} {}",
+            g.op.name(),
+            g.ty.name()
+        );
         let _ = writeln!(b, "        for (uint it = 0; it < {iters}u; it++) {{");
         let _ = writeln!(b, "            {t} old = 0;");
         let _ = writeln!(b, "            int success = 1;");
         match fm {
             Form::Legacy(name) => {
-                let f = if wide { format!("atom_{name}") } else { format!("atomic_{name}") };
+                let f = if wide {
+                    format!("atom_{name}")
+                } else {
+                    format!("atomic_{name}")
+                };
                 let p = format!("(volatile __global {t} *)(mem + OFF{k}[i])");
                 match g.op {
                     AtomicOp::Inc | AtomicOp::Dec => {
                         let _ = writeln!(b, "            old = {f}({p});");
                     }
                     AtomicOp::PreDec => {
-                        let _ = writeln!(b, "            old = {f}({p}) - 1; // vISA PREDEC returns the new value (A11)");
+                        let _ = writeln!(
+                            b,
+                            "            old = {f}({p}) - 1; // vISA PREDEC returns the new value (A11)"
+                        );
                     }
                     AtomicOp::Cas => {
-                        let _ = writeln!(b, "            old = {f}({p}, SRC0_{k}[i], SRC1_{k}[i]);");
+                        let _ =
+                            writeln!(b, "            old = {f}({p}, SRC0_{k}[i], SRC1_{k}[i]);");
                         let _ = writeln!(b, "            success = old == SRC0_{k}[i];");
                     }
                     _ => {
@@ -100,7 +127,10 @@ pub fn emit(
                         "            success = {f}({p}, &old, SRC1_{k}[i], {ord}, {ord}, {scope});"
                     );
                 } else {
-                    let _ = writeln!(b, "            old = {f}({p}, SRC0_{k}[i], {ord}, {scope});");
+                    let _ = writeln!(
+                        b,
+                        "            old = {f}({p}, SRC0_{k}[i], {ord}, {scope});"
+                    );
                 }
             }
         }
@@ -119,7 +149,11 @@ pub fn emit(
     let _ = writeln!(w, "}}");
     Ok(Kernel {
         source: s,
-        options: if c11_any { "-cl-std=CL3.0".into() } else { String::new() },
+        options: if c11_any {
+            "-cl-std=CL3.0".into()
+        } else {
+            String::new()
+        },
         elem_bytes: 1,
     })
 }

@@ -68,7 +68,11 @@ fn na<T>(why: impl Into<String>) -> Result<T, NotApplicable> {
 }
 
 /// The OpenCL C scalar type holding the datum, or why there is none.
-pub(super) fn scalar(op: AtomicOp, ty: DataType, compare: Compare) -> Result<&'static str, NotApplicable> {
+pub(super) fn scalar(
+    op: AtomicOp,
+    ty: DataType,
+    compare: Compare,
+) -> Result<&'static str, NotApplicable> {
     // Exchange, store and a bitwise compare-exchange move bit patterns: the integer type of
     // the same width is exact for floats too.
     let bitwise = matches!(op, AtomicOp::Exch | AtomicOp::Store)
@@ -107,7 +111,12 @@ pub(super) enum Form {
     C11(&'static str),
 }
 
-pub(super) fn form(op: AtomicOp, f: &Features, wide: bool, plant: Plant) -> Result<Form, NotApplicable> {
+pub(super) fn form(
+    op: AtomicOp,
+    f: &Features,
+    wide: bool,
+    plant: Plant,
+) -> Result<Form, NotApplicable> {
     let base = match op {
         AtomicOp::Add if plant == Plant::AddAsSub => "sub",
         AtomicOp::Add => "add",

@@ -228,7 +228,13 @@ impl Adapter for OpenClAdapter {
         let mut mem = cp.global.bytes(&states[0], Space::Global);
         let (old, ok) = self
             .device
-            .run_ndrange(&kernel, local * cp.groups.len(), local, cp.ret_len(), &mut mem)
+            .run_ndrange(
+                &kernel,
+                local * cp.groups.len(),
+                local,
+                cp.ret_len(),
+                &mut mem,
+            )
             .map_err(|e| self.err(AdapterErrorKind::Crashed(e)))?;
         let ok: Vec<bool> = ok.iter().map(|v| *v != 0).collect();
         let (finals, per) = cp
