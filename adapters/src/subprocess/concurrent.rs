@@ -186,3 +186,59 @@ pub fn concurrent_answer(
         returned: Some(all),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::concurrent::ConcurrentInstr;
+    use atomcts_reference::program::Dialect;
+    use atomcts_reference::state::Reg;
+    use atomcts_reference::types::ElemType;
+    use atomcts_reference::{Profile, State};
+
+    #[test]
+    fn answers_fill_destinations_from_the_last_iteration_and_bad_shapes_are_errors() {
+        let mut s = State::new(2);
+        for (r, v) in [("R2", 0x100), ("R4", 1)] {
+            s.regs.insert(
+                r.into(),
+                Reg {
+                    ty: ElemType::B32,
+                    elems: vec![v, v],
+                },
+            );
+        }
+        s.global.alloc(0x100, 4).unwrap();
+        let profile = Profile::default();
+        let instrs = [ConcurrentInstr {
+            asm: "ATOM.ADD R0, [R2], R4",
+            state: &s,
+            iterations: 2,
+        }];
+        let r = ConcurrentRequest {
+            id: "x",
+            dialect: Dialect::Sass,
+            instrs: &instrs,
+            profile: &profile,
+        };
+        let (_, lowered) = r.lowered().unwrap();
+        let answer = json!({"outcome": "concurrent",
+            "memory": {"global": [{"base": "0x100", "bytes": "04000000"}], "shared": []},
+            "returned": [[["0x0", "0x1"], ["0x2", "0x3"]]]});
+        let o = concurrent_answer(&r, &lowered, &answer).unwrap();
+        assert_eq!(o.states[0].elem("R0", 0), Some(2));
+        assert_eq!(o.states[0].elem("R0", 1), Some(3));
+        assert_eq!(o.states[0].global.read(0x100, 4), Some(4));
+        let rets = o.returned.unwrap();
+        assert_eq!(rets[0][0][1].ret, Some(1));
+        let short = json!({"memory": answer["memory"], "returned": [[["0x0", "0x1"]]]});
+        assert!(
+            concurrent_answer(&r, &lowered, &short)
+                .unwrap_err()
+                .contains("iterations")
+        );
+        let moved =
+            json!({"memory": {"global": [{"base": "0x200", "bytes": "00"}]}, "returned": [[]]});
+        assert!(concurrent_answer(&r, &lowered, &moved).is_err());
+    }
+}

@@ -162,3 +162,74 @@ pub fn emit(
 pub fn local_size(cp: &ConcurrentPlan) -> usize {
     cp.groups.iter().map(|g| g.items.len()).max().unwrap_or(1)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::ConcurrentPlan;
+    use atomcts_reference::ir::Lowering;
+    use atomcts_reference::program::{Dialect, Program};
+    use atomcts_reference::state::Reg;
+    use atomcts_reference::types::ElemType;
+    use atomcts_reference::{Profile, State};
+
+    fn state(lanes: u32, r4: u64) -> State {
+        let mut s = State::new(lanes);
+        for (r, v) in [("R2", 0x1000), ("R4", r4)] {
+            s.regs.insert(
+                r.into(),
+                Reg {
+                    ty: ElemType::B32,
+                    elems: vec![v; lanes as usize],
+                },
+            );
+        }
+        s.global.alloc(0x1000, 8).unwrap();
+        s
+    }
+
+    fn lower(asm: &str, s: &State) -> atomcts_reference::ir::Lowered {
+        match Program::parse(Dialect::Sass, asm)
+            .unwrap()
+            .lower(s, &Profile::default())
+            .unwrap()
+        {
+            Lowering::Run(l) => l,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn one_work_group_per_instruction_device_scope_and_flat_returns() {
+        let (a, b) = (state(4, 1), state(2, 7));
+        let la = lower("ATOM.ADD R0, [R2], R4", &a);
+        let lb = lower("ATOM.EXCH R0, [R2], R4", &b);
+        let cp = ConcurrentPlan::new(&[la, lb], &[a, b], &[3, 5]).unwrap();
+        assert_eq!((cp.ret_base(1), cp.ret_len()), (12, 22));
+        assert_eq!(local_size(&cp), 4);
+        let f = Features {
+            int64_base: true,
+            int64_extended: true,
+            c11: true,
+        };
+        let k = emit(&cp, &f, super::super::emit::Plant::None, "t").unwrap();
+        assert!(k.source.contains("if (g == 0u && i < 4u)"), "{}", k.source);
+        assert!(k.source.contains("for (uint it = 0; it < 5u; it++)"));
+        assert!(k.source.contains("memory_scope_device"));
+        assert!(!k.source.contains("memory_scope_work_group"));
+        assert!(k.source.contains("ret[12u + it * 2u + i] = (ulong)old;"));
+        let legacy = emit(
+            &cp,
+            &Features::default(),
+            super::super::emit::Plant::None,
+            "t",
+        )
+        .unwrap();
+        assert!(
+            legacy
+                .source
+                .contains("atomic_xchg((volatile __global uint *)(mem + OFF1[i])")
+        );
+        assert_eq!(legacy.options, "");
+    }
+}
