@@ -42,6 +42,9 @@ pub const MAX_ITERATIONS: u32 = 1 << 16;
 /// Most read-modify-writes of all instructions and iterations in one concurrent case.
 pub const MAX_OPERATIONS: u64 = 1 << 22;
 
+/// Most bytes of memory the serialization may copy (iterations times allocated memory).
+pub const MAX_COPIED: u64 = 1 << 30;
+
 /// Histories on one address up to this many operations are searched; longer ones are decided
 /// by [`commutative_final`] or are undecided (the search recurses once per operation).
 pub const MAX_SEARCHED: usize = 16_384;
@@ -472,7 +475,13 @@ pub struct Serial {
 /// Lowers every part; an instruction that does not lower to memory accesses (an illegal form,
 /// an unspecified outcome, a SIMD-group exchange) cannot take part in a concurrent case.
 pub fn lower_all(parts: &[Part<'_>], profile: &Profile) -> Result<Vec<Lowered>, ModelError> {
+    if parts.is_empty() {
+        return Err(ModelError::BadState(
+            "a concurrent case needs at least one instruction".into(),
+        ));
+    }
     let mut ops = 0u64;
+    let mut copied = 0u64;
     let mut out = Vec::new();
     for (k, p) in parts.iter().enumerate() {
         if p.iterations == 0 || p.iterations > MAX_ITERATIONS {
@@ -500,6 +509,14 @@ pub fn lower_all(parts: &[Part<'_>], profile: &Profile) -> Result<Vec<Lowered>, 
             )));
         };
         ops += m.accesses.len() as u64 * u64::from(p.iterations);
+        // One serialization copies the state's memory once per iteration.
+        let bytes = p.state.global.allocated_bytes() + p.state.shared.allocated_bytes() + 4096;
+        copied = copied.saturating_add(bytes.saturating_mul(u64::from(p.iterations)));
+        if copied > MAX_COPIED {
+            return Err(ModelError::Limit(format!(
+                "iterations x allocated memory exceeds {MAX_COPIED} bytes in one concurrent case: use fewer iterations or less memory"
+            )));
+        }
         if ops > MAX_OPERATIONS {
             return Err(ModelError::Limit(format!(
                 "more than {MAX_OPERATIONS} operations in one concurrent case"
@@ -605,7 +622,7 @@ pub fn judge(
     returned: Option<&[Vec<Vec<Observed>>]>,
     budget: u64,
 ) -> Result<Judgement, ModelError> {
-    if observed.len() != parts.len() {
+    if observed.len() != parts.len() || parts.is_empty() || reference.states.len() != parts.len() {
         return Ok(Judgement::Fail(vec![Mismatch {
             loc: Loc::Reg {
                 name: "instructions".into(),
@@ -615,6 +632,13 @@ pub fn judge(
             observed: Some(observed.len() as u64),
             why: "one final state per instruction".into(),
         }]));
+    }
+    if lowered.len() != parts.len() {
+        return Err(crate::internal!(
+            "{} lowered instructions for {} parts",
+            lowered.len(),
+            parts.len()
+        ));
     }
     let mut mismatches = Vec::new();
     // Threads per (space, address).
