@@ -38,6 +38,13 @@ impl Adapter for FastAdapter {
         CAPABILITIES.contains(&capability)
     }
 
+    fn run_concurrent(
+        &mut self,
+        r: &crate::concurrent::ConcurrentRequest<'_>,
+    ) -> Result<crate::concurrent::ConcurrentObservation, AdapterError> {
+        crate::concurrent::serial("fast", r, &atomcts_fast::execute)
+    }
+
     fn run(&mut self, r: &Request<'_>) -> Result<Observation, AdapterError> {
         let program = match Program::parse(r.dialect, r.asm) {
             Ok(p) => p,

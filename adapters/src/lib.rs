@@ -21,6 +21,7 @@ use atomcts_reference::program::{self, Dialect};
 use atomcts_reference::{Profile, State};
 
 pub mod back;
+pub mod concurrent;
 pub mod discover;
 pub mod fast;
 pub mod plan;
@@ -185,6 +186,22 @@ pub trait Adapter {
     fn claimed_profile(&self) -> Option<String> {
         None
     }
+    /// Runs several instructions at the same time on shared memory (a concurrent case, issue
+    /// 12). An adapter that cannot says so: the case is not applicable to it, with the reason.
+    fn run_concurrent(
+        &mut self,
+        r: &concurrent::ConcurrentRequest<'_>,
+    ) -> Result<concurrent::ConcurrentObservation, AdapterError> {
+        Err(AdapterError {
+            adapter: self.name().to_string(),
+            kind: AdapterErrorKind::NotApplicable(format!(
+                "adapter {} does not run concurrent cases ({} case `{}`)",
+                self.name(),
+                r.dialect,
+                r.id
+            )),
+        })
+    }
 }
 
 /// The reference model as an adapter: it supports everything.
@@ -209,6 +226,13 @@ impl Adapter for ReferenceAdapter {
 
     fn supports(&self, capability: &str) -> bool {
         CAPABILITIES.contains(&capability)
+    }
+
+    fn run_concurrent(
+        &mut self,
+        r: &concurrent::ConcurrentRequest<'_>,
+    ) -> Result<concurrent::ConcurrentObservation, AdapterError> {
+        concurrent::serial(self.name(), r, &atomcts_reference::exec::execute)
     }
 
     fn run(&mut self, r: &Request<'_>) -> Result<Observation, AdapterError> {

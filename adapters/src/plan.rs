@@ -512,3 +512,110 @@ mod tests {
         assert_eq!(n.to_string(), "inc_bounded u32 on global memory");
     }
 }
+
+/// Concurrent cases (issue 12): several lowered instructions that run at the same time on one
+/// memory, each its own group of work-items, each repeated `iterations` times in a loop. The
+/// shared plan every back end builds them from (OpenCL now; the Vulkan back end maps it the
+/// same way: one work-group per instruction for global memory, all in one dispatch, a loop per
+/// work-item for the iterations, device-scope atomics; PTX: one CTA per instruction).
+///
+/// Memory shared across work-groups is global memory only: work-group local memory (vISA
+/// SLM, MSL `threadgroup`) is one work-group's, so instructions on it would have to be
+/// sub-groups of one work-group; [`ConcurrentPlan::new`] says so as not applicable.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConcurrentPlan {
+    /// One plan per instruction: its work-items (items) and operands.
+    pub groups: Vec<Plan>,
+    /// Iterations of each instruction.
+    pub iterations: Vec<u32>,
+    /// Global memory layout (the same in every group's plan).
+    pub global: Layout,
+}
+
+impl ConcurrentPlan {
+    /// Plans the instructions `lowered[k]` on `states[k]` (each holding the shared memory).
+    pub fn new(
+        lowered: &[Lowered],
+        states: &[State],
+        iterations: &[u32],
+    ) -> Result<ConcurrentPlan, NotApplicable> {
+        let mut groups = Vec::new();
+        for (k, (l, s)) in lowered.iter().zip(states).enumerate() {
+            let p = Plan::new(l, s).map_err(|e| NotApplicable(format!("instruction {k}: {e}")))?;
+            if p.space != Space::Global {
+                return Err(NotApplicable(format!(
+                    "instruction {k} works on work-group local memory ({}): concurrent instructions on it would be sub-groups of one work-group, which this plan does not lay out",
+                    p.space.name()
+                )));
+            }
+            if p.items.is_empty() {
+                return Err(NotApplicable(format!(
+                    "instruction {k} has no enabled access: nothing to dispatch"
+                )));
+            }
+            groups.push(p);
+        }
+        let Some(first) = groups.first() else {
+            return Err(NotApplicable("no instructions".into()));
+        };
+        let global = first.global.clone();
+        if groups.iter().any(|g| g.global != global) {
+            return Err(NotApplicable(
+                "the instructions' states lay out memory differently".into(),
+            ));
+        }
+        Ok(ConcurrentPlan {
+            groups,
+            iterations: iterations.to_vec(),
+            global,
+        })
+    }
+
+    /// Where group `k`'s returned values start in one flat array laid out
+    /// `[group][iteration][item]`, and the array's length.
+    pub fn ret_base(&self, k: usize) -> usize {
+        self.groups
+            .iter()
+            .zip(&self.iterations)
+            .take(k)
+            .map(|(g, n)| g.items.len() * *n as usize)
+            .sum()
+    }
+
+    /// The length of the flat returned-value array.
+    pub fn ret_len(&self) -> usize {
+        self.ret_base(self.groups.len())
+    }
+
+    /// Each instruction's final state and the per-iteration returned values, from the global
+    /// buffer after the run and the flat `old`/`ok` arrays (`[group][iteration][item]`).
+    #[allow(clippy::type_complexity)]
+    pub fn finish(
+        &self,
+        states: &[State],
+        global: &[u8],
+        old: &[u64],
+        ok: &[bool],
+    ) -> Result<(Vec<State>, Vec<Vec<Returned>>), String> {
+        let mut out = Vec::new();
+        let mut all = Vec::new();
+        for (k, (g, s)) in self.groups.iter().zip(states).enumerate() {
+            let n = g.items.len();
+            let base = self.ret_base(k);
+            let per: Vec<Returned> = (0..self.iterations[k] as usize)
+                .map(|it| {
+                    let r = base + it * n..base + (it + 1) * n;
+                    Returned {
+                        old: old.get(r.clone()).map(<[u64]>::to_vec).unwrap_or_default(),
+                        ok: ok.get(r).map(<[bool]>::to_vec).unwrap_or_default(),
+                    }
+                })
+                .collect();
+            let last = per.last().cloned().unwrap_or_default();
+            let shared = g.shared.bytes(s, Space::Shared);
+            out.push(g.finish(s, global, &shared, &last)?);
+            all.push(per);
+        }
+        Ok((out, all))
+    }
+}

@@ -15,6 +15,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::time::{Duration, Instant};
 
+mod concurrent;
+
 /// Protocol version spoken.
 pub const VERSION: u64 = 1;
 /// Highest protocol version spoken: version 2 adds the lowered IR and semantic-level shims
@@ -488,6 +490,14 @@ impl Adapter for SubprocessAdapter {
 
     fn supports(&self, capability: &str) -> bool {
         self.capabilities.iter().any(|c| c == capability)
+    }
+
+    fn run_concurrent(
+        &mut self,
+        r: &crate::concurrent::ConcurrentRequest<'_>,
+    ) -> Result<crate::concurrent::ConcurrentObservation, AdapterError> {
+        let result = self.run_concurrent_once(r);
+        self.record(result)
     }
 
     fn run(&mut self, r: &Request<'_>) -> Result<Observation, AdapterError> {

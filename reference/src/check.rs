@@ -344,7 +344,7 @@ fn program_order(
 
 /// What an access was observed to return, read back from its destination, or a mismatch in
 /// destination bits that do not depend on the order.
-fn observe(
+pub(crate) fn observe(
     a: &crate::ir::Access,
     ty: DataType,
     initial: &State,

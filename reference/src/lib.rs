@@ -29,6 +29,7 @@
 #![deny(missing_docs)]
 
 pub mod check;
+pub mod concurrent;
 pub mod error;
 pub mod exec;
 pub mod float;

@@ -93,7 +93,8 @@ pub type RawTable = BTreeMap<Spanned<String>, Spanned<Value>>;
 #[serde(deny_unknown_fields)]
 struct RawCase {
     name: Spanned<String>,
-    asm: Spanned<String>,
+    #[serde(default)]
+    asm: Option<Spanned<String>>,
     #[serde(default)]
     cite: Option<String>,
     #[serde(default)]
@@ -114,6 +115,8 @@ struct RawCase {
     expect_if: Option<BTreeMap<Spanned<String>, Spanned<RawTable>>>,
     #[serde(default)]
     encoding: Option<Spanned<RawEncoding>>,
+    #[serde(default)]
+    concurrent: Vec<Spanned<RawInstr>>,
 }
 
 /// **(v1)** `encoding`: the vISA byte fields of the case's instruction (FORMAT.md).
@@ -128,6 +131,41 @@ struct RawEncoding {
     surface: Option<u8>,
     #[serde(default)]
     channels: Option<u8>,
+}
+
+/// One instruction of a concurrent case as written (`[[case.concurrent]]`).
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawInstr {
+    asm: Spanned<String>,
+    #[serde(default)]
+    lanes: Option<Spanned<i64>>,
+    #[serde(default)]
+    iterations: Option<Spanned<i64>>,
+    #[serde(default)]
+    given: RawTable,
+    #[serde(default)]
+    expect: Option<Spanned<RawTable>>,
+}
+
+/// One instruction of a concurrent case (FORMAT.md, "Concurrent cases"): its own lanes and
+/// registers, run `iterations` times in a loop, at the same time as the others.
+#[derive(Clone, Debug)]
+pub struct ConcurrentInstr {
+    /// The instruction text.
+    pub asm: String,
+    /// Where `asm` starts.
+    pub asm_pos: Pos,
+    /// Where the instruction's table starts.
+    pub pos: Pos,
+    /// Lanes (default 1).
+    pub lanes: u32,
+    /// Iterations (default 1).
+    pub iterations: u32,
+    /// Its own registers and operands.
+    pub given: Entries,
+    /// Expected registers after its last iteration, if any.
+    pub expect: Option<(Entries, Pos)>,
 }
 
 /// Entries of a `given` or `expect` table: key, value, position of the key.
@@ -169,6 +207,16 @@ pub struct Case {
     pub expect_if: Vec<(String, Entries, Pos)>,
     /// **(v1)** The vISA byte fields the case states beside its text, and where.
     pub encoding: Option<(atomcts_reference::visa::encoding::Stated, Pos)>,
+    /// For a concurrent case: its instructions (then `asm` joins their texts with ` || `,
+    /// `given` holds the shared memory and `expect` the final shared memory).
+    pub concurrent: Vec<ConcurrentInstr>,
+}
+
+impl Case {
+    /// Whether this is a concurrent case.
+    pub fn is_concurrent(&self) -> bool {
+        !self.concurrent.is_empty()
+    }
 }
 
 /// The result of loading one file: its cases, or errors (a file that does not parse yields no
@@ -399,12 +447,100 @@ pub fn parse_file(root: &Path, file: &Path, text: String) -> Loaded {
             );
             continue;
         }
+        let mut concurrent = Vec::new();
+        let asm = match (&c.asm, c.concurrent.is_empty()) {
+            (Some(a), true) => (a.get_ref().clone(), src.pos(a.span().start)),
+            (None, true) => {
+                err(
+                    pos,
+                    format!("case `{name}` has no asm (nor [[case.concurrent]])"),
+                );
+                continue;
+            }
+            (Some(a), false) => {
+                err(
+                    src.pos(a.span().start),
+                    format!(
+                        "concurrent case `{name}` has a case-level asm: each [[case.concurrent]] has its own"
+                    ),
+                );
+                continue;
+            }
+            (None, false) => {
+                if c.lanes.is_some() || c.probe.is_some() {
+                    err(
+                        pos,
+                        format!(
+                            "concurrent case `{name}`: lanes and probe belong to single-instruction cases (each [[case.concurrent]] has its own lanes)"
+                        ),
+                    );
+                    continue;
+                }
+                let mut bad = false;
+                for ri in &c.concurrent {
+                    let ipos = src.pos(ri.span().start);
+                    let ri = ri.get_ref();
+                    let lanes = match &ri.lanes {
+                        None => Some(1),
+                        Some(l) => u32::try_from(*l.get_ref())
+                            .ok()
+                            .filter(|n| (1..=atomcts_reference::state::MAX_LANES).contains(n))
+                            .or_else(|| {
+                                err(
+                                    src.pos(l.span().start),
+                                    format!(
+                                        "lanes = {} is outside 1..={}",
+                                        l.get_ref(),
+                                        atomcts_reference::state::MAX_LANES
+                                    ),
+                                );
+                                None
+                            }),
+                    };
+                    let max_it = atomcts_reference::concurrent::MAX_ITERATIONS;
+                    let iterations = match &ri.iterations {
+                        None => Some(1),
+                        Some(l) => u32::try_from(*l.get_ref())
+                            .ok()
+                            .filter(|n| (1..=max_it).contains(n))
+                            .or_else(|| {
+                                err(
+                                    src.pos(l.span().start),
+                                    format!("iterations = {} is outside 1..={max_it}", l.get_ref()),
+                                );
+                                None
+                            }),
+                    };
+                    let (Some(lanes), Some(iterations)) = (lanes, iterations) else {
+                        bad = true;
+                        continue;
+                    };
+                    concurrent.push(ConcurrentInstr {
+                        asm: ri.asm.get_ref().clone(),
+                        asm_pos: src.pos(ri.asm.span().start),
+                        pos: ipos,
+                        lanes,
+                        iterations,
+                        given: entries(&src, &ri.given),
+                        expect: ri
+                            .expect
+                            .as_ref()
+                            .map(|e| (entries(&src, e.get_ref()), src.pos(e.span().start))),
+                    });
+                }
+                if bad {
+                    continue;
+                }
+                let text: Vec<&str> = concurrent.iter().map(|i| i.asm.as_str()).collect();
+                (text.join(" || "), concurrent[0].asm_pos.clone())
+            }
+        };
         out.cases.push(Case {
             id: format!("{prefix}::{name}"),
             file: file.to_path_buf(),
             dialect,
-            asm: c.asm.get_ref().clone(),
-            asm_pos: src.pos(c.asm.span().start),
+            asm: asm.0,
+            asm_pos: asm.1,
             pos,
             cite,
             lanes,
@@ -416,6 +552,7 @@ pub fn parse_file(root: &Path, file: &Path, text: String) -> Loaded {
             probe: c.probe.map(|p| p.into_inner()),
             expect_if,
             encoding,
+            concurrent,
         });
     }
     out

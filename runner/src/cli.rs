@@ -145,9 +145,17 @@ struct RunArgs {
     /// Write the JSON report here (input to `atomcts merge`).
     #[arg(long)]
     json: Option<PathBuf>,
-    /// Known failures, one case id per line: asserted to still fail.
+    /// Known failures, one case id per line: asserted to still fail. A line `flaky <id>`
+    /// marks a case that may pass or fail (a race that shows up only sometimes).
     #[arg(long)]
     baseline: Option<PathBuf>,
+    /// Run every case R times and report how often it failed (a stress run).
+    #[arg(long, default_value_t = 1)]
+    repeat: u32,
+    /// Run every concurrent case at least this many times (issue 12: races that show up
+    /// rarely; see FORMAT.md, "Concurrent cases").
+    #[arg(long, default_value_t = atomcts::concurrent::DEFAULT_REPEAT)]
+    concurrent_repeat: u32,
     /// Also run N generated cases (with --seed); without --cases-only, the corpus too.
     #[arg(long, default_value_t = 0)]
     generated: u64,
@@ -529,7 +537,13 @@ fn cmd_run(a: RunArgs) -> Result<u8> {
     let known: BTreeSet<String> = baseline
         .iter()
         .flatten()
+        .filter(|(_, id)| !id.starts_with("flaky "))
         .map(|(_, id)| id.clone())
+        .collect();
+    let flaky: BTreeSet<String> = baseline
+        .iter()
+        .flatten()
+        .filter_map(|(_, id)| id.strip_prefix("flaky ").map(|s| s.trim().to_string()))
         .collect();
     let mut ids_hash = 0u64;
     let mut selected_count = 0usize;
@@ -537,7 +551,7 @@ fn cmd_run(a: RunArgs) -> Result<u8> {
     // Corpus first, then generated cases chunk by chunk: generated, run, judged, dropped.
     let mut run_chunk = |cases: Vec<Case>| {
         for c in cases {
-            if known.contains(&c.id) {
+            if known.contains(&c.id) || flaky.contains(&c.id) {
                 baseline_hits.insert(c.id.clone());
             }
             if !selected(&c, &a.filter) {
@@ -548,7 +562,12 @@ fn cmd_run(a: RunArgs) -> Result<u8> {
             if !in_shard(&c) {
                 continue;
             }
-            results.push(run::run_case(&c, adapter.as_mut(), &opts));
+            let times = if c.is_concurrent() {
+                a.repeat.max(a.concurrent_repeat)
+            } else {
+                a.repeat
+            };
+            results.push(run::run_case_repeated(&c, adapter.as_mut(), &opts, times));
             if let Some(b) = &bar {
                 b.inc(1);
             }
@@ -565,6 +584,7 @@ fn cmd_run(a: RunArgs) -> Result<u8> {
         // A baseline entry that names no case is stale or misspelt: an error, never ignored
         // (D22). Checked against every loaded case, whatever the filter or shard.
         for (line, id) in entries {
+            let id = id.strip_prefix("flaky ").map_or(id.as_str(), str::trim);
             if !baseline_hits.contains(id) {
                 load_errors.push(format!(
                     "{}:{line}: baseline entry `{id}` matches no case",
@@ -588,6 +608,7 @@ fn cmd_run(a: RunArgs) -> Result<u8> {
         results,
     };
     report.apply_baseline(&known);
+    report.apply_flaky(&flaky);
     let written = write_outputs(&report, &a.junit, &a.json);
     let programs = a
         .json

@@ -962,6 +962,7 @@ mod tests {
             knob: probe.map(|(k, _)| k.to_string()),
             repro: format!("atomcts run --filter id:{id}"),
             program: None,
+            runs: None,
         }
     }
 

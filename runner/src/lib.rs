@@ -8,6 +8,7 @@
 
 pub mod build;
 pub mod case;
+pub mod concurrent;
 pub mod conformance;
 pub mod generate;
 pub mod oracles;

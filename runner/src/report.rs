@@ -217,6 +217,22 @@ impl Report {
         }
     }
 
+    /// Applies the flaky entries of a baseline (deqp-runner's flakes): a listed case may pass
+    /// or fail; a failure becomes a known failure that says so, a pass stays a pass.
+    pub fn apply_flaky(&mut self, flaky: &std::collections::BTreeSet<String>) {
+        for r in &mut self.results {
+            if flaky.contains(&r.id) && matches!(r.status, Status::Fail | Status::Undecided) {
+                r.status = Status::KnownFailure;
+                r.findings.push(FindingOut {
+                    location: "baseline".into(),
+                    expected: String::new(),
+                    observed: String::new(),
+                    note: "listed as flaky: passing and failing are both allowed".into(),
+                });
+            }
+        }
+    }
+
     /// Merges shard reports: same adapter, profile and corpus selection; with partitions, every
     /// shard `1..=N` exactly once (issue 7, D13). Load errors every shard saw are kept once.
     pub fn merge(reports: Vec<Report>) -> Result<Report, String> {
@@ -296,6 +312,15 @@ impl Report {
                 Status::Pass => "PASS",
             };
             let _ = writeln!(s, "{word} {}  ({})", safe(&r.id), safe(&r.at));
+            if let Some(runs) = r.runs.filter(|x| x.runs > 1) {
+                let _ = writeln!(
+                    s,
+                    "    runs: failed {} of {} ({:.1}%)",
+                    runs.failed,
+                    runs.runs,
+                    100.0 * runs.rate()
+                );
+            }
             let _ = writeln!(s, "    asm:  {}", safe(&r.asm));
             let _ = writeln!(s, "    cite: {}", safe(&r.cite));
             for f in &r.findings {
@@ -312,6 +337,27 @@ impl Report {
                 let _ = writeln!(s, "    program that ran:");
                 for line in p.lines() {
                     let _ = writeln!(s, "      {}", safe(line));
+                }
+            }
+        }
+        // Failure rates of repeated cases that failed at least once.
+        let rates: Vec<&CaseResult> = self
+            .results
+            .iter()
+            .filter(|r| r.runs.is_some_and(|x| x.runs > 1 && x.failed > 0))
+            .collect();
+        if !rates.is_empty() {
+            let _ = writeln!(s, "\nfailure rates of repeated cases:");
+            for r in rates {
+                if let Some(x) = r.runs {
+                    let _ = writeln!(
+                        s,
+                        "  {:>5.1}%  {}/{}  {}",
+                        100.0 * x.rate(),
+                        x.failed,
+                        x.runs,
+                        safe(&r.id)
+                    );
                 }
             }
         }

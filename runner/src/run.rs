@@ -79,6 +79,76 @@ pub struct CaseResult {
     /// target's language (the OpenCL C kernel, with its build options).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub program: Option<String>,
+    /// For a case run more than once (`--repeat`, concurrent cases): how many runs, how many
+    /// failed (issue 12).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runs: Option<Runs>,
+}
+
+/// How often a repeated case failed.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Runs {
+    /// Runs made.
+    pub runs: u32,
+    /// Runs that failed (fail or undecided).
+    pub failed: u32,
+}
+
+impl Runs {
+    /// The failure rate, 0 to 1.
+    pub fn rate(&self) -> f64 {
+        if self.runs == 0 {
+            0.0
+        } else {
+            f64::from(self.failed) / f64::from(self.runs)
+        }
+    }
+}
+
+/// Runs a case `times` times (at least once) and reports the first failing run (else the
+/// last) with how many runs failed. Stops early on an error, a skip or a not-applicable
+/// answer, which repeating does not change.
+pub fn run_case_repeated(
+    case: &Case,
+    adapter: &mut dyn Adapter,
+    opts: &Options,
+    times: u32,
+) -> CaseResult {
+    let mut first_failure: Option<CaseResult> = None;
+    let mut last = None;
+    let mut failed = 0;
+    let mut made = 0;
+    for _ in 0..times.max(1) {
+        let r = run_case(case, adapter, opts);
+        made += 1;
+        if r.status.is_failure() {
+            failed += 1;
+            if first_failure.is_none() {
+                first_failure = Some(r.clone());
+            }
+        } else if !matches!(r.status, Status::Pass) {
+            last = Some(r);
+            break;
+        }
+        last = Some(r);
+    }
+    let mut out = match (first_failure, last) {
+        (_, Some(l))
+            if matches!(
+                l.status,
+                Status::Error | Status::Skip | Status::NotApplicable
+            ) =>
+        {
+            l
+        }
+        (Some(f), _) => f,
+        (None, Some(l)) => l,
+        (None, None) => run_case(case, adapter, opts),
+    };
+    if times > 1 {
+        out.runs = Some(Runs { runs: made, failed });
+    }
+    out
 }
 
 /// A finding as stored in reports.
@@ -167,6 +237,21 @@ pub fn op_label(dialect: Dialect, asm: &str) -> String {
     }
 }
 
+/// The op label of a case: `concurrent:` and the labels of its instructions for a concurrent
+/// case, else [`op_label`] of its instruction.
+pub fn case_label(case: &Case) -> String {
+    if case.is_concurrent() {
+        let ops: Vec<String> = case
+            .concurrent
+            .iter()
+            .map(|i| op_label(case.dialect, &i.asm))
+            .collect();
+        format!("concurrent:{}", ops.join("+"))
+    } else {
+        op_label(case.dialect, &case.asm)
+    }
+}
+
 fn error_result(case: &Case, opts: &Options, message: String) -> CaseResult {
     let mut r = base_result(case, opts);
     r.status = Status::Error;
@@ -183,7 +268,7 @@ fn base_result(case: &Case, opts: &Options) -> CaseResult {
     CaseResult {
         id: case.id.clone(),
         dialect: case.dialect.name().into(),
-        op: op_label(case.dialect, &case.asm),
+        op: case_label(case),
         asm: case.asm.clone(),
         at: case.pos.to_string(),
         cite: case.cite.clone(),
@@ -193,6 +278,7 @@ fn base_result(case: &Case, opts: &Options) -> CaseResult {
         knob: case.probe.clone(),
         repro: repro_line(case, opts),
         program: None,
+        runs: None,
     }
 }
 
@@ -289,6 +375,9 @@ pub fn run_case(case: &Case, adapter: &mut dyn Adapter, opts: &Options) -> CaseR
             note: format!("adapter {} lacks {cap}", adapter.name()),
         });
         return r;
+    }
+    if case.is_concurrent() {
+        return crate::concurrent::run_case(case, adapter, opts, r);
     }
     let state = match build_state(case) {
         Ok(s) => s,

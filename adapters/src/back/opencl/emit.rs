@@ -68,7 +68,11 @@ fn na<T>(why: impl Into<String>) -> Result<T, NotApplicable> {
 }
 
 /// The OpenCL C scalar type holding the datum, or why there is none.
-fn scalar(op: AtomicOp, ty: DataType, compare: Compare) -> Result<&'static str, NotApplicable> {
+pub(super) fn scalar(
+    op: AtomicOp,
+    ty: DataType,
+    compare: Compare,
+) -> Result<&'static str, NotApplicable> {
     // Exchange, store and a bitwise compare-exchange move bit patterns: the integer type of
     // the same width is exact for floats too.
     let bitwise = matches!(op, AtomicOp::Exch | AtomicOp::Store)
@@ -100,14 +104,19 @@ fn scalar(op: AtomicOp, ty: DataType, compare: Compare) -> Result<&'static str, 
 
 /// How the op is spelled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Form {
+pub(super) enum Form {
     /// `atomic_<name>(p, ...)` / `atom_<name>(p, ...)` (OpenCL C 1.x).
     Legacy(&'static str),
     /// `atomic_<name>_explicit(p, ..., memory_order_relaxed, memory_scope_work_group)`.
     C11(&'static str),
 }
 
-fn form(op: AtomicOp, f: &Features, wide: bool, plant: Plant) -> Result<Form, NotApplicable> {
+pub(super) fn form(
+    op: AtomicOp,
+    f: &Features,
+    wide: bool,
+    plant: Plant,
+) -> Result<Form, NotApplicable> {
     let base = match op {
         AtomicOp::Add if plant == Plant::AddAsSub => "sub",
         AtomicOp::Add => "add",
@@ -160,7 +169,7 @@ fn form(op: AtomicOp, f: &Features, wide: bool, plant: Plant) -> Result<Form, No
     Ok(Form::Legacy(base))
 }
 
-fn literal(ty: &str, v: u64) -> String {
+pub(super) fn literal(ty: &str, v: u64) -> String {
     match ty {
         "uint" => format!("{:#010x}u", v as u32),
         "int" => format!("(int){:#010x}u", v as u32),

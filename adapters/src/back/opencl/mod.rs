@@ -5,6 +5,7 @@
 //! [`run`] builds and dispatches it through the ICD loader, loaded at run time. What the device
 //! can express comes from what it reports (extensions, OpenCL C versions), never a hand table.
 
+pub mod concurrent;
 pub mod emit;
 pub mod run;
 
@@ -209,6 +210,65 @@ impl Adapter for OpenClAdapter {
 
     fn last_program(&self) -> Option<String> {
         self.last.clone()
+    }
+
+    fn run_concurrent(
+        &mut self,
+        r: &crate::concurrent::ConcurrentRequest<'_>,
+    ) -> Result<crate::concurrent::ConcurrentObservation, AdapterError> {
+        self.last = None;
+        let na = |why: NotApplicable| AdapterErrorKind::NotApplicable(why.0);
+        let (_, lowered) = r
+            .lowered()
+            .map_err(|e| self.err(AdapterErrorKind::NotApplicable(e)))?;
+        let states: Vec<atomcts_reference::State> =
+            r.instrs.iter().map(|i| i.state.clone()).collect();
+        let iterations: Vec<u32> = r.instrs.iter().map(|i| i.iterations).collect();
+        let cp = crate::plan::ConcurrentPlan::new(&lowered, &states, &iterations)
+            .map_err(|e| self.err(na(e)))?;
+        let kernel =
+            concurrent::emit(&cp, &self.features, self.plant, r.id).map_err(|e| self.err(na(e)))?;
+        let local = concurrent::local_size(&cp);
+        if local > self.device.info.max_work_group {
+            return Err(self.err(na(NotApplicable(format!(
+                "{local} work-items exceed the device's work-group size {}",
+                self.device.info.max_work_group
+            )))));
+        }
+        self.last = Some(format!(
+            "// build options: `{}`; {} work-groups of {local}\n{}",
+            kernel.options,
+            cp.groups.len(),
+            kernel.source
+        ));
+        let mut mem = cp.global.bytes(&states[0], Space::Global);
+        let (old, ok) = self
+            .device
+            .run_ndrange(
+                &kernel,
+                local * cp.groups.len(),
+                local,
+                cp.ret_len(),
+                &mut mem,
+            )
+            .map_err(|e| self.err(AdapterErrorKind::Crashed(e)))?;
+        let ok: Vec<bool> = ok.iter().map(|v| *v != 0).collect();
+        let (finals, per) = cp
+            .finish(&states, &mem, &old, &ok)
+            .map_err(|e| self.err(AdapterErrorKind::Model(e)))?;
+        let returned = per
+            .iter()
+            .zip(&lowered)
+            .map(|(its, l)| {
+                its.iter()
+                    .map(|x| crate::concurrent::observed_of(l, &x.old, &x.ok))
+                    .collect()
+            })
+            .collect();
+        Ok(crate::concurrent::ConcurrentObservation {
+            states: finals,
+            returned: Some(returned),
+        })
     }
 
     fn run(&mut self, r: &Request<'_>) -> Result<Observation, AdapterError> {

@@ -190,6 +190,21 @@ impl Device {
         n: usize,
         mem: &mut [u8],
     ) -> Result<(Vec<u64>, Vec<i32>), String> {
+        self.run_ndrange(kernel, n, n, n, mem)
+    }
+
+    /// Builds `kernel` and runs it in one launch of `global` work-items in work-groups of
+    /// `local` on `mem` (updated in place); `ret` and `ok` hold `slots` values each (a
+    /// concurrent case: one work-group per instruction, issue 12).
+    pub fn run_ndrange(
+        &self,
+        kernel: &Kernel,
+        global: usize,
+        local: usize,
+        slots: usize,
+        mem: &mut [u8],
+    ) -> Result<(Vec<u64>, Vec<i32>), String> {
+        let n = slots.max(1);
         let mut g = Guard::default();
         let program = create_program_with_source(self.context, &[&kernel.source])
             .map_err(|e| format!("clCreateProgramWithSource: error {e}"))?;
@@ -235,15 +250,15 @@ impl Device {
             }
             .map_err(|e| format!("clSetKernelArg {i}: error {e}"))?;
         }
-        let size = [n];
+        let (gsize, lsize) = ([global], [local]);
         let ev = unsafe {
             enqueue_nd_range_kernel(
                 self.queue,
                 k,
                 1,
                 ptr::null(),
-                size.as_ptr(),
-                size.as_ptr(),
+                gsize.as_ptr(),
+                lsize.as_ptr(),
                 0,
                 ptr::null(),
             )

@@ -1,0 +1,191 @@
+#!/usr/bin/env python3
+"""A semantic-level shim (adapters/PROTOCOL.md, version 2, capability `concurrent`) that runs
+concurrent cases really concurrently: one Python thread per lane of every instruction, all
+released together by a barrier, each running its iterations in order. Integer ops only; single
+instructions run in program order. The reference implementation of the protocol's concurrent
+request, and the test double of runner/tests/concurrent.rs.
+
+Every read-modify-write takes a lock, reads, yields the interpreter (time.sleep(0): another
+thread may run here, as on real hardware) and writes.
+CONCURRENT_IR_YIELD=p (default 0.05): the probability of that yield, per operation; a small p
+makes a lost update rare (p = 0.001: a race that shows up about once in a thousand operations).
+CONCURRENT_IR_LOCKS=global (default): one lock for every operation: correct.
+CONCURRENT_IR_LOCKS=per_op: a lock per kind of operation (add, exch, ...): each kind is atomic
+with respect to itself only, the bug the concurrent cases exist to catch.
+"""
+import json
+import os
+import random
+import sys
+import threading
+import time
+
+MODE = os.environ.get("CONCURRENT_IR_LOCKS", "global")
+YIELD = float(os.environ.get("CONCURRENT_IR_YIELD", "0.05"))
+WIDTH = {"u16": 2, "s16": 2, "u32": 4, "s32": 4, "u64": 8, "s64": 8}
+
+
+def signed(v, bits):
+    return v - (1 << bits) if v >> (bits - 1) else v
+
+
+def apply(op, ty, old, s0, s1):
+    """(new, returned, ok) of one op on `old`; values are unsigned bit patterns."""
+    bits = 8 * WIDTH[ty]
+    m = (1 << bits) - 1
+    key = (lambda v: signed(v, bits)) if ty.startswith("s") else (lambda v: v)
+    ok = True
+    if op == "add":
+        new = old + s0
+    elif op == "sub":
+        new = old - s0
+    elif op == "inc":
+        new = old + 1
+    elif op == "dec":
+        new = old - 1
+    elif op == "predec":
+        new = old - 1
+        return new & m, new & m, True
+    elif op == "inc_bounded":
+        new = 0 if old >= s0 else old + 1
+    elif op == "dec_bounded":
+        new = s0 if old == 0 or old > s0 else old - 1
+    elif op == "min":
+        new = old if key(old) <= key(s0) else s0
+    elif op == "max":
+        new = old if key(old) >= key(s0) else s0
+    elif op == "and":
+        new = old & s0
+    elif op == "or":
+        new = old | s0
+    elif op == "xor":
+        new = old ^ s0
+    elif op == "exch":
+        new = s0
+    elif op == "cas":
+        ok = old == s0
+        new = s1 if ok else old
+    else:
+        raise KeyError(op)
+    return new & m, old, ok
+
+
+OPS = {"add", "sub", "inc", "dec", "predec", "inc_bounded", "dec_bounded", "min", "max",
+       "and", "or", "xor", "exch", "cas"}
+
+
+class Memory:
+    def __init__(self, memory):
+        self.memory = memory
+        self.ranges = {sp: [(int(r["base"], 16), bytearray.fromhex(r["bytes"])) for r in rs]
+                       for sp, rs in memory.items()}
+
+    def cell(self, space, addr, w):
+        for b, by in self.ranges[space]:
+            if b <= addr and addr + w <= b + len(by):
+                return by, addr - b
+        return None
+
+    def answer(self):
+        out = {}
+        for sp, rs in self.memory.items():
+            out[sp] = [{"base": r["base"], "bytes": by.hex()}
+                       for r, (_, by) in zip(rs, self.ranges[sp])]
+        return out
+
+
+def check(ins, mem):
+    if ins["kind"] != "mem" or ins["op"] not in OPS or ins["type"] not in WIDTH:
+        return "concurrent_ir runs integer atomics only"
+    w = WIDTH[ins["type"]]
+    for a in ins["accesses"]:
+        addr = int(a["addr"], 16)
+        if a["fault"] or addr % w or mem.cell(ins["space"], addr, w) is None:
+            return "lane %d: not a plain in-bounds access" % a["lane"]
+    return None
+
+
+LOCKS = {}
+GLOBAL = threading.Lock()
+
+
+def lock_for(op):
+    if MODE == "per_op":
+        return LOCKS.setdefault(op, threading.Lock())
+    return GLOBAL
+
+
+def rmw(mem, ins, a, yield_inside):
+    w = WIDTH[ins["type"]]
+    by, o = mem.cell(ins["space"], int(a["addr"], 16), w)
+    with lock_for(ins["op"]):
+        old = int.from_bytes(by[o:o + w], "little")
+        if yield_inside and random.random() < YIELD:
+            time.sleep(0)
+        new, ret, ok = apply(ins["op"], ins["type"], old, int(a["src"][0], 16), int(a["src"][1], 16))
+        by[o:o + w] = new.to_bytes(w, "little")
+    return ret, ok
+
+
+def run(req):
+    mem = Memory(req["state"]["memory"])
+    ins = req["lowered"]["instr"]
+    why = check(ins, mem)
+    if why:
+        return {"outcome": "not_applicable", "why": why}
+    rets, oks = [], []
+    for a in ins["accesses"]:
+        r, ok = rmw(mem, ins, a, False)
+        rets.append(hex(r))
+        oks.append(ok)
+    return {"outcome": "accesses", "memory": mem.answer(), "returned": rets, "ok": oks}
+
+
+def run_concurrent(req):
+    mem = Memory(req["instrs"][0]["state"]["memory"])
+    instrs = [i["lowered"]["instr"] for i in req["instrs"]]
+    for ins in instrs:
+        why = check(ins, mem)
+        if why:
+            return {"outcome": "not_applicable", "why": why}
+    returned = [[[None] * len(ins["accesses"]) for _ in range(i["iterations"])]
+                for ins, i in zip(instrs, req["instrs"])]
+    oks = [[[True] * len(ins["accesses"]) for _ in range(i["iterations"])]
+           for ins, i in zip(instrs, req["instrs"])]
+    jobs = [(k, j) for k, ins in enumerate(instrs) for j in range(len(ins["accesses"]))]
+    start = threading.Barrier(len(jobs))
+
+    def lane(k, j):
+        ins, a = instrs[k], instrs[k]["accesses"][j]
+        start.wait()
+        for it in range(req["instrs"][k]["iterations"]):
+            r, ok = rmw(mem, ins, a, True)
+            returned[k][it][j] = hex(r)
+            oks[k][it][j] = ok
+
+    threads = [threading.Thread(target=lane, args=job) for job in jobs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return {"outcome": "concurrent", "memory": mem.answer(), "returned": returned, "ok": oks}
+
+
+def main():
+    for line in sys.stdin:
+        req = json.loads(line)
+        if req.get("type") == "hello":
+            ans = {"type": "hello", "protocol": "atomcts-adapter", "version": 2,
+                   "level": "semantic", "name": "concurrent-ir-" + MODE,
+                   "capabilities": ["concurrent"]}
+        else:
+            try:
+                ans = run_concurrent(req) if req.get("type") == "run_concurrent" else run(req)
+            except Exception as e:  # the shim's own failure: an error, never a result
+                ans = {"outcome": "error", "why": "%s: %s" % (type(e).__name__, e)}
+            ans["id"] = req["id"]
+        print(json.dumps(ans), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,233 @@
+//! Concurrent cases (issue 12), end to end: the corpus's concurrent cases pass on the built-in
+//! adapters and on a shim that runs them really concurrently with one lock for every
+//! operation, and fail on the same shim when each kind of operation takes its own lock (each
+//! atomic with respect to itself only). Flaky baseline entries, `--repeat` and the loader's
+//! errors. Needs `python3` (adapters/shims/concurrent_ir.py).
+
+use std::process::{Command, Output};
+
+const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+
+fn atomcts(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_atomcts"));
+    c.args(args).arg("--no-progress");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().expect("run atomcts")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn shim() -> String {
+    format!("cmd:python3 {ROOT}/adapters/shims/concurrent_ir.py")
+}
+
+fn corpus() -> String {
+    format!("{ROOT}/spec-cases")
+}
+
+/// (passed, failed) from the totals line.
+fn totals(t: &str) -> (usize, usize) {
+    let line = t
+        .lines()
+        .rev()
+        .find(|l| l.contains(" passed, "))
+        .expect("totals");
+    let nums: Vec<usize> = line
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|s| !s.is_empty())
+        .map(|s| s.parse().unwrap())
+        .collect();
+    (nums[0], nums[1])
+}
+
+const CONCURRENT_CASES: usize = 18;
+
+#[test]
+fn built_in_adapters_pass_every_concurrent_case() {
+    for adapter in ["reference", "fast"] {
+        let c = corpus();
+        let o = atomcts(
+            &[
+                "run",
+                "--cases",
+                &c,
+                "--filter",
+                "tag:concurrent",
+                "--adapter",
+                adapter,
+            ],
+            &[],
+        );
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(0), "{adapter}: {t}");
+        assert_eq!(totals(&t), (CONCURRENT_CASES, 0), "{adapter}: {t}");
+    }
+}
+
+#[test]
+fn a_correct_concurrent_shim_passes_and_per_operation_locks_fail() {
+    let (c, s) = (corpus(), shim());
+    let args = [
+        "run",
+        "--cases",
+        &c,
+        "--filter",
+        "tag:concurrent",
+        "--adapter",
+        &s,
+    ];
+    let o = atomcts(&args, &[("CONCURRENT_IR_LOCKS", "global")]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    assert_eq!(totals(&t), (CONCURRENT_CASES, 0), "{t}");
+    // Each kind of operation atomic with respect to itself only: lost updates between kinds.
+    let o = atomcts(&args, &[("CONCURRENT_IR_LOCKS", "per_op")]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    let (_, failed) = totals(&t);
+    assert!(failed >= 5, "{t}");
+    assert!(t.contains("failure rates of repeated cases"), "{t}");
+    // The stress cases whose final value every order agrees on fail on it.
+    assert!(
+        t.contains("FAIL visa/dword_atomic/concurrent::add_against_sub"),
+        "{t}"
+    );
+}
+
+#[test]
+fn flaky_baseline_entries_allow_both_outcomes() {
+    let dir = std::env::temp_dir().join(format!("atomcts-flaky-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let baseline = dir.join("flaky.baseline");
+    let ids = [
+        "sass/atom/concurrent::inc_against_dec_away_from_bounds",
+        "visa/dword_atomic/concurrent::add_against_sub",
+    ];
+    let text_b: String = ids
+        .iter()
+        .map(|id| format!("flaky {id}  # lost updates between kinds, sometimes\n"))
+        .collect();
+    std::fs::write(&baseline, text_b).unwrap();
+    let (c, s, b) = (corpus(), shim(), baseline.display().to_string());
+    let mut args = vec!["run", "--cases", &c, "--adapter", &s, "--baseline", &b];
+    for id in ids {
+        args.push("--filter");
+        args.push(id);
+    }
+    // Failing: known failures, exit 0.
+    let o = atomcts(&args, &[("CONCURRENT_IR_LOCKS", "per_op")]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    assert!(t.contains("2 known failures"), "{t}");
+    // Passing: passes, not a stale baseline.
+    let o = atomcts(&args, &[("CONCURRENT_IR_LOCKS", "global")]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    assert_eq!(totals(&t), (2, 0), "{t}");
+    // A flaky entry naming no case is an error like any other baseline entry.
+    std::fs::write(&baseline, "flaky sass/atom/concurrent::no_such_case\n").unwrap();
+    let o = atomcts(&args, &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("matches no case"), "{}", text(&o));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn repeat_reports_runs_in_json() {
+    let dir = std::env::temp_dir().join(format!("atomcts-repeat-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("r.json").display().to_string();
+    let c = corpus();
+    let o = atomcts(
+        &[
+            "run",
+            "--cases",
+            &c,
+            "--filter",
+            "id:sass/atom/concurrent::add_against_exch",
+            "--filter",
+            "id:sass/atom/add_int::add_u32_returns_old_and_stores_sum",
+            "--adapter",
+            "reference",
+            "--repeat",
+            "5",
+            "--json",
+            &json,
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    for res in r["results"].as_array().unwrap() {
+        assert_eq!(res["runs"]["runs"], 5, "{res}");
+        assert_eq!(res["runs"]["failed"], 0, "{res}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn malformed_concurrent_cases_are_errors_with_positions() {
+    let dir = std::env::temp_dir().join(format!("atomcts-cc-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("bad.toml");
+    std::fs::write(
+        &f,
+        r#"dialect = "sass"
+cite = "x"
+
+[[case]]
+name = "both_asm_and_concurrent"
+asm = "ATOM.ADD R0, [R2], R4"
+expect = {}
+[[case.concurrent]]
+asm = "ATOM.ADD R0, [R2], R4"
+
+[[case]]
+name = "registers_in_shared_given"
+given = { R2 = 0x1000, mem = { 0x1000 = "u32:0" } }
+expect = {}
+[[case.concurrent]]
+asm = "ATOM.ADD R0, [R2], R4"
+
+[[case]]
+name = "zero_iterations"
+expect = {}
+[[case.concurrent]]
+asm = "ATOM.ADD R0, [R2], R4"
+iterations = 0
+
+[[case]]
+name = "memory_in_instruction_given"
+given = { mem = { 0x1000 = "u32:0" } }
+expect = {}
+[[case.concurrent]]
+asm = "ATOM.ADD R0, [R2], R4"
+given = { R2 = 0x1000, R4 = 1, mem = { 0x2000 = "u32:0" } }
+"#,
+    )
+    .unwrap();
+    let p = f.display().to_string();
+    let o = atomcts(&["run", "--cases", &p, "--adapter", "reference"], &[]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    assert!(
+        t.contains("bad.toml:6:7: concurrent case `both_asm_and_concurrent` has a case-level asm"),
+        "{t}"
+    );
+    assert!(
+        t.contains("bad.toml:23:14: iterations = 0 is outside"),
+        "{t}"
+    );
+    assert!(t.contains("`R2` in a concurrent case's given"), "{t}");
+    assert!(t.contains("`mem` in instruction 0's given"), "{t}");
+    std::fs::remove_dir_all(&dir).ok();
+}
