@@ -259,7 +259,9 @@ impl Plan {
                             .join(", ")
                     ),
                     Outcome::Unspecified(why) => {
-                        format!("the outcome is unspecified ({why}); undefined behaviour on the API")
+                        format!(
+                            "the outcome is unspecified ({why}); undefined behaviour on the API"
+                        )
                     }
                     other => format!("the case does not run ({})", other.kind()),
                 }));

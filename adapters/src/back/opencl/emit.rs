@@ -182,8 +182,7 @@ pub fn emit(
     if plan.op == AtomicOp::Cas && plan.env.compare != Compare::Bitwise {
         return na("cas with a numeric compare (A9): OpenCL's compare-exchange compares bits");
     }
-    if plan.op == AtomicOp::Store && matches!(fm, Form::Legacy(_)) && plan.has_shared_addresses()
-    {
+    if plan.op == AtomicOp::Store && matches!(fm, Form::Legacy(_)) && plan.has_shared_addresses() {
         return na(
             "plain stores racing on one address are a data race (undefined) in OpenCL C 1.x",
         );
@@ -343,7 +342,11 @@ pub fn emit(
     let _ = writeln!(w, "}}");
     Ok(Kernel {
         source: s,
-        options: if c11 { "-cl-std=CL3.0".into() } else { String::new() },
+        options: if c11 {
+            "-cl-std=CL3.0".into()
+        } else {
+            String::new()
+        },
         elem_bytes: bytes,
     })
 }
@@ -387,7 +390,12 @@ mod tests {
     #[test]
     fn legacy_builtins_and_constants() {
         let k = emit(&plan("ATOM.E.ADD.U32 R0, [R2], R4"), &ALL, Plant::None, "t").unwrap();
-        assert!(k.source.contains("old = atomic_add((volatile __global uint *)&mem[IDX[i]], SRC0[i]);"), "{}", k.source);
+        assert!(
+            k.source
+                .contains("old = atomic_add((volatile __global uint *)&mem[IDX[i]], SRC0[i]);"),
+            "{}",
+            k.source
+        );
         assert!(k.source.contains("__constant uint IDX[2] = {0u, 2u};"));
         assert!(k.source.contains("0x00000005u, 0x00000006u"));
         assert_eq!(k.options, "");
@@ -415,8 +423,13 @@ mod tests {
         let no64 = Features::default();
         let why = emit(&plan("ATOM.E.ADD.64 R0, [R2], R4"), &no64, Plant::None, "t").unwrap_err();
         assert!(why.0.contains("cl_khr_int64_base_atomics"), "{why}");
-        let why = emit(&plan("ATOM.E.ADD.F32.FTZ.RN R0, [R2], R4"), &ALL, Plant::None, "t")
-            .unwrap_err();
+        let why = emit(
+            &plan("ATOM.E.ADD.F32.FTZ.RN R0, [R2], R4"),
+            &ALL,
+            Plant::None,
+            "t",
+        )
+        .unwrap_err();
         assert!(why.0.contains("float"), "{why}");
     }
 

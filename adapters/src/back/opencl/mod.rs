@@ -76,9 +76,12 @@ pub fn environment(selector: &str) -> Vec<(String, String)> {
 /// Whether `selector`'s driver is installed, without loading it: `Err` says why not, in one
 /// line.
 pub fn availability(selector: &str) -> Result<(), String> {
-    let loader = ["/usr/lib/x86_64-linux-gnu/libOpenCL.so.1", "/usr/lib/libOpenCL.so.1"]
-        .iter()
-        .any(|p| Path::new(p).exists())
+    let loader = [
+        "/usr/lib/x86_64-linux-gnu/libOpenCL.so.1",
+        "/usr/lib/libOpenCL.so.1",
+    ]
+    .iter()
+    .any(|p| Path::new(p).exists())
         || cl3::is_opencl_runtime_available();
     if !loader {
         return Err("no OpenCL ICD loader (install ocl-icd-libopencl1)".into());
@@ -143,7 +146,11 @@ impl OpenClAdapter {
             i.device,
             i.version,
             i.c_version,
-            if self.features.int64_base { "base" } else { "-" },
+            if self.features.int64_base {
+                "base"
+            } else {
+                "-"
+            },
             if self.features.int64_extended {
                 "extended"
             } else {
@@ -215,8 +222,8 @@ impl Adapter for OpenClAdapter {
             }
         };
         let plan = Plan::new(&lowered, r.state).map_err(|e| self.err(na(e)))?;
-        let kernel = emit::emit(&plan, &self.features, self.plant, r.id)
-            .map_err(|e| self.err(na(e)))?;
+        let kernel =
+            emit::emit(&plan, &self.features, self.plant, r.id).map_err(|e| self.err(na(e)))?;
         let n = plan.items.len();
         if n > self.device.info.max_work_group {
             return Err(self.err(na(NotApplicable(format!(

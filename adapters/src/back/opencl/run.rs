@@ -20,8 +20,7 @@ use cl3::device::{
 };
 use cl3::kernel::{create_kernel, release_kernel, set_kernel_arg};
 use cl3::memory::{
-    CL_MEM_COPY_HOST_PTR, CL_MEM_READ_WRITE, CL_MEM_WRITE_ONLY, create_buffer,
-    release_mem_object,
+    CL_MEM_COPY_HOST_PTR, CL_MEM_READ_WRITE, CL_MEM_WRITE_ONLY, create_buffer, release_mem_object,
 };
 use cl3::platform::{CL_PLATFORM_NAME, get_platform_ids, get_platform_info};
 use cl3::program::{
@@ -245,7 +244,16 @@ impl Device {
             (ok_buf, 4 * n, ok.as_mut_ptr().cast::<c_void>()),
         ] {
             let ev = unsafe {
-                enqueue_read_buffer(self.queue, buf, cl3::types::CL_BLOCKING, 0, len, dst, 0, ptr::null())
+                enqueue_read_buffer(
+                    self.queue,
+                    buf,
+                    cl3::types::CL_BLOCKING,
+                    0,
+                    len,
+                    dst,
+                    0,
+                    ptr::null(),
+                )
             }
             .map_err(|e| format!("clEnqueueReadBuffer: error {e}"))?;
             release_event(ev);
