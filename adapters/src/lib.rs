@@ -18,6 +18,7 @@ use atomcts_reference::{Profile, State};
 pub mod back;
 pub mod fast;
 pub mod plan;
+pub mod protocol2;
 pub mod shuffle;
 pub mod subprocess;
 

@@ -22,7 +22,7 @@
 //! case needs, derived from the IR alone).
 
 use atomcts_reference::exec::{self, Resolved};
-use atomcts_reference::ir::{AtomicOp, Compare, Dest, Env, Instr, Lowered, MemInstr};
+use atomcts_reference::ir::{AtomicOp, Compare, Dest, Env, Instr, Lowered};
 use atomcts_reference::outcome::{FaultClass, Outcome};
 use atomcts_reference::state::State;
 use atomcts_reference::types::{DataType, Space};
@@ -231,7 +231,6 @@ pub struct Plan {
     /// Shared (work-group local) memory layout.
     pub shared: Layout,
     lowered: Lowered,
-    mem: MemInstr,
 }
 
 impl Plan {
@@ -310,7 +309,6 @@ impl Plan {
             global,
             shared,
             lowered: lowered.clone(),
-            mem: m.clone(),
         })
     }
 
@@ -339,37 +337,49 @@ impl Plan {
         shared: &[u8],
         returned: &Returned,
     ) -> Result<State, String> {
-        if returned.old.len() != self.items.len() {
-            return Err(format!(
-                "{} returned values for {} work-items",
-                returned.old.len(),
-                self.items.len()
-            ));
-        }
-        let mut next = state.clone();
-        for (name, reg) in &self.lowered.declare {
-            next.regs.entry(name.clone()).or_insert_with(|| reg.clone());
-        }
-        self.global.store(global, &mut next, Space::Global);
-        self.shared.store(shared, &mut next, Space::Shared);
-        let mut open = Vec::new();
-        for (i, a) in self.mem.accesses.iter().enumerate() {
-            let old = returned.old[i] & self.ty.mask();
-            let ok = returned.ok.get(i).copied().unwrap_or(true);
-            exec::writeback(a, self.ty, old, ok, &mut next, &mut open)
-                .map_err(|e| e.to_string())?;
-        }
-        for w in &self.lowered.writes {
-            let bits = next
-                .regs
-                .get(&w.name)
-                .map(|r| u32::from(r.ty.bits))
-                .unwrap_or(32);
-            next.set_field(&w.name, w.idx, 0, bits, w.value)
-                .map_err(|e| e.to_string())?;
-        }
-        Ok(next)
+        let mut with_memory = state.clone();
+        self.global.store(global, &mut with_memory, Space::Global);
+        self.shared.store(shared, &mut with_memory, Space::Shared);
+        complete(&self.lowered, &with_memory, returned)
     }
+}
+
+/// The final state of a memory instruction from what an implementation left: `state` already
+/// holds the final memory; this adds the declared registers, writes each access's returned
+/// value to its destination (the reference's writeback: the IR's data placement, not the op's
+/// semantics), and the static register writes.
+pub fn complete(lowered: &Lowered, state: &State, returned: &Returned) -> Result<State, String> {
+    let Instr::Mem(m) = &lowered.instr else {
+        return Err("not a memory instruction".into());
+    };
+    if returned.old.len() != m.accesses.len() {
+        return Err(format!(
+            "{} returned values for {} accesses",
+            returned.old.len(),
+            m.accesses.len()
+        ));
+    }
+    let mut next = state.clone();
+    for (name, reg) in &lowered.declare {
+        next.regs.entry(name.clone()).or_insert_with(|| reg.clone());
+    }
+    let mut open = Vec::new();
+    for (i, a) in m.accesses.iter().enumerate() {
+        let old = returned.old[i] & m.ty.mask();
+        let ok = returned.ok.get(i).copied().unwrap_or(true);
+        exec::writeback(a, m.ty, old, ok, &mut next, &mut open).map_err(|e| e.to_string())?;
+    }
+    for w in &lowered.writes {
+        let bits = next
+            .regs
+            .get(&w.name)
+            .map(|r| u32::from(r.ty.bits))
+            .unwrap_or(32);
+        next.set_field(&w.name, w.idx, 0, bits, w.value)
+            .map_err(|e| e.to_string())?;
+    }
+    next.validate().map_err(|e| e.to_string())?;
+    Ok(next)
 }
 
 fn fault_name(c: FaultClass) -> &'static str {

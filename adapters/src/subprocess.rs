@@ -3,7 +3,7 @@
 //! timeouts, and crash isolation: a shim that dies, hangs or speaks garbage costs only the case
 //! in flight and is restarted for the next.
 
-use crate::{Adapter, AdapterError, AdapterErrorKind, Observation, Request};
+use crate::{Adapter, AdapterError, AdapterErrorKind, Level, Observation, Request};
 use atomcts_reference::outcome::FaultClass;
 use atomcts_reference::state::{AtomicType, Buffer, MAX_ELEMS, Reg, State, Window};
 use atomcts_reference::types::{ElemType, Space};
@@ -15,6 +15,9 @@ use std::time::Duration;
 
 /// Protocol version spoken.
 pub const VERSION: u64 = 1;
+/// Highest protocol version spoken: version 2 adds the lowered IR and semantic-level shims
+/// (adapters/PROTOCOL.md); a shim answering version 1 is spoken to in version 1.
+pub const MAX_VERSION: u64 = 2;
 /// Longest answer line accepted (bytes); longer is a protocol error, never an allocation.
 pub const MAX_LINE: u64 = 256 << 20;
 /// The least time a shim gets to start and answer the handshake, whatever the case timeout.
@@ -42,6 +45,10 @@ pub struct SubprocessAdapter {
     capabilities: Vec<String>,
     timeout: Duration,
     running: Option<Running>,
+    /// The version the shim answered (1 or 2).
+    version: u64,
+    /// Version 2: what the shim consumes.
+    level: Level,
 }
 
 impl SubprocessAdapter {
@@ -53,6 +60,8 @@ impl SubprocessAdapter {
             capabilities: vec![],
             timeout,
             running: None,
+            version: VERSION,
+            level: Level::Text,
         };
         a.ensure_running()?;
         Ok(a)
@@ -112,7 +121,7 @@ impl SubprocessAdapter {
             stdin,
             lines: rx,
         });
-        let hello = json!({"type": "hello", "protocol": "atomcts-adapter", "version": VERSION});
+        let hello = json!({"type": "hello", "protocol": "atomcts-adapter", "version": VERSION, "versions": [VERSION, MAX_VERSION]});
         let case_timeout = self.timeout;
         self.timeout = case_timeout.max(MIN_STARTUP);
         let answer = self.exchange(&hello);
@@ -120,13 +129,27 @@ impl SubprocessAdapter {
         let answer = answer?;
         let ok = answer.get("type").and_then(Value::as_str) == Some("hello")
             && answer.get("protocol").and_then(Value::as_str) == Some("atomcts-adapter")
-            && answer.get("version").and_then(Value::as_u64) == Some(VERSION);
+            && answer
+                .get("version")
+                .and_then(Value::as_u64)
+                .is_some_and(|v| (VERSION..=MAX_VERSION).contains(&v));
         if !ok {
             self.running = None;
             return Err(self.err(AdapterErrorKind::Protocol(format!(
                 "bad handshake answer: {answer}"
             ))));
         }
+        self.version = answer.get("version").and_then(Value::as_u64).unwrap_or(VERSION);
+        self.level = match answer.get("level").and_then(Value::as_str) {
+            Some("semantic") if self.version >= 2 => Level::Semantic,
+            None | Some("text") => Level::Text,
+            Some(other) => {
+                self.running = None;
+                return Err(self.err(AdapterErrorKind::Protocol(format!(
+                    "handshake level `{other}` (expected text or semantic, version 2)"
+                ))));
+            }
+        };
         if let Some(n) = answer.get("name").and_then(Value::as_str) {
             self.name = format!("cmd:{n}");
         }
@@ -177,9 +200,39 @@ impl SubprocessAdapter {
     }
 }
 
+impl SubprocessAdapter {
+    /// Version 2: the lowered IR of the request. For a semantic-level shim, an instruction
+    /// that does not lower to something to run is not applicable (it runs valid instructions
+    /// only); a text-level shim gets `lowered: null` then.
+    fn lower(
+        &self,
+        r: &Request<'_>,
+    ) -> Result<Option<atomcts_reference::ir::Lowered>, AdapterError> {
+        use atomcts_reference::ir::Lowering;
+        let na = |why: String| match self.level {
+            Level::Semantic => Err(self.err(AdapterErrorKind::NotApplicable(why))),
+            Level::Text => Ok(None),
+        };
+        let program = match atomcts_reference::program::Program::parse(r.dialect, r.asm) {
+            Ok(p) => p,
+            Err(rej) => return na(format!("an illegal form ({})", rej.reason.code())),
+        };
+        match program.lower(r.state, r.profile) {
+            Ok(Lowering::Run(l)) => Ok(Some(l)),
+            Ok(Lowering::Invalid(rej)) => na(format!("an illegal form ({})", rej.reason.code())),
+            Ok(Lowering::Unspecified(why)) => na(format!("the outcome is unspecified ({why})")),
+            Err(e) => Err(self.err(AdapterErrorKind::Model(e.to_string()))),
+        }
+    }
+}
+
 impl Adapter for SubprocessAdapter {
     fn name(&self) -> &str {
         &self.name
+    }
+
+    fn level(&self) -> Level {
+        self.level
     }
 
     fn supports(&self, capability: &str) -> bool {
@@ -197,7 +250,12 @@ impl Adapter for SubprocessAdapter {
                 )
             })
             .collect();
-        let msg = json!({
+        let lowered = if self.version >= 2 {
+            self.lower(r)?
+        } else {
+            None
+        };
+        let mut msg = json!({
             "type": "run",
             "id": r.id,
             "dialect": r.dialect.name(),
@@ -205,6 +263,9 @@ impl Adapter for SubprocessAdapter {
             "profile": {"name": r.profile.name, "knobs": knobs},
             "state": state_to_json(r.state),
         });
+        if let Some(l) = &lowered {
+            msg["lowered"] = crate::protocol2::lowered_to_json(l);
+        }
         let answer = self.exchange(&msg)?;
         if answer.get("id").and_then(Value::as_str) != Some(r.id) {
             self.running = None;
@@ -257,6 +318,21 @@ impl Adapter for SubprocessAdapter {
                 "the shim reported an error: {}",
                 answer.get("why").and_then(Value::as_str).unwrap_or("")
             )))),
+            Some("accesses") if self.version >= 2 => {
+                let l = lowered.ok_or_else(|| self.err(proto("no lowered IR was sent".into())))?;
+                crate::protocol2::accesses_answer(&l, r.state, &answer)
+                    .map(Observation::Completed)
+                    .map_err(|e| self.err(proto(e)))
+            }
+            Some("not_applicable") if self.version >= 2 => {
+                Err(self.err(AdapterErrorKind::NotApplicable(
+                    answer
+                        .get("why")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string(),
+                )))
+            }
             Some("unsupported") => Err(self.err(AdapterErrorKind::Unsupported(
                 answer
                     .get("why")

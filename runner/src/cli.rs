@@ -297,8 +297,38 @@ fn adapter(name: &str, timeout_ms: u64) -> Result<Box<dyn Adapter>> {
                 SubprocessAdapter::start(command, std::time::Duration::from_millis(timeout_ms))?;
             Ok(Box::new(a))
         }
-        other => bail!("unknown adapter `{other}` (adapters: fast, reference, cmd:<command>)"),
+        sel if sel.starts_with("opencl:") => opencl_adapter(&sel["opencl:".len()..]),
+        other => bail!(
+            "unknown adapter `{other}` (adapters: fast, reference, cmd:<command>, opencl:<pocl|oclgrind|rusticl|name>)"
+        ),
     }
+}
+
+/// `opencl:<selector>`. A known driver needs the ICD loader to see only it (and rusticl needs
+/// `RUSTICL_ENABLE`): without that environment, the command runs itself again with it, so
+/// that two drivers' LLVMs never share one process. A missing driver is one line, exit 2.
+fn opencl_adapter(selector: &str) -> Result<Box<dyn Adapter>> {
+    use atomcts_adapters::back::opencl;
+    let env = opencl::environment(selector);
+    let differs = env
+        .iter()
+        .any(|(k, v)| std::env::var(k).ok().as_deref() != Some(v.as_str()));
+    if differs && std::env::var_os("ATOMCTS_OPENCL_REEXEC").is_none() {
+        if let Err(why) = opencl::availability(selector) {
+            bail!("adapter opencl:{selector}: unavailable: {why}");
+        }
+        let exe = std::env::current_exe().context("locating the atomcts executable")?;
+        let status = std::process::Command::new(exe)
+            .args(std::env::args_os().skip(1))
+            .envs(env)
+            .env("ATOMCTS_OPENCL_REEXEC", "1")
+            .status()
+            .context("running atomcts again with the driver's environment")?;
+        std::process::exit(status.code().unwrap_or(2));
+    }
+    let a = opencl::OpenClAdapter::open(selector)?;
+    eprintln!("opencl:{selector}: {}", a.describe());
+    Ok(Box::new(a))
 }
 
 fn load_corpus(path: &Option<PathBuf>) -> Result<(PathBuf, Loaded)> {
@@ -557,6 +587,20 @@ fn cmd_list(a: ListArgs) -> Result<u8> {
             println!(
                 "               CUDA simulator; needs numba; baseline adapters/shims/numba_cudasim.baseline)"
             );
+            println!(
+                "opencl:<name>  an OpenCL driver (semantic level: runs the lowered IR as OpenCL C); name is"
+            );
+            println!("               a known driver below or a platform/device name substring");
+            for k in atomcts_adapters::back::opencl::KNOWN {
+                let state = match atomcts_adapters::back::opencl::availability(k.name) {
+                    Ok(()) => "available".to_string(),
+                    Err(why) => format!("unavailable: {why}"),
+                };
+                println!(
+                    "  opencl:{:<9} {} ({state}; baseline adapters/baselines/opencl-{}.baseline)",
+                    k.name, k.platform, k.name
+                );
+            }
         }
         other => bail!("unknown list `{other}` (cases, stats, knobs, profiles, adapters)"),
     }

@@ -32,8 +32,12 @@ pub struct Counts {
     pub failed: usize,
     /// Errors.
     pub errors: usize,
-    /// Skipped (capability) or not applicable (profile).
+    /// Skipped (the adapter lacks a capability or says the case is unsupported).
     pub skipped: usize,
+    /// Not applicable, each with its reason: the profile's `where`, or what a semantic-level
+    /// implementation cannot run (an illegal form, an unobservable fault, no exact primitive).
+    #[serde(default)]
+    pub not_applicable: usize,
     /// Known failures from the baseline.
     pub known: usize,
 }
@@ -44,7 +48,8 @@ impl Counts {
             Status::Pass => self.passed += 1,
             Status::Fail | Status::Undecided | Status::BaselinePasses => self.failed += 1,
             Status::Error => self.errors += 1,
-            Status::Skip | Status::NotApplicable => self.skipped += 1,
+            Status::Skip => self.skipped += 1,
+            Status::NotApplicable => self.not_applicable += 1,
             Status::KnownFailure => self.known += 1,
         }
     }
@@ -158,6 +163,12 @@ impl Report {
                 );
             }
             let _ = writeln!(s, "    reproduce: {}", r.repro);
+            if let Some(p) = &r.program {
+                let _ = writeln!(s, "    program that ran:");
+                for line in p.lines() {
+                    let _ = writeln!(s, "      {line}");
+                }
+            }
         }
         // Summary per dialect and op.
         let mut per: BTreeMap<(&str, &str), Counts> = BTreeMap::new();
@@ -174,7 +185,7 @@ impl Report {
         let _ = writeln!(
             s,
             "  {:<5} {:<36} {:>6} {:>6} {:>6} {:>7}",
-            "", "op", "pass", "fail", "error", "skip"
+            "", "op", "pass", "fail", "error", "skip+na"
         );
         let mut dialect_tot: BTreeMap<&str, Counts> = BTreeMap::new();
         for ((d, op), c) in &per {
@@ -186,13 +197,14 @@ impl Report {
                 c.passed,
                 c.failed + c.known,
                 c.errors,
-                c.skipped
+                c.skipped + c.not_applicable
             );
             let t = dialect_tot.entry(d).or_default();
             t.passed += c.passed;
             t.failed += c.failed;
             t.errors += c.errors;
             t.skipped += c.skipped;
+            t.not_applicable += c.not_applicable;
             t.known += c.known;
         }
         for (d, c) in &dialect_tot {
@@ -204,7 +216,7 @@ impl Report {
                 c.passed,
                 c.failed + c.known,
                 c.errors,
-                c.skipped
+                c.skipped + c.not_applicable
             );
         }
         // Ambiguity report: what each probe matched.
@@ -234,8 +246,14 @@ impl Report {
         let c = self.counts();
         let _ = writeln!(
             s,
-            "\n{} passed, {} failed, {} errors, {} skipped, {} known failures",
-            c.passed, c.failed, c.errors, c.skipped, c.known
+            "\n{} passed, {} failed, {} errors, {} skipped, {} known failures, {} not applicable ({} cases)",
+            c.passed,
+            c.failed,
+            c.errors,
+            c.skipped,
+            c.known,
+            c.not_applicable,
+            self.results.len()
         );
         s
     }

@@ -5,7 +5,7 @@
 use crate::build::{Expectation, build_expectation, build_state};
 use crate::case::Case;
 use crate::verify::{self, Finding};
-use atomcts_adapters::{Adapter, Observation, Request};
+use atomcts_adapters::{Adapter, Level, Observation, Request};
 use atomcts_reference::check::{Judgement, judge};
 use atomcts_reference::outcome::Outcome;
 use atomcts_reference::program::{self, Dialect};
@@ -72,6 +72,10 @@ pub struct CaseResult {
     pub probe: Option<ProbeResult>,
     /// The command that reproduces this case.
     pub repro: String,
+    /// For a failing case on a semantic-level implementation: the program that ran, in the
+    /// target's language (the OpenCL C kernel, with its build options).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub program: Option<String>,
 }
 
 /// A finding as stored in reports.
@@ -186,6 +190,33 @@ fn base_result(case: &Case, opts: &Options) -> CaseResult {
             "atomcts run --cases {} --filter '{}' --profile {}{}",
             opts.cases_arg, case.id, opts.profile.name, opts.adapter_arg
         ),
+        program: None,
+    }
+}
+
+fn not_applicable(mut r: CaseResult, location: &str, why: String) -> CaseResult {
+    r.status = Status::NotApplicable;
+    r.findings.push(FindingOut {
+        location: location.into(),
+        expected: String::new(),
+        observed: String::new(),
+        note: why,
+    });
+    r
+}
+
+/// Why a case does not apply to a semantic-level implementation, from its expectation alone:
+/// an illegal form (it runs valid instructions only) or a fault (its API cannot observe one).
+pub fn semantic_not_applicable(expectation: &Expectation) -> Option<String> {
+    match expectation {
+        Expectation::Invalid(code) => Some(format!(
+            "expects an illegal form ({code}); a semantic-level implementation runs the lowered IR of valid instructions only"
+        )),
+        Expectation::Fault { class, .. } => Some(format!(
+            "expects a fault ({}); a semantic-level implementation's API cannot observe faults",
+            class.name()
+        )),
+        Expectation::Values(_) | Expectation::Unspecified => None,
     }
 }
 
@@ -199,7 +230,14 @@ pub fn run_case(case: &Case, adapter: &mut dyn Adapter, opts: &Options) -> CaseR
             return r;
         }
     }
-    if let Some(cap) = case.requires.iter().find(|c| !adapter.supports(c)) {
+    // A semantic-level implementation decides from the lowered IR and what its device reports
+    // (an op it cannot run is not applicable, with the reason), not from the case's tags.
+    let tagged = adapter.level() == Level::Text;
+    if let Some(cap) = case
+        .requires
+        .iter()
+        .find(|c| tagged && !adapter.supports(c))
+    {
         r.status = Status::Skip;
         r.findings.push(FindingOut {
             location: "requires".into(),
@@ -232,6 +270,11 @@ pub fn run_case(case: &Case, adapter: &mut dyn Adapter, opts: &Options) -> CaseR
         Ok(e) => e,
         Err(e) => return error_result(case, opts, e.to_string()),
     };
+    if adapter.level() == Level::Semantic
+        && let Some(why) = semantic_not_applicable(&expectation)
+    {
+        return not_applicable(r, "level", why);
+    }
     // The reference's answer (for input errors and the race-aware cross-check).
     let reference = match program::run(case.dialect, &case.asm, &state, profile) {
         Ok(run) => run,
@@ -272,7 +315,14 @@ pub fn run_case(case: &Case, adapter: &mut dyn Adapter, opts: &Options) -> CaseR
             });
             return r;
         }
-        Err(e) => return error_result(case, opts, e.to_string()),
+        Err(e) => {
+            if let atomcts_adapters::AdapterErrorKind::NotApplicable(why) = e.kind {
+                return not_applicable(r, "adapter", why);
+            }
+            let mut r = error_result(case, opts, e.to_string());
+            r.program = adapter.last_program();
+            return r;
+        }
     };
     let lanes_are_lanes = case.dialect != Dialect::Visa;
     let mut findings = verify::check(&expectation, &state, &observation, lanes_are_lanes);
@@ -321,6 +371,9 @@ pub fn run_case(case: &Case, adapter: &mut dyn Adapter, opts: &Options) -> CaseR
         });
     }
     r.findings = findings.into_iter().map(Into::into).collect();
+    if !r.findings.is_empty() || undecided.is_some() {
+        r.program = adapter.last_program();
+    }
     r.status = if !r.findings.is_empty() {
         Status::Fail
     } else if let Some(why) = undecided {
