@@ -5,6 +5,7 @@ use atomcts::case::{self, Case, Loaded, corpus_root};
 use atomcts::report::{REPORT_VERSION, Report};
 use atomcts::run::{self, CaseResult, Options};
 use atomcts::sweep;
+use atomcts_adapters::back::vulkan;
 use atomcts_adapters::{Adapter, FastAdapter, ReferenceAdapter, SubprocessAdapter};
 use atomcts_reference::Profile;
 use atomcts_reference::knobs::{KNOBS, PROFILES};
@@ -298,8 +299,14 @@ fn adapter(name: &str, timeout_ms: u64) -> Result<Box<dyn Adapter>> {
             Ok(Box::new(a))
         }
         sel if sel.starts_with("opencl:") => opencl_adapter(&sel["opencl:".len()..]),
+        sel if sel.starts_with("vulkan:") => {
+            vulkan_adapter(vulkan::Route::Spirv, &sel["vulkan:".len()..])
+        }
+        sel if sel.starts_with("wgsl-naga:") => {
+            vulkan_adapter(vulkan::Route::WgslNaga, &sel["wgsl-naga:".len()..])
+        }
         other => bail!(
-            "unknown adapter `{other}` (adapters: fast, reference, cmd:<command>, opencl:<pocl|oclgrind|rusticl|name>)"
+            "unknown adapter `{other}` (adapters: fast, reference, cmd:<command>, opencl:<pocl|oclgrind|rusticl|name>, vulkan:<lavapipe|name>, wgsl-naga:<lavapipe|name>)"
         ),
     }
 }
@@ -328,6 +335,14 @@ fn opencl_adapter(selector: &str) -> Result<Box<dyn Adapter>> {
     }
     let a = opencl::OpenClAdapter::open(selector)?;
     eprintln!("opencl:{selector}: {}", a.describe());
+    Ok(Box::new(a))
+}
+
+/// `vulkan:<selector>` (SPIR-V from the IR) or `wgsl-naga:<selector>` (WGSL through naga). A
+/// missing driver is one line, exit 2.
+fn vulkan_adapter(route: vulkan::Route, selector: &str) -> Result<Box<dyn Adapter>> {
+    let a = vulkan::VulkanAdapter::open(route, selector)?;
+    eprintln!("{}:{selector}: {}", route.prefix(), a.describe());
     Ok(Box::new(a))
 }
 
@@ -600,6 +615,26 @@ fn cmd_list(a: ListArgs) -> Result<u8> {
                     "  opencl:{:<9} {} ({state}; baseline adapters/baselines/opencl-{}.baseline)",
                     k.name, k.platform, k.name
                 );
+            }
+            println!(
+                "vulkan:<name>  a Vulkan driver (semantic level: runs the lowered IR as SPIR-V built from it)"
+            );
+            println!(
+                "wgsl-naga:<name>  the same cases as WGSL compiled by naga, run on a Vulkan driver"
+            );
+            println!("               name is a known driver below or a device name substring");
+            for k in vulkan::KNOWN {
+                let state = match vulkan::availability(k.name) {
+                    Ok(()) => "available".to_string(),
+                    Err(why) => format!("unavailable: {why}"),
+                };
+                for route in [vulkan::Route::Spirv, vulkan::Route::WgslNaga] {
+                    let p = route.prefix();
+                    println!(
+                        "  {p}:{} {} ({state}; baseline adapters/baselines/{p}-{}.baseline)",
+                        k.name, k.device, k.name
+                    );
+                }
             }
         }
         other => bail!("unknown list `{other}` (cases, stats, knobs, profiles, adapters)"),
