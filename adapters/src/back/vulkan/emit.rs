@@ -93,6 +93,34 @@ pub struct Features {
     pub max_invocations: u32,
 }
 
+impl Features {
+    /// Every feature the emitters can use, sub-groups of 1 to 128 lanes: for checking emitted
+    /// modules (with `spirv-val`) without a device.
+    pub fn all() -> Features {
+        Features {
+            int64: true,
+            buffer_int64_atomics: true,
+            shared_int64_atomics: true,
+            buffer_f32_add: true,
+            shared_f32_add: true,
+            buffer_f32_minmax: true,
+            shared_f32_minmax: true,
+            denorm_ftz_f32: false,
+            denorm_preserve_f32: false,
+            subgroup_basic: true,
+            subgroup_shuffle: true,
+            subgroup_shuffle_relative: true,
+            subgroup_ballot: true,
+            subgroup_extended_types: true,
+            subgroup_size_control: true,
+            min_subgroup_size: 1,
+            max_subgroup_size: 128,
+            max_shared_bytes: 1 << 16,
+            max_invocations: 1024,
+        }
+    }
+}
+
 /// A deliberately wrong SPIR-V opcode, for checking that the corpus catches an emitter bug
 /// (`ATOMCTS_VULKAN_PLANT`); never set in normal runs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -211,7 +239,8 @@ impl Ctx {
             );
         }
         // A struct per binding (the builder would share identical ones).
-        let st = self.b.type_struct_id(None, [arr]);
+        let st = self.b.id();
+        self.b.type_struct_id(Some(st), [arr]);
         self.b.decorate(st, Decoration::Block, []);
         self.b
             .member_decorate(st, 0, Decoration::Offset, [Operand::LiteralBit32(0)]);

@@ -155,38 +155,87 @@ impl VulkanAdapter {
             kind,
         }
     }
+}
 
-    /// Compiles (WGSL route) and runs `d`, keeping the program for reports.
-    fn dispatch(
-        &mut self,
-        d: &mut Dispatch,
-        wgsl_source: Option<&str>,
-    ) -> Result<(), AdapterError> {
-        if let Some(src) = wgsl_source {
-            match wgsl::compile(src) {
-                Ok(words) => d.words = words,
-                Err(wgsl::CompileError::Rejected(e)) => {
-                    self.last = Some(src.to_string());
-                    return Err(self.err(AdapterErrorKind::NotApplicable(format!(
-                        "naga rejected the WGSL translation (a shader-creation error): {}",
-                        e.lines().next().unwrap_or("")
-                    ))));
-                }
-                Err(wgsl::CompileError::Writer(e)) => {
-                    self.last = Some(src.to_string());
-                    return Err(self.err(AdapterErrorKind::Crashed(format!(
-                        "naga's SPIR-V writer failed: {e}"
-                    ))));
-                }
-            }
+/// A case's plan and its emitted program, before the device runs it.
+#[derive(Clone, Debug)]
+pub struct Prepared {
+    /// The plan.
+    pub plan: Planned,
+    /// The dispatch (for the WGSL route, `words` stays empty until naga compiles `wgsl`).
+    pub dispatch: Dispatch,
+    /// The WGSL source (WGSL route).
+    pub wgsl: Option<String>,
+}
+
+/// Which plan a case has.
+#[derive(Clone, Debug)]
+pub enum Planned {
+    /// A memory instruction.
+    Mem(Plan),
+    /// A SIMD-group exchange.
+    Shuffle(ShufflePlan),
+}
+
+/// Parses, lowers, plans and emits `r` for a device with `f` (no driver needed): what a run
+/// dispatches, or why the case does not apply.
+pub fn prepare(
+    route: Route,
+    r: &Request<'_>,
+    f: &Features,
+    plant: Plant,
+) -> Result<Prepared, AdapterErrorKind> {
+    let na = |why: NotApplicable| AdapterErrorKind::NotApplicable(why.0);
+    let illegal = |code: &str| {
+        na(NotApplicable(format!(
+            "an illegal form ({code}); a semantic-level implementation runs valid instructions only"
+        )))
+    };
+    let program = Program::parse(r.dialect, r.asm).map_err(|rej| illegal(rej.reason.code()))?;
+    let lowered = match program
+        .lower(r.state, r.profile)
+        .map_err(|e| AdapterErrorKind::Model(e.to_string()))?
+    {
+        Lowering::Run(l) => l,
+        Lowering::Invalid(rej) => return Err(illegal(rej.reason.code())),
+        Lowering::Unspecified(why) => {
+            return Err(na(NotApplicable(format!(
+                "the outcome is unspecified ({why})"
+            ))));
         }
-        self.last = Some(match wgsl_source {
-            Some(src) => format!("{src}\n// naga's SPIR-V:\n{}", d.disassemble()),
-            None => d.disassemble(),
-        });
-        self.device
-            .run(d)
-            .map_err(|e| self.err(AdapterErrorKind::Crashed(e)))
+    };
+    match &lowered.instr {
+        Instr::Mem(_) => {
+            let plan = Plan::new(&lowered, r.state).map_err(na)?;
+            let mem = plan.layout().bytes(r.state, plan.space);
+            let (dispatch, wgsl) = match route {
+                Route::Spirv => (emit::emit_atomic(&plan, mem, f, plant).map_err(na)?, None),
+                Route::WgslNaga => {
+                    let s = wgsl::emit_atomic(&plan, mem, f).map_err(na)?;
+                    (s.dispatch, Some(s.source))
+                }
+            };
+            Ok(Prepared {
+                plan: Planned::Mem(plan),
+                dispatch,
+                wgsl,
+            })
+        }
+        Instr::Shuffle(_) => {
+            let plan = ShufflePlan::new(r.asm, &lowered, r.state, r.profile).map_err(na)?;
+            let (dispatch, wgsl) = match route {
+                Route::Spirv => (emit::emit_shuffle(&plan, f).map_err(na)?, None),
+                Route::WgslNaga => {
+                    let s = wgsl::emit_shuffle(&plan, f).map_err(na)?;
+                    (s.dispatch, Some(s.source))
+                }
+            };
+            Ok(Prepared {
+                plan: Planned::Shuffle(plan),
+                dispatch,
+                wgsl,
+            })
+        }
     }
 }
 
@@ -232,43 +281,39 @@ impl Adapter for VulkanAdapter {
 
     fn run(&mut self, r: &Request<'_>) -> Result<Observation, AdapterError> {
         self.last = None;
-        let na = |why: NotApplicable| AdapterErrorKind::NotApplicable(why.0);
-        let illegal = |code: &str| {
-            NotApplicable(format!(
-                "an illegal form ({code}); a semantic-level implementation runs valid instructions only"
-            ))
-        };
-        let program = Program::parse(r.dialect, r.asm)
-            .map_err(|rej| self.err(na(illegal(rej.reason.code()))))?;
-        let lowered = match program
-            .lower(r.state, r.profile)
-            .map_err(|e| self.err(AdapterErrorKind::Model(e.to_string())))?
-        {
-            Lowering::Run(l) => l,
-            Lowering::Invalid(rej) => return Err(self.err(na(illegal(rej.reason.code())))),
-            Lowering::Unspecified(why) => {
-                return Err(self.err(na(NotApplicable(format!(
-                    "the outcome is unspecified ({why})"
-                )))));
-            }
-        };
         let f = self.device.info.features;
-        match &lowered.instr {
-            Instr::Mem(_) => {
-                let plan = Plan::new(&lowered, r.state).map_err(|e| self.err(na(e)))?;
-                let mem = plan.layout().bytes(r.state, plan.space);
-                let (mut d, src) = match self.route {
-                    Route::Spirv => (
-                        emit::emit_atomic(&plan, mem, &f, self.plant)
-                            .map_err(|e| self.err(na(e)))?,
-                        None,
-                    ),
-                    Route::WgslNaga => {
-                        let s = wgsl::emit_atomic(&plan, mem, &f).map_err(|e| self.err(na(e)))?;
-                        (s.dispatch, Some(s.source))
-                    }
-                };
-                self.dispatch(&mut d, src.as_deref())?;
+        let mut prepared = prepare(self.route, r, &f, self.plant).map_err(|e| self.err(e))?;
+        if let Some(src) = &prepared.wgsl {
+            self.last = Some(src.clone());
+        }
+        let words = match &prepared.wgsl {
+            Some(src) => match wgsl::compile(src) {
+                Ok(words) => words,
+                Err(wgsl::CompileError::Rejected(e)) => {
+                    return Err(self.err(AdapterErrorKind::NotApplicable(format!(
+                        "naga rejected the WGSL translation (a shader-creation error): {}",
+                        e.lines().next().unwrap_or("")
+                    ))));
+                }
+                Err(wgsl::CompileError::Writer(e)) => {
+                    return Err(self.err(AdapterErrorKind::Crashed(format!(
+                        "naga's SPIR-V writer failed: {e}"
+                    ))));
+                }
+            },
+            None => std::mem::take(&mut prepared.dispatch.words),
+        };
+        prepared.dispatch.words = words;
+        self.last = Some(match &prepared.wgsl {
+            Some(src) => format!("{src}\n// naga's SPIR-V:\n{}", prepared.dispatch.disassemble()),
+            None => prepared.dispatch.disassemble(),
+        });
+        let d = &mut prepared.dispatch;
+        self.device
+            .run(d)
+            .map_err(|e| self.err(AdapterErrorKind::Crashed(e)))?;
+        let done = match &prepared.plan {
+            Planned::Mem(plan) => {
                 let n = plan.items.len();
                 let old = bytes_to_values(&d.buffers[1].bytes, d.ret_bytes, n);
                 let ok = bytes_to_values(&d.buffers[2].bytes, 4, n);
@@ -282,28 +327,14 @@ impl Adapter for VulkanAdapter {
                     ok: ok.iter().map(|v| *v != 0).collect(),
                 };
                 plan.finish(r.state, &global, &shared, &returned)
-                    .map(Observation::Completed)
-                    .map_err(|e| self.err(AdapterErrorKind::Model(e)))
             }
-            Instr::Shuffle(_) => {
-                let plan = ShufflePlan::new(r.asm, &lowered, r.state, r.profile)
-                    .map_err(|e| self.err(na(e)))?;
-                let (mut d, src) = match self.route {
-                    Route::Spirv => (
-                        emit::emit_shuffle(&plan, &f).map_err(|e| self.err(na(e)))?,
-                        None,
-                    ),
-                    Route::WgslNaga => {
-                        let s = wgsl::emit_shuffle(&plan, &f).map_err(|e| self.err(na(e)))?;
-                        (s.dispatch, Some(s.source))
-                    }
-                };
-                self.dispatch(&mut d, src.as_deref())?;
-                let results = bytes_to_values(&d.buffers[0].bytes, d.ret_bytes, plan.threads.len());
+            Planned::Shuffle(plan) => {
+                let results =
+                    bytes_to_values(&d.buffers[0].bytes, d.ret_bytes, plan.threads.len());
                 plan.finish(r.state, &results)
-                    .map(Observation::Completed)
-                    .map_err(|e| self.err(AdapterErrorKind::Model(e)))
             }
-        }
+        };
+        done.map(Observation::Completed)
+            .map_err(|e| self.err(AdapterErrorKind::Model(e)))
     }
 }
