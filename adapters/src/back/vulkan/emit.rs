@@ -32,7 +32,7 @@
 
 use crate::plan::{NotApplicable, Plan};
 use crate::shuffle::ShufflePlan;
-use atomcts_reference::float::FtzMode;
+use atomcts_reference::float::{DenormRule, FtzMode};
 use atomcts_reference::float::Round;
 use atomcts_reference::ir::{AtomicOp, Compare};
 use atomcts_reference::msl::simd::SimdFunction;
@@ -505,6 +505,53 @@ fn is_subnormal_f32(bits: u64) -> bool {
     b & 0x7f80_0000 == 0 && b & 0x007f_ffff != 0
 }
 
+/// Whether a float op of `plan` on memory `mem` may meet a subnormal: an operand or an initial
+/// datum is subnormal, or (add) the initial datum plus some subset of the operands on its
+/// address (every partial sum of every order) is, in exact arithmetic. More than 12 adds on one
+/// address count as touching (not enumerated).
+fn touches_subnormals(plan: &Plan, mem: &[u8]) -> bool {
+    let datum = |o: u64| {
+        mem.get(o as usize..o as usize + 4)
+            .map_or(0, |b| u64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]])))
+    };
+    if plan
+        .items
+        .iter()
+        .any(|i| is_subnormal_f32(i.src[0]) || is_subnormal_f32(datum(i.offset)))
+    {
+        return true;
+    }
+    if plan.op != AtomicOp::Add {
+        return false;
+    }
+    let mut offsets: Vec<u64> = plan.items.iter().map(|i| i.offset).collect();
+    offsets.sort_unstable();
+    offsets.dedup();
+    let tiny = |x: f64| x != 0.0 && x.abs() < f64::from(f32::MIN_POSITIVE);
+    offsets.into_iter().any(|o| {
+        let srcs: Vec<f64> = plan
+            .items
+            .iter()
+            .filter(|i| i.offset == o)
+            .map(|i| f64::from(f32::from_bits(i.src[0] as u32)))
+            .collect();
+        if srcs.len() > 12 {
+            return true;
+        }
+        let m = f64::from(f32::from_bits(datum(o) as u32));
+        (1u32..1 << srcs.len()).any(|set| {
+            let sum: f64 = srcs
+                .iter()
+                .enumerate()
+                .filter(|(k, _)| set & (1 << k) != 0)
+                .map(|(_, v)| *v)
+                .sum::<f64>()
+                + m;
+            tiny(sum)
+        })
+    })
+}
+
 /// Emits the module for a memory instruction.
 pub fn emit_atomic(
     plan: &Plan,
@@ -551,33 +598,23 @@ pub fn emit_atomic(
         // (Vulkan 1.2 §"Floating Point Controls"); a case that touches subnormals then has no
         // defined answer on the API.
         let flush = plan.env.ftz != FtzMode::NONE;
-        let fixed = if flush {
-            f.denorm_ftz_f32
-        } else {
-            f.denorm_preserve_f32
-        };
-        if !fixed {
-            let touches = plan.items.iter().any(|i| {
-                is_subnormal_f32(i.src[0])
-                    || mem
-                        .get(i.offset as usize..i.offset as usize + 4)
-                        .is_some_and(|b| {
-                            is_subnormal_f32(u64::from(u32::from_le_bytes([
-                                b[0], b[1], b[2], b[3],
-                            ])))
-                        })
-            });
-            if touches {
-                return na(format!(
-                    "a subnormal f32 operand with {} required, and the device reports no float-controls {} for f32: subnormal handling is the device's choice",
-                    if flush { "flushing" } else { "no flushing" },
-                    if flush {
-                        "DenormFlushToZero"
-                    } else {
-                        "DenormPreserve"
-                    }
-                ));
-            }
+        // Float min/max under a profile that allows either subnormal treatment needs no mode.
+        let any_mode =
+            plan.op != AtomicOp::Add && plan.env.minmax.denormals == DenormRule::Either;
+        let fixed = any_mode
+            || if flush {
+                f.denorm_ftz_f32
+            } else {
+                f.denorm_preserve_f32
+            };
+        if !fixed && touches_subnormals(plan, &mem) {
+            return na(format!(
+                "subnormal f32 values (operands, or sums of them) with {} required, and the device reports no float-controls {} for f32: subnormal handling is the device's choice",
+                if flush { "flushing" } else { "no flushing" },
+                if flush { "DenormFlushToZero" } else { "DenormPreserve" }
+            ));
+        }
+        if !fixed || any_mode {
             None
         } else {
             cx.b.extension("SPV_KHR_float_controls");
