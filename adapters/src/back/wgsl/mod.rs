@@ -5,7 +5,7 @@
 //! direct SPIR-V route.
 //!
 //! Only standard WGSL (W3C WGSL, §17.8 "Atomic Built-in Functions", §17.13 "Subgroup Built-in
-//! Functions" with `enable subgroups;`) is emitted; naga's own extensions (64-bit and float
+//! Functions"; see [`emit_shuffle`] on the `enable subgroups;` directive) is emitted; naga's own extensions (64-bit and float
 //! atomics) are not WGSL and are not used. So:
 //!
 //! | IR op | WGSL |
@@ -300,7 +300,10 @@ pub fn emit_shuffle(plan: &ShufflePlan, f: &Features) -> Result<Shader, NotAppli
     };
     let mut s = String::new();
     let w = &mut s;
-    let _ = writeln!(w, "enable subgroups;");
+    // WGSL §4.1.1 requires `enable subgroups;` before the subgroup built-ins; naga 30 rejects
+    // that directive ("not yet supported") and accepts the built-ins without it (a deviation
+    // recorded in adapters/wgsl-cases/naga.baseline). The shader leaves it out so that naga
+    // compiles the exchange at all.
     let _ = writeln!(
         w,
         "// atomcts: {} at SIMD width {w_}, {threads} invocations",
