@@ -32,7 +32,7 @@
 
 use crate::plan::{NotApplicable, Plan};
 use crate::shuffle::ShufflePlan;
-use atomcts_reference::float::{DenormRule, FtzMode};
+use atomcts_reference::float::{DenormRule, FtzMode, NanRule, ZeroRule};
 use atomcts_reference::float::Round;
 use atomcts_reference::ir::{AtomicOp, Compare};
 use atomcts_reference::msl::simd::SimdFunction;
@@ -130,14 +130,17 @@ pub enum Plant {
     None,
     /// OpAtomicUMax where OpAtomicSMax is meant.
     SmaxAsUmax,
+    /// OpGroupNonUniformShuffleDown where OpGroupNonUniformShuffleUp is meant.
+    UpAsDown,
 }
 
 impl Plant {
-    /// From the value of `ATOMCTS_VULKAN_PLANT` (`smax_as_umax`).
+    /// From the value of `ATOMCTS_VULKAN_PLANT` (`smax_as_umax`, `up_as_down`).
     pub fn from_name(s: &str) -> Option<Plant> {
         match s {
             "" | "none" => Some(Plant::None),
             "smax_as_umax" => Some(Plant::SmaxAsUmax),
+            "up_as_down" => Some(Plant::UpAsDown),
             _ => None,
         }
     }
@@ -500,6 +503,49 @@ fn check_atomic(plan: &Plan, f: &Features) -> Result<Datum, NotApplicable> {
     }
 }
 
+/// SPV_EXT_shader_atomic_float_min_max leaves open which operand a NaN comparison and a
+/// comparison of -0 with +0 give (research A5/A6; the `spirv` profile's `spirv_either` and
+/// `either`): where the case's profile demands one answer and the data meets that question, the
+/// instruction is not an exact primitive for it.
+fn check_minmax_rules(plan: &Plan, mem: &[u8]) -> Result<(), NotApplicable> {
+    let datum = |o: u64| {
+        mem.get(o as usize..o as usize + 4)
+            .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    let rules = plan.env.minmax;
+    let mut offsets: Vec<u64> = plan.items.iter().map(|i| i.offset).collect();
+    offsets.sort_unstable();
+    offsets.dedup();
+    for o in offsets {
+        let mut values = vec![datum(o)];
+        values.extend(
+            plan.items
+                .iter()
+                .filter(|i| i.offset == o)
+                .map(|i| i.src[0] as u32),
+        );
+        let nan = values.iter().any(|v| f32::from_bits(*v).is_nan());
+        if nan && rules.nan != NanRule::SpirvEither {
+            return na(format!(
+                "float {} meets a NaN: OpAtomicF{}EXT leaves the NaN result open, the profile demands {:?} (float.minmax_nan; the spirv profile matches the instruction)",
+                plan.op.name(),
+                if plan.op == AtomicOp::Min { "Min" } else { "Max" },
+                rules.nan
+            ));
+        }
+        let zeros = (values.contains(&0), values.contains(&0x8000_0000));
+        if zeros == (true, true) && rules.zero != ZeroRule::Either {
+            return na(format!(
+                "float {} compares -0 with +0: OpAtomicF{}EXT leaves the order of signed zeros open, the profile demands {:?} (float.minmax_signed_zero; the spirv profile matches the instruction)",
+                plan.op.name(),
+                if plan.op == AtomicOp::Min { "Min" } else { "Max" },
+                rules.zero
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn is_subnormal_f32(bits: u64) -> bool {
     let b = bits as u32;
     b & 0x7f80_0000 == 0 && b & 0x007f_ffff != 0
@@ -560,6 +606,9 @@ pub fn emit_atomic(
     plant: Plant,
 ) -> Result<Dispatch, NotApplicable> {
     let datum = check_atomic(plan, f)?;
+    if datum == Datum::Float && matches!(plan.op, AtomicOp::Min | AtomicOp::Max) {
+        check_minmax_rules(plan, &mem)?;
+    }
     let n = plan.items.len() as u32;
     if n == 0 {
         return na("no enabled access: nothing to dispatch");
@@ -885,7 +934,11 @@ pub fn check_shuffle(plan: &ShufflePlan, f: &Features) -> Result<(), NotApplicab
 }
 
 /// Emits the module for a SIMD-group exchange.
-pub fn emit_shuffle(plan: &ShufflePlan, f: &Features) -> Result<Dispatch, NotApplicable> {
+pub fn emit_shuffle(
+    plan: &ShufflePlan,
+    f: &Features,
+    plant: Plant,
+) -> Result<Dispatch, NotApplicable> {
     check_shuffle(plan, f)?;
     let w = plan.width;
     let threads = plan.threads.len() as u32;
@@ -957,9 +1010,12 @@ pub fn emit_shuffle(plan: &ShufflePlan, f: &Features) -> Result<Dispatch, NotApp
                     .map_err(bug)?
             }
             SimdFunction::ShuffleUp => {
-                let s =
+                let s = if plant == Plant::UpAsDown {
+                    cx.b.group_non_uniform_shuffle_down(t, None, sub, x, a)
+                } else {
                     cx.b.group_non_uniform_shuffle_up(t, None, sub, x, a)
-                        .map_err(bug)?;
+                }
+                .map_err(bug)?;
                 // Metal: the lower delta lanes keep their value.
                 let inside = cx.b.u_greater_than_equal(bool_t, None, l, a).map_err(bug)?;
                 cx.b.select(t, None, inside, s, x).map_err(bug)?

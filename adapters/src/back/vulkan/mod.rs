@@ -90,8 +90,8 @@ pub struct VulkanAdapter {
 impl VulkanAdapter {
     /// Opens the device `selector` names (a known driver or a device name substring).
     /// `ATOMCTS_VULKAN_VALIDATION=1` enables the Khronos validation layer (a message fails the
-    /// case as an infrastructure error); `ATOMCTS_VULKAN_PLANT=smax_as_umax` plants a wrong
-    /// opcode in the SPIR-V route (for checking the corpus).
+    /// case as an infrastructure error); `ATOMCTS_VULKAN_PLANT=smax_as_umax|up_as_down` plants a
+    /// wrong opcode in the SPIR-V route (for checking the corpus).
     pub fn open(route: Route, selector: &str) -> Result<VulkanAdapter, AdapterError> {
         let name = format!("{}:{selector}", route.prefix());
         let unavailable = |why: String| AdapterError {
@@ -102,7 +102,7 @@ impl VulkanAdapter {
         let plant_var = std::env::var("ATOMCTS_VULKAN_PLANT").unwrap_or_default();
         let plant = Plant::from_name(&plant_var).ok_or_else(|| {
             unavailable(format!(
-                "ATOMCTS_VULKAN_PLANT=`{plant_var}` (expected smax_as_umax)"
+                "ATOMCTS_VULKAN_PLANT=`{plant_var}` (expected smax_as_umax or up_as_down)"
             ))
         })?;
         let validation = matches!(
@@ -224,7 +224,7 @@ pub fn prepare(
         Instr::Shuffle(_) => {
             let plan = ShufflePlan::new(r.asm, &lowered, r.state, r.profile).map_err(na)?;
             let (dispatch, wgsl) = match route {
-                Route::Spirv => (emit::emit_shuffle(&plan, f).map_err(na)?, None),
+                Route::Spirv => (emit::emit_shuffle(&plan, f, plant).map_err(na)?, None),
                 Route::WgslNaga => {
                     let s = wgsl::emit_shuffle(&plan, f).map_err(na)?;
                     (s.dispatch, Some(s.source))
