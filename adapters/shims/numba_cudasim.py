@@ -1,184 +1,166 @@
 #!/usr/bin/env python3
-"""Numba's CUDA simulator behind the atomcts adapter protocol (adapters/PROTOCOL.md).
+"""Numba's CUDA simulator behind the atomcts adapter protocol, version 2, semantic level
+(adapters/PROTOCOL.md).
 
-A third-party implementation nobody here wrote: each SASS `ATOM` case becomes a one-block
-kernel whose threads call `numba.cuda.atomic.*` on a NumPy view of the case's memory, run by
-Numba's CUDA simulator (NUMBA_ENABLE_CUDASIM=1). The shim is only the translation layer: it
-parses the ATOM line, computes addresses, and applies the SASS address checks (misaligned,
-out of range, outside global memory) that the simulator has no notion of; the arithmetic is
-Numba's.
+A third-party implementation nobody here wrote. The runner sends the lowered IR of each valid
+instruction (any dialect); each memory access becomes one thread of a one-block kernel that
+calls the `numba.cuda.atomic` function with exactly the op's semantics on a NumPy view of the
+case's memory, run by Numba's CUDA simulator (NUMBA_ENABLE_CUDASIM=1). The shim does no
+arithmetic: it lays out memory, dispatches, and answers the final memory and each access's
+returned value (`accesses`); the runner writes them back into registers.
 
-Mapping (CUDA C function names): ADD -> atomic.add, MIN/MAX -> atomic.min/max, INC/DEC ->
-atomic.inc/dec, AND/OR/XOR -> atomic.and_/or_/xor, EXCH -> atomic.exch, CAS -> atomic.cas.
-Sizes .U32 .S32 .U64 .S64 .F32.FTZ.RN .F64.RN; [Ra+imm], [Ra-imm], [imm] addresses; @P guards.
-Everything else (F16x2, .E, sparse Ps forms, SAFEADD, vISA, MSL) answers `unsupported`.
+Mapping (numba.cuda.atomic, documented in Numba's "Supported Atomic Operations"): add, sub,
+and_, or_, xor, exch, cas; inc/dec are CUDA's bounded forms (IR inc_bounded/dec_bounded);
+min/max on integers, nanmin/nanmax on floats (IEEE minimumNumber/maximumNumber, the IR's
+default float min/max rule). Types u32 s32 u64 s64 f32 f64; exchange and a bitwise
+compare-exchange of floats move bits through the integer view of the same width.
+
+Not applicable (answered `not_applicable` with the reason, never emulated): the plain
+wrapping inc/dec and predec (Numba has only CUDA's bounded forms), 16-bit and f16x2 data,
+numeric compare-exchange, stores, shared (threadgroup/SLM) memory, SIMD-group shuffles,
+accesses outside allocated memory or misaligned.
 
 Needs: numba (pip). Run: atomcts run --adapter "cmd:python3 adapters/shims/numba_cudasim.py"
 """
 import json
 import os
-import re
 import sys
 
 os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
 import numpy as np  # noqa: E402
+import warnings  # noqa: E402
+
+# Overflow and NaN warnings of the simulator's host arithmetic are expected (wrapping ints, NaN
+# operands): the answer carries the values, stderr stays quiet.
+warnings.simplefilter("ignore", RuntimeWarning)
 from numba import cuda  # noqa: E402
 
-SIZES = {
-    None: ("U32", np.uint32), "U32": ("U32", np.uint32), "32": ("U32", np.uint32),
-    "S32": ("S32", np.int32), "U64": ("U64", np.uint64), "64": ("U64", np.uint64),
-    "S64": ("S64", np.int64), "F32.FTZ.RN": ("F32", np.float32), "F64.RN": ("F64", np.float64),
-}
-LINE = re.compile(
-    r"^(?:@(!?)(P[0-6]|PT)\s+)?ATOM\.(ADD|MIN|MAX|INC|DEC|AND|OR|XOR|EXCH|CAS)"
-    r"(?:\.(U32|S32|U64|S64|32|64|F32\.FTZ\.RN|F64\.RN))?\s+"
-    r"(R\d+|RZ)\s*,\s*\[\s*(?:(R\d+|RZ)\s*(?:([+-])\s*(0x[0-9a-fA-F]+|\d+))?|(0x[0-9a-fA-F]+|\d+))\s*\]"
-    r"\s*,\s*(R\d+|RZ)(?:\s*,\s*(R\d+|RZ))?\s*;?$"
-)
-
-
-OPS = ["ADD", "MIN", "MAX", "INC", "DEC", "AND", "OR", "XOR", "EXCH", "CAS"]
+TYPES = {"u32": np.uint32, "s32": np.int32, "u64": np.uint64, "s64": np.int64,
+         "f32": np.float32, "f64": np.float64}
+BITS = {4: np.uint32, 8: np.uint64}
+OPS = ["add", "sub", "and", "or", "xor", "exch", "cas", "inc_bounded", "dec_bounded",
+       "min", "max", "nanmin", "nanmax"]
 
 
 @cuda.jit
-def atom_kernel(mem, idx, b, c, out, run, code):
+def atom_kernel(mem, idx, b, c, out, code):
     """Thread i applies op `code` (an index into OPS) to mem[idx[i]]. In the simulator,
     `cuda.atomic` exists only inside kernels, hence the dispatch here."""
     i = cuda.threadIdx.x
-    if run[i]:
-        if code == 0:
-            out[i] = cuda.atomic.add(mem, idx[i], b[i])
-        elif code == 1:
-            out[i] = cuda.atomic.min(mem, idx[i], b[i])
-        elif code == 2:
-            out[i] = cuda.atomic.max(mem, idx[i], b[i])
-        elif code == 3:
-            out[i] = cuda.atomic.inc(mem, idx[i], b[i])
-        elif code == 4:
-            out[i] = cuda.atomic.dec(mem, idx[i], b[i])
-        elif code == 5:
-            out[i] = cuda.atomic.and_(mem, idx[i], b[i])
-        elif code == 6:
-            out[i] = cuda.atomic.or_(mem, idx[i], b[i])
-        elif code == 7:
-            out[i] = cuda.atomic.xor(mem, idx[i], b[i])
-        elif code == 8:
-            out[i] = cuda.atomic.exch(mem, idx[i], b[i])
-        else:
-            out[i] = cuda.atomic.cas(mem, idx[i], b[i], c[i])
+    if code == 0:
+        out[i] = cuda.atomic.add(mem, idx[i], b[i])
+    elif code == 1:
+        out[i] = cuda.atomic.sub(mem, idx[i], b[i])
+    elif code == 2:
+        out[i] = cuda.atomic.and_(mem, idx[i], b[i])
+    elif code == 3:
+        out[i] = cuda.atomic.or_(mem, idx[i], b[i])
+    elif code == 4:
+        out[i] = cuda.atomic.xor(mem, idx[i], b[i])
+    elif code == 5:
+        out[i] = cuda.atomic.exch(mem, idx[i], b[i])
+    elif code == 6:
+        out[i] = cuda.atomic.cas(mem, idx[i], b[i], c[i])
+    elif code == 7:
+        out[i] = cuda.atomic.inc(mem, idx[i], b[i])
+    elif code == 8:
+        out[i] = cuda.atomic.dec(mem, idx[i], b[i])
+    elif code == 9:
+        out[i] = cuda.atomic.min(mem, idx[i], b[i])
+    elif code == 10:
+        out[i] = cuda.atomic.max(mem, idx[i], b[i])
+    elif code == 11:
+        out[i] = cuda.atomic.nanmin(mem, idx[i], b[i])
+    else:
+        out[i] = cuda.atomic.nanmax(mem, idx[i], b[i])
 
 
-def reg(st, name, lane):
-    if name == "RZ":
-        return 0
-    r = st["regs"].get(name)
-    return int(r["elems"][lane], 16) if r else 0
-
-
-def reg64(st, name, lane, wide):
-    if not wide or name == "RZ":
-        return reg(st, name, lane)
-    n = int(name[1:])
-    return reg(st, name, lane) | (reg(st, "R%d" % (n + 1), lane) << 32)
+def na(why):
+    return {"outcome": "not_applicable", "why": why}
 
 
 def run(req):
-    st = req["state"]
-    m = LINE.match(req["asm"].strip())
-    if req["dialect"] != "sass" or not m:
-        return {"outcome": "unsupported", "why": "not a plain SASS ATOM line this shim translates"}
-    neg, pred, op, size, rd, ra, sign, imm, absolute, rb, rc = m.groups()
-    if size not in SIZES:
-        return {"outcome": "unsupported", "why": "size"}
-    kind, dtype = SIZES[size]
-    wide = dtype().itemsize == 8
-    legal = {
-        "ADD": {"U32", "S32", "U64", "F32", "F64"}, "MIN": {"U32", "S32", "U64", "S64"},
-        "MAX": {"U32", "S32", "U64", "S64"}, "INC": {"U32"}, "DEC": {"U32"},
-        "AND": {"U32", "S32", "U64"}, "OR": {"U32", "S32", "U64"}, "XOR": {"U32", "S32", "U64"},
-        "EXCH": {"U32", "S32", "U64"}, "CAS": {"U32", "S32", "U64"},
-    }[op]
-    if kind not in legal:
-        return {"id": req["id"], "outcome": "invalid", "reason": "unsupported_type"}
-    lanes = st["lanes"]
-    width = dtype().itemsize
-    run_mask = []
-    for l in range(lanes):
-        ok = st["active"][l]
-        if pred and pred != "PT":
-            p = st["regs"].get(pred)
-            v = bool(int(p["elems"][l], 16)) if p else False
-            ok = ok and (v != (neg == "!"))
-        elif pred == "PT" and neg == "!":
-            ok = False
-        run_mask.append(ok)
-    ranges = [(int(r["base"], 16), bytearray.fromhex(r["bytes"])) for r in st["memory"]["global"]]
-    windows = [st[w] for w in ("shared_window", "local_window") if st.get(w)]
-    addrs, faults = [], []
-    for l in range(lanes):
-        if absolute is not None:
-            a = int(absolute, 0)
-        else:
-            off = int(imm, 0) if imm else 0
-            a = (reg(st, ra, l) + (-off if sign == "-" else off)) & 0xFFFFFFFF
-        addrs.append(a)
-        if not run_mask[l]:
-            continue
-        in_window = any(int(w["base"], 16) <= a + width - 1 and a < int(w["base"], 16) + int(w["len"], 16) for w in windows)
-        if in_window:
-            faults.append([l, "invalid_address_space"])
-        elif a % width:
-            faults.append([l, "misaligned_address"])
-        elif not any(b <= a and a + width <= b + len(by) for b, by in ranges):
-            faults.append([l, "address_out_of_range"])
-    if faults:
-        return {"outcome": "fault", "lanes": faults}
-    live = [l for l in range(lanes) if run_mask[l]]
-    if not live:
-        return {"outcome": "completed", "state": st}
-    region = None
-    for b, by in ranges:
-        if all(b <= addrs[l] and addrs[l] + width <= b + len(by) for l in live) and b % width == 0 and len(by) % width == 0:
-            region = (b, by)
-    if region is None:
-        return {"outcome": "unsupported", "why": "lanes span several allocations"}
-    base, by = region
-    # Little-endian memory (this shim runs on little-endian hosts only).
-    mem = np.frombuffer(bytes(by), dtype=dtype).copy()
-    idx = np.array([(addrs[l] - base) // width if run_mask[l] else 0 for l in range(lanes)], dtype=np.int64)
+    lowered = req.get("lowered")
+    if not lowered:
+        return na("no lowered IR")
+    ins = lowered["instr"]
+    if ins["kind"] != "mem":
+        return na("SIMD-group shuffles: the CUDA simulator has no warp shuffles this shim maps")
+    op, ty, space = ins["op"], ins["type"], ins["space"]
+    if ty not in TYPES:
+        return na("%s data: no numba.cuda.atomic function takes it" % ty)
+    dtype = TYPES[ty]
+    width = np.dtype(dtype).itemsize
+    is_float = ty.startswith("f")
+    bitwise = op == "exch" or (op == "cas" and ins["compare"] == "bitwise")
+    if op == "cas" and not bitwise:
+        return na("compare-exchange with a numeric compare: numba's cas compares bits")
+    if op in ("min", "max") and is_float:
+        op = "nan" + op
+    if op in ("inc", "dec", "predec"):
+        return na("plain wrapping %s: numba has only CUDA's bounded inc/dec" % op)
+    if op not in OPS:
+        return na("%s: no numba.cuda.atomic function" % op)
+    if is_float and op not in ("add", "sub", "nanmin", "nanmax") and not bitwise:
+        return na("%s on %s: no numba.cuda.atomic function" % (op, ty))
+    if bitwise:
+        dtype = BITS[width]
+    if space != "global":
+        return na("%s memory: this shim maps global memory only" % space)
+    acc = ins["accesses"]
+    if not acc:
+        return {"outcome": "accesses", "memory": req["state"]["memory"], "returned": []}
+    # Lay the ranges out in one buffer, keeping each base's residue modulo 8.
+    ranges, cursor = [], 0
+    for r in req["state"]["memory"]["global"]:
+        base, data = int(r["base"], 16), bytes.fromhex(r["bytes"])
+        off = (cursor + 7) // 8 * 8 + base % 8
+        ranges.append((base, data, off))
+        cursor = off + len(data)
+    flat = bytearray((cursor + 7) // 8 * 8 or 8)
+    for base, data, off in ranges:
+        flat[off:off + len(data)] = data
+    idx = []
+    for a in acc:
+        addr = int(a["addr"], 16)
+        if a.get("fault"):
+            return na("lane %d faults (%s)" % (a["lane"], a["fault"]))
+        hit = [off + addr - base for base, data, off in ranges
+               if base <= addr and addr + width <= base + len(data)]
+        if not hit:
+            return na("lane %d address %#x outside allocated memory" % (a["lane"], addr))
+        if hit[0] % width:
+            return na("lane %d address %#x misaligned" % (a["lane"], addr))
+        idx.append(hit[0] // width)
+    n = len(acc)
+    mem = np.frombuffer(bytes(flat), dtype=dtype).copy()
 
-    def operand(name):
-        raw = np.array([reg64(st, name, l, wide) if name else 0 for l in range(lanes)], dtype=np.uint64)
-        return (raw if wide else raw.astype(np.uint32)).view(dtype)
+    def operand(k):
+        raw = np.array([int(a["src"][k], 16) for a in acc], dtype=np.uint64)
+        return (raw if width == 8 else raw.astype(np.uint32)).view(dtype)
 
-    b = operand(rb)
-    c = operand(rc) if rc else np.zeros(lanes, dtype=dtype)
-    out = np.zeros(lanes, dtype=dtype)
-    run_arr = np.array(run_mask, dtype=np.bool_)
-    atom_kernel[1, lanes](mem, idx, b, c, out, run_arr, OPS.index(op))
-    new_bytes = mem.tobytes()
-    for r in st["memory"]["global"]:
-        if int(r["base"], 16) == base:
-            r["bytes"] = new_bytes.hex()
-    if rd != "RZ":
-        raw = out.view(np.uint64 if wide else np.uint32)
-        n = int(rd[1:])
-        for w in range(2 if wide else 1):
-            name = "R%d" % (n + w)
-            if n + w > 254:
-                break
-            regv = st["regs"].setdefault(name, {"type": "b32", "elems": ["0x0"] * lanes})
-            for l in live:
-                regv["elems"][l] = hex((int(raw[l]) >> (32 * w)) & 0xFFFFFFFF)
-    return {"outcome": "completed", "state": st}
+    b, c = operand(0), operand(1)
+    out = np.zeros(n, dtype=dtype)
+    atom_kernel[1, n](mem, np.array(idx, dtype=np.int64), b, c, out, OPS.index(op))
+    final = mem.tobytes()
+    raw = out.view(BITS[width])
+    returned = [hex(int(v)) for v in raw]
+    answer = {"outcome": "accesses", "returned": returned,
+              "memory": {"global": [{"base": hex(base), "bytes": final[off:off + len(data)].hex()}
+                                    for base, data, off in ranges],
+                         "shared": req["state"]["memory"]["shared"]}}
+    if op == "cas":
+        answer["ok"] = [int(raw[i]) == int(b.view(BITS[width])[i]) for i in range(n)]
+    return answer
 
 
 def main():
     for line in sys.stdin:
         req = json.loads(line)
         if req.get("type") == "hello":
-            caps = ["u64_atomics", "f32_atomic_add", "f64_atomic_add"]
-            ans = {"type": "hello", "protocol": "atomcts-adapter", "version": 1, "name": "numba-cudasim", "capabilities": caps}
+            ans = {"type": "hello", "protocol": "atomcts-adapter", "version": 2,
+                   "level": "semantic", "name": "numba-cudasim",
+                   "capabilities": ["u64_atomics", "f32_atomic_add", "f64_atomic_add"]}
         else:
             try:
                 ans = run(req)

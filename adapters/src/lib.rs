@@ -8,7 +8,12 @@
 //! Built in: [`ReferenceAdapter`] (the spec-literal model) and [`FastAdapter`] (the fast path,
 //! bit-identical to the reference, in `atomcts-fast`). Third-party implementations plug in
 //! through the subprocess protocol (`atomcts-adapters::subprocess`, documented in
-//! `adapters/PROTOCOL.md`).
+//! `adapters/PROTOCOL.md`), or as semantic-level back ends over the shared [`plan`] (one folder
+//! per target under [`back`]: emit, then run; OpenCL first).
+//!
+//! Two kinds ([`Level`]): a text-level implementation reads the instruction text and is judged
+//! on every case; a semantic-level one runs the lowered IR of valid instructions, and what it
+//! cannot apply to is [`AdapterErrorKind::NotApplicable`] with the reason.
 #![deny(missing_docs)]
 
 use atomcts_reference::outcome::{FaultClass, Outcome};

@@ -167,8 +167,8 @@ mod tests {
             "returned": ["0x0", "0x1"],
         });
         let done = accesses_answer(&l, &s, &answer).unwrap();
-        let reference = atomcts_reference::program::run(Dialect::Sass, asm, &s, &Profile::default())
-            .unwrap();
+        let reference =
+            atomcts_reference::program::run(Dialect::Sass, asm, &s, &Profile::default()).unwrap();
         match reference.outcome {
             Outcome::Completed(c) => assert_eq!(done, c.state),
             other => panic!("{other:?}"),

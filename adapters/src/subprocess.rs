@@ -139,7 +139,10 @@ impl SubprocessAdapter {
                 "bad handshake answer: {answer}"
             ))));
         }
-        self.version = answer.get("version").and_then(Value::as_u64).unwrap_or(VERSION);
+        self.version = answer
+            .get("version")
+            .and_then(Value::as_u64)
+            .unwrap_or(VERSION);
         self.level = match answer.get("level").and_then(Value::as_str) {
             Some("semantic") if self.version >= 2 => Level::Semantic,
             None | Some("text") => Level::Text,
@@ -263,8 +266,10 @@ impl Adapter for SubprocessAdapter {
             "profile": {"name": r.profile.name, "knobs": knobs},
             "state": state_to_json(r.state),
         });
-        if let Some(l) = &lowered {
-            msg["lowered"] = crate::protocol2::lowered_to_json(l);
+        if self.version >= 2 {
+            msg["lowered"] = lowered
+                .as_ref()
+                .map_or(Value::Null, crate::protocol2::lowered_to_json);
         }
         let answer = self.exchange(&msg)?;
         if answer.get("id").and_then(Value::as_str) != Some(r.id) {

@@ -331,6 +331,16 @@ fn opencl_adapter(selector: &str) -> Result<Box<dyn Adapter>> {
             .env("ATOMCTS_OPENCL_REEXEC", "1")
             .status()
             .context("running atomcts again with the driver's environment")?;
+        if status.code().is_none() {
+            #[cfg(unix)]
+            let signal = std::os::unix::process::ExitStatusExt::signal(&status);
+            #[cfg(not(unix))]
+            let signal: Option<i32> = None;
+            eprintln!(
+                "error: adapter opencl:{selector}: the driver's process died (signal {}); narrow it down with --filter",
+                signal.unwrap_or(0)
+            );
+        }
         std::process::exit(status.code().unwrap_or(2));
     }
     let a = opencl::OpenClAdapter::open(selector)?;
@@ -447,8 +457,43 @@ fn cmd_run(a: RunArgs) -> Result<u8> {
         report.apply_baseline(&known);
     }
     write_outputs(&report, &a.junit, &a.json)?;
+    if let Some(json) = &a.json {
+        write_programs(&report, json)?;
+    }
     print!("{}", report.human(a.verbose));
     Ok(report.exit_code() as u8)
+}
+
+/// Beside a JSON report `r.json`: `r.programs/<case>.cl`, the program that ran each failing
+/// case on a semantic-level implementation (the OpenCL C kernel), headed by its reproduce
+/// command.
+fn write_programs(report: &Report, json: &Path) -> Result<()> {
+    let failing: Vec<&CaseResult> = report
+        .results
+        .iter()
+        .filter(|r| r.program.is_some())
+        .collect();
+    if failing.is_empty() {
+        return Ok(());
+    }
+    let dir = json.with_extension("programs");
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    for r in failing {
+        let name: String =
+            r.id.chars()
+                .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+                .collect();
+        let path = dir.join(format!("{name}.cl"));
+        let text = format!(
+            "// {} ({:?})\n// reproduce: {}\n{}",
+            r.id,
+            r.status,
+            r.repro,
+            r.program.as_deref().unwrap_or("")
+        );
+        std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(())
 }
 
 fn write_outputs(report: &Report, junit: &Option<PathBuf>, json: &Option<PathBuf>) -> Result<()> {
@@ -597,10 +642,10 @@ fn cmd_list(a: ListArgs) -> Result<u8> {
                 "               examples: cmd:'python3 adapters/shims/mini_sass.py' (a small independent"
             );
             println!(
-                "               SASS integer ATOM), cmd:'python3 adapters/shims/numba_cudasim.py' (Numba's"
+                "               SASS integer ATOM, protocol 1, text level), cmd:'python3 adapters/shims/numba_cudasim.py' (Numba's"
             );
             println!(
-                "               CUDA simulator; needs numba; baseline adapters/shims/numba_cudasim.baseline)"
+                "               CUDA simulator, protocol 2, semantic level; needs numba; baseline adapters/shims/numba_cudasim.baseline)"
             );
             println!(
                 "opencl:<name>  an OpenCL driver (semantic level: runs the lowered IR as OpenCL C); name is"

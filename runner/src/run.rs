@@ -225,9 +225,14 @@ pub fn run_case(case: &Case, adapter: &mut dyn Adapter, opts: &Options) -> CaseR
     let mut r = base_result(case, opts);
     let profile = &opts.profile;
     for (k, o) in &case.where_ {
-        if profile.get(k).ok() != Some(o.as_str()) {
-            r.status = Status::NotApplicable;
-            return r;
+        let picked = profile.get(k).ok();
+        if picked != Some(o.as_str()) {
+            let why = format!(
+                "the case is for {k} = {o}; profile {} picks {}",
+                profile.name,
+                picked.unwrap_or("?")
+            );
+            return not_applicable(r, "where", why);
         }
     }
     // A semantic-level implementation decides from the lowered IR and what its device reports
@@ -258,8 +263,8 @@ pub fn run_case(case: &Case, adapter: &mut dyn Adapter, opts: &Options) -> CaseR
             match case.expect_if.iter().find(|(o, _, _)| o == picked) {
                 Some((_, e, p)) => (e.clone(), p.clone()),
                 None => {
-                    r.status = Status::NotApplicable;
-                    return r;
+                    let why = format!("the probe has no expectation for {knob} = {picked}");
+                    return not_applicable(r, "probe", why);
                 }
             }
         }
@@ -294,6 +299,24 @@ pub fn run_case(case: &Case, adapter: &mut dyn Adapter, opts: &Options) -> CaseR
                     col
                 ),
             );
+        }
+    }
+    // What the case needs, derived from its lowered IR (case authors need not tag it): a
+    // semantic-level implementation that does not report it cannot run the case.
+    if adapter.level() == Level::Semantic
+        && let Some(lowered) = &reference.lowered
+    {
+        let needs = atomcts_adapters::plan::Needs::of(lowered, &state);
+        if let Some(cap) = needs
+            .capabilities()
+            .into_iter()
+            .find(|c| !adapter.supports(c))
+        {
+            let why = format!(
+                "needs {cap} (from the lowered IR: {needs}); {} does not report it",
+                adapter.name()
+            );
+            return not_applicable(r, "capability", why);
         }
     }
     let request = Request {

@@ -76,14 +76,7 @@ pub fn environment(selector: &str) -> Vec<(String, String)> {
 /// Whether `selector`'s driver is installed, without loading it: `Err` says why not, in one
 /// line.
 pub fn availability(selector: &str) -> Result<(), String> {
-    let loader = [
-        "/usr/lib/x86_64-linux-gnu/libOpenCL.so.1",
-        "/usr/lib/libOpenCL.so.1",
-    ]
-    .iter()
-    .any(|p| Path::new(p).exists())
-        || cl3::is_opencl_runtime_available();
-    if !loader {
+    if !cl3::is_opencl_runtime_available() {
         return Err("no OpenCL ICD loader (install ocl-icd-libopencl1)".into());
     }
     if let Some(k) = known(selector)
@@ -178,8 +171,10 @@ impl Adapter for OpenClAdapter {
         &self.name
     }
 
-    /// Capabilities of the case format: what the device's extensions allow (the per-op check
-    /// is the emitter's, from the lowered IR).
+    /// Capabilities of the case format, from what the device reports: 64-bit atomics with
+    /// both cl_khr_int64 atomics extensions; float, f16x2 and 16-bit atomics never (OpenCL C
+    /// has no such built-ins without cl_ext_float_atomics, which this back end does not emit).
+    /// The per-op check is the emitter's, from the lowered IR.
     fn supports(&self, capability: &str) -> bool {
         match capability {
             "u64_atomics" => self.features.int64_base && self.features.int64_extended,
@@ -221,6 +216,19 @@ impl Adapter for OpenClAdapter {
                 )))));
             }
         };
+        if let atomcts_reference::ir::Instr::Shuffle(_) = lowered.instr {
+            // OpenCL C sub-group shuffles: cl_khr_subgroup_shuffle (and _relative for up/down).
+            let has = |e: &str| self.device.info.extensions.iter().any(|x| x == e);
+            let why = if has("cl_khr_subgroup_shuffle") {
+                "a SIMD-group shuffle: this back end does not emit sub-group shuffles yet".into()
+            } else {
+                format!(
+                    "a SIMD-group shuffle: {} does not report cl_khr_subgroup_shuffle",
+                    self.device.info.device
+                )
+            };
+            return Err(self.err(na(NotApplicable(why))));
+        }
         let plan = Plan::new(&lowered, r.state).map_err(|e| self.err(na(e)))?;
         let kernel =
             emit::emit(&plan, &self.features, self.plant, r.id).map_err(|e| self.err(na(e)))?;

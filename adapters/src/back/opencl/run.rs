@@ -4,7 +4,7 @@
 //! The calls are foreign functions; this module is the only place in the workspace that
 //! allows `unsafe`. Every call checks its status; each buffer is created with the size the
 //! kernel indexes and is read back only after `clFinish`; every object is released on every
-//! path (the [`Guard`] drops).
+//! path (a guard releases them when dropped).
 #![allow(unsafe_code)]
 
 use super::emit::{KERNEL_NAME, Kernel};
@@ -82,6 +82,11 @@ fn parse_c_version(s: &str) -> Option<(u32, u32)> {
     Some((a.parse().ok()?, b.parse().ok()?))
 }
 
+fn parse_api_version(s: &str) -> Option<(u32, u32)> {
+    // "OpenCL <major>.<minor> <platform-specific>" (CL_DEVICE_VERSION).
+    parse_c_version(&s.replacen("OpenCL ", "OpenCL C ", 1))
+}
+
 /// Every (platform name, device) pair the loader offers.
 pub fn devices() -> Result<Vec<(String, cl_device_id)>, String> {
     if !cl3::is_opencl_runtime_available() {
@@ -124,7 +129,13 @@ impl Device {
 
     fn open_id(platform: String, device: String, id: cl_device_id) -> Result<Device, String> {
         let c_version = text(get_device_info(id, CL_DEVICE_OPENCL_C_VERSION));
+        let version = text(get_device_info(id, CL_DEVICE_VERSION));
+        // CL_DEVICE_OPENCL_C_ALL_VERSIONS exists from OpenCL 3.0 only; older devices answer
+        // the query with garbage or an error.
+        let api3 = parse_api_version(&version).is_some_and(|v| v >= (3, 0));
         let mut c_versions: Vec<(u32, u32)> = get_device_info(id, CL_DEVICE_OPENCL_C_ALL_VERSIONS)
+            .ok()
+            .filter(|_| api3)
             .map(|v| {
                 v.to_vec_name_version()
                     .iter()
@@ -137,7 +148,7 @@ impl Device {
         let info = DeviceInfo {
             platform,
             device,
-            version: text(get_device_info(id, CL_DEVICE_VERSION)),
+            version,
             c_version,
             c_versions,
             extensions: text(get_device_info(id, CL_DEVICE_EXTENSIONS))
@@ -304,5 +315,10 @@ mod tests {
         assert_eq!(parse_c_version("OpenCL C 1.2 PoCL"), Some((1, 2)));
         assert_eq!(parse_c_version("OpenCL C 3.0 "), Some((3, 0)));
         assert_eq!(parse_c_version("CL 3"), None);
+        assert_eq!(
+            parse_api_version("OpenCL 1.2 (Oclgrind 21.10)"),
+            Some((1, 2))
+        );
+        assert_eq!(parse_api_version("OpenCL 3.0 PoCL HSTR: x"), Some((3, 0)));
     }
 }

@@ -1,0 +1,120 @@
+//! The OpenCL back end from the command line. Without a driver: an unknown or missing device is
+//! one line and exit 2, and `list adapters` says what is available. With the drivers installed
+//! (tools/install-implementations.sh; CI runs these with `--ignored`): the corpus passes on each
+//! driver against its baseline, and a planted wrong built-in (ATOMCTS_OPENCL_PLANT=add_as_sub:
+//! atomic_sub where atomic_add is meant) is caught.
+
+use std::process::{Command, Output};
+
+const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+
+fn atomcts(args: &[&str], env: &[(&str, &str)]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_atomcts"))
+        .args(args)
+        .envs(env.iter().copied())
+        .output()
+        .expect("run atomcts")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+#[test]
+fn an_unknown_device_is_one_line_and_exit_2() {
+    let cases = format!("{ROOT}/spec-cases/sass/atom/inc_dec.toml");
+    let o = atomcts(
+        &[
+            "run",
+            "--no-progress",
+            "--cases",
+            &cases,
+            "--adapter",
+            "opencl:no-such-device-xyz",
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("opencl:no-such-device-xyz: unavailable"),
+        "{err}"
+    );
+}
+
+#[test]
+fn list_adapters_says_what_is_available_and_why_not() {
+    let o = atomcts(&["list", "adapters"], &[]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    for name in ["pocl", "oclgrind", "rusticl"] {
+        let line = t
+            .lines()
+            .find(|l| l.contains(&format!("opencl:{name} ")))
+            .unwrap_or_else(|| panic!("no line for {name}: {t}"));
+        assert!(
+            line.contains("(available;") || line.contains("(unavailable: "),
+            "{line}"
+        );
+    }
+}
+
+fn corpus_on(driver: &str, plant: &str, filter: &str, json: &str) -> Output {
+    let cases = format!("{ROOT}/spec-cases");
+    let adapter = format!("opencl:{driver}");
+    atomcts(
+        &[
+            "run",
+            "--no-progress",
+            "--cases",
+            &cases,
+            "--filter",
+            filter,
+            "--adapter",
+            &adapter,
+            "--json",
+            json,
+        ],
+        &[("ATOMCTS_OPENCL_PLANT", plant)],
+    )
+}
+
+#[test]
+#[ignore = "needs the OpenCL drivers (tools/install-implementations.sh opencl); CI runs it"]
+fn a_planted_wrong_builtin_is_caught_on_every_driver() {
+    let dir = std::env::temp_dir().join(format!("atomcts-opencl-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for driver in ["pocl", "oclgrind", "rusticl"] {
+        let json = dir.join(format!("{driver}.json"));
+        let json = json.to_str().unwrap();
+        let clean = corpus_on(driver, "", "add", json);
+        assert_eq!(clean.status.code(), Some(0), "{driver}: {}", text(&clean));
+        assert!(!dir.join(format!("{driver}.programs")).exists());
+        let planted = corpus_on(driver, "add_as_sub", "add", json);
+        let t = text(&planted);
+        assert_eq!(planted.status.code(), Some(1), "{driver}: {t}");
+        assert!(
+            t.contains("FAIL msl/atomic/fetch_add_sub::"),
+            "{driver}: {t}"
+        );
+        assert!(t.contains("FAIL sass/atom/add"), "{driver}: {t}");
+        assert!(t.contains("FAIL visa/dword_atomic/"), "{driver}: {t}");
+        // The kernel that ran is shown, with the planted built-in in it.
+        assert!(t.contains("program that ran:"), "{driver}: {t}");
+        assert!(t.contains("sub"), "{driver}: {t}");
+        // ... and written beside the JSON report, headed by the reproduce command.
+        let kernel = dir
+            .join(format!("{driver}.programs"))
+            .join("msl_atomic_fetch_add_sub__add_int_device_returns_old.cl");
+        let k = std::fs::read_to_string(&kernel).unwrap_or_else(|e| panic!("{kernel:?}: {e}"));
+        assert!(k.contains("// reproduce: atomcts run --cases"), "{k}");
+        assert!(k.contains("__kernel void atomcts_case("), "{k}");
+        assert!(k.contains("sub"), "{k}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

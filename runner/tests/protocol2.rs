@@ -1,0 +1,87 @@
+//! Protocol version 2 and the semantic level, against the example shim
+//! adapters/shims/mini_ir.py (reads the lowered IR, answers `accesses`): it conforms, a
+//! planted bug is caught, and cases it cannot apply to are not applicable with the reason,
+//! never failures. Version 1 shims keep working (runner/tests/subprocess.rs). Needs `python3`.
+
+use std::process::{Command, Output};
+
+fn run(bug: &str, cases: &str, extra: &[&str]) -> Output {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let shim = format!("cmd:python3 {root}/adapters/shims/mini_ir.py");
+    let cases = format!("{root}/spec-cases/{cases}");
+    let mut args = vec![
+        "run",
+        "--no-progress",
+        "--cases",
+        &cases,
+        "--adapter",
+        &shim,
+    ];
+    args.extend_from_slice(extra);
+    Command::new(env!("CARGO_BIN_EXE_atomcts"))
+        .args(&args)
+        .env("MINI_IR_BUG", bug)
+        .output()
+        .expect("run atomcts")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// The totals line: passed, failed, not applicable, cases.
+fn totals(t: &str) -> (usize, usize, usize, usize) {
+    let line = t
+        .lines()
+        .rev()
+        .find(|l| l.contains(" passed, "))
+        .expect("totals");
+    let nums: Vec<usize> = line
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|s| !s.is_empty())
+        .map(|s| s.parse().unwrap())
+        .collect();
+    // passed, failed, errors, skipped, known, not applicable, cases
+    assert_eq!(nums.len(), 7, "{line}");
+    assert_eq!(
+        nums[0] + nums[1] + nums[2] + nums[3] + nums[4] + nums[5],
+        nums[6],
+        "{line}"
+    );
+    (nums[0], nums[1], nums[5], nums[6])
+}
+
+#[test]
+fn a_semantic_shim_conforms_and_illegal_forms_are_not_applicable() {
+    let o = run("", "sass/atom", &["--verbose"]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    let (pass, fail, na, _) = totals(&t);
+    assert!(pass > 50, "{t}");
+    assert_eq!(fail, 0, "{t}");
+    assert!(na > 0, "{t}");
+    // Reasons are given: an illegal form, a fault, and what the shim itself declines.
+    assert!(
+        t.contains("expects an illegal form (cas_register_pairing)"),
+        "{t}"
+    );
+    assert!(t.contains("expects a fault (misaligned_address)"), "{t}");
+    assert!(
+        t.contains("mini_ir runs integer add/sub/and/or/xor/exch only"),
+        "{t}"
+    );
+}
+
+#[test]
+fn a_planted_bug_in_a_semantic_shim_is_caught() {
+    let o = run("xor_as_or", "sass/atom", &[]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    let (_, fail, _, _) = totals(&t);
+    assert!(fail > 0, "{t}");
+    assert!(t.contains("FAIL sass/atom/"), "{t}");
+}
