@@ -285,6 +285,11 @@ pub fn emit_shuffle(plan: &ShufflePlan, f: &Features) -> Result<Shader, NotAppli
     // WGSL §17.13: the relative shuffles need a uniform delta/mask and subgroupBroadcast a
     // const-expression lane.
     let arg = match (relative, uniform) {
+        (true, Some(a)) if a >= 128 => {
+            return na(format!(
+                "{call} with the uniform argument {a}: as a WGSL const-expression outside [0, 128) it is a shader-creation error, so the translation has no valid WGSL for it",
+            ));
+        }
         (true, Some(a)) => format!("{a}u"),
         (true, None) => {
             return na(format!(
