@@ -35,7 +35,11 @@ fn naga_differs_from_the_wgsl_rules_only_where_baselined() {
         let src: String = if c.keep_directive {
             c.wgsl.clone()
         } else {
-            assert!(c.wgsl.contains("enable subgroups;"), "{}: not valid WGSL", c.name);
+            assert!(
+                c.wgsl.contains("enable subgroups;"),
+                "{}: not valid WGSL",
+                c.name
+            );
             c.wgsl.replace("enable subgroups;\n", "")
         };
         let accepted = match compile(&src) {
@@ -59,9 +63,15 @@ fn naga_differs_from_the_wgsl_rules_only_where_baselined() {
     }
     let baseline = std::fs::read_to_string(dir.join("naga.baseline")).unwrap();
     let mut known = BTreeSet::new();
-    for line in baseline.lines().filter(|l| !l.trim().is_empty() && !l.starts_with('#')) {
+    for line in baseline
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+    {
         let (id, reason) = line.split_once('#').unwrap_or((line, ""));
-        assert!(!reason.trim().is_empty(), "naga.baseline: `{line}` has no reason");
+        assert!(
+            !reason.trim().is_empty(),
+            "naga.baseline: `{line}` has no reason"
+        );
         known.insert(id.trim().to_string());
     }
     let new: Vec<_> = differs.difference(&known).collect();

@@ -91,7 +91,12 @@ fn every_emitted_module_passes_spirv_val() {
         "spirv-val: {} modules of the SPIR-V route, {} of the WGSL route",
         checked[0], checked[1]
     );
-    assert!(failures.is_empty(), "{} modules fail spirv-val:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} modules fail spirv-val:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
     // Both routes really emitted: atomics and shuffles of the corpus.
     assert!(checked[0] > 500 && checked[1] > 100, "{checked:?}");
 }

@@ -30,7 +30,14 @@ fn an_unknown_device_is_one_line_and_exit_2() {
     for route in ["vulkan", "wgsl-naga"] {
         let adapter = format!("{route}:no-such-device-xyz");
         let o = atomcts(
-            &["run", "--no-progress", "--cases", &cases, "--adapter", &adapter],
+            &[
+                "run",
+                "--no-progress",
+                "--cases",
+                &cases,
+                "--adapter",
+                &adapter,
+            ],
             &[],
         );
         assert_eq!(o.status.code(), Some(2), "{}", text(&o));
@@ -93,7 +100,10 @@ fn planted_wrong_opcodes_are_caught() {
     assert_eq!(planted.status.code(), Some(1), "{t}");
     assert!(t.contains("FAIL msl/atomic/fetch_min_max::"), "{t}");
     assert!(t.contains("FAIL sass/atom/min_max_int::max_s32"), "{t}");
-    assert!(t.contains("OpAtomicUMax"), "the program that ran is shown: {t}");
+    assert!(
+        t.contains("OpAtomicUMax"),
+        "the program that ran is shown: {t}"
+    );
     // OpGroupNonUniformShuffleDown for simd_shuffle_up.
     let planted = run(
         "vulkan:lavapipe",
@@ -103,7 +113,10 @@ fn planted_wrong_opcodes_are_caught() {
     );
     let t = text(&planted);
     assert_eq!(planted.status.code(), Some(1), "{t}");
-    assert!(t.contains("FAIL msl/simd/device_widths::w8_shuffle_up_1"), "{t}");
+    assert!(
+        t.contains("FAIL msl/simd/device_widths::w8_shuffle_up_1"),
+        "{t}"
+    );
     assert!(t.contains("OpGroupNonUniformShuffleDown"), "{t}");
 }
 

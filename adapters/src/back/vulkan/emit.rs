@@ -32,8 +32,8 @@
 
 use crate::plan::{NotApplicable, Plan};
 use crate::shuffle::ShufflePlan;
-use atomcts_reference::float::{DenormRule, FtzMode, NanRule, ZeroRule};
 use atomcts_reference::float::Round;
+use atomcts_reference::float::{DenormRule, FtzMode, NanRule, ZeroRule};
 use atomcts_reference::ir::{AtomicOp, Compare};
 use atomcts_reference::msl::simd::SimdFunction;
 use atomcts_reference::types::{DataType, Space};
@@ -529,7 +529,11 @@ fn check_minmax_rules(plan: &Plan, mem: &[u8]) -> Result<(), NotApplicable> {
             return na(format!(
                 "float {} meets a NaN: OpAtomicF{}EXT leaves the NaN result open, the profile demands {:?} (float.minmax_nan; the spirv profile matches the instruction)",
                 plan.op.name(),
-                if plan.op == AtomicOp::Min { "Min" } else { "Max" },
+                if plan.op == AtomicOp::Min {
+                    "Min"
+                } else {
+                    "Max"
+                },
                 rules.nan
             ));
         }
@@ -538,7 +542,11 @@ fn check_minmax_rules(plan: &Plan, mem: &[u8]) -> Result<(), NotApplicable> {
             return na(format!(
                 "float {} compares -0 with +0: OpAtomicF{}EXT leaves the order of signed zeros open, the profile demands {:?} (float.minmax_signed_zero; the spirv profile matches the instruction)",
                 plan.op.name(),
-                if plan.op == AtomicOp::Min { "Min" } else { "Max" },
+                if plan.op == AtomicOp::Min {
+                    "Min"
+                } else {
+                    "Max"
+                },
                 rules.zero
             ));
         }
@@ -557,8 +565,9 @@ fn is_subnormal_f32(bits: u64) -> bool {
 /// address count as touching (not enumerated).
 fn touches_subnormals(plan: &Plan, mem: &[u8]) -> bool {
     let datum = |o: u64| {
-        mem.get(o as usize..o as usize + 4)
-            .map_or(0, |b| u64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]])))
+        mem.get(o as usize..o as usize + 4).map_or(0, |b| {
+            u64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        })
     };
     if plan
         .items
@@ -648,8 +657,7 @@ pub fn emit_atomic(
         // defined answer on the API.
         let flush = plan.env.ftz != FtzMode::NONE;
         // Float min/max under a profile that allows either subnormal treatment needs no mode.
-        let any_mode =
-            plan.op != AtomicOp::Add && plan.env.minmax.denormals == DenormRule::Either;
+        let any_mode = plan.op != AtomicOp::Add && plan.env.minmax.denormals == DenormRule::Either;
         let fixed = any_mode
             || if flush {
                 f.denorm_ftz_f32
@@ -660,7 +668,11 @@ pub fn emit_atomic(
             return na(format!(
                 "subnormal f32 values (operands, or sums of them) with {} required, and the device reports no float-controls {} for f32: subnormal handling is the device's choice",
                 if flush { "flushing" } else { "no flushing" },
-                if flush { "DenormFlushToZero" } else { "DenormPreserve" }
+                if flush {
+                    "DenormFlushToZero"
+                } else {
+                    "DenormPreserve"
+                }
             ));
         }
         if !fixed || any_mode {
@@ -893,10 +905,7 @@ pub fn check_shuffle(plan: &ShufflePlan, f: &Features) -> Result<(), NotApplicab
             plan.function.name()
         ));
     }
-    let fixed_size = f.min_subgroup_size == w && f.max_subgroup_size == w;
-    if !(f.subgroup_size_control && f.min_subgroup_size <= w && w <= f.max_subgroup_size)
-        && !fixed_size
-    {
+    if !(f.min_subgroup_size <= w && w <= f.max_subgroup_size) {
         return na(format!(
             "SIMD width {w}: the device's sub-groups are {}..{} lanes{}",
             f.min_subgroup_size,

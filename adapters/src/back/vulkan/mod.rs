@@ -305,7 +305,10 @@ impl Adapter for VulkanAdapter {
         };
         prepared.dispatch.words = words;
         self.last = Some(match &prepared.wgsl {
-            Some(src) => format!("{src}\n// naga's SPIR-V:\n{}", prepared.dispatch.disassemble()),
+            Some(src) => format!(
+                "{src}\n// naga's SPIR-V:\n{}",
+                prepared.dispatch.disassemble()
+            ),
             None => prepared.dispatch.disassemble(),
         });
         let d = &mut prepared.dispatch;
@@ -329,8 +332,7 @@ impl Adapter for VulkanAdapter {
                 plan.finish(r.state, &global, &shared, &returned)
             }
             Planned::Shuffle(plan) => {
-                let results =
-                    bytes_to_values(&d.buffers[0].bytes, d.ret_bytes, plan.threads.len());
+                let results = bytes_to_values(&d.buffers[0].bytes, d.ret_bytes, plan.threads.len());
                 plan.finish(r.state, &results)
             }
         };

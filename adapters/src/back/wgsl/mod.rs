@@ -1,7 +1,7 @@
 //! The WGSL route: a translation layer under test. Each case becomes a WGSL compute shader
 //! (emit), which naga compiles to SPIR-V (WGSL in, SPIR-V out), and the Vulkan back end's run
-//! dispatches on the device (`--adapter wgsl-naga:<device>`). What is judged is the pair naga
-//! + driver: a wrong lowering by naga shows up as a wrong result on a driver that passes the
+//! dispatches on the device (`--adapter wgsl-naga:<device>`). What is judged is naga and
+//! the driver together: a wrong lowering by naga shows up as a wrong result on a driver that passes the
 //! direct SPIR-V route.
 //!
 //! Only standard WGSL (W3C WGSL, §17.8 "Atomic Built-in Functions", §17.13 "Subgroup Built-in
