@@ -1056,3 +1056,166 @@ pub fn emit_shuffle(
         ret_bytes: bytes,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::Plan;
+    use atomcts_reference::ir::Lowering;
+    use atomcts_reference::program::{Dialect, Program};
+    use atomcts_reference::state::Reg;
+    use atomcts_reference::types::ElemType;
+    use atomcts_reference::{Profile, State};
+
+    fn sass(asm: &str) -> Plan {
+        let mut s = State::new(2);
+        for (r, v) in [
+            ("R2", [0x1000, 0x1008]),
+            ("R3", [0, 0]),
+            ("R4", [5, 6]),
+            ("R5", [7, 8]),
+        ] {
+            s.regs.insert(
+                r.into(),
+                Reg {
+                    ty: ElemType::B32,
+                    elems: v.to_vec(),
+                },
+            );
+        }
+        s.global.alloc(0x1000, 16).unwrap();
+        let p = Program::parse(Dialect::Sass, asm).unwrap();
+        match p.lower(&s, &Profile::default()).unwrap() {
+            Lowering::Run(l) => Plan::new(&l, &s).unwrap(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn spirv(asm: &str, f: &Features, plant: Plant) -> Result<String, NotApplicable> {
+        let p = sass(asm);
+        let mem = vec![0; p.layout().size as usize];
+        emit_atomic(&p, mem, f, plant).map(|d| d.disassemble())
+    }
+
+    #[test]
+    fn each_op_is_its_instruction() {
+        let all = Features::all();
+        for (asm, op) in [
+            ("ATOM.E.ADD R0, [R2], R4", "OpAtomicIAdd"),
+            ("ATOM.E.MAX.S32 R0, [R2], R4", "OpAtomicSMax"),
+            ("ATOM.E.MAX R0, [R2], R4", "OpAtomicUMax"),
+            ("ATOM.E.MIN.S32 R0, [R2], R4", "OpAtomicSMin"),
+            ("ATOM.E.XOR R0, [R2], R4", "OpAtomicXor"),
+            ("ATOM.E.EXCH R0, [R2], R4", "OpAtomicExchange"),
+            ("ATOM.E.CAS R0, [R2], R4, R5", "OpAtomicCompareExchange"),
+            ("ATOM.E.ADD.64 R0, [R2], R4", "OpAtomicIAdd"),
+        ] {
+            let d = spirv(asm, &all, Plant::None).unwrap();
+            assert!(d.contains(op), "{asm}: {d}");
+        }
+        let d = spirv("ATOM.E.ADD.64 R0, [R2], R4", &all, Plant::None).unwrap();
+        assert!(d.contains("OpCapability Int64Atomics"), "{d}");
+        // The operands 5 and 6 are subnormal as f32: flushing needs the device's FTZ mode.
+        let ftz = Features {
+            denorm_ftz_f32: true,
+            ..all
+        };
+        let d = spirv("ATOM.E.ADD.F32.FTZ.RN R0, [R2], R4", &ftz, Plant::None).unwrap();
+        assert!(d.contains("OpAtomicFAddEXT"), "{d}");
+        assert!(d.contains("SPV_EXT_shader_atomic_float_add"), "{d}");
+        assert!(d.contains("DenormFlushToZero 32"), "{d}");
+        let why = spirv("ATOM.E.ADD.F32.FTZ.RN R0, [R2], R4", &all, Plant::None).unwrap_err();
+        assert!(why.0.contains("subnormal"), "{why}");
+    }
+
+    #[test]
+    fn no_instruction_or_no_feature_is_not_applicable() {
+        let all = Features::all();
+        let why = spirv("ATOM.E.INC R0, [R2], R4", &all, Plant::None).unwrap_err();
+        assert!(why.0.contains("bounded"), "{why}");
+        let none = Features::default();
+        let why = spirv("ATOM.E.ADD.64 R0, [R2], R4", &none, Plant::None).unwrap_err();
+        assert!(why.0.contains("shaderBufferInt64Atomics"), "{why}");
+        let why = spirv("ATOM.E.ADD.F32.FTZ.RN R0, [R2], R4", &none, Plant::None).unwrap_err();
+        assert!(why.0.contains("shaderBufferFloat32AtomicAdd"), "{why}");
+    }
+
+    #[test]
+    fn the_plant_swaps_signed_max_for_unsigned() {
+        let d = spirv(
+            "ATOM.E.MAX.S32 R0, [R2], R4",
+            &Features::all(),
+            Plant::SmaxAsUmax,
+        )
+        .unwrap();
+        assert!(
+            d.contains("OpAtomicUMax") && !d.contains("OpAtomicSMax"),
+            "{d}"
+        );
+        assert_eq!(Plant::from_name("up_as_down"), Some(Plant::UpAsDown));
+        assert_eq!(Plant::from_name("bogus"), None);
+    }
+
+    fn shuffle(asm: &str, lanes: u32, w: u32) -> ShufflePlan {
+        let mut s = State::new(lanes);
+        s.simd_width = w;
+        s.regs.insert(
+            "x".into(),
+            Reg {
+                ty: ElemType::UD,
+                elems: (0..u64::from(lanes)).collect(),
+            },
+        );
+        let p = Profile::default();
+        match Program::parse(Dialect::Msl, asm)
+            .unwrap()
+            .lower(&s, &p)
+            .unwrap()
+        {
+            Lowering::Run(l) => ShufflePlan::new(asm, &l, &s, &p).unwrap(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn shuffles_are_group_non_uniform_ops_at_the_required_size() {
+        let all = Features::all();
+        let d = emit_shuffle(
+            &shuffle("r = simd_shuffle_up(x, 1)", 8, 8),
+            &all,
+            Plant::None,
+        )
+        .unwrap();
+        assert_eq!(d.subgroup_size, Some(8));
+        let text = d.disassemble();
+        assert!(text.contains("OpGroupNonUniformShuffleUp"), "{text}");
+        // Metal's "lower delta lanes remain unchanged", which SPIR-V leaves undefined.
+        assert!(text.contains("OpSelect"), "{text}");
+        let d = emit_shuffle(
+            &shuffle("r = simd_broadcast(x, 3)", 8, 8),
+            &all,
+            Plant::None,
+        )
+        .unwrap();
+        assert!(d.disassemble().contains("OpGroupNonUniformBroadcast"));
+        let eight = Features {
+            min_subgroup_size: 8,
+            max_subgroup_size: 8,
+            ..all
+        };
+        let why = emit_shuffle(
+            &shuffle("r = simd_shuffle_xor(x, 1)", 4, 4),
+            &eight,
+            Plant::None,
+        )
+        .unwrap_err();
+        assert!(why.0.contains("SIMD width 4"), "{why}");
+        let why = emit_shuffle(
+            &shuffle("r = simd_shuffle_rotate_up(x, 1)", 8, 8),
+            &all,
+            Plant::None,
+        )
+        .unwrap_err();
+        assert!(why.0.contains("not emulated"), "{why}");
+    }
+}
