@@ -552,14 +552,30 @@ impl Device {
         unsafe {
             dev.queue_submit(self.queue, &submit, g.fence)
                 .map_err(|e| format!("vkQueueSubmit: {e}"))?;
-            dev.wait_for_fences(&[g.fence], true, 60_000_000_000)
-                .map_err(|e| format!("vkWaitForFences: {e}"))?;
+            dev.wait_for_fences(&[g.fence], true, fence_timeout_ns())
+                .map_err(|e| {
+                    format!(
+                        "vkWaitForFences: {e} (the dispatch, which on a CPU driver includes compiling the shader, did not finish within {} s; ATOMCTS_VULKAN_TIMEOUT_S sets the limit)",
+                        fence_timeout_ns() / 1_000_000_000
+                    )
+                })?;
         }
         for (b, (p, _)) in d.buffers.iter_mut().zip(&mapped) {
             unsafe { std::ptr::copy_nonoverlapping(*p, b.bytes.as_mut_ptr(), b.bytes.len()) };
         }
         Ok(())
     }
+}
+
+/// How long a dispatch may take: `ATOMCTS_VULKAN_TIMEOUT_S` seconds, default 300 (lavapipe
+/// compiles a shader on its first dispatch; a 1024-invocation work-group with barriers took two
+/// minutes of wall time on a loaded 2-core machine).
+fn fence_timeout_ns() -> u64 {
+    std::env::var("ATOMCTS_VULKAN_TIMEOUT_S")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or(300)
+        .saturating_mul(1_000_000_000)
 }
 
 /// Destroys what `Device::open` created when it fails half-way.
