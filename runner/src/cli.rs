@@ -464,9 +464,9 @@ fn cmd_run(a: RunArgs) -> Result<u8> {
     Ok(report.exit_code() as u8)
 }
 
-/// Beside a JSON report `r.json`: `r.programs/<case>.cl`, the program that ran each failing
-/// case on a semantic-level implementation (the OpenCL C kernel), headed by its reproduce
-/// command.
+/// Beside a JSON report `r.json`: `r.programs/<case>.cl` (`.spvasm`, `.wgsl`), the program that
+/// ran each failing case on a semantic-level implementation (the OpenCL C kernel, the SPIR-V
+/// disassembly, the WGSL shader), headed by its reproduce command.
 fn write_programs(report: &Report, json: &Path) -> Result<()> {
     let failing: Vec<&CaseResult> = report
         .results
@@ -483,9 +483,18 @@ fn write_programs(report: &Report, json: &Path) -> Result<()> {
             r.id.chars()
                 .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
                 .collect();
-        let path = dir.join(format!("{name}.cl"));
+        // The target's own language: SPIR-V assembly, WGSL, or OpenCL C.
+        let ext = if report.adapter.starts_with("vulkan:") {
+            "spvasm"
+        } else if report.adapter.starts_with("wgsl-naga:") {
+            "wgsl"
+        } else {
+            "cl"
+        };
+        let path = dir.join(format!("{name}.{ext}"));
+        let c = if ext == "spvasm" { ";" } else { "//" };
         let text = format!(
-            "// {} ({:?})\n// reproduce: {}\n{}",
+            "{c} {} ({:?})\n{c} reproduce: {}\n{}",
             r.id,
             r.status,
             r.repro,

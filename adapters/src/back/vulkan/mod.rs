@@ -307,7 +307,12 @@ impl Adapter for VulkanAdapter {
         self.last = Some(match &prepared.wgsl {
             Some(src) => format!(
                 "{src}\n// naga's SPIR-V:\n{}",
-                prepared.dispatch.disassemble()
+                prepared
+                    .dispatch
+                    .disassemble()
+                    .lines()
+                    .map(|l| format!("// {l}\n"))
+                    .collect::<String>()
             ),
             None => prepared.dispatch.disassemble(),
         });
