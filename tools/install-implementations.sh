@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Installs every third-party implementation atomcts tests, on Debian 12 (research/implementations.md):
 #   tools/install-implementations.sh            everything
-#   tools/install-implementations.sh opencl     only some sections (opencl, python, nvidia, browser)
+#   tools/install-implementations.sh opencl     only some sections (opencl, vulkan, python, nvidia, browser)
 # Idempotent: what is already there is kept. Needs root for apt-get (or sudo).
 # Each implementation family is one section below, delimited by `# === section: NAME ===`;
 # add a new family as a new section and to SECTIONS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-SECTIONS=(opencl python nvidia browser)
+SECTIONS=(opencl vulkan python nvidia browser)
 want=("$@")
 [ ${#want[@]} -eq 0 ] && want=("${SECTIONS[@]}")
 wanted() { local s; for s in "${want[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
@@ -34,6 +34,15 @@ apt_install() {
 if wanted opencl; then
   apt_install ocl-icd-libopencl1 pocl-opencl-icd mesa-opencl-icd oclgrind
   echo "opencl: $(dpkg-query -W -f='pocl ${Version}' pocl-opencl-icd), $(dpkg-query -W -f='mesa ${Version}' mesa-opencl-icd), $(dpkg-query -W -f='oclgrind ${Version}' oclgrind)"
+fi
+
+# === section: vulkan ===
+# lavapipe (Mesa's Vulkan on llvmpipe) behind the Vulkan loader, spirv-val (the SPIR-V test of
+# every emitted module) and the Khronos validation layer (ATOMCTS_VULKAN_VALIDATION=1):
+#   atomcts run --profile spirv --adapter vulkan:lavapipe | wgsl-naga:lavapipe
+if wanted vulkan; then
+  apt_install libvulkan1 mesa-vulkan-drivers vulkan-tools spirv-tools vulkan-validationlayers
+  echo "vulkan: $(dpkg-query -W -f='mesa-vulkan-drivers ${Version}' mesa-vulkan-drivers), $(dpkg-query -W -f='spirv-tools ${Version}' spirv-tools), $(dpkg-query -W -f='vulkan-validationlayers ${Version}' vulkan-validationlayers)"
 fi
 
 # === section: python ===

@@ -110,6 +110,26 @@ pub fn implementations() -> Vec<Implementation> {
             baseline: Some(format!("adapters/baselines/opencl-{}.baseline", k.name)),
         });
     }
+    for k in crate::back::vulkan::KNOWN {
+        for (route, what) in [
+            (
+                crate::back::vulkan::Route::Spirv,
+                "Vulkan (SPIR-V built from the IR)",
+            ),
+            (
+                crate::back::vulkan::Route::WgslNaga,
+                "WGSL compiled by naga, run on Vulkan",
+            ),
+        ] {
+            let p = route.prefix();
+            out.push(Implementation {
+                adapter: format!("{p}:{}", k.name),
+                what: format!("{what}: {} ({})", k.device, k.package),
+                available: crate::back::vulkan::availability(k.name),
+                baseline: Some(format!("adapters/baselines/{p}-{}.baseline", k.name)),
+            });
+        }
+    }
     out.push(Implementation {
         adapter: NUMBA_CUDASIM.into(),
         what: "Numba's CUDA simulator (protocol 2, semantic level)".into(),

@@ -9,7 +9,8 @@
 //! bit-identical to the reference, in `atomcts-fast`). Third-party implementations plug in
 //! through the subprocess protocol (`atomcts-adapters::subprocess`, documented in
 //! `adapters/PROTOCOL.md`), or as semantic-level back ends over the shared [`plan`] (one folder
-//! per target under [`back`]: emit, then run; OpenCL first).
+//! per target under [`back`]: emit, then run: OpenCL C, SPIR-V for Vulkan, WGSL through naga;
+//! SIMD-group exchanges over [`shuffle`]).
 //!
 //! Two kinds ([`Level`]): a text-level implementation reads the instruction text and is judged
 //! on every case; a semantic-level one runs the lowered IR of valid instructions, and what it
@@ -26,6 +27,7 @@ pub mod discover;
 pub mod fast;
 pub mod plan;
 pub mod protocol2;
+pub mod shuffle;
 pub mod subprocess;
 pub mod text;
 

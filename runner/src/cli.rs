@@ -5,6 +5,7 @@ use atomcts::case::{self, Case, Loaded, corpus_root};
 use atomcts::report::{CorpusId, REPORT_VERSION, Report};
 use atomcts::run::{self, CaseResult, Options};
 use atomcts::sweep;
+use atomcts_adapters::back::vulkan;
 use atomcts_adapters::{Adapter, FastAdapter, ReferenceAdapter, SubprocessAdapter};
 use atomcts_reference::Profile;
 use atomcts_reference::knobs::{KNOBS, PROFILES};
@@ -365,8 +366,14 @@ fn adapter(name: &str, timeout_ms: u64) -> Result<Box<dyn Adapter>> {
             Ok(Box::new(a))
         }
         sel if sel.starts_with("opencl:") => opencl_adapter(&sel["opencl:".len()..]),
+        sel if sel.starts_with("vulkan:") => {
+            vulkan_adapter(vulkan::Route::Spirv, &sel["vulkan:".len()..])
+        }
+        sel if sel.starts_with("wgsl-naga:") => {
+            vulkan_adapter(vulkan::Route::WgslNaga, &sel["wgsl-naga:".len()..])
+        }
         other => bail!(
-            "unknown adapter `{other}` (adapters: fast, reference, cuda, cmd:<command>, opencl:<pocl|oclgrind|rusticl|name>)"
+            "unknown adapter `{other}` (adapters: fast, reference, cuda, cmd:<command>, opencl:<pocl|oclgrind|rusticl|name>, vulkan:<lavapipe|name>, wgsl-naga:<lavapipe|name>)"
         ),
     }
 }
@@ -405,6 +412,14 @@ fn opencl_adapter(selector: &str) -> Result<Box<dyn Adapter>> {
     }
     let a = opencl::OpenClAdapter::open(selector)?;
     eprintln!("opencl:{selector}: {}", a.describe());
+    Ok(Box::new(a))
+}
+
+/// `vulkan:<selector>` (SPIR-V from the IR) or `wgsl-naga:<selector>` (WGSL through naga). A
+/// missing driver is one line, exit 2.
+fn vulkan_adapter(route: vulkan::Route, selector: &str) -> Result<Box<dyn Adapter>> {
+    let a = vulkan::VulkanAdapter::open(route, selector)?;
+    eprintln!("{}:{selector}: {}", route.prefix(), a.describe());
     Ok(Box::new(a))
 }
 
@@ -632,9 +647,9 @@ fn cmd_run(a: RunArgs) -> Result<u8> {
     Ok(report.exit_code() as u8)
 }
 
-/// Beside a JSON report `r.json`: `r.programs/<case>.cl`, the program that ran each failing
-/// case on a semantic-level implementation (the OpenCL C kernel), headed by its reproduce
-/// command.
+/// Beside a JSON report `r.json`: `r.programs/<case>.cl` (`.spvasm`, `.wgsl`), the program that
+/// ran each failing case on a semantic-level implementation (the OpenCL C kernel, the SPIR-V
+/// disassembly, the WGSL shader), headed by its reproduce command.
 fn write_programs(report: &Report, json: &Path) -> Result<()> {
     let failing: Vec<&CaseResult> = report
         .results
@@ -651,9 +666,18 @@ fn write_programs(report: &Report, json: &Path) -> Result<()> {
             r.id.chars()
                 .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
                 .collect();
-        let path = dir.join(format!("{name}.cl"));
+        // The target's own language: SPIR-V assembly, WGSL, or OpenCL C.
+        let ext = if report.adapter.starts_with("vulkan:") {
+            "spvasm"
+        } else if report.adapter.starts_with("wgsl-naga:") {
+            "wgsl"
+        } else {
+            "cl"
+        };
+        let path = dir.join(format!("{name}.{ext}"));
+        let c = if ext == "spvasm" { ";" } else { "//" };
         let text = format!(
-            "// {} ({:?})\n// reproduce: {}\n{}",
+            "{c} {} ({:?})\n{c} reproduce: {}\n{}",
             r.id,
             r.status,
             r.repro,
@@ -849,6 +873,13 @@ fn cmd_list(a: ListArgs) -> Result<u8> {
                 "opencl:<name>  an OpenCL driver (semantic level: runs the lowered IR as OpenCL C); name is"
             );
             println!("               a known driver below or a platform/device name substring");
+            println!(
+                "vulkan:<name>  a Vulkan driver (semantic level: runs the lowered IR as SPIR-V built from it)"
+            );
+            println!(
+                "wgsl-naga:<name>  the same cases as WGSL compiled by naga, run on a Vulkan driver"
+            );
+            println!("               name is a known driver or a device name substring");
             println!(
                 "implementations (`atomcts report` runs the available ones, each under the profile it claims):"
             );

@@ -1,7 +1,10 @@
 //! Semantic-level back ends: one folder per target, each the same two steps over the shared
-//! [`crate::plan::Plan`]: *emit* (plan -> kernel source for the target) and *run* (buffers in,
-//! dispatch one work-group, buffers out). Drivers are loaded at run time, so every back end
-//! builds and tests on a machine without its driver.
+//! [`crate::plan::Plan`] (and [`crate::shuffle::ShufflePlan`] for SIMD-group exchanges): *emit*
+//! (plan -> kernel source or binary for the target) and *run* (buffers in, dispatch one
+//! work-group, buffers out). Drivers are loaded at run time, so every back end builds and tests
+//! on a machine without its driver.
 
 pub mod opencl;
 pub mod ptx;
+pub mod vulkan;
+pub mod wgsl;

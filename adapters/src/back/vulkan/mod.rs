@@ -1,0 +1,347 @@
+//! The Vulkan back end: a semantic-level adapter that runs each case's lowered IR as a SPIR-V
+//! compute shader on a Vulkan device (`--adapter vulkan:<lavapipe|device name>`), and the WGSL
+//! translation layer over the same run (`--adapter wgsl-naga:<lavapipe|device name>`, see
+//! [`crate::back::wgsl`]).
+//!
+//! [`emit`] turns the shared [`Plan`] (memory instructions) or [`ShufflePlan`] (SIMD-group
+//! exchanges) into a SPIR-V module (pure, tested without a driver, every module checked by
+//! `spirv-val`); [`run`] dispatches it through the Vulkan loader, loaded at run time. What the
+//! device can express comes from its features, extensions and properties, never a hand table.
+
+pub mod emit;
+pub mod run;
+
+use crate::back::wgsl;
+use crate::plan::{NotApplicable, Plan, Returned};
+use crate::shuffle::ShufflePlan;
+use crate::{Adapter, AdapterError, AdapterErrorKind, Level, Observation, Request};
+use atomcts_reference::ir::{Instr, Lowering};
+use atomcts_reference::program::Program;
+use atomcts_reference::types::Space;
+use emit::{Dispatch, Features, Plant};
+use std::path::Path;
+
+/// A driver this project installs and knows how to reach (research/implementations.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Known {
+    /// The name after `vulkan:` / `wgsl-naga:`.
+    pub name: &'static str,
+    /// A substring of its device name.
+    pub device: &'static str,
+    /// Its ICD manifest.
+    pub icd: &'static str,
+    /// The Debian package.
+    pub package: &'static str,
+}
+
+/// The Vulkan implementations of issue 10.
+pub const KNOWN: &[Known] = &[Known {
+    name: "lavapipe",
+    device: "llvmpipe",
+    icd: "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json",
+    package: "mesa-vulkan-drivers",
+}];
+
+/// The known driver `selector` names, if any.
+pub fn known(selector: &str) -> Option<&'static Known> {
+    KNOWN.iter().find(|k| k.name == selector)
+}
+
+/// How a case reaches the device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Route {
+    /// SPIR-V built from the IR (`vulkan:`).
+    Spirv,
+    /// WGSL compiled by naga (`wgsl-naga:`).
+    WgslNaga,
+}
+
+impl Route {
+    /// The adapter name prefix.
+    pub fn prefix(self) -> &'static str {
+        match self {
+            Route::Spirv => "vulkan",
+            Route::WgslNaga => "wgsl-naga",
+        }
+    }
+}
+
+/// Whether `selector`'s driver is installed, without creating a device: `Err` says why not,
+/// in one line.
+pub fn availability(selector: &str) -> Result<(), String> {
+    run::loader()?;
+    if let Some(k) = known(selector)
+        && !Path::new(k.icd).exists()
+    {
+        return Err(format!("{} missing (install {})", k.icd, k.package));
+    }
+    Ok(())
+}
+
+/// A Vulkan device as an implementation under test, through one route.
+pub struct VulkanAdapter {
+    name: String,
+    route: Route,
+    device: run::Device,
+    plant: Plant,
+    last: Option<String>,
+}
+
+impl VulkanAdapter {
+    /// Opens the device `selector` names (a known driver or a device name substring).
+    /// `ATOMCTS_VULKAN_VALIDATION=1` enables the Khronos validation layer (a message fails the
+    /// case as an infrastructure error); `ATOMCTS_VULKAN_PLANT=smax_as_umax|up_as_down` plants a
+    /// wrong opcode in the SPIR-V route (for checking the corpus).
+    pub fn open(route: Route, selector: &str) -> Result<VulkanAdapter, AdapterError> {
+        let name = format!("{}:{selector}", route.prefix());
+        let unavailable = |why: String| AdapterError {
+            adapter: name.clone(),
+            kind: AdapterErrorKind::Unavailable(why),
+        };
+        availability(selector).map_err(unavailable)?;
+        let plant_var = std::env::var("ATOMCTS_VULKAN_PLANT").unwrap_or_default();
+        let plant = Plant::from_name(&plant_var).ok_or_else(|| {
+            unavailable(format!(
+                "ATOMCTS_VULKAN_PLANT=`{plant_var}` (expected smax_as_umax or up_as_down)"
+            ))
+        })?;
+        let validation = matches!(
+            std::env::var("ATOMCTS_VULKAN_VALIDATION").as_deref(),
+            Ok("1" | "true")
+        );
+        let pattern = known(selector).map_or(selector, |k| k.device);
+        let device = run::Device::open(pattern, validation).map_err(unavailable)?;
+        Ok(VulkanAdapter {
+            name,
+            route,
+            device,
+            plant,
+            last: None,
+        })
+    }
+
+    /// What the device reports, in one line.
+    pub fn describe(&self) -> String {
+        let i = &self.device.info;
+        let f = &i.features;
+        format!(
+            "{} (Vulkan {}; {}; int64 atomics: buffer {} shared {}; f32 atomic add: {}/{}, min/max: {}/{}; sub-groups {}..{} lanes, shuffle {} relative {} broadcast {}, size control {})",
+            i.name,
+            i.api_version,
+            i.driver.trim(),
+            yn(f.buffer_int64_atomics),
+            yn(f.shared_int64_atomics),
+            yn(f.buffer_f32_add),
+            yn(f.shared_f32_add),
+            yn(f.buffer_f32_minmax),
+            yn(f.shared_f32_minmax),
+            f.min_subgroup_size,
+            f.max_subgroup_size,
+            yn(f.subgroup_shuffle),
+            yn(f.subgroup_shuffle_relative),
+            yn(f.subgroup_ballot),
+            yn(f.subgroup_size_control),
+        )
+    }
+
+    /// The features the emitters use.
+    pub fn features(&self) -> Features {
+        self.device.info.features
+    }
+
+    fn err(&self, kind: AdapterErrorKind) -> AdapterError {
+        AdapterError {
+            adapter: self.name.clone(),
+            kind,
+        }
+    }
+}
+
+/// A case's plan and its emitted program, before the device runs it.
+#[derive(Clone, Debug)]
+pub struct Prepared {
+    /// The plan.
+    pub plan: Planned,
+    /// The dispatch (for the WGSL route, `words` stays empty until naga compiles `wgsl`).
+    pub dispatch: Dispatch,
+    /// The WGSL source (WGSL route).
+    pub wgsl: Option<String>,
+}
+
+/// Which plan a case has.
+#[derive(Clone, Debug)]
+pub enum Planned {
+    /// A memory instruction.
+    Mem(Plan),
+    /// A SIMD-group exchange.
+    Shuffle(ShufflePlan),
+}
+
+/// Parses, lowers, plans and emits `r` for a device with `f` (no driver needed): what a run
+/// dispatches, or why the case does not apply.
+pub fn prepare(
+    route: Route,
+    r: &Request<'_>,
+    f: &Features,
+    plant: Plant,
+) -> Result<Prepared, AdapterErrorKind> {
+    let na = |why: NotApplicable| AdapterErrorKind::NotApplicable(why.0);
+    let illegal = |code: &str| {
+        na(NotApplicable(format!(
+            "an illegal form ({code}); a semantic-level implementation runs valid instructions only"
+        )))
+    };
+    let program = Program::parse(r.dialect, r.asm).map_err(|rej| illegal(rej.reason.code()))?;
+    let lowered = match program
+        .lower(r.state, r.profile)
+        .map_err(|e| AdapterErrorKind::Model(e.to_string()))?
+    {
+        Lowering::Run(l) => l,
+        Lowering::Invalid(rej) => return Err(illegal(rej.reason.code())),
+        Lowering::Unspecified(why) => {
+            return Err(na(NotApplicable(format!(
+                "the outcome is unspecified ({why})"
+            ))));
+        }
+    };
+    match &lowered.instr {
+        Instr::Mem(_) => {
+            let plan = Plan::new(&lowered, r.state).map_err(na)?;
+            let mem = plan.layout().bytes(r.state, plan.space);
+            let (dispatch, wgsl) = match route {
+                Route::Spirv => (emit::emit_atomic(&plan, mem, f, plant).map_err(na)?, None),
+                Route::WgslNaga => {
+                    let s = wgsl::emit_atomic(&plan, mem, f).map_err(na)?;
+                    (s.dispatch, Some(s.source))
+                }
+            };
+            Ok(Prepared {
+                plan: Planned::Mem(plan),
+                dispatch,
+                wgsl,
+            })
+        }
+        Instr::Shuffle(_) => {
+            let plan = ShufflePlan::new(r.asm, &lowered, r.state, r.profile).map_err(na)?;
+            let (dispatch, wgsl) = match route {
+                Route::Spirv => (emit::emit_shuffle(&plan, f, plant).map_err(na)?, None),
+                Route::WgslNaga => {
+                    let s = wgsl::emit_shuffle(&plan, f).map_err(na)?;
+                    (s.dispatch, Some(s.source))
+                }
+            };
+            Ok(Prepared {
+                plan: Planned::Shuffle(plan),
+                dispatch,
+                wgsl,
+            })
+        }
+    }
+}
+
+fn yn(b: bool) -> &'static str {
+    if b { "yes" } else { "no" }
+}
+
+fn bytes_to_values(bytes: &[u8], width: u64, count: usize) -> Vec<u64> {
+    (0..count)
+        .map(|i| {
+            let o = i * width as usize;
+            let mut v = [0u8; 8];
+            v[..width as usize].copy_from_slice(&bytes[o..o + width as usize]);
+            u64::from_le_bytes(v)
+        })
+        .collect()
+}
+
+impl Adapter for VulkanAdapter {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Capabilities of the case format: what the device's features allow (the per-op check is
+    /// the emitter's, from the lowered IR).
+    fn supports(&self, capability: &str) -> bool {
+        let f = self.device.info.features;
+        match (self.route, capability) {
+            (Route::Spirv, "u64_atomics") => f.int64 && f.buffer_int64_atomics,
+            (Route::Spirv, "f32_atomic_add") => f.buffer_f32_add,
+            (_, "msl_simd_2_0") => f.subgroup_shuffle && f.subgroup_shuffle_relative,
+            _ => false,
+        }
+    }
+
+    fn level(&self) -> Level {
+        Level::Semantic
+    }
+
+    fn last_program(&self) -> Option<String> {
+        self.last.clone()
+    }
+
+    fn run(&mut self, r: &Request<'_>) -> Result<Observation, AdapterError> {
+        self.last = None;
+        let f = self.device.info.features;
+        let mut prepared = prepare(self.route, r, &f, self.plant).map_err(|e| self.err(e))?;
+        if let Some(src) = &prepared.wgsl {
+            self.last = Some(src.clone());
+        }
+        let words = match &prepared.wgsl {
+            Some(src) => match wgsl::compile(src) {
+                Ok(words) => words,
+                Err(wgsl::CompileError::Rejected(e)) => {
+                    return Err(self.err(AdapterErrorKind::NotApplicable(format!(
+                        "naga rejected the WGSL translation (a shader-creation error): {}",
+                        e.lines().next().unwrap_or("")
+                    ))));
+                }
+                Err(wgsl::CompileError::Writer(e)) => {
+                    return Err(self.err(AdapterErrorKind::Crashed(format!(
+                        "naga's SPIR-V writer failed: {e}"
+                    ))));
+                }
+            },
+            None => std::mem::take(&mut prepared.dispatch.words),
+        };
+        prepared.dispatch.words = words;
+        self.last = Some(match &prepared.wgsl {
+            Some(src) => format!(
+                "{src}\n// naga's SPIR-V:\n{}",
+                prepared
+                    .dispatch
+                    .disassemble()
+                    .lines()
+                    .map(|l| format!("// {l}\n"))
+                    .collect::<String>()
+            ),
+            None => prepared.dispatch.disassemble(),
+        });
+        let d = &mut prepared.dispatch;
+        self.device
+            .run(d)
+            .map_err(|e| self.err(AdapterErrorKind::Crashed(e)))?;
+        let done = match &prepared.plan {
+            Planned::Mem(plan) => {
+                let n = plan.items.len();
+                let old = bytes_to_values(&d.buffers[1].bytes, d.ret_bytes, n);
+                let ok = bytes_to_values(&d.buffers[2].bytes, 4, n);
+                let mem = std::mem::take(&mut d.buffers[0].bytes);
+                let (global, shared) = match plan.space {
+                    Space::Global => (mem, plan.shared.bytes(r.state, Space::Shared)),
+                    Space::Shared => (plan.global.bytes(r.state, Space::Global), mem),
+                };
+                let returned = Returned {
+                    old,
+                    ok: ok.iter().map(|v| *v != 0).collect(),
+                };
+                plan.finish(r.state, &global, &shared, &returned)
+            }
+            Planned::Shuffle(plan) => {
+                let results = bytes_to_values(&d.buffers[0].bytes, d.ret_bytes, plan.threads.len());
+                plan.finish(r.state, &results)
+            }
+        };
+        done.map(Observation::Completed)
+            .map_err(|e| self.err(AdapterErrorKind::Model(e)))
+    }
+}

@@ -1,0 +1,371 @@
+//! The WGSL route: a translation layer under test. Each case becomes a WGSL compute shader
+//! (emit), which naga compiles to SPIR-V (WGSL in, SPIR-V out), and the Vulkan back end's run
+//! dispatches on the device (`--adapter wgsl-naga:<device>`). What is judged is naga and
+//! the driver together: a wrong lowering by naga shows up as a wrong result on a driver that passes the
+//! direct SPIR-V route.
+//!
+//! Only standard WGSL (W3C WGSL, §17.8 "Atomic Built-in Functions", §17.13 "Subgroup Built-in
+//! Functions"; see [`emit_shuffle`] on the `enable subgroups;` directive) is emitted; naga's own extensions (64-bit and float
+//! atomics) are not WGSL and are not used. So:
+//!
+//! | IR op | WGSL |
+//! | --- | --- |
+//! | add sub min max and or xor exch store on i32/u32 | atomicAdd ... atomicExchange, atomicStore |
+//! | cas, MSL weak form | atomicCompareExchangeWeak (`exchanged` is the success flag) |
+//! | cas, strong forms | not applicable: WGSL only has the weak form, which may fail spuriously |
+//! | inc, dec, predec, bounded forms, 16/64-bit, float | not applicable: no WGSL built-in |
+//!
+//! SIMD-group functions: subgroupShuffle, subgroupShuffleXor, subgroupShuffleUp/Down and
+//! subgroupBroadcast. WGSL requires the delta/mask of the relative shuffles to be uniform and
+//! the broadcast lane to be a const-expression; a uniform MSL argument is emitted as a
+//! const-expression (so the WGSL rule that a constant id/delta/mask outside [0, 128) is a
+//! shader-creation error applies to it). The Metal boundary rule of simd_shuffle_up/down is
+//! added with `select`, as in the SPIR-V route.
+//!
+//! The WGSL rules on shader creation that naga must enforce are checked by
+//! `adapters/wgsl-cases/shader_creation.toml` (test `wgsl_shader_creation`).
+
+use crate::back::vulkan::emit::{Buffer, Dispatch, Features, check_shuffle};
+use crate::plan::{NotApplicable, Plan};
+use crate::shuffle::ShufflePlan;
+use atomcts_reference::ir::{AtomicOp, Compare};
+use atomcts_reference::msl::simd::SimdFunction;
+use atomcts_reference::types::{DataType, Space};
+use std::fmt::Write as _;
+
+fn na<T>(why: impl Into<String>) -> Result<T, NotApplicable> {
+    Err(NotApplicable(why.into()))
+}
+
+/// A WGSL shader and how to dispatch it once compiled.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Shader {
+    /// WGSL source.
+    pub source: String,
+    /// The dispatch, without words until [`compile`] fills them.
+    pub dispatch: Dispatch,
+}
+
+/// Why naga did not produce SPIR-V.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CompileError {
+    /// The WGSL front end or validator rejected the shader (a shader-creation error).
+    Rejected(String),
+    /// The SPIR-V writer failed.
+    Writer(String),
+}
+
+/// Compiles WGSL `source` to SPIR-V 1.3 with naga (all capabilities a Vulkan 1.3 device with
+/// subgroups may have; validation as WGSL demands).
+pub fn compile(source: &str) -> Result<Vec<u32>, CompileError> {
+    use naga::valid::{
+        Capabilities, ShaderStages, SubgroupOperationSet, ValidationFlags, Validator,
+    };
+    let module = naga::front::wgsl::parse_str(source)
+        .map_err(|e| CompileError::Rejected(e.emit_to_string(source)))?;
+    let mut v = Validator::new(ValidationFlags::all(), Capabilities::SUBGROUP);
+    v.subgroup_stages(ShaderStages::COMPUTE);
+    v.subgroup_operations(SubgroupOperationSet::all());
+    let info = v
+        .validate(&module)
+        .map_err(|e| CompileError::Rejected(e.emit_to_string(source)))?;
+    let opts = naga::back::spv::Options {
+        lang_version: (1, 3),
+        ..Default::default()
+    };
+    let pipeline = naga::back::spv::PipelineOptions {
+        shader_stage: naga::ShaderStage::Compute,
+        entry_point: "main".into(),
+    };
+    naga::back::spv::write_vec(&module, &info, &opts, Some(&pipeline))
+        .map_err(|e| CompileError::Writer(e.to_string()))
+}
+
+fn u32_lit(v: u64) -> String {
+    format!("{:#x}u", v as u32)
+}
+
+fn i32_lit(v: u64) -> String {
+    let x = v as u32 as i32;
+    if x == i32::MIN {
+        "(-2147483647i - 1i)".into()
+    } else {
+        format!("{x}i")
+    }
+}
+
+/// Emits the WGSL shader for a memory instruction.
+pub fn emit_atomic(plan: &Plan, mem: Vec<u8>, f: &Features) -> Result<Shader, NotApplicable> {
+    let bitwise = matches!(plan.op, AtomicOp::Exch | AtomicOp::Store)
+        || (plan.op == AtomicOp::Cas && plan.env.compare == Compare::Bitwise);
+    let (t, lit): (&str, fn(u64) -> String) = match plan.ty {
+        DataType::U32 => ("u32", u32_lit),
+        DataType::S32 => ("i32", i32_lit),
+        DataType::F32 if bitwise => ("u32", u32_lit),
+        other => {
+            return na(format!(
+                "{} on {}: WGSL has atomics on i32 and u32 only",
+                plan.op.name(),
+                other.name()
+            ));
+        }
+    };
+    let call = match plan.op {
+        AtomicOp::Add => "atomicAdd",
+        AtomicOp::Sub => "atomicSub",
+        AtomicOp::Min => "atomicMin",
+        AtomicOp::Max => "atomicMax",
+        AtomicOp::And => "atomicAnd",
+        AtomicOp::Or => "atomicOr",
+        AtomicOp::Xor => "atomicXor",
+        AtomicOp::Exch => "atomicExchange",
+        AtomicOp::Store => "atomicStore",
+        AtomicOp::Cas if plan.env.compare != Compare::Bitwise => {
+            return na("cas with a numeric compare (A9): WGSL compares bits");
+        }
+        AtomicOp::Cas if !plan.env.weak => {
+            return na(
+                "a strong compare-exchange: WGSL has only atomicCompareExchangeWeak, which may fail spuriously",
+            );
+        }
+        AtomicOp::Cas => "atomicCompareExchangeWeak",
+        other => {
+            return na(format!(
+                "{}: no WGSL atomic built-in (WGSL has add, sub, max, min, and, or, xor, exchange, compare-exchange-weak, load, store); not emulated",
+                other.name()
+            ));
+        }
+    };
+    let n = plan.items.len();
+    if n == 0 {
+        return na("no enabled access: nothing to dispatch");
+    }
+    if n as u32 > f.max_invocations {
+        return na(format!(
+            "{n} invocations exceed the device's work-group size {}",
+            f.max_invocations
+        ));
+    }
+    let shared = plan.space == Space::Shared;
+    let elems = plan.layout().size / 4;
+    if shared && plan.layout().size > u64::from(f.max_shared_bytes) {
+        return na(format!(
+            "{} bytes of workgroup memory exceed the device's {}",
+            plan.layout().size,
+            f.max_shared_bytes
+        ));
+    }
+    let list = |g: &dyn Fn(&crate::plan::Item) -> String| {
+        plan.items.iter().map(g).collect::<Vec<_>>().join(", ")
+    };
+    let mut s = String::new();
+    let w = &mut s;
+    let _ = writeln!(
+        w,
+        "// atomcts: {} {} on {} memory, {n} invocations in one workgroup",
+        plan.op.name(),
+        plan.ty.name(),
+        plan.space.name()
+    );
+    let mem_ty = if shared {
+        format!("array<{t}>")
+    } else {
+        format!("array<atomic<{t}>>")
+    };
+    let _ = writeln!(
+        w,
+        "@group(0) @binding(0) var<storage, read_write> mem: {mem_ty};"
+    );
+    let _ = writeln!(
+        w,
+        "@group(0) @binding(1) var<storage, read_write> ret: array<{t}>;"
+    );
+    let _ = writeln!(
+        w,
+        "@group(0) @binding(2) var<storage, read_write> ok: array<u32>;"
+    );
+    let _ = writeln!(
+        w,
+        "var<private> IDX: array<u32, {n}> = array<u32, {n}>({});",
+        list(&|i| u32_lit(i.offset / 4))
+    );
+    let _ = writeln!(
+        w,
+        "var<private> SRC0: array<{t}, {n}> = array<{t}, {n}>({});",
+        list(&|i| lit(i.src[0]))
+    );
+    if plan.op == AtomicOp::Cas {
+        let _ = writeln!(
+            w,
+            "var<private> SRC1: array<{t}, {n}> = array<{t}, {n}>({});",
+            list(&|i| lit(i.src[1]))
+        );
+    }
+    if shared {
+        let _ = writeln!(w, "var<workgroup> lm: array<atomic<{t}>, {elems}>;");
+    }
+    let _ = writeln!(w, "@compute @workgroup_size({n})");
+    let _ = writeln!(w, "fn main(@builtin(local_invocation_index) i: u32) {{");
+    let buf = if shared {
+        let _ = writeln!(
+            w,
+            "    for (var j = i; j < {elems}u; j += {n}u) {{ atomicStore(&lm[j], mem[j]); }}"
+        );
+        let _ = writeln!(w, "    workgroupBarrier();");
+        "lm"
+    } else {
+        "mem"
+    };
+    let p = format!("&{buf}[IDX[i]]");
+    match plan.op {
+        AtomicOp::Store => {
+            let _ = writeln!(w, "    {call}({p}, SRC0[i]);");
+            let _ = writeln!(w, "    ret[i] = {};", lit(0));
+            let _ = writeln!(w, "    ok[i] = 1u;");
+        }
+        AtomicOp::Cas => {
+            let _ = writeln!(w, "    let r = {call}({p}, SRC0[i], SRC1[i]);");
+            let _ = writeln!(w, "    ret[i] = r.old_value;");
+            let _ = writeln!(w, "    ok[i] = select(0u, 1u, r.exchanged);");
+        }
+        _ => {
+            let _ = writeln!(w, "    ret[i] = {call}({p}, SRC0[i]);");
+            let _ = writeln!(w, "    ok[i] = 1u;");
+        }
+    }
+    if shared {
+        let _ = writeln!(w, "    workgroupBarrier();");
+        let _ = writeln!(
+            w,
+            "    for (var j = i; j < {elems}u; j += {n}u) {{ mem[j] = atomicLoad(&lm[j]); }}"
+        );
+    }
+    let _ = writeln!(w, "}}");
+    Ok(Shader {
+        source: s,
+        dispatch: Dispatch {
+            words: Vec::new(),
+            local_size: n as u32,
+            subgroup_size: None,
+            buffers: vec![
+                Buffer {
+                    role: "memory",
+                    bytes: mem,
+                },
+                Buffer {
+                    role: "returned values",
+                    bytes: vec![0; n * 4],
+                },
+                Buffer {
+                    role: "compare-exchange success",
+                    bytes: vec![0; n * 4],
+                },
+            ],
+            ret_bytes: 4,
+        },
+    })
+}
+
+/// Emits the WGSL shader for a SIMD-group exchange.
+pub fn emit_shuffle(plan: &ShufflePlan, f: &Features) -> Result<Shader, NotApplicable> {
+    check_shuffle(plan, f)?;
+    if plan.bits == 64 {
+        return na("64-bit data: WGSL has no 64-bit integer type");
+    }
+    let uniform = plan.uniform_arg();
+    let call = match plan.function {
+        SimdFunction::Shuffle => "subgroupShuffle",
+        SimdFunction::ShuffleXor => "subgroupShuffleXor",
+        SimdFunction::ShuffleUp => "subgroupShuffleUp",
+        SimdFunction::ShuffleDown => "subgroupShuffleDown",
+        SimdFunction::Broadcast => "subgroupBroadcast",
+        other => return na(format!("{}: no WGSL subgroup built-in", other.name())),
+    };
+    let relative = !matches!(plan.function, SimdFunction::Shuffle);
+    // WGSL §17.13: the relative shuffles need a uniform delta/mask and subgroupBroadcast a
+    // const-expression lane.
+    let arg = match (relative, uniform) {
+        (true, Some(a)) if a >= 128 => {
+            return na(format!(
+                "{call} with the uniform argument {a}: as a WGSL const-expression outside [0, 128) it is a shader-creation error, so the translation has no valid WGSL for it",
+            ));
+        }
+        (true, Some(a)) => format!("{a}u"),
+        (true, None) => {
+            return na(format!(
+                "{call}: the argument differs between SIMD-groups, and WGSL requires it to be uniform",
+            ));
+        }
+        (false, _) => "ARG[t]".to_string(),
+    };
+    let w_ = plan.width;
+    let threads = plan.threads.len();
+    let list = |g: &dyn Fn(&crate::shuffle::Thread) -> String| {
+        plan.threads.iter().map(g).collect::<Vec<_>>().join(", ")
+    };
+    let mut s = String::new();
+    let w = &mut s;
+    // WGSL §4.1.1 requires `enable subgroups;` before the subgroup built-ins; naga 30 rejects
+    // that directive ("not yet supported") and accepts the built-ins without it (a deviation
+    // recorded in adapters/wgsl-cases/naga.baseline). The shader leaves it out so that naga
+    // compiles the exchange at all.
+    let _ = writeln!(
+        w,
+        "// atomcts: {} at SIMD width {w_}, {threads} invocations",
+        plan.function.name()
+    );
+    let _ = writeln!(
+        w,
+        "@group(0) @binding(0) var<storage, read_write> out: array<u32>;"
+    );
+    let _ = writeln!(
+        w,
+        "var<private> DATA: array<u32, {threads}> = array<u32, {threads}>({});",
+        list(&|x| u32_lit(x.data))
+    );
+    let _ = writeln!(
+        w,
+        "var<private> ARG: array<u32, {threads}> = array<u32, {threads}>({});",
+        list(&|x| format!("{}u", x.arg))
+    );
+    let _ = writeln!(
+        w,
+        "var<private> ACTIVE: array<bool, {threads}> = array<bool, {threads}>({});",
+        list(&|x| x.active.to_string())
+    );
+    let _ = writeln!(
+        w,
+        "var<private> N: array<u32, {threads}> = array<u32, {threads}>({});",
+        list(&|x| format!("{}u", x.n))
+    );
+    let _ = writeln!(w, "@compute @workgroup_size({threads})");
+    let _ = writeln!(
+        w,
+        "fn main(@builtin(subgroup_id) g: u32, @builtin(subgroup_invocation_id) l: u32) {{"
+    );
+    let _ = writeln!(w, "    let t = g * {w_}u + l;");
+    let _ = writeln!(w, "    if (ACTIVE[t]) {{");
+    let _ = writeln!(w, "        let x = DATA[t];");
+    let _ = writeln!(w, "        let a = {arg};");
+    let expr = match plan.function {
+        SimdFunction::ShuffleUp => format!("select(x, {call}(x, {arg}), l >= a)"),
+        SimdFunction::ShuffleDown => format!("select(x, {call}(x, {arg}), l + a < N[t])"),
+        _ => format!("{call}(x, {arg})"),
+    };
+    let _ = writeln!(w, "        out[t] = {expr};");
+    let _ = writeln!(w, "    }}");
+    let _ = writeln!(w, "}}");
+    Ok(Shader {
+        source: s,
+        dispatch: Dispatch {
+            words: Vec::new(),
+            local_size: threads as u32,
+            subgroup_size: Some(w_),
+            buffers: vec![Buffer {
+                role: "results",
+                bytes: vec![0; threads * 4],
+            }],
+            ret_bytes: 4,
+        },
+    })
+}
