@@ -3,7 +3,7 @@
 use anyhow::{Context, Result, bail};
 use atomcts::case::{self, Case, Loaded, corpus_root};
 use atomcts::report::{CorpusId, REPORT_VERSION, Report};
-use atomcts::run::{self, CaseResult, Options};
+use atomcts::run::{self, Options};
 use atomcts::sweep;
 use atomcts_adapters::{Adapter, FastAdapter, ReferenceAdapter, SubprocessAdapter};
 use atomcts_reference::Profile;
@@ -99,6 +99,10 @@ struct RunArgs {
     /// Write the JSON report here (input to `atomcts merge`).
     #[arg(long)]
     json: Option<PathBuf>,
+    /// Write every result here as it comes, one JSON object per line (a run of any size; the
+    /// other reports keep at most 10,000 results and no passes beyond 100,000 cases).
+    #[arg(long)]
+    jsonl: Option<PathBuf>,
     /// Known failures, one case id per line: asserted to still fail.
     #[arg(long)]
     baseline: Option<PathBuf>,
@@ -428,6 +432,15 @@ fn cmd_run(a: RunArgs) -> Result<u8> {
     if let Some(p) = &a.json {
         check_writable(p, "--json")?;
     }
+    let jsonl = a
+        .jsonl
+        .as_ref()
+        .map(|p| {
+            std::fs::File::create(p)
+                .map(|f| (p.display().to_string(), f))
+                .with_context(|| format!("--jsonl {}: cannot write there", p.display()))
+        })
+        .transpose()?;
     let baseline = a.baseline.as_deref().map(read_baseline).transpose()?;
     let generator = (a.generated > 0)
         .then(|| atomcts::generate::Generator::new(a.seed, a.generated, &profile))
@@ -473,26 +486,31 @@ fn cmd_run(a: RunArgs) -> Result<u8> {
         .collect();
     let mut ids_hash = 0u64;
     let mut selected_count = 0usize;
-    let mut results: Vec<CaseResult> = Vec::new();
+    // Results are collected as they come: counts, what the reports need, and every one as a
+    // JSON line (issue 9).
+    let mut collector = atomcts::report::Collector::new(known.clone(), estimate, jsonl);
     // Corpus first, then generated cases chunk by chunk: generated, run, judged, dropped.
     let mut run_chunk = |cases: Vec<Case>| {
-        for c in cases {
+        let mut todo: Vec<&Case> = Vec::new();
+        for c in &cases {
             if known.contains(&c.id) {
                 baseline_hits.insert(c.id.clone());
             }
-            if !selected(&c, &a.filter) {
+            if !selected(c, &a.filter) {
                 continue;
             }
             selected_count += 1;
             ids_hash = ids_hash.wrapping_add(run::stable_hash(&c.id));
-            if !in_shard(&c) {
-                continue;
+            if in_shard(c) {
+                todo.push(c);
             }
-            results.push(run::run_case(&c, adapter.as_mut(), &opts));
+        }
+        run::run_cases(&todo, adapter.as_mut(), &opts, &mut |r| {
+            collector.push(r);
             if let Some(b) = &bar {
                 b.inc(1);
             }
-        }
+        });
     };
     run_chunk(corpus);
     for chunk in generator.into_iter().flatten() {
@@ -501,6 +519,7 @@ fn cmd_run(a: RunArgs) -> Result<u8> {
     if let Some(b) = bar {
         b.finish_and_clear();
     }
+    let (results, omitted, jsonl_written) = collector.finish();
     if let (Some(b), Some(entries)) = (&a.baseline, &baseline) {
         // A baseline entry that names no case is stale or misspelt: an error, never ignored
         // (D22). Checked against every loaded case, whatever the filter or shard.
@@ -513,7 +532,7 @@ fn cmd_run(a: RunArgs) -> Result<u8> {
             }
         }
     }
-    let mut report = Report {
+    let report = Report {
         version: REPORT_VERSION,
         adapter: adapter.name().to_string(),
         profile: profile.name.clone(),
@@ -524,9 +543,10 @@ fn cmd_run(a: RunArgs) -> Result<u8> {
         },
         load_errors,
         results,
+        omitted,
     };
-    report.apply_baseline(&known);
-    let written = write_outputs(&report, &a.junit, &a.json);
+    let written = write_outputs(&report, &a.junit, &a.json)
+        .and(jsonl_written.map_err(|e| anyhow::anyhow!("{e}")));
     print!("{}", report.human(a.verbose));
     written?;
     if selected_count == 0 {

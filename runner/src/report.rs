@@ -38,8 +38,105 @@ pub struct Report {
     pub corpus: CorpusId,
     /// Errors outside any case (files that do not load), as `file:line:col: message`.
     pub load_errors: Vec<String>,
-    /// Per-case results.
+    /// Per-case results: every one, except in a run of more than [`KEEP_PASSES_UP_TO`] cases
+    /// (no passes kept) or beyond [`MAX_KEPT`] results (issue 9): those are counted in
+    /// `omitted` and written only to the JSON-lines report (`--jsonl`).
     pub results: Vec<CaseResult>,
+    /// Results not kept in `results`, counted per `"<dialect> <op>"`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub omitted: BTreeMap<String, Counts>,
+}
+
+/// A run of more cases than this keeps no passing results in memory: they are counted (and
+/// streamed to `--jsonl`), so memory does not grow with the number of cases (issue 9).
+pub const KEEP_PASSES_UP_TO: u64 = 100_000;
+
+/// The most results a run keeps in memory for its text, JSON and JUnit reports; the rest are
+/// counted per op and streamed to `--jsonl`.
+pub const MAX_KEPT: usize = 10_000;
+
+/// Collects a run's results as they come (issue 9): applies the baseline, writes each result
+/// as one JSON line, keeps what the reports need (see [`Report::results`]) and counts the rest.
+pub struct Collector {
+    known: std::collections::BTreeSet<String>,
+    keep_passes: bool,
+    results: Vec<CaseResult>,
+    omitted: BTreeMap<String, Counts>,
+    jsonl: Option<(String, std::io::BufWriter<std::fs::File>)>,
+    jsonl_error: Option<String>,
+}
+
+impl Collector {
+    /// A collector for a run of about `expected` cases, with the baseline's ids, writing JSON
+    /// lines to `jsonl` (its name for messages, and the file).
+    pub fn new(
+        known: std::collections::BTreeSet<String>,
+        expected: u64,
+        jsonl: Option<(String, std::fs::File)>,
+    ) -> Collector {
+        Collector {
+            known,
+            keep_passes: expected <= KEEP_PASSES_UP_TO,
+            results: Vec::new(),
+            omitted: BTreeMap::new(),
+            jsonl: jsonl.map(|(n, f)| (n, std::io::BufWriter::new(f))),
+            jsonl_error: None,
+        }
+    }
+
+    /// Takes one result.
+    pub fn push(&mut self, mut r: CaseResult) {
+        use std::io::Write as _;
+        if self.known.contains(&r.id) {
+            r.status = match r.status {
+                Status::Fail | Status::Undecided => Status::KnownFailure,
+                Status::Pass => Status::BaselinePasses,
+                s => s,
+            };
+        }
+        if let Some((name, w)) = &mut self.jsonl
+            && self.jsonl_error.is_none()
+            && let Err(e) = serde_json::to_writer(&mut *w, &r)
+                .map_err(std::io::Error::other)
+                .and_then(|_| w.write_all(b"\n"))
+        {
+            self.jsonl_error = Some(format!("writing {name}: {e}"));
+        }
+        let keep = (self.keep_passes || r.status != Status::Pass) && self.results.len() < MAX_KEPT;
+        if keep {
+            self.results.push(r);
+        } else {
+            self.omitted
+                .entry(format!("{} {}", r.dialect, r.op))
+                .or_default()
+                .add(r.status);
+        }
+    }
+
+    /// Results kept so far.
+    pub fn kept(&self) -> &[CaseResult] {
+        &self.results
+    }
+
+    /// The kept results and the counts of the others; an error if the JSON lines could not
+    /// all be written.
+    pub fn finish(
+        mut self,
+    ) -> (
+        Vec<CaseResult>,
+        BTreeMap<String, Counts>,
+        Result<(), String>,
+    ) {
+        use std::io::Write as _;
+        if let Some((name, w)) = &mut self.jsonl
+            && self.jsonl_error.is_none()
+            && let Err(e) = w.flush()
+        {
+            self.jsonl_error = Some(format!("writing {name}: {e}"));
+        }
+        let written = self.jsonl_error.map_or(Ok(()), Err);
+        (self.results, self.omitted, written)
+    }
 }
 
 /// Checks that partitions `hash:K/N` cover `1..=N` exactly once: the problems, or an error
@@ -123,7 +220,7 @@ fn finding_line(f: &FindingOut, gap: &str) -> String {
 }
 
 /// Counts per status.
-#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Counts {
     /// Passed.
     pub passed: usize,
@@ -142,7 +239,8 @@ pub struct Counts {
 }
 
 impl Counts {
-    fn add(&mut self, s: Status) {
+    /// Counts one status.
+    pub fn add(&mut self, s: Status) {
         match s {
             Status::Pass => self.passed += 1,
             Status::Fail | Status::Undecided | Status::BaselinePasses => self.failed += 1,
@@ -151,6 +249,21 @@ impl Counts {
             Status::NotApplicable => self.not_applicable += 1,
             Status::KnownFailure => self.known += 1,
         }
+    }
+
+    /// Adds another's counts.
+    pub fn merge(&mut self, o: &Counts) {
+        self.passed += o.passed;
+        self.failed += o.failed;
+        self.errors += o.errors;
+        self.skipped += o.skipped;
+        self.not_applicable += o.not_applicable;
+        self.known += o.known;
+    }
+
+    /// Every count.
+    pub fn total(&self) -> usize {
+        self.passed + self.failed + self.errors + self.skipped + self.not_applicable + self.known
     }
 }
 
@@ -161,8 +274,16 @@ impl Report {
         for r in &self.results {
             c.add(r.status);
         }
+        for o in self.omitted.values() {
+            c.merge(o);
+        }
         c.errors += self.load_errors.len();
         c
+    }
+
+    /// Results, kept or counted.
+    pub fn total(&self) -> usize {
+        self.results.len() + self.omitted.values().map(Counts::total).sum::<usize>()
     }
 
     /// Cases judged: passed, failed, undecided, known failures, stale baseline entries (not
@@ -239,6 +360,9 @@ impl Report {
                 }
             }
             first.results.extend(r.results);
+            for (k, c) in r.omitted {
+                first.omitted.entry(k).or_default().merge(&c);
+            }
         }
         errors.extend(shard_coverage(&shards)?);
         first.results.sort_by(|a, b| a.id.cmp(&b.id));
@@ -250,10 +374,10 @@ impl Report {
                 before - first.results.len()
             ));
         }
-        if first.results.len() < first.corpus.selected {
+        if first.total() < first.corpus.selected {
             errors.push(format!(
                 "{} of the {} selected cases are missing from the merged shards",
-                first.corpus.selected - first.results.len(),
+                first.corpus.selected - first.total(),
                 first.corpus.selected
             ));
         }
@@ -314,6 +438,10 @@ impl Report {
             per.entry((r.dialect.as_str(), r.op.as_str()))
                 .or_default()
                 .add(r.status);
+        }
+        for (k, c) in &self.omitted {
+            let (d, op) = k.split_once(' ').unwrap_or(("?", k));
+            per.entry((d, op)).or_default().merge(c);
         }
         let _ = writeln!(
             s,
@@ -390,7 +518,7 @@ impl Report {
             let _ = writeln!(
                 s,
                 "\nerror: no case was judged ({} results: errors, skipped or not applicable): a run that checks nothing never passes",
-                self.results.len()
+                self.total()
             );
         }
         let _ = writeln!(
@@ -402,8 +530,15 @@ impl Report {
             c.skipped,
             c.known,
             c.not_applicable,
-            self.results.len()
+            self.total()
         );
+        let shown = self.omitted.values().map(|c| c.total()).sum::<usize>();
+        if shown > 0 {
+            let _ = writeln!(
+                s,
+                "({shown} results not listed here: passes of a run of more than {KEEP_PASSES_UP_TO} cases, and results beyond the first {MAX_KEPT}; every result is in the --jsonl report)"
+            );
+        }
         s
     }
 
@@ -454,6 +589,34 @@ impl Report {
         }
         for (_, s) in suites {
             report.add_test_suite(s);
+        }
+        // A huge run's JUnit lists the kept results and summarises the others in one test
+        // case per op (issue 9).
+        if !self.omitted.is_empty() {
+            let mut suite = TestSuite::new("omitted (counted, listed in the --jsonl report)");
+            for (k, c) in &self.omitted {
+                let bad = c.failed + c.errors;
+                let summary = format!(
+                    "{} passed, {} failed, {} errors, {} skipped, {} known, {} not applicable",
+                    c.passed, c.failed, c.errors, c.skipped, c.known, c.not_applicable
+                );
+                let status = if bad > 0 {
+                    let kind = if c.failed > 0 {
+                        NonSuccessKind::Failure
+                    } else {
+                        NonSuccessKind::Error
+                    };
+                    let mut st = TestCaseStatus::non_success(kind);
+                    st.set_message(summary);
+                    st
+                } else {
+                    TestCaseStatus::success()
+                };
+                let mut tc = TestCase::new(safe(k), status);
+                tc.set_classname(k.split(' ').next().unwrap_or("").to_string());
+                suite.add_test_case(tc);
+            }
+            report.add_test_suite(suite);
         }
         report
             .to_string()
