@@ -654,7 +654,10 @@ impl SubprocessAdapter {
     /// deadline, counted from the previous answer (or from sending); a shim that crashes,
     /// hangs or speaks garbage costs the requests in flight, each an adapter error, and is
     /// restarted for the next window.
-    fn run_pipelined(&mut self, requests: &[Request<'_>]) -> Vec<Result<Observation, AdapterError>> {
+    fn run_pipelined(
+        &mut self,
+        requests: &[Request<'_>],
+    ) -> Vec<Result<Observation, AdapterError>> {
         let mut out = Vec::with_capacity(requests.len());
         let mut rest = requests;
         while !rest.is_empty() {
@@ -735,9 +738,7 @@ impl SubprocessAdapter {
         results
             .into_iter()
             .map(|r| {
-                r.unwrap_or_else(|| {
-                    Err(self.err(AdapterErrorKind::Protocol("no answer".into())))
-                })
+                r.unwrap_or_else(|| Err(self.err(AdapterErrorKind::Protocol("no answer".into()))))
             })
             .collect()
     }

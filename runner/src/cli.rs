@@ -45,6 +45,43 @@ enum Command {
     Sweep(SweepArgs),
     /// Turn a fuzz artifact into a regression case in the corpus format.
     Regress(RegressArgs),
+    /// Differential fuzzing of an adapter: generated cases judged against the reference (or
+    /// compared with a second adapter); failures shrunk and written as corpus cases.
+    Fuzz(FuzzArgs),
+}
+
+#[derive(Args)]
+struct FuzzArgs {
+    /// The adapter under test (as for `run`).
+    #[arg(long)]
+    adapter: String,
+    /// A second adapter: a finding is a case the two are judged differently on.
+    #[arg(long)]
+    against: Option<String>,
+    /// Stop after N cases (default: no limit).
+    #[arg(long)]
+    cases: Option<u64>,
+    /// Stop after S seconds (default: no limit). Without --cases or --time, fuzzing runs until
+    /// interrupted; findings are written as they are found.
+    #[arg(long)]
+    time: Option<f64>,
+    /// Seed of the case stream.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    #[command(flatten)]
+    profile: ProfileArgs,
+    /// Where shrunk failing cases are written (one TOML file per signature).
+    #[arg(long, default_value = "target/fuzz-findings")]
+    out: PathBuf,
+    /// Per-case deadline for `cmd:` adapters, in milliseconds.
+    #[arg(long, default_value_t = DEFAULT_ADAPTER_TIMEOUT_MS)]
+    adapter_timeout_ms: u64,
+    /// Race-checker budget in expanded states per address.
+    #[arg(long, default_value_t = atomcts_reference::race::DEFAULT_BUDGET)]
+    race_budget: u64,
+    /// No progress bar.
+    #[arg(long)]
+    no_progress: bool,
 }
 
 #[derive(Args, Clone)]
@@ -293,6 +330,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Merge(a) => cmd_merge(a),
         Command::Sweep(a) => cmd_sweep(a),
         Command::Regress(a) => cmd_regress(a),
+        Command::Fuzz(a) => cmd_fuzz(a),
     }
 }
 
@@ -997,4 +1035,92 @@ fn cmd_regress(a: RegressArgs) -> Result<u8> {
         }
     }
     Ok(0)
+}
+
+fn cmd_fuzz(a: FuzzArgs) -> Result<u8> {
+    use atomcts::fuzz::{FuzzOptions, fuzz, summary_text};
+    let profile = a.profile.profile()?;
+    if a.time.is_some_and(|t| !(t.is_finite() && t >= 0.0)) {
+        bail!("--time: expected a number of seconds");
+    }
+    let mut under_test = adapter(&a.adapter, a.adapter_timeout_ms)?;
+    let mut other = a
+        .against
+        .as_deref()
+        .map(|b| adapter(b, a.adapter_timeout_ms))
+        .transpose()?;
+    let mut repro = format!(" --profile {}", run::shell_quote(&a.profile.profile));
+    repro.push_str(&format!(" --adapter {}", run::shell_quote(&a.adapter)));
+    for set in &a.profile.set {
+        repro.push_str(&format!(" --set {}", run::shell_quote(set)));
+    }
+    let command: Vec<String> = std::env::args().map(|w| run::shell_quote(&w)).collect();
+    let opts = FuzzOptions {
+        seed: a.seed,
+        cases: a.cases,
+        time: a.time.map(std::time::Duration::from_secs_f64),
+        out: a.out.clone(),
+        repro_args: repro,
+        command: command.join(" "),
+    };
+    let run_opts = Options {
+        profile: profile.clone(),
+        race_budget: a.race_budget,
+        cases_arg: String::new(),
+        adapter_arg: String::new(),
+    };
+    let show = !a.no_progress && std::io::stderr().is_terminal();
+    let bar = show.then(|| {
+        let b = match a.cases {
+            Some(n) => indicatif::ProgressBar::new(n),
+            None => indicatif::ProgressBar::new_spinner(),
+        };
+        b.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{bar:30} {pos} cases {per_sec} {elapsed_precise} eta {eta} {msg}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        b
+    });
+    eprintln!(
+        "fuzzing {}{} under profile {} (seed {}), findings to {}",
+        under_test.name(),
+        other
+            .as_ref()
+            .map_or(String::new(), |b| format!(" against {}", b.name())),
+        profile.name,
+        a.seed,
+        a.out.display()
+    );
+    let summary = fuzz(
+        under_test.as_mut(),
+        match &mut other {
+            Some(b) => Some(&mut **b),
+            None => None,
+        },
+        &run_opts,
+        &opts,
+        &mut |s| {
+            if let Some(b) = &bar {
+                b.set_position(s.cases);
+                b.set_message(format!(
+                    "{} failing, {} signatures",
+                    s.failing,
+                    s.signatures.len()
+                ));
+            }
+        },
+    );
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    print!("{}", summary_text(&summary));
+    Ok(if !summary.errors.is_empty() {
+        2
+    } else if summary.failing > 0 {
+        1
+    } else {
+        0
+    })
 }

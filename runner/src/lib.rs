@@ -8,6 +8,7 @@
 
 pub mod build;
 pub mod case;
+pub mod fuzz;
 pub mod generate;
 pub mod oracles;
 pub mod report;
