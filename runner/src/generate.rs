@@ -606,10 +606,8 @@ pub fn expect_table(gc: &GenCase, profile: &Profile) -> Result<Table, String> {
 }
 
 /// Entries of a table as the loader makes them, every one at `pos`.
-fn entries_of(t: &Table, pos: &Pos) -> Entries {
-    t.iter()
-        .map(|(k, v)| (k.clone(), v.clone(), pos.clone()))
-        .collect()
+fn entries_of(t: Table, pos: &Pos) -> Entries {
+    t.into_iter().map(|(k, v)| (k, v, pos.clone())).collect()
 }
 
 impl GenCase {
@@ -618,6 +616,11 @@ impl GenCase {
     /// (sorted) order. There is no text, so every position is `file:0:0`; a message about a
     /// generated case names its id, and its reproduce line regenerates it.
     pub fn to_case(&self, id: String, file: &Path, cite: String, expect: Option<Table>) -> Case {
+        self.clone().into_case(id, file, cite, expect)
+    }
+
+    /// [`GenCase::to_case`], without copying the state.
+    pub fn into_case(self, id: String, file: &Path, cite: String, expect: Option<Table>) -> Case {
         let pos = Pos {
             file: file.to_path_buf(),
             line: 0,
@@ -627,12 +630,12 @@ impl GenCase {
             id,
             file: file.to_path_buf(),
             dialect: self.dialect,
-            asm: self.asm.clone(),
+            asm: self.asm,
             asm_pos: pos.clone(),
             cite,
             lanes: self.lanes,
-            given: entries_of(&self.given, &pos),
-            expect: expect.map(|t| (entries_of(&t, &pos), pos.clone())),
+            given: entries_of(self.given, &pos),
+            expect: expect.map(|t| (entries_of(t, &pos), pos.clone())),
             requires: vec![],
             where_: BTreeMap::new(),
             tags: vec![],
@@ -953,8 +956,11 @@ pub struct GenError {
 /// hours on the fast path.
 pub const MAX_GENERATED: u64 = 1_000_000_000;
 
-/// Cases generated at a time.
+/// Cases per file that `atomcts gen` writes.
 pub const CHUNK: u64 = 5_000;
+
+/// Cases the [`Generator`] yields at a time (the memory one chunk of a streamed run holds).
+pub const RUN_CHUNK: usize = 512;
 
 /// A stream of generated cases: the same cases, in chunks, as [`generate`] makes at once.
 pub struct Generator {
@@ -1035,7 +1041,7 @@ impl Generator {
         };
         let file = format!("generated/seed{seed}/{}.toml", gc.dialect.name());
         let id = format!("generated/seed{seed}/{}::{name}", gc.dialect.name());
-        Some(Ok(gc.to_case(
+        Some(Ok(gc.into_case(
             id,
             Path::new(&file),
             self.cite.clone(),
@@ -1052,10 +1058,10 @@ impl Generator {
 impl Iterator for Generator {
     type Item = Result<Vec<Case>, GenError>;
 
-    /// The next chunk of at most [`CHUNK`] cases, in the order they are generated.
+    /// The next chunk of at most [`RUN_CHUNK`] cases, in the order they are generated.
     fn next(&mut self) -> Option<Self::Item> {
         let mut out = Vec::new();
-        while (out.len() as u64) < CHUNK {
+        while out.len() < RUN_CHUNK {
             match self.next_case() {
                 None => break,
                 Some(Ok(c)) => out.push(c),

@@ -47,12 +47,13 @@ pub struct Report {
     pub omitted: BTreeMap<String, Counts>,
 }
 
-/// A run of more cases than this keeps no passing results in memory: they are counted (and
-/// streamed to `--jsonl`), so memory does not grow with the number of cases (issue 9).
-pub const KEEP_PASSES_UP_TO: u64 = 100_000;
+/// A run of at most this many cases keeps every result for its reports. A larger one keeps no
+/// passing results and at most [`MAX_KEPT`] others: the rest are counted per op (and streamed
+/// to `--jsonl`), so memory does not grow with the number of cases (issue 9).
+pub const KEEP_PASSES_UP_TO: u64 = 20_000;
 
-/// The most results a run keeps in memory for its text, JSON and JUnit reports; the rest are
-/// counted per op and streamed to `--jsonl`.
+/// The most results other than passes a run of more than [`KEEP_PASSES_UP_TO`] cases keeps in
+/// memory for its text, JSON and JUnit reports.
 pub const MAX_KEPT: usize = 10_000;
 
 /// Collects a run's results as they come (issue 9): applies the baseline, writes each result
@@ -102,7 +103,7 @@ impl Collector {
         {
             self.jsonl_error = Some(format!("writing {name}: {e}"));
         }
-        let keep = (self.keep_passes || r.status != Status::Pass) && self.results.len() < MAX_KEPT;
+        let keep = self.keep_passes || (r.status != Status::Pass && self.results.len() < MAX_KEPT);
         if keep {
             self.results.push(r);
         } else {
@@ -536,7 +537,7 @@ impl Report {
         if shown > 0 {
             let _ = writeln!(
                 s,
-                "({shown} results not listed here: passes of a run of more than {KEEP_PASSES_UP_TO} cases, and results beyond the first {MAX_KEPT}; every result is in the --jsonl report)"
+                "({shown} results not listed here: in a run of more than {KEEP_PASSES_UP_TO} cases, passes, and other results beyond the first {MAX_KEPT}; every result is in the --jsonl report)"
             );
         }
         s
