@@ -75,7 +75,7 @@ fn every_result_is_a_json_line_and_the_totals_agree() {
         .collect();
     assert_eq!(lines.len(), 300);
     assert!(lines.iter().all(|l| l["status"] == "pass"));
-    let ids: std::collections::BTreeSet<_> = lines.iter().map(|l| l["id"].clone()).collect();
+    let ids: std::collections::BTreeSet<_> = lines.iter().map(|l| l["id"].to_string()).collect();
     assert_eq!(ids.len(), 300);
     // A run this small keeps every result in the JSON report too, and omits nothing.
     let report: serde_json::Value =
