@@ -844,7 +844,7 @@ fn hex_bytes(data: &[u8]) -> String {
 
 fn bytes_of_hex(hex: &str) -> Result<Vec<u8>, String> {
     let digit = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
-    if hex.len() % 2 != 0 {
+    if !hex.len().is_multiple_of(2) {
         return Err("memory bytes must be pairs of hex digits".into());
     }
     if hex.len() as u64 / 2 > atomcts_reference::memory::MAX_BYTES {

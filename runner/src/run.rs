@@ -258,7 +258,7 @@ pub fn repro_line(case: &Case, opts: &Options) -> String {
 /// Runs one case.
 pub fn run_case(case: &Case, adapter: &mut dyn Adapter, opts: &Options) -> CaseResult {
     match prepare(case, &*adapter, opts) {
-        Step::Done(r) => r,
+        Step::Done(r) => *r,
         Step::Ready(p) => {
             let observation = adapter.run(&p.request(opts));
             finish(p, observation, &*adapter, opts)
@@ -293,14 +293,14 @@ impl Prepared<'_> {
 /// What [`prepare`] decided.
 pub enum Step<'c> {
     /// The case ended without the adapter (not applicable, skipped, an input error).
-    Done(CaseResult),
+    Done(Box<CaseResult>),
     /// The case is ready to send.
     Ready(Box<Prepared<'c>>),
 }
 
 /// Everything of [`run_case`] before the adapter runs.
 pub fn prepare<'c>(case: &'c Case, adapter: &dyn Adapter, opts: &Options) -> Step<'c> {
-    use Step::Done;
+    let done = |r: CaseResult| Step::Done(Box::new(r));
     let mut r = base_result(case, opts);
     let profile = &opts.profile;
     for (k, o) in &case.where_ {
@@ -311,7 +311,7 @@ pub fn prepare<'c>(case: &'c Case, adapter: &dyn Adapter, opts: &Options) -> Ste
                 profile.name,
                 picked.unwrap_or("?")
             );
-            return Done(not_applicable(r, "where", why));
+            return done(not_applicable(r, "where", why));
         }
     }
     // A semantic-level implementation decides from the lowered IR and what its device reports
@@ -329,11 +329,11 @@ pub fn prepare<'c>(case: &'c Case, adapter: &dyn Adapter, opts: &Options) -> Ste
             observed: String::new(),
             note: format!("adapter {} lacks {cap}", adapter.name()),
         });
-        return Done(r);
+        return done(r);
     }
     let state = match build_state(case) {
         Ok(s) => s,
-        Err(e) => return Done(error_result(case, opts, e.to_string())),
+        Err(e) => return done(error_result(case, opts, e.to_string())),
     };
     // The expectation for this profile.
     let (entries, at) = match (&case.probe, &case.expect) {
@@ -343,32 +343,32 @@ pub fn prepare<'c>(case: &'c Case, adapter: &dyn Adapter, opts: &Options) -> Ste
                 Some((_, e, p)) => (e.clone(), p.clone()),
                 None => {
                     let why = format!("the probe has no expectation for {knob} = {picked}");
-                    return Done(not_applicable(r, "probe", why));
+                    return done(not_applicable(r, "probe", why));
                 }
             }
         }
         (None, Some((e, p))) => (e.clone(), p.clone()),
-        (None, None) => return Done(error_result(case, opts, "no expectation".into())),
+        (None, None) => return done(error_result(case, opts, "no expectation".into())),
     };
     let expectation = match build_expectation(case, &state, &entries, &at) {
         Ok(e) => e,
-        Err(e) => return Done(error_result(case, opts, e.to_string())),
+        Err(e) => return done(error_result(case, opts, e.to_string())),
     };
     if adapter.level() == Level::Semantic
         && let Some(why) = semantic_not_applicable(&expectation)
     {
-        return Done(not_applicable(r, "level", why));
+        return done(not_applicable(r, "level", why));
     }
     // The reference's answer (for input errors and the race-aware cross-check).
     let reference = match program::run(case.dialect, &case.asm, &state, profile) {
         Ok(run) => run,
-        Err(e) => return Done(error_result(case, opts, format!("reference model: {e}"))),
+        Err(e) => return done(error_result(case, opts, format!("reference model: {e}"))),
     };
     if let Outcome::Invalid(rej) = &reference.outcome {
         let unparsable = matches!(rej.reason, Reason::Syntax | Reason::UnknownOperation);
         if unparsable && !matches!(expectation, Expectation::Invalid(_)) {
             let col = case.asm_pos.col + 1 + rej.column.unwrap_or(0);
-            return Done(error_result(
+            return done(error_result(
                 case,
                 opts,
                 format!(
@@ -535,7 +535,7 @@ pub fn run_cases(
         drop(requests);
         for step in steps {
             match step {
-                Step::Done(r) => out(r),
+                Step::Done(r) => out(*r),
                 Step::Ready(p) => {
                     let answer = answers.next().unwrap_or_else(|| {
                         Err(atomcts_adapters::AdapterError {
