@@ -50,7 +50,10 @@ fn main() {
     }
     let oracle = t.elapsed().as_secs_f64();
     let t = Instant::now();
-    let direct = decoded.iter().filter(|i| load_state(&i.case).is_ok()).count();
+    let direct = decoded
+        .iter()
+        .filter(|i| load_state(&i.case).is_ok())
+        .count();
     let direct_s = t.elapsed().as_secs_f64();
     let t = Instant::now();
     let via_text = decoded

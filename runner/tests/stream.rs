@@ -232,3 +232,33 @@ fn fuzz_without_a_bug_finds_nothing() {
     assert!(t.contains("0 failing, 0 distinct"), "{t}");
     assert_eq!(std::fs::read_dir(&d).unwrap().count(), 0);
 }
+
+/// `--against`: the buggy shim and the reference are judged differently on the planted bug's
+/// cases, and only there.
+#[test]
+fn fuzz_against_a_second_adapter_reports_where_they_differ() {
+    let d = tmp("fuzz-against");
+    let shim = format!("cmd:python3 {ROOT}/adapters/shims/mini_sass.py");
+    let o = atomcts(
+        &[
+            "fuzz",
+            "--no-progress",
+            "--adapter",
+            &shim,
+            "--against",
+            "reference",
+            "--cases",
+            "1500",
+            "--out",
+            d.to_str().unwrap(),
+        ],
+        &[("MINI_SASS_BUG", "inc")],
+    );
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(t.contains("1 distinct signature"), "{t}");
+    assert!(
+        t.contains("sass ATOM.INC: A sass ATOM.INC fail global / B pass"),
+        "{t}"
+    );
+}
