@@ -624,3 +624,90 @@ impl Report {
             .unwrap_or_else(|e| format!("<!-- junit serialization failed: {e} -->"))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(i: usize, status: Status) -> CaseResult {
+        CaseResult {
+            id: format!("generated/seed1/sass::gen_1_{i}"),
+            dialect: "sass".into(),
+            op: "ATOM.ADD".into(),
+            asm: "ATOM.ADD.U32 R0, [R2], R4".into(),
+            at: String::new(),
+            cite: String::new(),
+            status,
+            findings: vec![],
+            probe: None,
+            repro: String::new(),
+            program: None,
+        }
+    }
+
+    /// A huge run keeps failures only (capped), counts the rest per op, writes every result
+    /// as a JSON line, and its totals, exit code and merge count every case once.
+    #[test]
+    fn a_huge_run_keeps_failures_and_counts_the_rest() {
+        let dir = std::env::temp_dir().join(format!("atomcts-collector-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("r.jsonl");
+        let file = std::fs::File::create(&path).unwrap();
+        let n = KEEP_PASSES_UP_TO as usize + 500;
+        let known = ["generated/seed1/sass::gen_1_7".to_string()].into();
+        let mut c = Collector::new(known, n as u64, Some(("r.jsonl".into(), file)));
+        for i in 0..n {
+            c.push(result(
+                i,
+                if i % 1000 == 7 {
+                    Status::Fail
+                } else {
+                    Status::Pass
+                },
+            ));
+        }
+        let (results, omitted, written) = c.finish();
+        written.unwrap();
+        let fails = n.div_ceil(1000);
+        assert_eq!(results.len(), fails);
+        assert!(results.iter().all(|r| r.status != Status::Pass));
+        // The baseline applied as results came: case 7 is a known failure.
+        assert_eq!(results[0].status, Status::KnownFailure);
+        let report = Report {
+            version: REPORT_VERSION,
+            adapter: "fast".into(),
+            profile: "default".into(),
+            partition: None,
+            corpus: CorpusId::default(),
+            load_errors: vec![],
+            results,
+            omitted,
+        };
+        let counts = report.counts();
+        assert_eq!(report.total(), n);
+        assert_eq!(
+            (counts.passed, counts.failed, counts.known),
+            (n - fails, fails - 1, 1)
+        );
+        assert_eq!(report.exit_code(), 1);
+        assert!(report.human(false).contains(&format!("({n} cases)")));
+        assert!(report.junit().contains("omitted (counted"));
+        let lines = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(lines.lines().count(), n);
+        let merged = Report::merge(vec![report]).unwrap();
+        assert_eq!(merged.total(), n);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A small run keeps every result, passes included.
+    #[test]
+    fn a_small_run_keeps_every_result() {
+        let mut c = Collector::new(Default::default(), 100, None);
+        for i in 0..100 {
+            c.push(result(i, Status::Pass));
+        }
+        let (results, omitted, _) = c.finish();
+        assert_eq!(results.len(), 100);
+        assert!(omitted.is_empty());
+    }
+}
