@@ -3,7 +3,9 @@
 //! deadlines that cover writing the request as well as reading the answer, crash isolation (a
 //! shim that dies, hangs or speaks garbage costs only the case in flight and is restarted for
 //! the next), every shim in its own process group (stopped as a whole, orphans included), and a
-//! circuit breaker after [`MAX_CONSECUTIVE_FAILURES`] failures in a row.
+//! circuit breaker after [`MAX_CONSECUTIVE_FAILURES`] failures in a row. A shim that offers a
+//! `window` in its handshake is pipelined (issue 9): up to [`MAX_WINDOW`] requests in flight,
+//! answered in order, through [`Adapter::run_batch`].
 
 use crate::{Adapter, AdapterError, AdapterErrorKind, Level, Observation, Request};
 use atomcts_reference::outcome::FaultClass;

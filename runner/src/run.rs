@@ -6,7 +6,6 @@ use crate::build::{Expectation, build_expectation, build_state};
 use crate::case::Case;
 use crate::verify::{self, Finding};
 use atomcts_adapters::{Adapter, Level, Observation, Request};
-
 use atomcts_reference::check::{Judgement, judge};
 use atomcts_reference::outcome::Outcome;
 use atomcts_reference::program::{self, Dialect};
