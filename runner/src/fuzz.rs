@@ -151,22 +151,27 @@ fn judge_case(
 ) -> Result<Verdict, String> {
     let case = case_of(gc, id, opts)?;
     let ra = run_case(&case, a, opts);
-    let Some(b) = b else {
+    let rb = b.map(|b| run_case(&case, b, opts));
+    Ok(verdict(ra, rb))
+}
+
+/// The verdict on A's result (and B's, for the differential).
+fn verdict(ra: CaseResult, rb: Option<CaseResult>) -> Verdict {
+    let Some(rb) = rb else {
         let judged = matches!(ra.status, Status::Pass | Status::Fail);
-        return Ok(Verdict {
+        return Verdict {
             signature: signature(&ra),
             judged,
             result: ra,
-        });
+        };
     };
-    let rb = run_case(&case, b, opts);
     let comparable = |s: Status| matches!(s, Status::Pass | Status::Fail | Status::Error);
     if !comparable(ra.status) || !comparable(rb.status) {
-        return Ok(Verdict {
+        return Verdict {
             signature: None,
             judged: false,
             result: ra,
-        });
+        };
     }
     // The differential: the two implementations are judged the same way by the reference,
     // or this is a finding about one of them.
@@ -189,11 +194,19 @@ fn judge_case(
             side(&rb)
         )
     });
-    Ok(Verdict {
+    Verdict {
         signature,
         judged: true,
         result: ra,
-    })
+    }
+}
+
+/// Runs `cases` on `a`, pipelined when it has a window; one result per case, in order.
+fn run_all(cases: &[Case], a: &mut dyn Adapter, opts: &Options) -> Vec<CaseResult> {
+    let refs: Vec<&Case> = cases.iter().collect();
+    let mut out = Vec::with_capacity(cases.len());
+    crate::run::run_cases(&refs, a, opts, &mut |r| out.push(r));
+    out
 }
 
 /// Fuzzes `a` (against `b` if given) under `run_opts`; `progress` is called after every case
@@ -209,71 +222,111 @@ pub fn fuzz(
     let mut rng = ChaCha8Rng::seed_from_u64(opts.seed);
     let mut s = Summary::default();
     let mut by_key: BTreeMap<String, usize> = BTreeMap::new();
+    // Cases go to the adapters a window at a time (pipelined shims); findings are shrunk one
+    // case at a time.
+    let window = |x: &dyn Adapter| x.window().max(1) as u64;
+    let batch = window(&*a).max(reborrow(&mut b).map_or(1, |b| window(&*b)));
     loop {
         if opts.cases.is_some_and(|n| s.cases >= n) || opts.time.is_some_and(|t| t0.elapsed() >= t)
         {
             break;
         }
-        let k = s.cases;
-        s.cases += 1;
-        let gc = gen_case(&mut rng);
-        let id = format!("fuzz/seed{}::case_{k}", opts.seed);
-        let v = match judge_case(&gc, &id, a, reborrow(&mut b), run_opts) {
-            Ok(v) => v,
-            Err(e) => {
-                s.errors.push(format!("case {k} ({}): {e}", gc.asm));
-                progress(&s);
-                continue;
-            }
-        };
-        if v.judged {
-            s.judged += 1;
-        } else {
-            s.not_judged += 1;
-        }
-        if let Some(key) = v.signature {
-            s.failing += 1;
-            match by_key.get(&key) {
-                Some(&i) => s.signatures[i].count += 1,
-                None => {
-                    let (small, runs) = shrink(&gc, &key, &id, a, reborrow(&mut b), run_opts);
-                    let written = write_finding(&small, &key, k, opts, run_opts);
-                    let mut example = small.asm.clone();
-                    if let Ok(Verdict { result, .. }) =
-                        judge_case(&small, &id, a, reborrow(&mut b), run_opts)
-                        && let Some(f) = result.findings.first()
-                    {
-                        let _ = write!(
-                            example,
-                            "  [{}: expected {}, observed {} {}]",
-                            f.location, f.expected, f.observed, f.note
-                        );
-                    }
-                    let file = match written {
-                        Ok(p) => Some(p),
-                        Err(e) => {
-                            s.errors.push(e);
-                            None
-                        }
-                    };
-                    by_key.insert(key.clone(), s.signatures.len());
-                    s.signatures.push(Signature {
-                        key,
-                        count: 1,
-                        first: k,
-                        file,
-                        example,
-                        shrink_runs: runs,
-                    });
+        let n = opts.cases.map_or(batch, |c| batch.min(c - s.cases));
+        let mut gcs = Vec::new();
+        let mut cases = Vec::new();
+        for _ in 0..n {
+            let k = s.cases;
+            s.cases += 1;
+            let gc = gen_case(&mut rng);
+            let id = format!("fuzz/seed{}::case_{k}", opts.seed);
+            match case_of(&gc, &id, run_opts) {
+                Ok(c) => {
+                    cases.push(c);
+                    gcs.push((k, gc, id));
                 }
+                Err(e) => s.errors.push(format!("case {k} ({}): {e}", gc.asm)),
             }
         }
-        let _ = v.result;
-        s.elapsed = t0.elapsed();
-        progress(&s);
+        let ra = run_all(&cases, a, run_opts);
+        let mut rb = reborrow(&mut b).map(|b| run_all(&cases, b, run_opts).into_iter());
+        for ((k, gc, id), ra) in gcs.into_iter().zip(ra) {
+            let v = verdict(ra, rb.as_mut().and_then(Iterator::next));
+            self::record(
+                &mut s,
+                &mut by_key,
+                v,
+                k,
+                &gc,
+                &id,
+                a,
+                reborrow(&mut b),
+                run_opts,
+                opts,
+            );
+            s.elapsed = t0.elapsed();
+            progress(&s);
+        }
     }
     s.elapsed = t0.elapsed();
     s
+}
+
+/// Counts one verdict; the first case of a new signature is shrunk and written.
+#[allow(clippy::too_many_arguments)]
+fn record(
+    s: &mut Summary,
+    by_key: &mut BTreeMap<String, usize>,
+    v: Verdict,
+    k: u64,
+    gc: &GenCase,
+    id: &str,
+    a: &mut dyn Adapter,
+    mut b: Option<&mut dyn Adapter>,
+    run_opts: &Options,
+    opts: &FuzzOptions,
+) {
+    if v.judged {
+        s.judged += 1;
+    } else {
+        s.not_judged += 1;
+    }
+    if let Some(key) = v.signature {
+        s.failing += 1;
+        match by_key.get(&key) {
+            Some(&i) => s.signatures[i].count += 1,
+            None => {
+                let (small, runs) = shrink(gc, &key, id, a, reborrow(&mut b), run_opts);
+                let written = write_finding(&small, &key, k, opts, run_opts);
+                let mut example = small.asm.clone();
+                if let Ok(Verdict { result, .. }) =
+                    judge_case(&small, id, a, reborrow(&mut b), run_opts)
+                    && let Some(f) = result.findings.first()
+                {
+                    let _ = write!(
+                        example,
+                        "  [{}: expected {}, observed {} {}]",
+                        f.location, f.expected, f.observed, f.note
+                    );
+                }
+                let file = match written {
+                    Ok(p) => Some(p),
+                    Err(e) => {
+                        s.errors.push(e);
+                        None
+                    }
+                };
+                by_key.insert(key.clone(), s.signatures.len());
+                s.signatures.push(Signature {
+                    key,
+                    count: 1,
+                    first: k,
+                    file,
+                    example,
+                    shrink_runs: runs,
+                });
+            }
+        }
+    }
 }
 
 // ---- shrinking -----------------------------------------------------------------------------

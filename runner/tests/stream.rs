@@ -233,8 +233,8 @@ fn fuzz_without_a_bug_finds_nothing() {
     assert_eq!(std::fs::read_dir(&d).unwrap().count(), 0);
 }
 
-/// `--against`: the buggy shim and the reference are judged differently on the planted bug's
-/// cases, and only there.
+/// `--against`: the buggy shim (pipelined) and the reference are judged differently on the
+/// planted bug's cases, and only there.
 #[test]
 fn fuzz_against_a_second_adapter_reports_where_they_differ() {
     let d = tmp("fuzz-against");
@@ -252,10 +252,12 @@ fn fuzz_against_a_second_adapter_reports_where_they_differ() {
             "--out",
             d.to_str().unwrap(),
         ],
-        &[("MINI_SASS_BUG", "inc")],
+        // Pipelined: cases go to the shim 16 at a time.
+        &[("MINI_SASS_BUG", "inc"), ("MINI_SASS_WINDOW", "16")],
     );
     let t = text(&o);
     assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(t.contains("1500 cases"), "{t}");
     assert!(t.contains("1 distinct signature"), "{t}");
     assert!(
         t.contains("sass ATOM.INC: A sass ATOM.INC fail global / B pass"),
