@@ -2,13 +2,14 @@
 """A minimal semantic-level shim (adapters/PROTOCOL.md, version 2): it reads the lowered IR and
 answers the final memory and each access's returned value (`accesses`), applying integer
 add/sub/and/or/xor/exch itself, in program order. An example of the version 2 protocol and
-its test double (runner/tests/protocol2.rs); everything else is `not_applicable`.
+its test double (runner/tests/protocol2.rs); everything else is `not_applicable`. The protocol
+(handshake, ids, errors, pipelining) is atomcts_shim.py's.
 
 MINI_IR_BUG=xor_as_or plants a bug (xor computed as or) so tests can check it is caught.
 """
-import json
 import os
-import sys
+
+import atomcts_shim
 
 BUG = os.environ.get("MINI_IR_BUG", "")
 WIDTH = {"u32": 4, "s32": 4, "u64": 8, "s64": 8}
@@ -44,15 +45,4 @@ def run(req):
     return {"outcome": "accesses", "memory": mem, "returned": returned}
 
 
-for line in sys.stdin:
-    req = json.loads(line)
-    if req.get("type") == "hello":
-        ans = {"type": "hello", "protocol": "atomcts-adapter", "version": 2, "level": "semantic",
-               "name": "mini-ir", "capabilities": ["u64_atomics"]}
-    else:
-        try:
-            ans = run(req)
-        except Exception as e:
-            ans = {"outcome": "error", "why": "%s: %s" % (type(e).__name__, e)}
-        ans["id"] = req["id"]
-    print(json.dumps(ans), flush=True)
+atomcts_shim.serve(run, name="mini-ir", level="semantic")

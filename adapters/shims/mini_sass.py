@@ -8,13 +8,15 @@ dependencies, written from the SASS ATOM document's formulas, and deliberately l
 - misaligned and unallocated addresses fault; everything else answers `unsupported`.
 
 Set MINI_SASS_BUG=inc to make INC wrap at the bound + 1 (an off-by-one that the corpus catches),
-MINI_SASS_BUG=crash / hang / garbage to exercise the runner's crash isolation.
+MINI_SASS_BUG=crash / hang / garbage to exercise the runner's crash isolation. The protocol
+itself is atomcts_shim.py's.
 """
-import json
 import os
 import re
 import sys
 import time
+
+import atomcts_shim
 
 BUG = os.environ.get("MINI_SASS_BUG", "")
 LINE = re.compile(
@@ -41,6 +43,12 @@ def run(req):
     op, size, rd, ra, sign, imm, rb, rc = m.groups()
     signed = size == "S32"
     st = req["state"]
+    # The ATOM table has no signed INC/DEC (found by `atomcts fuzz`).
+    if signed and op in ("INC", "DEC"):
+        return {"outcome": "invalid", "reason": "unsupported_type"}
+    # Generic addresses may fall in the shared or local window: only global memory is known.
+    if st.get("shared_window") or st.get("local_window"):
+        return {"outcome": "unsupported", "why": "mini_sass has no shared or local windows"}
     mem = {}
     for rng in st["memory"]["global"]:
         base = int(rng["base"], 16)
@@ -98,22 +106,20 @@ def run(req):
     return {"outcome": "completed", "state": st}
 
 
+def handle(req):
+    if BUG == "crash":
+        sys.exit(3)
+    if BUG == "hang":
+        time.sleep(3600)
+    if BUG == "garbage":
+        return atomcts_shim.Raw("this is not json")
+    return run(req)
+
+
 def main():
-    for line in sys.stdin:
-        req = json.loads(line)
-        if req.get("type") == "hello":
-            ans = {"type": "hello", "protocol": "atomcts-adapter", "version": 1, "name": "mini-sass", "capabilities": []}
-        else:
-            if BUG == "crash":
-                sys.exit(3)
-            if BUG == "hang":
-                time.sleep(3600)
-            if BUG == "garbage":
-                print("this is not json", flush=True)
-                continue
-            ans = run(req)
-            ans["id"] = req["id"]
-        print(json.dumps(ans), flush=True)
+    # MINI_SASS_WINDOW=N offers N requests in flight (pipelining); by default one at a time.
+    window = int(os.environ.get("MINI_SASS_WINDOW", "1"))
+    atomcts_shim.serve(handle, name="mini-sass", version=1, window=window)
 
 
 if __name__ == "__main__":

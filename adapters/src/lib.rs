@@ -204,6 +204,16 @@ pub trait Adapter {
             )),
         })
     }
+    /// How many requests [`Adapter::run_batch`] keeps in flight at once (issue 9): 1 unless
+    /// the implementation is pipelined.
+    fn window(&self) -> usize {
+        1
+    }
+    /// Runs several instructions, one answer per request, in order. A pipelined adapter keeps
+    /// up to [`Adapter::window`] of them in flight; the default runs them one by one.
+    fn run_batch(&mut self, requests: &[Request<'_>]) -> Vec<Result<Observation, AdapterError>> {
+        requests.iter().map(|r| self.run(r)).collect()
+    }
 }
 
 /// The reference model as an adapter: it supports everything.

@@ -3,7 +3,9 @@
 //! deadlines that cover writing the request as well as reading the answer, crash isolation (a
 //! shim that dies, hangs or speaks garbage costs only the case in flight and is restarted for
 //! the next), every shim in its own process group (stopped as a whole, orphans included), and a
-//! circuit breaker after [`MAX_CONSECUTIVE_FAILURES`] failures in a row.
+//! circuit breaker after [`MAX_CONSECUTIVE_FAILURES`] failures in a row. A shim that offers a
+//! `window` in its handshake is pipelined (issue 9): up to [`MAX_WINDOW`] requests in flight,
+//! answered in order, through [`Adapter::run_batch`].
 
 use crate::{Adapter, AdapterError, AdapterErrorKind, Level, Observation, Request};
 use atomcts_reference::outcome::FaultClass;
@@ -137,7 +139,16 @@ pub struct SubprocessAdapter {
     implementation: Option<String>,
     /// The handshake's optional `profile` (the profile the implementation claims).
     profile: Option<String>,
+    /// Requests the shim accepts in flight at once (its handshake's `window`, at most
+    /// [`MAX_WINDOW`]); 1 without pipelining.
+    window: usize,
+    /// The request's `profile` object, built once per profile name.
+    profile_json: Option<(String, Value)>,
 }
+
+/// The most requests the runner keeps in flight to one shim (issue 9): offered as `window`
+/// in the handshake; a shim that answers `"window": W` gets up to `min(W, MAX_WINDOW)`.
+pub const MAX_WINDOW: usize = 256;
 
 impl SubprocessAdapter {
     /// Starts the shim and performs the handshake.
@@ -155,6 +166,8 @@ impl SubprocessAdapter {
             profile: None,
             version: VERSION,
             level: Level::Text,
+            window: 1,
+            profile_json: None,
         };
         a.ensure_running()?;
         Ok(a)
@@ -299,7 +312,7 @@ impl SubprocessAdapter {
 
     fn start_and_handshake(&mut self) -> Result<(), AdapterError> {
         self.running = Some(self.spawn()?);
-        let hello = json!({"type": "hello", "protocol": "atomcts-adapter", "version": VERSION, "versions": [VERSION, MAX_VERSION]});
+        let hello = json!({"type": "hello", "protocol": "atomcts-adapter", "version": VERSION, "versions": [VERSION, MAX_VERSION], "window": MAX_WINDOW});
         let t0 = Instant::now();
         let answer = self.exchange(&hello, self.handshake_timeout())?;
         self.first_startup.get_or_insert(t0.elapsed());
@@ -333,6 +346,20 @@ impl SubprocessAdapter {
                     "handshake level `{other}` (expected text or semantic, version 2)"
                 ))));
             }
+        };
+        // Pipelining (issue 9): a shim that answers `window` accepts that many requests in
+        // flight and answers them in order; without it, one at a time.
+        self.window = match answer.get("window") {
+            None | Some(Value::Null) => 1,
+            Some(w) => match w.as_u64() {
+                Some(w) if w >= 1 => (w as usize).min(MAX_WINDOW),
+                _ => {
+                    self.running = None;
+                    return Err(self.err(AdapterErrorKind::Protocol(format!(
+                        "handshake window `{w}` (expected a positive integer)"
+                    ))));
+                }
+            },
         };
         if let Some(n) = answer.get("name").and_then(Value::as_str) {
             self.name = format!("cmd:{}", crate::escape_controls(&shorten(n, 200)));
@@ -500,6 +527,17 @@ impl Adapter for SubprocessAdapter {
         self.record(result)
     }
 
+    fn window(&self) -> usize {
+        self.window
+    }
+
+    fn run_batch(&mut self, requests: &[Request<'_>]) -> Vec<Result<Observation, AdapterError>> {
+        if self.window <= 1 {
+            return requests.iter().map(|r| self.run(r)).collect();
+        }
+        self.run_pipelined(requests)
+    }
+
     fn run(&mut self, r: &Request<'_>) -> Result<Observation, AdapterError> {
         self.died_after_answers = None;
         let mut result = self.run_once(r);
@@ -524,15 +562,36 @@ impl Adapter for SubprocessAdapter {
 impl SubprocessAdapter {
     fn run_once(&mut self, r: &Request<'_>) -> Result<Observation, AdapterError> {
         self.ensure_running()?;
-        let knobs: Map<String, Value> = atomcts_reference::knobs::KNOBS
-            .iter()
-            .map(|k| {
-                (
-                    k.id.to_string(),
-                    Value::String(r.profile.get(k.id).unwrap_or("?").to_string()),
-                )
-            })
-            .collect();
+        let (msg, lowered) = self.message(r)?;
+        let timeout = self.timeout;
+        let answer = self.exchange(&msg, timeout)?;
+        self.observation(r, lowered, answer)
+    }
+
+    /// The request line's object for `r`, and the lowered IR sent in it (version 2).
+    fn message(
+        &mut self,
+        r: &Request<'_>,
+    ) -> Result<(Value, Option<atomcts_reference::ir::Lowered>), AdapterError> {
+        if self.profile_json.as_ref().map(|(n, _)| n) != Some(&r.profile.name) {
+            let knobs: Map<String, Value> = atomcts_reference::knobs::KNOBS
+                .iter()
+                .map(|k| {
+                    (
+                        k.id.to_string(),
+                        Value::String(r.profile.get(k.id).unwrap_or("?").to_string()),
+                    )
+                })
+                .collect();
+            self.profile_json = Some((
+                r.profile.name.clone(),
+                json!({"name": r.profile.name, "knobs": knobs}),
+            ));
+        }
+        let profile = self
+            .profile_json
+            .as_ref()
+            .map_or(Value::Null, |(_, p)| p.clone());
         let lowered = if self.version >= 2 {
             self.lower(r)?
         } else {
@@ -543,7 +602,7 @@ impl SubprocessAdapter {
             "id": r.id,
             "dialect": r.dialect.name(),
             "asm": r.asm,
-            "profile": {"name": r.profile.name, "knobs": knobs},
+            "profile": profile,
             "state": state_to_json(r.state),
         });
         if self.version >= 2 {
@@ -551,8 +610,16 @@ impl SubprocessAdapter {
                 .as_ref()
                 .map_or(Value::Null, crate::protocol2::lowered_to_json);
         }
-        let timeout = self.timeout;
-        let answer = self.exchange(&msg, timeout)?;
+        Ok((msg, lowered))
+    }
+
+    /// The observation an answer to `r` gives.
+    fn observation(
+        &mut self,
+        r: &Request<'_>,
+        lowered: Option<atomcts_reference::ir::Lowered>,
+        answer: Value,
+    ) -> Result<Observation, AdapterError> {
         if answer.get("id").and_then(Value::as_str) != Some(r.id) {
             self.running = None;
             return Err(self.err(AdapterErrorKind::Protocol(format!(
@@ -628,6 +695,127 @@ impl SubprocessAdapter {
             ))),
             other => Err(self.err(proto(format!("unknown outcome {other:?}")))),
         }
+    }
+}
+
+/// Pipelining (issue 9, adapters/PROTOCOL.md "Pipelining"): up to a window of requests in
+/// flight, answered in order.
+impl SubprocessAdapter {
+    /// Runs `requests` through a pipelining shim, a window at a time. Each answer has the case
+    /// deadline, counted from the previous answer (or from sending); a shim that crashes,
+    /// hangs or speaks garbage costs the requests in flight, each an adapter error, and is
+    /// restarted for the next window.
+    fn run_pipelined(
+        &mut self,
+        requests: &[Request<'_>],
+    ) -> Vec<Result<Observation, AdapterError>> {
+        let mut out = Vec::with_capacity(requests.len());
+        let mut rest = requests;
+        while !rest.is_empty() {
+            let n = rest.len().min(self.window.max(1));
+            let (now, later) = rest.split_at(n);
+            rest = later;
+            let results = self.run_window(now);
+            // The circuit breaker counts a window that stopped the shim as one failure.
+            if self.running.is_none() && results.iter().any(Result::is_err) {
+                self.consecutive_failures += 1;
+            } else {
+                self.consecutive_failures = 0;
+            }
+            out.extend(results);
+            if self.window <= 1 {
+                // The shim was restarted and no longer pipelines: one at a time.
+                out.extend(rest.iter().map(|r| self.run(r)));
+                break;
+            }
+        }
+        out
+    }
+
+    fn run_window(&mut self, requests: &[Request<'_>]) -> Vec<Result<Observation, AdapterError>> {
+        if let Err(e) = self.ensure_running() {
+            return requests.iter().map(|_| Err(e.clone())).collect();
+        }
+        // Build every request; one that cannot be sent (not applicable, a model error) is
+        // answered here and not sent.
+        let mut results: Vec<Option<Result<Observation, AdapterError>>> = Vec::new();
+        let mut sent = Vec::new();
+        let mut lines = Vec::new();
+        for (i, r) in requests.iter().enumerate() {
+            match self.message(r) {
+                Ok((msg, lowered)) => {
+                    let _ = serde_json::to_writer(&mut lines, &msg);
+                    lines.push(b'\n');
+                    sent.push((i, lowered));
+                    results.push(None);
+                }
+                Err(e) => results.push(Some(Err(e))),
+            }
+        }
+        if !sent.is_empty() {
+            let ok = self
+                .running
+                .as_ref()
+                .and_then(|run| run.requests.as_ref())
+                .is_some_and(|tx| tx.send(lines).is_ok());
+            let mut failure: Option<AdapterError> = (!ok).then(|| {
+                self.running = None;
+                self.err(AdapterErrorKind::Crashed(
+                    "the shim stopped reading its input".into(),
+                ))
+            });
+            for (i, lowered) in sent {
+                if let Some(e) = &failure {
+                    results[i] = Some(Err(e.clone()));
+                    continue;
+                }
+                let answer = self.receive(self.timeout);
+                let r = answer.and_then(|a| self.observation(&requests[i], lowered, a));
+                if let Err(e) = &r
+                    && self.running.is_none()
+                {
+                    // The shim is gone: every request still in flight is lost with it.
+                    failure = Some(AdapterError {
+                        adapter: e.adapter.clone(),
+                        kind: AdapterErrorKind::Crashed(format!(
+                            "in flight when the shim failed ({})",
+                            e.kind
+                        )),
+                    });
+                }
+                results[i] = Some(r);
+            }
+        }
+        results
+            .into_iter()
+            .map(|r| {
+                r.unwrap_or_else(|| Err(self.err(AdapterErrorKind::Protocol("no answer".into()))))
+            })
+            .collect()
+    }
+
+    /// Reads one answer line within `timeout`; on any failure the shim is stopped.
+    fn receive(&mut self, timeout: Duration) -> Result<Value, AdapterError> {
+        let Some(run) = self.running.as_mut() else {
+            return Err(self.err(AdapterErrorKind::Crashed("not running".into())));
+        };
+        let result = match run.events.recv_timeout(timeout) {
+            Ok(Event::Line(bytes)) => {
+                run.answered += 1;
+                parse_answer(&bytes)
+            }
+            Ok(Event::WriteFailed(e)) => Err(gone(run, &format!("writing to it failed: {e}"))),
+            Ok(Event::Eof) | Err(RecvTimeoutError::Disconnected) => {
+                Err(gone(run, "closed its output"))
+            }
+            Err(RecvTimeoutError::Timeout) => {
+                Err(AdapterErrorKind::Timeout(timeout.as_millis() as u64))
+            }
+        };
+        result.map_err(|kind| {
+            self.running = None;
+            self.err(kind)
+        })
     }
 }
 

@@ -49,6 +49,9 @@ enum Command {
     /// The conformance matrix and the ambiguity report across implementations (Markdown, JSON,
     /// HTML): runs the corpus on each under the profile it claims, or reads earlier runs.
     Report(ReportArgs),
+    /// Differential fuzzing of an adapter: generated cases judged against the reference (or
+    /// compared with a second adapter); failures shrunk and written as corpus cases.
+    Fuzz(FuzzArgs),
 }
 
 #[derive(Args)]
@@ -78,6 +81,40 @@ struct ReportArgs {
     /// Corpus directory or file passed on to each run (default: ./spec-cases).
     #[arg(long)]
     cases: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct FuzzArgs {
+    /// The adapter under test (as for `run`).
+    #[arg(long)]
+    adapter: String,
+    /// A second adapter: a finding is a case the two are judged differently on.
+    #[arg(long)]
+    against: Option<String>,
+    /// Stop after N cases (default: no limit).
+    #[arg(long)]
+    cases: Option<u64>,
+    /// Stop after S seconds (default: no limit). Without --cases or --time, fuzzing runs until
+    /// interrupted; findings are written as they are found.
+    #[arg(long)]
+    time: Option<f64>,
+    /// Seed of the case stream.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    #[command(flatten)]
+    profile: ProfileArgs,
+    /// Where shrunk failing cases are written (one TOML file per signature).
+    #[arg(long, default_value = "target/fuzz-findings")]
+    out: PathBuf,
+    /// Per-case deadline for `cmd:` adapters, in milliseconds.
+    #[arg(long, default_value_t = DEFAULT_ADAPTER_TIMEOUT_MS)]
+    adapter_timeout_ms: u64,
+    /// Race-checker budget in expanded states per address.
+    #[arg(long, default_value_t = atomcts_reference::race::DEFAULT_BUDGET)]
+    race_budget: u64,
+    /// No progress bar.
+    #[arg(long)]
+    no_progress: bool,
 }
 
 #[derive(Args, Clone)]
@@ -146,6 +183,10 @@ struct RunArgs {
     /// Write the JSON report here (input to `atomcts merge`).
     #[arg(long)]
     json: Option<PathBuf>,
+    /// Write every result here as it comes, one JSON object per line (a run of any size; the
+    /// other reports keep at most 10,000 results and no passes beyond 100,000 cases).
+    #[arg(long)]
+    jsonl: Option<PathBuf>,
     /// Known failures, one case id per line: asserted to still fail. A line `flaky <id>`
     /// marks a case that may pass or fail (a race that shows up only sometimes).
     #[arg(long)]
@@ -345,6 +386,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Sweep(a) => cmd_sweep(a),
         Command::Regress(a) => cmd_regress(a),
         Command::Report(a) => cmd_report(a),
+        Command::Fuzz(a) => cmd_fuzz(a),
     }
 }
 
@@ -510,6 +552,15 @@ fn cmd_run(a: RunArgs) -> Result<u8> {
     if let Some(p) = &a.json {
         check_writable(p, "--json")?;
     }
+    let jsonl = a
+        .jsonl
+        .as_ref()
+        .map(|p| {
+            std::fs::File::create(p)
+                .map(|f| (p.display().to_string(), f))
+                .with_context(|| format!("--jsonl {}: cannot write there", p.display()))
+        })
+        .transpose()?;
     let baseline = a.baseline.as_deref().map(read_baseline).transpose()?;
     let mut load_errors = Vec::new();
     let mut corpus = Vec::new();
@@ -562,30 +613,58 @@ fn cmd_run(a: RunArgs) -> Result<u8> {
         .collect();
     let mut ids_hash = 0u64;
     let mut selected_count = 0usize;
-    let mut results: Vec<CaseResult> = Vec::new();
+    // Results are collected as they come: counts, what the reports need, and every one as a
+    // JSON line (issue 9).
+    let mut collector =
+        atomcts::report::Collector::new(known.clone(), estimate, jsonl).with_flaky(flaky.clone());
     // Corpus first, then generated cases chunk by chunk: generated, run, judged, dropped.
     let mut run_chunk = |cases: Vec<Case>| {
-        for c in cases {
+        let mut todo: Vec<&Case> = Vec::new();
+        for c in &cases {
             if known.contains(&c.id) || flaky.contains(&c.id) {
                 baseline_hits.insert(c.id.clone());
             }
-            if !selected(&c, &a.filter) {
+            if !selected(c, &a.filter) {
                 continue;
             }
             selected_count += 1;
             ids_hash = ids_hash.wrapping_add(run::stable_hash(&c.id));
-            if !in_shard(&c) {
-                continue;
+            if in_shard(c) {
+                todo.push(c);
             }
-            let times = if c.is_concurrent() {
-                a.repeat.max(a.concurrent_repeat)
-            } else {
-                a.repeat
-            };
-            results.push(run::run_case_repeated(&c, adapter.as_mut(), &opts, times));
+        }
+        let mut emit = |r: CaseResult| {
+            collector.push(r);
             if let Some(b) = &bar {
                 b.inc(1);
             }
+        };
+        // Cases run more than once (--repeat, concurrent cases: issue 12) run one by one; the
+        // others in order, a pipelined adapter's window at a time (issue 9).
+        let times = |c: &Case| {
+            if c.is_concurrent() {
+                a.repeat.max(a.concurrent_repeat)
+            } else {
+                a.repeat
+            }
+        };
+        let mut i = 0;
+        while i < todo.len() {
+            let j = (i..todo.len())
+                .find(|&k| times(todo[k]) > 1)
+                .unwrap_or(todo.len());
+            if j > i {
+                run::run_cases(&todo[i..j], adapter.as_mut(), &opts, &mut emit);
+                i = j;
+                continue;
+            }
+            emit(run::run_case_repeated(
+                todo[i],
+                adapter.as_mut(),
+                &opts,
+                times(todo[i]),
+            ));
+            i += 1;
         }
     };
     run_chunk(corpus);
@@ -595,6 +674,7 @@ fn cmd_run(a: RunArgs) -> Result<u8> {
     if let Some(b) = bar {
         b.finish_and_clear();
     }
+    let (results, omitted, jsonl_written) = collector.finish();
     if let (Some(b), Some(entries)) = (&a.baseline, &baseline) {
         // A baseline entry that names no case is stale or misspelt: an error, never ignored
         // (D22). Checked against every loaded case, whatever the filter or shard.
@@ -608,7 +688,7 @@ fn cmd_run(a: RunArgs) -> Result<u8> {
             }
         }
     }
-    let mut report = Report {
+    let report = Report {
         version: REPORT_VERSION,
         adapter: adapter.name().to_string(),
         profile: profile.name.clone(),
@@ -621,10 +701,10 @@ fn cmd_run(a: RunArgs) -> Result<u8> {
         },
         load_errors,
         results,
+        omitted,
     };
-    report.apply_baseline(&known);
-    report.apply_flaky(&flaky);
-    let written = write_outputs(&report, &a.junit, &a.json);
+    let written = write_outputs(&report, &a.junit, &a.json)
+        .and(jsonl_written.map_err(|e| anyhow::anyhow!("{e}")));
     let programs = a
         .json
         .as_ref()
@@ -1290,4 +1370,92 @@ fn cmd_report(a: ReportArgs) -> Result<u8> {
         a.out.join("conformance.{json,md,html}").display()
     );
     Ok(0)
+}
+
+fn cmd_fuzz(a: FuzzArgs) -> Result<u8> {
+    use atomcts::fuzz::{FuzzOptions, fuzz, summary_text};
+    let profile = a.profile.profile()?;
+    if a.time.is_some_and(|t| !(t.is_finite() && t >= 0.0)) {
+        bail!("--time: expected a number of seconds");
+    }
+    let mut under_test = adapter(&a.adapter, a.adapter_timeout_ms)?;
+    let mut other = a
+        .against
+        .as_deref()
+        .map(|b| adapter(b, a.adapter_timeout_ms))
+        .transpose()?;
+    let mut repro = format!(" --profile {}", run::shell_quote(&a.profile.profile));
+    repro.push_str(&format!(" --adapter {}", run::shell_quote(&a.adapter)));
+    for set in &a.profile.set {
+        repro.push_str(&format!(" --set {}", run::shell_quote(set)));
+    }
+    let command: Vec<String> = std::env::args().map(|w| run::shell_quote(&w)).collect();
+    let opts = FuzzOptions {
+        seed: a.seed,
+        cases: a.cases,
+        time: a.time.map(std::time::Duration::from_secs_f64),
+        out: a.out.clone(),
+        repro_args: repro,
+        command: command.join(" "),
+    };
+    let run_opts = Options {
+        profile: profile.clone(),
+        race_budget: a.race_budget,
+        cases_arg: String::new(),
+        adapter_arg: String::new(),
+    };
+    let show = !a.no_progress && std::io::stderr().is_terminal();
+    let bar = show.then(|| {
+        let b = match a.cases {
+            Some(n) => indicatif::ProgressBar::new(n),
+            None => indicatif::ProgressBar::new_spinner(),
+        };
+        b.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{bar:30} {pos} cases {per_sec} {elapsed_precise} eta {eta} {msg}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        b
+    });
+    eprintln!(
+        "fuzzing {}{} under profile {} (seed {}), findings to {}",
+        under_test.name(),
+        other
+            .as_ref()
+            .map_or(String::new(), |b| format!(" against {}", b.name())),
+        profile.name,
+        a.seed,
+        a.out.display()
+    );
+    let summary = fuzz(
+        under_test.as_mut(),
+        match &mut other {
+            Some(b) => Some(&mut **b),
+            None => None,
+        },
+        &run_opts,
+        &opts,
+        &mut |s| {
+            if let Some(b) = &bar {
+                b.set_position(s.cases);
+                b.set_message(format!(
+                    "{} failing, {} signatures",
+                    s.failing,
+                    s.signatures.len()
+                ));
+            }
+        },
+    );
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    print!("{}", summary_text(&summary));
+    Ok(if !summary.errors.is_empty() {
+        2
+    } else if summary.failing > 0 {
+        1
+    } else {
+        0
+    })
 }

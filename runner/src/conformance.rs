@@ -977,6 +977,7 @@ mod tests {
             corpus: CorpusId::default(),
             load_errors: vec![],
             results,
+            omitted: Default::default(),
         }
     }
 

@@ -6,7 +6,7 @@
 //! The generator draws from an [`Entropy`] source: ChaCha8 seeded by `--seed` for `gen`, and
 //! libFuzzer's bytes for the fuzz targets, so a fuzz finding is a case like any other.
 
-use crate::case::{Case, parse_file};
+use crate::case::{Case, Entries, Pos};
 use atomcts_reference::exec::{Resolved, resolve};
 use atomcts_reference::float::Format;
 use atomcts_reference::ir::{Instr, Lowered};
@@ -589,43 +589,75 @@ pub fn case_table(
         t.insert("lanes".into(), int(u64::from(gc.lanes)));
     }
     t.insert("given".into(), Value::Table(gc.given.clone()));
-    let state = load_state(gc)?;
-    let run = program::run(gc.dialect, &gc.asm, &state, profile).map_err(|e| e.to_string())?;
-    t.insert(
-        "expect".into(),
-        Value::Table(expectation(
-            gc.dialect,
-            &state,
-            &run.outcome,
-            run.lowered.as_ref(),
-        )),
-    );
+    t.insert("expect".into(), Value::Table(expect_table(gc, profile)?));
     Ok(t)
 }
 
-/// The initial state of `gc`, built exactly as the case loader will build it from the case's
-/// text.
-pub fn load_state(gc: &GenCase) -> Result<State, String> {
-    let mut t = Table::new();
-    t.insert("name".into(), Value::String("probe".into()));
-    t.insert("asm".into(), Value::String(gc.asm.clone()));
-    t.insert("cite".into(), Value::String("generated".into()));
-    if gc.lanes != 1 {
-        t.insert("lanes".into(), int(u64::from(gc.lanes)));
+/// The expectation table of `gc`: the reference's outcome under `profile`.
+pub fn expect_table(gc: &GenCase, profile: &Profile) -> Result<Table, String> {
+    let state = load_state(gc)?;
+    let run = program::run(gc.dialect, &gc.asm, &state, profile).map_err(|e| e.to_string())?;
+    Ok(expectation(
+        gc.dialect,
+        &state,
+        &run.outcome,
+        run.lowered.as_ref(),
+    ))
+}
+
+/// Entries of a table as the loader makes them, every one at `pos`.
+fn entries_of(t: Table, pos: &Pos) -> Entries {
+    t.into_iter().map(|(k, v)| (k, v, pos.clone())).collect()
+}
+
+impl GenCase {
+    /// The case the loader makes from this case's text (issue 9: generated cases go to the
+    /// state builder without a round trip through TOML text): the same entries in the same
+    /// (sorted) order. There is no text, so every position is `file:0:0`; a message about a
+    /// generated case names its id, and its reproduce line regenerates it.
+    pub fn to_case(&self, id: String, file: &Path, cite: String, expect: Option<Table>) -> Case {
+        self.clone().into_case(id, file, cite, expect)
     }
-    t.insert("given".into(), Value::Table(gc.given.clone()));
-    t.insert("expect".into(), Value::Table(unspecified()));
-    let probe_text = file_text(gc.dialect, "", std::slice::from_ref(&t))?;
-    let loaded = parse_file(Path::new(""), Path::new("<generated>"), probe_text);
-    let case = loaded.cases.first().ok_or_else(|| {
-        loaded
-            .errors
-            .first()
-            .map_or("generated case did not load".to_string(), |e| {
-                e.message.clone()
-            })
-    })?;
-    crate::build::build_state(case).map_err(|e| e.message)
+
+    /// [`GenCase::to_case`], without copying the state.
+    pub fn into_case(self, id: String, file: &Path, cite: String, expect: Option<Table>) -> Case {
+        let pos = Pos {
+            file: file.to_path_buf(),
+            line: 0,
+            col: 0,
+        };
+        Case {
+            id,
+            file: file.to_path_buf(),
+            dialect: self.dialect,
+            asm: self.asm,
+            asm_pos: pos.clone(),
+            cite,
+            lanes: self.lanes,
+            given: entries_of(self.given, &pos),
+            expect: expect.map(|t| (entries_of(t, &pos), pos.clone())),
+            requires: vec![],
+            where_: BTreeMap::new(),
+            tags: vec![],
+            probe: None,
+            expect_if: vec![],
+            encoding: None,
+            concurrent: vec![],
+            pos,
+        }
+    }
+}
+
+/// The initial state of `gc`, built exactly as the case loader builds it from the case's
+/// text (the same entries, without the text: see [`GenCase::to_case`]).
+pub fn load_state(gc: &GenCase) -> Result<State, String> {
+    let case = gc.to_case(
+        "generated::probe".into(),
+        Path::new("<generated>"),
+        String::new(),
+        None,
+    );
+    crate::build::build_state(&case).map_err(|e| e.message)
 }
 
 fn unspecified() -> Table {
@@ -919,14 +951,18 @@ pub struct GenError {
     pub message: String,
 }
 
-/// The most generated cases one command makes (`run --generated`, `gen --count`): results of
-/// a run are kept for its reports, so the count is bounded (issue 7, D7); more is a usage error
-/// (exit 2). Cases are generated, run and judged in chunks of [`CHUNK`], so the cases
-/// themselves never take more memory than one chunk.
-pub const MAX_GENERATED: u64 = 1_000_000;
+/// The most generated cases one command makes (`run --generated`, `gen --count`); more is a
+/// usage error (exit 2, issue 7 D7). Cases are generated, run, judged and reported as a stream
+/// (issue 9): memory does not grow with the count (a run keeps counts and at most
+/// [`crate::report::MAX_KEPT`] results), so the bound is about time: a billion cases take
+/// hours on the fast path.
+pub const MAX_GENERATED: u64 = 1_000_000_000;
 
-/// Cases generated at a time.
+/// Cases per file that `atomcts gen` writes.
 pub const CHUNK: u64 = 5_000;
+
+/// Cases the [`Generator`] yields at a time (the memory one chunk of a streamed run holds).
+pub const RUN_CHUNK: usize = 512;
 
 /// A stream of generated cases: the same cases, in chunks, as [`generate`] makes at once.
 pub struct Generator {
@@ -935,6 +971,8 @@ pub struct Generator {
     next: u64,
     count: u64,
     profile: Profile,
+    /// The citation of every generated case.
+    cite: String,
 }
 
 impl Generator {
@@ -952,6 +990,10 @@ impl Generator {
             next: 0,
             count,
             profile: profile.clone(),
+            cite: format!(
+                "generated (atomcts gen --seed {seed}); expectation from the reference model, profile {}",
+                profile.name
+            ),
         })
     }
 
@@ -966,11 +1008,7 @@ impl Generator {
         for k in self.next..end {
             let gc = gen_case(&mut self.rng);
             let name = format!("gen_{seed}_{k}");
-            let cite = format!(
-                "generated (atomcts gen --seed {seed}); expectation from the reference model, profile {}",
-                self.profile.name
-            );
-            match case_table(&name, &cite, &gc, &self.profile) {
+            match case_table(&name, &self.cite, &gc, &self.profile) {
                 Ok(t) => per.entry(gc.dialect).or_default().push(t),
                 Err(message) => return Some(Err(GenError { name, message })),
             }
@@ -987,38 +1025,52 @@ impl Generator {
     }
 }
 
+impl Generator {
+    /// The next generated case with its expectation, as a loaded [`Case`] (no text), or
+    /// `None` at the end.
+    pub fn next_case(&mut self) -> Option<Result<Case, GenError>> {
+        if self.next >= self.count {
+            return None;
+        }
+        let k = self.next;
+        self.next += 1;
+        let seed = self.seed;
+        let gc = gen_case(&mut self.rng);
+        let name = format!("gen_{seed}_{k}");
+        let expect = match expect_table(&gc, &self.profile) {
+            Ok(t) => t,
+            Err(message) => return Some(Err(GenError { name, message })),
+        };
+        let file = format!("generated/seed{seed}/{}.toml", gc.dialect.name());
+        let id = format!("generated/seed{seed}/{}::{name}", gc.dialect.name());
+        Some(Ok(gc.into_case(
+            id,
+            Path::new(&file),
+            self.cite.clone(),
+            Some(expect),
+        )))
+    }
+
+    /// Cases not generated yet.
+    pub fn remaining(&self) -> u64 {
+        self.count - self.next
+    }
+}
+
 impl Iterator for Generator {
     type Item = Result<Vec<Case>, GenError>;
 
-    /// The next chunk of at most [`CHUNK`] loaded cases.
+    /// The next chunk of at most [`RUN_CHUNK`] cases, in the order they are generated.
     fn next(&mut self) -> Option<Self::Item> {
-        let per = match self.next_tables(CHUNK)? {
-            Ok(p) => p,
-            Err(e) => return Some(Err(e)),
-        };
-        let header = self.header();
         let mut out = Vec::new();
-        for (dialect, tables) in per {
-            let path = format!("generated/seed{}/{}.toml", self.seed, dialect.name());
-            let text = match file_text(dialect, &header, &tables) {
-                Ok(t) => t,
-                Err(message) => {
-                    return Some(Err(GenError {
-                        name: path,
-                        message,
-                    }));
-                }
-            };
-            let loaded = parse_file(Path::new(""), Path::new(&path), text);
-            if let Some(e) = loaded.errors.first() {
-                return Some(Err(GenError {
-                    name: path,
-                    message: e.to_string(),
-                }));
+        while out.len() < RUN_CHUNK {
+            match self.next_case() {
+                None => break,
+                Some(Ok(c)) => out.push(c),
+                Some(Err(e)) => return Some(Err(e)),
             }
-            out.extend(loaded.cases);
         }
-        Some(Ok(out))
+        (!out.is_empty()).then_some(Ok(out))
     }
 }
 
@@ -1098,6 +1150,41 @@ mod tests {
         assert_ne!(a, c);
         let dialects: BTreeSet<_> = a.iter().map(|(d, _)| *d).collect();
         assert_eq!(dialects.len(), 3);
+    }
+
+    /// The cases built without text are the cases the loader makes from `atomcts gen`'s
+    /// files: same ids, instruction, lanes, citation, and given and expected entries.
+    #[test]
+    fn direct_cases_equal_the_loaded_text() {
+        let p = Profile::named("intel-xe").unwrap();
+        let direct = generate(11, 400, &p).unwrap();
+        let mut loaded = BTreeMap::new();
+        for (d, text) in generate_files(11, 400, &p).unwrap() {
+            let path = format!("generated/seed11/{}.toml", d.name());
+            let l = crate::case::parse_file(Path::new(""), Path::new(&path), text);
+            assert!(l.errors.is_empty(), "{:?}", l.errors);
+            for c in l.cases {
+                loaded.insert(c.id.clone(), c);
+            }
+        }
+        assert_eq!(loaded.len(), 400);
+        let strip = |e: &Entries| -> Vec<(String, Value)> {
+            e.iter().map(|(k, v, _)| (k.clone(), v.clone())).collect()
+        };
+        for c in &direct {
+            let t = &loaded[&c.id];
+            assert_eq!(
+                (c.dialect, &c.asm, c.lanes, &c.cite),
+                (t.dialect, &t.asm, t.lanes, &t.cite)
+            );
+            assert_eq!(strip(&c.given), strip(&t.given), "{}", c.id);
+            let (ce, te) = (c.expect.as_ref().unwrap(), t.expect.as_ref().unwrap());
+            assert_eq!(strip(&ce.0), strip(&te.0), "{}", c.id);
+            assert_eq!(
+                crate::build::build_state(c).unwrap(),
+                crate::build::build_state(t).unwrap()
+            );
+        }
     }
 
     #[test]

@@ -45,8 +45,123 @@ pub struct Report {
     pub corpus: CorpusId,
     /// Errors outside any case (files that do not load), as `file:line:col: message`.
     pub load_errors: Vec<String>,
-    /// Per-case results.
+    /// Per-case results: every one, except in a run of more than [`KEEP_PASSES_UP_TO`] cases
+    /// (no passes kept) or beyond [`MAX_KEPT`] results (issue 9): those are counted in
+    /// `omitted` and written only to the JSON-lines report (`--jsonl`).
     pub results: Vec<CaseResult>,
+    /// Results not kept in `results`, counted per `"<dialect> <op>"`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub omitted: BTreeMap<String, Counts>,
+}
+
+/// A run of at most this many cases keeps every result for its reports. A larger one keeps no
+/// passing results and at most [`MAX_KEPT`] others: the rest are counted per op (and streamed
+/// to `--jsonl`), so memory does not grow with the number of cases (issue 9).
+pub const KEEP_PASSES_UP_TO: u64 = 20_000;
+
+/// The most results other than passes a run of more than [`KEEP_PASSES_UP_TO`] cases keeps in
+/// memory for its text, JSON and JUnit reports.
+pub const MAX_KEPT: usize = 10_000;
+
+/// Collects a run's results as they come (issue 9): applies the baseline, writes each result
+/// as one JSON line, keeps what the reports need (see [`Report::results`]) and counts the rest.
+pub struct Collector {
+    known: std::collections::BTreeSet<String>,
+    flaky: std::collections::BTreeSet<String>,
+    keep_passes: bool,
+    results: Vec<CaseResult>,
+    omitted: BTreeMap<String, Counts>,
+    jsonl: Option<(String, std::io::BufWriter<std::fs::File>)>,
+    jsonl_error: Option<String>,
+}
+
+impl Collector {
+    /// A collector for a run of about `expected` cases, with the baseline's ids, writing JSON
+    /// lines to `jsonl` (its name for messages, and the file).
+    pub fn new(
+        known: std::collections::BTreeSet<String>,
+        expected: u64,
+        jsonl: Option<(String, std::fs::File)>,
+    ) -> Collector {
+        Collector {
+            known,
+            flaky: std::collections::BTreeSet::new(),
+            keep_passes: expected <= KEEP_PASSES_UP_TO,
+            results: Vec::new(),
+            omitted: BTreeMap::new(),
+            jsonl: jsonl.map(|(n, f)| (n, std::io::BufWriter::new(f))),
+            jsonl_error: None,
+        }
+    }
+
+    /// The baseline's flaky entries (issue 12): a listed case may pass or fail.
+    pub fn with_flaky(mut self, flaky: std::collections::BTreeSet<String>) -> Collector {
+        self.flaky = flaky;
+        self
+    }
+
+    /// Takes one result.
+    pub fn push(&mut self, mut r: CaseResult) {
+        use std::io::Write as _;
+        if self.known.contains(&r.id) {
+            r.status = match r.status {
+                Status::Fail | Status::Undecided => Status::KnownFailure,
+                Status::Pass => Status::BaselinePasses,
+                s => s,
+            };
+        }
+        if self.flaky.contains(&r.id) && matches!(r.status, Status::Fail | Status::Undecided) {
+            r.status = Status::KnownFailure;
+            r.findings.push(FindingOut {
+                location: "baseline".into(),
+                expected: String::new(),
+                observed: String::new(),
+                note: "listed as flaky: passing and failing are both allowed".into(),
+            });
+        }
+        if let Some((name, w)) = &mut self.jsonl
+            && self.jsonl_error.is_none()
+            && let Err(e) = serde_json::to_writer(&mut *w, &r)
+                .map_err(std::io::Error::other)
+                .and_then(|_| w.write_all(b"\n"))
+        {
+            self.jsonl_error = Some(format!("writing {name}: {e}"));
+        }
+        let keep = self.keep_passes || (r.status != Status::Pass && self.results.len() < MAX_KEPT);
+        if keep {
+            self.results.push(r);
+        } else {
+            self.omitted
+                .entry(format!("{} {}", r.dialect, r.op))
+                .or_default()
+                .add(r.status);
+        }
+    }
+
+    /// Results kept so far.
+    pub fn kept(&self) -> &[CaseResult] {
+        &self.results
+    }
+
+    /// The kept results and the counts of the others; an error if the JSON lines could not
+    /// all be written.
+    pub fn finish(
+        mut self,
+    ) -> (
+        Vec<CaseResult>,
+        BTreeMap<String, Counts>,
+        Result<(), String>,
+    ) {
+        use std::io::Write as _;
+        if let Some((name, w)) = &mut self.jsonl
+            && self.jsonl_error.is_none()
+            && let Err(e) = w.flush()
+        {
+            self.jsonl_error = Some(format!("writing {name}: {e}"));
+        }
+        let written = self.jsonl_error.map_or(Ok(()), Err);
+        (self.results, self.omitted, written)
+    }
 }
 
 /// Checks that partitions `hash:K/N` cover `1..=N` exactly once: the problems, or an error
@@ -130,7 +245,7 @@ fn finding_line(f: &FindingOut, gap: &str) -> String {
 }
 
 /// Counts per status.
-#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Counts {
     /// Passed.
     pub passed: usize,
@@ -149,7 +264,8 @@ pub struct Counts {
 }
 
 impl Counts {
-    fn add(&mut self, s: Status) {
+    /// Counts one status.
+    pub fn add(&mut self, s: Status) {
         match s {
             Status::Pass => self.passed += 1,
             Status::Fail | Status::Undecided | Status::BaselinePasses => self.failed += 1,
@@ -158,6 +274,21 @@ impl Counts {
             Status::NotApplicable => self.not_applicable += 1,
             Status::KnownFailure => self.known += 1,
         }
+    }
+
+    /// Adds another's counts.
+    pub fn merge(&mut self, o: &Counts) {
+        self.passed += o.passed;
+        self.failed += o.failed;
+        self.errors += o.errors;
+        self.skipped += o.skipped;
+        self.not_applicable += o.not_applicable;
+        self.known += o.known;
+    }
+
+    /// Every count.
+    pub fn total(&self) -> usize {
+        self.passed + self.failed + self.errors + self.skipped + self.not_applicable + self.known
     }
 }
 
@@ -168,8 +299,16 @@ impl Report {
         for r in &self.results {
             c.add(r.status);
         }
+        for o in self.omitted.values() {
+            c.merge(o);
+        }
         c.errors += self.load_errors.len();
         c
+    }
+
+    /// Results, kept or counted.
+    pub fn total(&self) -> usize {
+        self.results.len() + self.omitted.values().map(Counts::total).sum::<usize>()
     }
 
     /// Cases judged: passed, failed, undecided, known failures, stale baseline entries (not
@@ -262,6 +401,9 @@ impl Report {
                 }
             }
             first.results.extend(r.results);
+            for (k, c) in r.omitted {
+                first.omitted.entry(k).or_default().merge(&c);
+            }
         }
         errors.extend(shard_coverage(&shards)?);
         first.results.sort_by(|a, b| a.id.cmp(&b.id));
@@ -273,10 +415,10 @@ impl Report {
                 before - first.results.len()
             ));
         }
-        if first.results.len() < first.corpus.selected {
+        if first.total() < first.corpus.selected {
             errors.push(format!(
                 "{} of the {} selected cases are missing from the merged shards",
-                first.corpus.selected - first.results.len(),
+                first.corpus.selected - first.total(),
                 first.corpus.selected
             ));
         }
@@ -368,6 +510,10 @@ impl Report {
                 .or_default()
                 .add(r.status);
         }
+        for (k, c) in &self.omitted {
+            let (d, op) = k.split_once(' ').unwrap_or(("?", k));
+            per.entry((d, op)).or_default().merge(c);
+        }
         let _ = writeln!(
             s,
             "\nsummary ({} adapter, profile {}):",
@@ -443,7 +589,7 @@ impl Report {
             let _ = writeln!(
                 s,
                 "\nerror: no case was judged ({} results: errors, skipped or not applicable): a run that checks nothing never passes",
-                self.results.len()
+                self.total()
             );
         }
         let _ = writeln!(
@@ -455,8 +601,15 @@ impl Report {
             c.skipped,
             c.known,
             c.not_applicable,
-            self.results.len()
+            self.total()
         );
+        let shown = self.omitted.values().map(|c| c.total()).sum::<usize>();
+        if shown > 0 {
+            let _ = writeln!(
+                s,
+                "({shown} results not listed here: in a run of more than {KEEP_PASSES_UP_TO} cases, passes, and other results beyond the first {MAX_KEPT}; every result is in the --jsonl report)"
+            );
+        }
         s
     }
 
@@ -508,8 +661,127 @@ impl Report {
         for (_, s) in suites {
             report.add_test_suite(s);
         }
+        // A huge run's JUnit lists the kept results and summarises the others in one test
+        // case per op (issue 9).
+        if !self.omitted.is_empty() {
+            let mut suite = TestSuite::new("omitted (counted, listed in the --jsonl report)");
+            for (k, c) in &self.omitted {
+                let bad = c.failed + c.errors;
+                let summary = format!(
+                    "{} passed, {} failed, {} errors, {} skipped, {} known, {} not applicable",
+                    c.passed, c.failed, c.errors, c.skipped, c.known, c.not_applicable
+                );
+                let status = if bad > 0 {
+                    let kind = if c.failed > 0 {
+                        NonSuccessKind::Failure
+                    } else {
+                        NonSuccessKind::Error
+                    };
+                    let mut st = TestCaseStatus::non_success(kind);
+                    st.set_message(summary);
+                    st
+                } else {
+                    TestCaseStatus::success()
+                };
+                let mut tc = TestCase::new(safe(k), status);
+                tc.set_classname(k.split(' ').next().unwrap_or("").to_string());
+                suite.add_test_case(tc);
+            }
+            report.add_test_suite(suite);
+        }
         report
             .to_string()
             .unwrap_or_else(|e| format!("<!-- junit serialization failed: {e} -->"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(i: usize, status: Status) -> CaseResult {
+        CaseResult {
+            id: format!("generated/seed1/sass::gen_1_{i}"),
+            dialect: "sass".into(),
+            op: "ATOM.ADD".into(),
+            asm: "ATOM.ADD.U32 R0, [R2], R4".into(),
+            at: String::new(),
+            cite: String::new(),
+            status,
+            findings: vec![],
+            probe: None,
+            repro: String::new(),
+            program: None,
+            knob: None,
+            runs: None,
+        }
+    }
+
+    /// A huge run keeps failures only (capped), counts the rest per op, writes every result
+    /// as a JSON line, and its totals, exit code and merge count every case once.
+    #[test]
+    fn a_huge_run_keeps_failures_and_counts_the_rest() {
+        let dir = std::env::temp_dir().join(format!("atomcts-collector-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("r.jsonl");
+        let file = std::fs::File::create(&path).unwrap();
+        let n = KEEP_PASSES_UP_TO as usize + 500;
+        let known = ["generated/seed1/sass::gen_1_7".to_string()].into();
+        let mut c = Collector::new(known, n as u64, Some(("r.jsonl".into(), file)));
+        for i in 0..n {
+            c.push(result(
+                i,
+                if i % 1000 == 7 {
+                    Status::Fail
+                } else {
+                    Status::Pass
+                },
+            ));
+        }
+        let (results, omitted, written) = c.finish();
+        written.unwrap();
+        let fails = n.div_ceil(1000);
+        assert_eq!(results.len(), fails);
+        assert!(results.iter().all(|r| r.status != Status::Pass));
+        // The baseline applied as results came: case 7 is a known failure.
+        assert_eq!(results[0].status, Status::KnownFailure);
+        let report = Report {
+            version: REPORT_VERSION,
+            adapter: "fast".into(),
+            profile: "default".into(),
+            implementation: None,
+            level: None,
+            partition: None,
+            corpus: CorpusId::default(),
+            load_errors: vec![],
+            results,
+            omitted,
+        };
+        let counts = report.counts();
+        assert_eq!(report.total(), n);
+        assert_eq!(
+            (counts.passed, counts.failed, counts.known),
+            (n - fails, fails - 1, 1)
+        );
+        assert_eq!(report.exit_code(), 1);
+        assert!(report.human(false).contains(&format!("({n} cases)")));
+        assert!(report.junit().contains("omitted (counted"));
+        let lines = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(lines.lines().count(), n);
+        let merged = Report::merge(vec![report]).unwrap();
+        assert_eq!(merged.total(), n);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A small run keeps every result, passes included.
+    #[test]
+    fn a_small_run_keeps_every_result() {
+        let mut c = Collector::new(Default::default(), 100, None);
+        for i in 0..100 {
+            c.push(result(i, Status::Pass));
+        }
+        let (results, omitted, _) = c.finish();
+        assert_eq!(results.len(), 100);
+        assert!(omitted.is_empty());
     }
 }

@@ -346,6 +346,53 @@ pub fn repro_line(case: &Case, opts: &Options) -> String {
 
 /// Runs one case.
 pub fn run_case(case: &Case, adapter: &mut dyn Adapter, opts: &Options) -> CaseResult {
+    match prepare(case, &*adapter, opts) {
+        Step::Done(r) => *r,
+        Step::Concurrent(case, r) => crate::concurrent::run_case(case, adapter, opts, *r),
+        Step::Ready(p) => {
+            let observation = adapter.run(&p.request(opts));
+            finish(p, observation, &*adapter, opts)
+        }
+    }
+}
+
+/// A case with everything decided before the adapter runs it: its state, expectation and
+/// the reference's answer (issue 9: several of these can be in flight through a pipelined
+/// adapter, see [`Adapter::run_batch`]).
+pub struct Prepared<'c> {
+    case: &'c Case,
+    r: CaseResult,
+    state: atomcts_reference::state::State,
+    expectation: Expectation,
+    reference: program::Run,
+}
+
+impl Prepared<'_> {
+    /// The request to send.
+    pub fn request<'a>(&'a self, opts: &'a Options) -> Request<'a> {
+        Request {
+            id: &self.case.id,
+            dialect: self.case.dialect,
+            asm: &self.case.asm,
+            state: &self.state,
+            profile: &opts.profile,
+        }
+    }
+}
+
+/// What [`prepare`] decided.
+pub enum Step<'c> {
+    /// The case ended without the adapter (not applicable, skipped, an input error).
+    Done(Box<CaseResult>),
+    /// The case is ready to send.
+    Ready(Box<Prepared<'c>>),
+    /// A concurrent case (issue 12): run on its own path, with this result so far.
+    Concurrent(&'c Case, Box<CaseResult>),
+}
+
+/// Everything of [`run_case`] before the adapter runs.
+pub fn prepare<'c>(case: &'c Case, adapter: &dyn Adapter, opts: &Options) -> Step<'c> {
+    let done = |r: CaseResult| Step::Done(Box::new(r));
     let mut r = base_result(case, opts);
     let profile = &opts.profile;
     for (k, o) in &case.where_ {
@@ -356,7 +403,7 @@ pub fn run_case(case: &Case, adapter: &mut dyn Adapter, opts: &Options) -> CaseR
                 profile.name,
                 picked.unwrap_or("?")
             );
-            return not_applicable(r, "where", why);
+            return done(not_applicable(r, "where", why));
         }
     }
     // A semantic-level implementation decides from the lowered IR and what its device reports
@@ -374,14 +421,15 @@ pub fn run_case(case: &Case, adapter: &mut dyn Adapter, opts: &Options) -> CaseR
             observed: String::new(),
             note: format!("adapter {} lacks {cap}", adapter.name()),
         });
-        return r;
+        return done(r);
     }
     if case.is_concurrent() {
-        return crate::concurrent::run_case(case, adapter, opts, r);
+        // Concurrent cases run on their own path (issue 12), never in a pipelined window.
+        return Step::Concurrent(case, Box::new(r));
     }
     let state = match build_state(case) {
         Ok(s) => s,
-        Err(e) => return error_result(case, opts, e.to_string()),
+        Err(e) => return done(error_result(case, opts, e.to_string())),
     };
     // The expectation for this profile.
     let (entries, at) = match (&case.probe, &case.expect) {
@@ -391,32 +439,32 @@ pub fn run_case(case: &Case, adapter: &mut dyn Adapter, opts: &Options) -> CaseR
                 Some((_, e, p)) => (e.clone(), p.clone()),
                 None => {
                     let why = format!("the probe has no expectation for {knob} = {picked}");
-                    return not_applicable(r, "probe", why);
+                    return done(not_applicable(r, "probe", why));
                 }
             }
         }
         (None, Some((e, p))) => (e.clone(), p.clone()),
-        (None, None) => return error_result(case, opts, "no expectation".into()),
+        (None, None) => return done(error_result(case, opts, "no expectation".into())),
     };
     let expectation = match build_expectation(case, &state, &entries, &at) {
         Ok(e) => e,
-        Err(e) => return error_result(case, opts, e.to_string()),
+        Err(e) => return done(error_result(case, opts, e.to_string())),
     };
     if adapter.level() == Level::Semantic
         && let Some(why) = semantic_not_applicable(&expectation)
     {
-        return not_applicable(r, "level", why);
+        return done(not_applicable(r, "level", why));
     }
     // The reference's answer (for input errors and the race-aware cross-check).
     let reference = match program::run(case.dialect, &case.asm, &state, profile) {
         Ok(run) => run,
-        Err(e) => return error_result(case, opts, format!("reference model: {e}")),
+        Err(e) => return done(error_result(case, opts, format!("reference model: {e}"))),
     };
     if let Outcome::Invalid(rej) = &reference.outcome {
         let unparsable = matches!(rej.reason, Reason::Syntax | Reason::UnknownOperation);
         if unparsable && !matches!(expectation, Expectation::Invalid(_)) {
             let col = case.asm_pos.col + 1 + rej.column.unwrap_or(0);
-            return error_result(
+            return done(error_result(
                 case,
                 opts,
                 format!(
@@ -425,7 +473,7 @@ pub fn run_case(case: &Case, adapter: &mut dyn Adapter, opts: &Options) -> CaseR
                     case.asm_pos.line,
                     col
                 ),
-            );
+            ));
         }
     }
     // What the case needs, derived from its lowered IR (case authors need not tag it): a
@@ -443,7 +491,7 @@ pub fn run_case(case: &Case, adapter: &mut dyn Adapter, opts: &Options) -> CaseR
                 "needs {cap} (from the lowered IR: {needs}); {} does not report it",
                 adapter.name()
             );
-            return not_applicable(r, "capability", why);
+            return done(not_applicable(r, "capability", why));
         }
     }
     // Stated byte fields: checked both ways against the vISA encoder and decoder. Bytes the
@@ -458,19 +506,36 @@ pub fn run_case(case: &Case, adapter: &mut dyn Adapter, opts: &Options) -> CaseR
                 } else {
                     Status::Fail
                 };
-                return r;
+                return done(r);
             }
-            Err(e) => return error_result(case, opts, format!("{pos}: {e}")),
+            Err(e) => return done(error_result(case, opts, format!("{pos}: {e}"))),
         }
     }
-    let request = Request {
-        id: &case.id,
-        dialect: case.dialect,
-        asm: &case.asm,
-        state: &state,
-        profile,
-    };
-    let observation = match adapter.run(&request) {
+    Step::Ready(Box::new(Prepared {
+        case,
+        r,
+        state,
+        expectation,
+        reference,
+    }))
+}
+
+/// Everything of [`run_case`] after the adapter ran: judges its answer.
+pub fn finish(
+    p: Box<Prepared<'_>>,
+    observation: Result<Observation, atomcts_adapters::AdapterError>,
+    adapter: &dyn Adapter,
+    opts: &Options,
+) -> CaseResult {
+    let Prepared {
+        case,
+        mut r,
+        state,
+        expectation,
+        reference,
+    } = *p;
+    let profile = &opts.profile;
+    let observation = match observation {
         Ok(o) => o,
         Err(e) if matches!(e.kind, atomcts_adapters::AdapterErrorKind::Unsupported(_)) => {
             r.status = Status::Skip;
@@ -597,6 +662,67 @@ fn encoding_findings(
                 "the vISA decoder rejects the stated bytes",
             )],
         })),
+    }
+}
+
+/// Runs `cases` in order, giving each result to `out` as soon as it and every earlier one
+/// are known; through a pipelined adapter ([`Adapter::window`] > 1), up to a window of them
+/// are in flight at once.
+pub fn run_cases(
+    cases: &[&Case],
+    adapter: &mut dyn Adapter,
+    opts: &Options,
+    out: &mut dyn FnMut(CaseResult),
+) {
+    let window = adapter.window().max(1);
+    if window == 1 {
+        for c in cases {
+            out(run_case(c, adapter, opts));
+        }
+        return;
+    }
+    let mut rest = cases;
+    while !rest.is_empty() {
+        // Prepare cases until a window of them is ready to send.
+        let mut steps = Vec::new();
+        let mut ready = 0;
+        while let Some((c, tail)) = rest.split_first() {
+            if ready == window {
+                break;
+            }
+            rest = tail;
+            let step = prepare(c, &*adapter, opts);
+            ready += usize::from(matches!(step, Step::Ready(_)));
+            steps.push(step);
+        }
+        let requests: Vec<Request<'_>> = steps
+            .iter()
+            .filter_map(|s| match s {
+                Step::Ready(p) => Some(p.request(opts)),
+                Step::Done(_) | Step::Concurrent(..) => None,
+            })
+            .collect();
+        let mut answers = adapter.run_batch(&requests).into_iter();
+        drop(requests);
+        for step in steps {
+            match step {
+                Step::Done(r) => out(*r),
+                Step::Concurrent(case, r) => {
+                    out(crate::concurrent::run_case(case, adapter, opts, *r))
+                }
+                Step::Ready(p) => {
+                    let answer = answers.next().unwrap_or_else(|| {
+                        Err(atomcts_adapters::AdapterError {
+                            adapter: adapter.name().to_string(),
+                            kind: atomcts_adapters::AdapterErrorKind::Protocol(
+                                "the adapter gave fewer answers than requests".into(),
+                            ),
+                        })
+                    });
+                    out(finish(p, answer, &*adapter, opts));
+                }
+            }
+        }
     }
 }
 

@@ -216,10 +216,18 @@ fn ty_of(name: &str) -> Option<Ty> {
 
 /// Parses an integer literal: decimal (optionally negative), `0x`, `0b`, `0o`; `_` separators.
 pub fn parse_int(s: &str) -> Option<i128> {
-    let s = s.trim().replace('_', "");
+    // Without copies unless there are `_` separators: every generated value passes here.
+    let s = s.trim();
+    let joined;
+    let s = if s.contains('_') {
+        joined = s.replace('_', "");
+        joined.as_str()
+    } else {
+        s
+    };
     let (neg, body) = match s.strip_prefix('-') {
-        Some(b) => (true, b.to_string()),
-        None => (false, s.strip_prefix('+').unwrap_or(&s).to_string()),
+        Some(b) => (true, b),
+        None => (false, s.strip_prefix('+').unwrap_or(s)),
     };
     let v = if let Some(h) = body.strip_prefix("0x").or_else(|| body.strip_prefix("0X")) {
         u128::from_str_radix(h, 16).ok()?

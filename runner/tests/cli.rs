@@ -310,14 +310,8 @@ fn cuda_adapter_without_a_driver_says_why_and_exits_two() {
         .expect("list adapters names cuda");
     if let Err(why) = atomcts_adapters::back::ptx::run::availability() {
         assert!(cuda_line.contains(&why), "{cuda_line}");
-        let o = atomcts(&[
-            "run",
-            "--no-progress",
-            "--cases",
-            concat!(env!("CARGO_MANIFEST_DIR"), "/../spec-cases/sass"),
-            "--adapter",
-            "cuda",
-        ]);
+        let sass = concat!(env!("CARGO_MANIFEST_DIR"), "/../spec-cases/sass");
+        let o = atomcts(&["run", "--no-progress", "--cases", sass, "--adapter", "cuda"]);
         assert_eq!(o.status.code(), Some(2), "{}", text(&o));
         let err = String::from_utf8_lossy(&o.stderr);
         let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();

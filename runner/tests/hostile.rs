@@ -1009,7 +1009,7 @@ fn d7_absurd_generated_counts_are_usage_errors() {
         let o = atomcts_guarded(&args, Duration::from_secs(30)).expect("allocated until killed");
         assert_eq!(o.status.code(), Some(2), "{}", text(&o));
         assert!(
-            text(&o).contains("at most 1000000 generated cases"),
+            text(&o).contains("at most 1000000000 generated cases"),
             "{}",
             text(&o)
         );

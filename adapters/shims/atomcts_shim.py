@@ -1,0 +1,81 @@
+"""The atomcts adapter protocol (adapters/PROTOCOL.md, versions 1 and 2, pipelining) for shim
+authors: a shim is a function from a request to an answer.
+
+    import atomcts_shim
+
+    def run(req):                       # req: the request object (dict) of PROTOCOL.md
+        ...
+        return {"outcome": "completed", "state": state}   # the answer, without "id"
+
+    atomcts_shim.serve(run, name="my-simulator", capabilities=["u64_atomics"])
+
+`serve` does the handshake (the highest version both sides speak, at most `version`), echoes
+each request's id, turns an exception in `run` into an `error` answer naming it, and
+pipelines: it offers `window` requests in flight (the runner sends up to that many before
+reading answers) and answers in order, writing a batch of answers at once. A handler may
+return `Raw(text)` to write a line as it is (tests of the runner's garbage handling).
+
+Run a shim from the repository root with the module on the path, e.g.
+`--adapter 'cmd:PYTHONPATH=adapters/shims python3 my_shim.py'`, or put a copy beside it.
+"""
+import json
+import os
+import sys
+
+PROTOCOL = "atomcts-adapter"
+
+
+class Raw(str):
+    """An answer line written as it is (no id, no JSON)."""
+
+
+def _answer(handler, req):
+    try:
+        ans = handler(req)
+    except Exception as e:  # the shim's own failure: an error answer, never a crash
+        ans = {"outcome": "error", "why": "%s: %s" % (type(e).__name__, e)}
+    if isinstance(ans, Raw):
+        return str(ans)
+    ans = dict(ans)
+    ans["id"] = req.get("id")
+    return json.dumps(ans, separators=(",", ":"))
+
+
+def serve(handler, name, capabilities=(), level="text", version=None, window=64,
+          stdin=None, stdout=None):
+    """Serves requests on standard input until it closes.
+
+    level: "text" or "semantic" (version 2). version: the highest version the shim speaks
+    (default: 2 for a semantic shim, else 1). window: requests accepted in flight (1: no
+    pipelining, the `window` key is left out of the handshake)."""
+    fd_in = (stdin or sys.stdin).fileno()
+    out = stdout or sys.stdout
+    if version is None:
+        version = 2 if level == "semantic" else 1
+    pending = b""
+    while True:
+        chunk = os.read(fd_in, 1 << 16)
+        if not chunk:
+            break
+        pending += chunk
+        *lines, pending = pending.split(b"\n")
+        answers = []
+        for line in lines:
+            if not line.strip():
+                continue
+            req = json.loads(line)
+            if req.get("type") == "hello":
+                offered = req.get("versions") or [req.get("version", 1)]
+                spoken = max([v for v in offered if v <= version] or [1])
+                hello = {"type": "hello", "protocol": PROTOCOL, "version": spoken,
+                         "name": name, "capabilities": list(capabilities)}
+                if spoken >= 2:
+                    hello["level"] = level
+                if window > 1:
+                    hello["window"] = window
+                answers.append(json.dumps(hello))
+            else:
+                answers.append(_answer(handler, req))
+        if answers:
+            out.write("\n".join(answers) + "\n")
+            out.flush()

@@ -1,0 +1,72 @@
+//! Throughput of the `diff_fast_reference` oracle (issue 9, point 5) without libFuzzer:
+//! `N` seeded pseudo-random inputs of up to 256 bytes through `check_diff`, and the cost of
+//! building their states directly (what the oracle does now) against the old route through
+//! the TOML text (`file_text` + `parse_file` + `build_state`).
+//!
+//! `cargo run --release --example oracle_bench -- 100000`
+
+use atomcts::generate::{GenCase, file_text, load_state};
+use atomcts::oracles::{check_diff, decode_diff_input};
+use rand_chacha::ChaCha8Rng;
+use rand_core::{Rng, SeedableRng};
+use std::path::Path;
+use std::time::Instant;
+
+/// The state as the oracle built it before issue 9: through the case's text.
+fn state_via_text(gc: &GenCase) -> Option<atomcts_reference::state::State> {
+    let mut t = toml::Table::new();
+    t.insert("name".into(), "probe".into());
+    t.insert("asm".into(), gc.asm.clone().into());
+    t.insert("cite".into(), "generated".into());
+    if gc.lanes != 1 {
+        t.insert("lanes".into(), i64::from(gc.lanes).into());
+    }
+    t.insert("given".into(), toml::Value::Table(gc.given.clone()));
+    let mut e = toml::Table::new();
+    e.insert("unspecified".into(), true.into());
+    t.insert("expect".into(), toml::Value::Table(e));
+    let text = file_text(gc.dialect, "", &[t]).ok()?;
+    let loaded = atomcts::case::parse_file(Path::new(""), Path::new("<generated>"), text);
+    atomcts::build::build_state(loaded.cases.first()?).ok()
+}
+
+fn main() {
+    let n: usize = std::env::args()
+        .nth(1)
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(20_000);
+    let mut rng = ChaCha8Rng::seed_from_u64(1);
+    let inputs: Vec<Vec<u8>> = (0..n)
+        .map(|_| {
+            let len = (rng.next_u64() % 256) as usize;
+            (0..len).map(|_| rng.next_u64() as u8).collect()
+        })
+        .collect();
+    let decoded: Vec<_> = inputs.iter().map(|d| decode_diff_input(d)).collect();
+    let t = Instant::now();
+    let mut failures = 0;
+    for i in &decoded {
+        failures += usize::from(check_diff(i).is_err());
+    }
+    let oracle = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let direct = decoded
+        .iter()
+        .filter(|i| load_state(&i.case).is_ok())
+        .count();
+    let direct_s = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let via_text = decoded
+        .iter()
+        .filter(|i| state_via_text(&i.case).is_some())
+        .count();
+    let text_s = t.elapsed().as_secs_f64();
+    assert_eq!(direct, via_text, "the two routes load the same cases");
+    println!(
+        "{n} inputs: check_diff {:.0}/s ({failures} differences); states built directly {:.0}/s, through the text {:.0}/s; the oracle through the text would run at about {:.0}/s",
+        n as f64 / oracle,
+        n as f64 / direct_s,
+        n as f64 / text_s,
+        n as f64 / (oracle - direct_s + text_s)
+    );
+}

@@ -1,0 +1,58 @@
+//! Throughput of the adapter protocol alone (issue 9): `N` generated cases' requests, built
+//! beforehand, through a shim with `run_batch` (pipelined when the shim offers a window).
+//!
+//! `cargo run --release --example pipe_bench -- 'target/release/examples/echo_shim' 100000`
+
+use atomcts_adapters::{Adapter, Request, SubprocessAdapter};
+use atomcts_reference::Profile;
+use std::time::{Duration, Instant};
+
+/// CPU seconds this process has used (user + system, every thread), from /proc (Linux).
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let after = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<f64> = after
+        .split_whitespace()
+        .map(|x| x.parse().unwrap_or(0.0))
+        .collect();
+    // Fields 14 and 15 of stat (utime, stime), in clock ticks of 1/100 s.
+    (f.get(11).copied().unwrap_or(0.0) + f.get(12).copied().unwrap_or(0.0)) / 100.0
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let (Some(cmd), Some(n)) = (args.get(1), args.get(2).and_then(|n| n.parse::<u64>().ok()))
+    else {
+        eprintln!("usage: pipe_bench <shim command> <cases>");
+        std::process::exit(2);
+    };
+    let profile = Profile::default();
+    let cases = atomcts::generate::generate(1, n, &profile).expect("generated cases");
+    let states: Vec<_> = cases
+        .iter()
+        .map(|c| atomcts::build::build_state(c).expect("state"))
+        .collect();
+    let requests: Vec<Request<'_>> = cases
+        .iter()
+        .zip(&states)
+        .map(|(c, s)| Request {
+            id: &c.id,
+            dialect: c.dialect,
+            asm: &c.asm,
+            state: s,
+            profile: &profile,
+        })
+        .collect();
+    let mut a = SubprocessAdapter::start(cmd, Duration::from_secs(10)).expect("shim starts");
+    let (t, cpu) = (Instant::now(), cpu_seconds());
+    let answers = a.run_batch(&requests);
+    let dt = t.elapsed().as_secs_f64();
+    let cpu = cpu_seconds() - cpu;
+    let errors = answers.iter().filter(|a| a.is_err()).count();
+    println!(
+        "{n} requests through `{cmd}` (window {}): {dt:.3} s, {:.0} cases/s wall; the runner's CPU {cpu:.2} s ({:.0} cases per CPU second); {errors} adapter errors",
+        a.window(),
+        n as f64 / dt,
+        n as f64 / cpu.max(0.01)
+    );
+}
