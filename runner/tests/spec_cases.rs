@@ -6,7 +6,7 @@ use atomcts::case::{corpus_root, parse_file};
 use atomcts::run::{Options, Status, run_case};
 use atomcts_adapters::ReferenceAdapter;
 use atomcts_reference::Profile;
-use atomcts_reference::program::run;
+use atomcts_reference::program::{Program, run};
 use std::path::Path;
 
 /// The profiles a case is checked under: every option of a probe's knob; otherwise every named
@@ -82,6 +82,17 @@ fn corpus_file(path: &Path, contents: String) -> datatest_stable::Result<()> {
         problems.push(format!("{}: no cases", path.display()));
     }
     for case in &loaded.cases {
+        // The model's printer states the instruction it parsed: parsing the printed text gives
+        // the same instruction (reports and repro commands print it).
+        if let Ok(p) = Program::parse(case.dialect, &case.asm) {
+            let printed = p.to_string();
+            if Program::parse(case.dialect, &printed).as_ref() != Ok(&p) {
+                problems.push(format!(
+                    "{}: `{}` prints as `{printed}`, which does not parse back to it",
+                    case.id, case.asm
+                ));
+            }
+        }
         for profile in profiles_for(case)? {
             let name = profile.name.clone();
             let opts = Options {
