@@ -259,6 +259,22 @@ impl Adapter for VulkanAdapter {
         &self.name
     }
 
+    /// The device, API and driver versions (not the CPU-dependent part of llvmpipe's name), and
+    /// the translator on the WGSL route.
+    fn describe(&self) -> Option<String> {
+        let i = &self.device.info;
+        let device = i.name.split(" (").next().unwrap_or(&i.name);
+        let base = format!(
+            "{device} (Vulkan {}; driver {})",
+            i.api_version,
+            i.driver.trim()
+        );
+        Some(match self.route {
+            Route::Spirv => base,
+            Route::WgslNaga => format!("WGSL compiled by naga 30 to SPIR-V, on {base}"),
+        })
+    }
+
     /// Capabilities of the case format: what the device's features allow (the per-op check is
     /// the emitter's, from the lowered IR).
     fn supports(&self, capability: &str) -> bool {
