@@ -1,14 +1,13 @@
 //! The command line from the outside: exit codes, bad input with positions, hostile sizes,
 //! reports, partitions, baselines and merging.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
+use common::{text, tmp, write};
+use std::path::Path;
+use std::process::Output;
 
 fn atomcts(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_atomcts"))
-        .args(args)
-        .output()
-        .expect("run atomcts")
+    common::atomcts_env(args, &[])
 }
 
 /// `atomcts run` on the `spec-cases` folder below `d`.
@@ -19,28 +18,6 @@ fn run_corpus(d: &Path) -> Output {
         d.join("spec-cases").to_str().unwrap(),
         "--no-progress",
     ])
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("atomcts-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn write(dir: &Path, rel: &str, body: &str) -> PathBuf {
-    let p = dir.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(&p, body).unwrap();
-    p
 }
 
 const GOOD: &str = r#"# two cases

@@ -4,6 +4,8 @@
 //! atomic with respect to itself only). Flaky baseline entries, `--repeat` and the loader's
 //! errors. Needs `python3` (adapters/shims/concurrent_ir.py).
 
+mod common;
+use common::text;
 use std::process::{Command, Output};
 
 const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
@@ -15,14 +17,6 @@ fn atomcts(args: &[&str], env: &[(&str, &str)]) -> Output {
         c.env(k, v);
     }
     c.output().expect("run atomcts")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 fn shim() -> String {

@@ -1,6 +1,8 @@
 //! Hostile input and faults (issue 7, defects D1..D22): one or more tests per group, each
 //! reproducing the defect as reported. Shims are small Python scripts written per test.
 
+mod common;
+use common::{text, tmp, write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -49,28 +51,6 @@ fn atomcts_guarded(args: &[&str], limit: Duration) -> Option<Output> {
         stdout: out.join().unwrap(),
         stderr: err.join().unwrap(),
     })
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("atomcts-hostile-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn write(dir: &Path, rel: &str, body: &str) -> PathBuf {
-    let p = dir.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(&p, body).unwrap();
-    p
 }
 
 fn root() -> PathBuf {

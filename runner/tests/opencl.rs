@@ -4,25 +4,11 @@
 //! driver against its baseline, and a planted wrong built-in (ATOMCTS_OPENCL_PLANT=add_as_sub:
 //! atomic_sub where atomic_add is meant) is caught.
 
-use std::process::{Command, Output};
+mod common;
+use common::{atomcts_env as atomcts, text};
+use std::process::Output;
 
 const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
-
-fn atomcts(args: &[&str], env: &[(&str, &str)]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_atomcts"))
-        .args(args)
-        .envs(env.iter().copied())
-        .output()
-        .expect("run atomcts")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
 
 #[test]
 fn an_unknown_device_is_one_line_and_exit_2() {

@@ -3,6 +3,8 @@
 //! planted bug is caught, and cases it cannot apply to are not applicable with the reason,
 //! never failures. Version 1 shims keep working (runner/tests/subprocess.rs). Needs `python3`.
 
+mod common;
+use common::text;
 use std::process::{Command, Output};
 
 fn run(bug: &str, cases: &str, extra: &[&str]) -> Output {
@@ -23,14 +25,6 @@ fn run(bug: &str, cases: &str, extra: &[&str]) -> Output {
         .env("MINI_IR_BUG", bug)
         .output()
         .expect("run atomcts")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 /// The totals line: passed, failed, not applicable, cases.

@@ -2,7 +2,9 @@
 //! starts itself, the three files and the README block, `--check` telling a stale report, and
 //! (where Chromium is installed) the page checked in a real browser.
 
-use std::path::{Path, PathBuf};
+mod common;
+use common::{text, tmp};
+use std::path::Path;
 use std::process::{Command, Output};
 
 const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
@@ -16,21 +18,6 @@ fn atomcts(args: &[&str]) -> Output {
         .current_dir(ROOT)
         .output()
         .expect("run atomcts")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("atomcts-report-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 fn s(p: &Path) -> &str {

@@ -3,6 +3,8 @@
 //! flight, each an adapter error), and `atomcts fuzz` finding and shrinking a planted bug.
 //! Needs `python3`.
 
+mod common;
+use common::{text, tmp};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -15,21 +17,6 @@ fn atomcts(args: &[&str], env: &[(&str, &str)]) -> Output {
         .current_dir(ROOT)
         .output()
         .expect("run atomcts")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("atomcts-stream-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 /// The totals line's numbers: passed, failed, errors, skipped, known, not applicable, cases.

@@ -2,6 +2,8 @@
 //! Python implementation of SASS integer ATOM): conformance, a planted bug caught, and crash,
 //! hang and garbage isolation. Needs `python3` (CI installs it).
 
+mod common;
+use common::text;
 use std::process::{Command, Output};
 
 fn run(bug: &str, cases: &str, extra: &[&str]) -> Output {
@@ -22,14 +24,6 @@ fn run(bug: &str, cases: &str, extra: &[&str]) -> Output {
         .env("MINI_SASS_BUG", bug)
         .output()
         .expect("run atomcts")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 #[test]
