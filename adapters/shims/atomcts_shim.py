@@ -79,3 +79,48 @@ def serve(handler, name, capabilities=(), level="text", version=None, window=64,
         if answers:
             out.write("\n".join(answers) + "\n")
             out.flush()
+
+
+# Helpers for semantic-level (version 2) shims that run the lowered IR's accesses on one flat
+# buffer of global memory (adapters/shims/numba_cudasim.py, adapters/shims/warp_cpu.py).
+
+def not_applicable(why):
+    """The answer for a case the implementation has no exact primitive for (never emulated)."""
+    return {"outcome": "not_applicable", "why": why}
+
+
+def flat_global(req, accesses, width):
+    """Lays the request's global ranges out in one buffer (each base keeps its residue modulo 8)
+    and finds each access's element index in it. Returns (layout, flat bytearray, indices), or a
+    `not_applicable` answer for a faulting, unallocated or misaligned access."""
+    layout, cursor = [], 0
+    for r in req["state"]["memory"]["global"]:
+        base, data = int(r["base"], 16), bytes.fromhex(r["bytes"])
+        off = (cursor + 7) // 8 * 8 + base % 8
+        layout.append((base, data, off))
+        cursor = off + len(data)
+    flat = bytearray((cursor + 7) // 8 * 8 or 8)
+    for base, data, off in layout:
+        flat[off:off + len(data)] = data
+    idx = []
+    for a in accesses:
+        addr = int(a["addr"], 16)
+        if a.get("fault"):
+            return not_applicable("lane %d faults (%s)" % (a["lane"], a["fault"]))
+        hit = [off + addr - base for base, data, off in layout
+               if base <= addr and addr + width <= base + len(data)]
+        if not hit:
+            return not_applicable("lane %d address %#x outside allocated memory" % (a["lane"], addr))
+        if hit[0] % width:
+            return not_applicable("lane %d address %#x misaligned" % (a["lane"], addr))
+        idx.append(hit[0] // width)
+    return layout, flat, idx
+
+
+def accesses_answer(req, layout, final, returned):
+    """The `accesses` answer: the global ranges read back from the flat buffer `final` (bytes),
+    shared memory as it came, and each access's returned value (hex strings)."""
+    return {"outcome": "accesses", "returned": returned,
+            "memory": {"global": [{"base": hex(base), "bytes": final[off:off + len(data)].hex()}
+                                  for base, data, off in layout],
+                       "shared": req["state"]["memory"]["shared"]}}

@@ -26,6 +26,8 @@ import json
 import os
 import sys
 
+import atomcts_shim
+
 os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
 import numpy as np  # noqa: E402
 import warnings  # noqa: E402
@@ -82,8 +84,7 @@ def atom_kernel(mem, idx, b, c, out, code):
         out[i] = cuda.atomic.nanmax(mem, idx[i], b[i])
 
 
-def na(why):
-    return {"outcome": "not_applicable", "why": why}
+na = atomcts_shim.not_applicable
 
 
 def run(req):
@@ -117,28 +118,10 @@ def run(req):
     acc = ins["accesses"]
     if not acc:
         return {"outcome": "accesses", "memory": req["state"]["memory"], "returned": []}
-    # Lay the ranges out in one buffer, keeping each base's residue modulo 8.
-    ranges, cursor = [], 0
-    for r in req["state"]["memory"]["global"]:
-        base, data = int(r["base"], 16), bytes.fromhex(r["bytes"])
-        off = (cursor + 7) // 8 * 8 + base % 8
-        ranges.append((base, data, off))
-        cursor = off + len(data)
-    flat = bytearray((cursor + 7) // 8 * 8 or 8)
-    for base, data, off in ranges:
-        flat[off:off + len(data)] = data
-    idx = []
-    for a in acc:
-        addr = int(a["addr"], 16)
-        if a.get("fault"):
-            return na("lane %d faults (%s)" % (a["lane"], a["fault"]))
-        hit = [off + addr - base for base, data, off in ranges
-               if base <= addr and addr + width <= base + len(data)]
-        if not hit:
-            return na("lane %d address %#x outside allocated memory" % (a["lane"], addr))
-        if hit[0] % width:
-            return na("lane %d address %#x misaligned" % (a["lane"], addr))
-        idx.append(hit[0] // width)
+    laid = atomcts_shim.flat_global(req, acc, width)
+    if isinstance(laid, dict):
+        return laid
+    ranges, flat, idx = laid
     n = len(acc)
     mem = np.frombuffer(bytes(flat), dtype=dtype).copy()
 
@@ -152,10 +135,7 @@ def run(req):
     final = mem.tobytes()
     raw = out.view(BITS[width])
     returned = [hex(int(v)) for v in raw]
-    answer = {"outcome": "accesses", "returned": returned,
-              "memory": {"global": [{"base": hex(base), "bytes": final[off:off + len(data)].hex()}
-                                    for base, data, off in ranges],
-                         "shared": req["state"]["memory"]["shared"]}}
+    answer = atomcts_shim.accesses_answer(req, ranges, final, returned)
     if op == "cas":
         answer["ok"] = [int(raw[i]) == int(b.view(BITS[width])[i]) for i in range(n)]
     return answer

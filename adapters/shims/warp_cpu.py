@@ -28,6 +28,8 @@ Needs: warp-lang (pip). Run:
 import json
 import os
 import sys
+
+import atomcts_shim
 from typing import Any
 
 import numpy as np
@@ -95,8 +97,7 @@ for _t in FLOATS.values():
     wp.overload(float_atom, {"mem": _a, "b": _a, "out": _a})
 
 
-def na(why):
-    return {"outcome": "not_applicable", "why": why}
+na = atomcts_shim.not_applicable
 
 
 def run(req):
@@ -125,27 +126,10 @@ def run(req):
     acc = ins["accesses"]
     if not acc:
         return {"outcome": "accesses", "memory": req["state"]["memory"], "returned": []}
-    ranges, cursor = [], 0
-    for r in req["state"]["memory"]["global"]:
-        base, data = int(r["base"], 16), bytes.fromhex(r["bytes"])
-        off = (cursor + 7) // 8 * 8 + base % 8
-        ranges.append((base, data, off))
-        cursor = off + len(data)
-    flat = bytearray((cursor + 7) // 8 * 8 or 8)
-    for base, data, off in ranges:
-        flat[off:off + len(data)] = data
-    idx = []
-    for a in acc:
-        addr = int(a["addr"], 16)
-        if a.get("fault"):
-            return na("lane %d faults (%s)" % (a["lane"], a["fault"]))
-        hit = [off + addr - base for base, data, off in ranges
-               if base <= addr and addr + width <= base + len(data)]
-        if not hit:
-            return na("lane %d address %#x outside allocated memory" % (a["lane"], addr))
-        if hit[0] % width:
-            return na("lane %d address %#x misaligned" % (a["lane"], addr))
-        idx.append(hit[0] // width)
+    laid = atomcts_shim.flat_global(req, acc, width)
+    if isinstance(laid, dict):
+        return laid
+    ranges, flat, idx = laid
     n = len(acc)
     dtype = NP[ty]
     wtype = FLOATS[ty] if is_float else INTS[ty]
@@ -168,10 +152,7 @@ def run(req):
     wp.synchronize_device(dev)
     final = mem.numpy().tobytes()
     raw = out.numpy().view(NP[BITS[width]])
-    answer = {"outcome": "accesses", "returned": [hex(int(v)) for v in raw],
-              "memory": {"global": [{"base": hex(base), "bytes": final[off:off + len(data)].hex()}
-                                    for base, data, off in ranges],
-                         "shared": req["state"]["memory"]["shared"]}}
+    answer = atomcts_shim.accesses_answer(req, ranges, final, [hex(int(v)) for v in raw])
     if op == "cas":
         answer["ok"] = [int(raw[i]) == int(operand(0).view(NP[BITS[width]])[i]) for i in range(n)]
     return answer
