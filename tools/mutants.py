@@ -59,10 +59,13 @@ def load_equivalent(repo):
             line = raw.rstrip("\n")
             if not line.strip() or line.lstrip().startswith("#"):
                 continue
-            parts = [p.strip() for p in line.split(" | ")]
-            if len(parts) != 4 or not parts[3]:
+            # The mutation and the mutated line may contain ` | ` themselves (`replace | with ^`):
+            # the reason is the last field, the file the first, the key everything before the
+            # reason, matched as a whole.
+            head, _, reason = line.rpartition(" | ")
+            if head.count(" | ") < 2 or not reason.strip():
                 sys.exit(f"{EQUIVALENT}:{n}: want `file | mutation | line | reason`")
-            out[tuple(parts[:3])] = parts[3]
+            out[head.strip()] = reason.strip()
     return out
 
 
@@ -136,14 +139,14 @@ def main():
         for leftover in (m["file"] + ".orig", m["file"] + ".rej"):
             if os.path.exists(os.path.join(wt, leftover)):
                 os.remove(os.path.join(wt, leftover))
-        if verdict == "MISSED" and k in equivalent:
+        if verdict == "MISSED" and " | ".join(k) in equivalent:
             verdict = "EQUIVALENT"
         if verdict == "MISSED":
             survivors.append(m)
         counts[verdict] = counts.get(verdict, 0) + 1
         pf = per_file.setdefault(m["file"], {})
         pf[verdict] = pf.get(verdict, 0) + 1
-        note = f"\t# {equivalent[k]}" if verdict == "EQUIVALENT" else ""
+        note = f"\t# {equivalent[' | '.join(k)]}" if verdict == "EQUIVALENT" else ""
         print(f"{verdict}\t{m['name']}\t[{time.time() - t0:.0f}s]{note}", flush=True)
         if verdict == "MISSED":
             print(f"\tequivalent-list key: {' | '.join(k)} | <reason>", flush=True)
