@@ -5,7 +5,7 @@
 
 use crate::build::{BuildError, Check, Expectation, Target, build_expectation, build_state};
 use crate::case::{Case, Pos};
-use crate::run::{CaseResult, FindingOut, Options, Status};
+use crate::run::{CaseResult, Options, Status};
 use crate::verify::{self, Finding};
 use atomcts_adapters::concurrent::{ConcurrentInstr, ConcurrentRequest};
 use atomcts_adapters::{Adapter, AdapterErrorKind, Observation};
@@ -342,25 +342,5 @@ pub fn run_case(
             Err(e) => return error(r, format!("reference model: {e}")),
         }
     }
-    r.findings = verify::cap_findings(findings)
-        .into_iter()
-        .map(Into::into)
-        .collect();
-    if !r.findings.is_empty() || undecided.is_some() {
-        r.program = adapter.last_program();
-    }
-    r.status = if !r.findings.is_empty() {
-        Status::Fail
-    } else if let Some(why) = undecided {
-        r.findings.push(FindingOut {
-            location: "race".into(),
-            expected: String::new(),
-            observed: String::new(),
-            note: why,
-        });
-        Status::Undecided
-    } else {
-        Status::Pass
-    };
-    r
+    crate::run::verdict(r, findings, undecided, &*adapter)
 }

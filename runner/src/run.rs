@@ -602,6 +602,17 @@ pub fn finish(
             picked: profile.get(knob).unwrap_or("?").into(),
         });
     }
+    verdict(r, findings, undecided, adapter)
+}
+
+/// The case's status from its findings (capped) and an undecided race, with the program that
+/// ran kept for a failing or undecided case.
+pub(crate) fn verdict(
+    mut r: CaseResult,
+    findings: Vec<Finding>,
+    undecided: Option<String>,
+    adapter: &dyn Adapter,
+) -> CaseResult {
     r.findings = verify::cap_findings(findings)
         .into_iter()
         .map(Into::into)
