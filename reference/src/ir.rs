@@ -128,7 +128,7 @@ impl Env {
         use crate::float::{DenormRule, NanRule, ZeroRule};
         use crate::knobs::{FtzReturn, MinMaxDenormals, MinMaxNan, MinMaxZero, NanResult};
         let (nan, nan_exact) = match p.float_nan_result {
-            NanResult::Canonical => (NanBits::Canonical, true),
+            NanResult::Canonical | NanResult::CanonicalSingle => (NanBits::Canonical, true),
             NanResult::Propagate => (NanBits::Propagate, true),
             NanResult::Any => (NanBits::Propagate, false),
         };

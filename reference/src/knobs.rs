@@ -161,6 +161,7 @@ knobs! {
         Canonical = "canonical" => "CUDA Programming Guide, Floating-Point Standard: NaN results are the quiet NaN 0x7fffffff (extended to other widths as sign 0, all-ones exponent and fraction)",
         Propagate = "propagate" => "IEEE 754-2019 6.2: the result is a quieted input NaN (first NaN operand)",
         Any = "any" => "SPV_EXT_shader_atomic_float_min_max / Metal §8.1: any NaN may be generated; only the NaN class is checked",
+        CanonicalSingle = "canonical_single" => "CUDA Programming Guide, Floating-Point Standard: the canonical quiet NaN is stated for single precision (0x7fffffff; 16-bit halves as sign 0, all-ones exponent and fraction); no NVIDIA document fixes a 64-bit NaN result, so any NaN there (an H100 gave 0xfff8000000000000 for inf + -inf and returned a signaling NaN operand unquieted: docs/findings.md)",
     } default Any;
 
     /// Float min/max with NaN operands.
@@ -371,7 +372,7 @@ pub const PROFILES: &[ProfileDef] = &[
         "nvidia-ptx",
         "NVIDIA as PTX ISA 9.0 and the CUDA Programming Guide describe it",
         &[
-            ("float.nan_result", "canonical"),
+            ("float.nan_result", "canonical_single"),
             ("float.minmax_nan", "minimum_number"),
             ("float.minmax_signed_zero", "ordered"),
             ("sass.f16x2_add_subnormals", "preserve"),
@@ -527,7 +528,7 @@ mod tests {
         let nv = Profile::named("nvidia-ptx").unwrap();
         let sky = Profile::named("intel-skylake").unwrap();
         let metal = Profile::named("metal").unwrap();
-        assert_eq!(nv.float_nan_result, NanResult::Canonical);
+        assert_eq!(nv.float_nan_result, NanResult::CanonicalSingle);
         assert_eq!(sky.float_minmax_signed_zero, MinMaxZero::Skylake);
         assert_eq!(metal.msl_float_rounding, MslRounding::TowardZero);
     }

@@ -358,6 +358,15 @@ struct RegressArgs {
 
 /// Parses arguments, runs, and maps errors to exit code 2.
 pub fn main() -> ExitCode {
+    // The CUDA adapter's worker process (adapters/src/back/ptx/worker.rs): this executable,
+    // started by the adapter itself; not a user command.
+    if std::env::args_os().nth(1).as_deref()
+        == Some(std::ffi::OsStr::new(
+            atomcts_adapters::back::ptx::worker::WORKER_ARG,
+        ))
+    {
+        return ExitCode::from(atomcts_adapters::back::ptx::worker::serve_stdio());
+    }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -397,7 +406,9 @@ fn adapter(name: &str, timeout_ms: u64) -> Result<Box<dyn Adapter>> {
         // The PTX back end on an NVIDIA GPU (CUDA driver loaded at run time); without a
         // driver this is one line and exit 2.
         "cuda" => {
-            let a = atomcts_adapters::back::ptx::CudaAdapter::open()?;
+            let a = atomcts_adapters::back::ptx::CudaAdapter::open(
+                std::time::Duration::from_millis(timeout_ms),
+            )?;
             eprintln!("cuda: {}", a.describe());
             Ok(Box::new(a))
         }

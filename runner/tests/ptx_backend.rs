@@ -370,3 +370,40 @@ fn a_planted_malformed_atom_is_refused_by_ptxas() {
         r.refused
     );
 }
+
+/// Found on a real H100 (2026-11-22): the 32-bit `atom` wrote its result into `%r2`, the
+/// register holding the `bytes` parameter, so the shared-memory kernels' copy-out loop ran past
+/// the buffer and faulted (CUDA_ERROR_ILLEGAL_ADDRESS). ptxas accepts such a kernel, so this is
+/// checked here for every corpus kernel: the registers loaded from parameters are written by
+/// their `ld.param` (and the pointers' `cvta`) only.
+#[test]
+fn parameter_registers_are_never_overwritten() {
+    let (plans, _) = corpus_plans();
+    let mut checked = 0;
+    for (id, plan) in &plans {
+        for sm in [50, 70, 90] {
+            let Ok(k) = emit::emit(plan, sm, Plant::None) else {
+                continue;
+            };
+            let mut params = Vec::new();
+            for line in k.source.lines().map(str::trim) {
+                let Some((opcode, rest)) = line.split_once(char::is_whitespace) else {
+                    continue;
+                };
+                let dst = rest.split(',').next().unwrap_or("").trim();
+                if opcode.starts_with("ld.param") {
+                    params.push(dst.to_string());
+                } else if !opcode.starts_with("cvta") && !opcode.starts_with("st.") {
+                    assert!(
+                        !params.iter().any(|p| p == dst),
+                        "{id} sm_{sm}: `{line}` overwrites the parameter register {dst}\n{}",
+                        k.source
+                    );
+                }
+            }
+            assert!(params.len() >= 3, "{id}: no parameters read");
+            checked += 1;
+        }
+    }
+    assert!(checked > 1000, "only {checked} kernels checked");
+}

@@ -26,11 +26,11 @@
 use crate::error::{ModelError, Reason, Rejection};
 use crate::float::{FtzMode, Round};
 use crate::ir::{
-    Access, AtomicOp, Compare, Dest, Env, Instr, Lowered, Lowering, MemInstr, Misaligned,
+    Access, AtomicOp, Compare, Dest, Env, Instr, Lowered, Lowering, MemInstr, Misaligned, NanBits,
     OutOfRange, RegField, SameAddress, StaticWrite, Upper,
 };
 use crate::knobs::{
-    AddressArithmetic, CasPairing, EImmediate, F16x2AddSubnormals, F32AddFtz, Profile,
+    AddressArithmetic, CasPairing, EImmediate, F16x2AddSubnormals, F32AddFtz, NanResult, Profile,
     SassMisaligned,
 };
 use crate::outcome::FaultClass;
@@ -897,13 +897,20 @@ pub fn float_env(profile: &Profile, op: AtomicOp, ty: DataType) -> Env {
         },
         _ => FtzMode::NONE,
     };
-    Env {
+    let mut env = Env {
         round: Round::NearestEven,
         ftz,
         compare: Compare::Bitwise,
         weak: false,
         ..Env::from_profile(profile)
+    };
+    // `canonical_single`: canonical NaN bits for 32- and 16-bit data only; a 64-bit NaN result
+    // is any NaN (only its class is checked).
+    if profile.float_nan_result == NanResult::CanonicalSingle && ty.bits() == 64 {
+        env.nan = NanBits::Propagate;
+        env.nan_exact = false;
     }
+    env
 }
 
 /// SASS ATOM.CAS register pairing (A17): CAS.32 takes Rb = R2n and Rc = Rb+1 or RZ, CAS.64
@@ -1214,7 +1221,6 @@ pub fn lower(i: &Instruction, state: &State, profile: &Profile) -> Result<Loweri
 mod tests {
     use super::*;
     use crate::float::{DenormRule, MinMaxRules, NanRule, ZeroRule};
-    use crate::ir::NanBits;
 
     use crate::outcome::Outcome;
     use crate::program::{Dialect, run};

@@ -365,7 +365,7 @@ pub fn emit(plan: &Plan, sm: u32, plant: Plant) -> Result<Kernel, NotApplicable>
     };
     let space = if shared { "shared" } else { "global" };
     let dst = match sp.class {
-        Class::B32 => "%r2",
+        Class::B32 => "%r14",
         Class::B64 => "%rd12",
         Class::F32 => "%f2",
         Class::F64 => "%fd2",
@@ -380,7 +380,7 @@ pub fn emit(plan: &Plan, sm: u32, plant: Plant) -> Result<Kernel, NotApplicable>
     // The returned value, zero-extended into one u64 per thread.
     match sp.class {
         Class::B32 => {
-            let _ = writeln!(w, "  cvt.u64.u32 %rd10, %r2;");
+            let _ = writeln!(w, "  cvt.u64.u32 %rd10, %r14;");
         }
         Class::B64 => {
             let _ = writeln!(w, "  mov.b64 %rd10, %rd12;");
@@ -489,15 +489,15 @@ mod tests {
         for (asm, want) in [
             (
                 "ATOM.E.INC R0, [R2], R4",
-                "atom.global.inc.u32 %r2, [%rd9], %r8;",
+                "atom.global.inc.u32 %r14, [%rd9], %r8;",
             ),
             (
                 "ATOM.E.DEC R0, [R2], R4",
-                "atom.global.dec.u32 %r2, [%rd9], %r8;",
+                "atom.global.dec.u32 %r14, [%rd9], %r8;",
             ),
             (
                 "ATOM.E.ADD.S32 R0, [R2], R4",
-                "atom.global.add.s32 %r2, [%rd9], %r8;",
+                "atom.global.add.s32 %r14, [%rd9], %r8;",
             ),
             (
                 "ATOM.E.MIN.S64 R0, [R2], R4",
@@ -505,7 +505,7 @@ mod tests {
             ),
             (
                 "ATOM.E.CAS R0, [R2], R4, R5",
-                "atom.global.cas.b32 %r2, [%rd9], %r8, %r9;",
+                "atom.global.cas.b32 %r14, [%rd9], %r8, %r9;",
             ),
             (
                 "ATOM.E.EXCH.U64 R0, [R2], R4",
@@ -524,7 +524,7 @@ mod tests {
         );
         assert_eq!(
             atom("ATOM.E.ADD.F16x2.RN R0, [R2], R4", 70).unwrap(),
-            "atom.global.add.noftz.f16x2 %r2, [%rd9], %r8;"
+            "atom.global.add.noftz.f16x2 %r14, [%rd9], %r8;"
         );
         assert_eq!(
             atom("ATOM.E.MAX.F16x2.RN R0, [R2], R4", 90).unwrap(),

@@ -8,6 +8,7 @@
 
 pub mod emit;
 pub mod run;
+pub mod worker;
 
 use crate::plan::{NotApplicable, Plan, Returned};
 use crate::{Adapter, AdapterError, AdapterErrorKind, Level, Observation, Request};
@@ -26,12 +27,14 @@ pub struct CudaAdapter {
     sm: u32,
     plant: Plant,
     last: Option<String>,
+    worker: worker::Worker,
 }
 
 impl CudaAdapter {
     /// Opens device 0. Without a CUDA driver (or a device) the error says why in one line.
     /// `ATOMCTS_PTX_PLANT=min_as_max|inc_as_u64` plants a wrong `atom` (for checking the tests).
-    pub fn open() -> Result<CudaAdapter, AdapterError> {
+    /// Kernels run in a worker process ([`worker`]); each launch may take at most `timeout`.
+    pub fn open(timeout: std::time::Duration) -> Result<CudaAdapter, AdapterError> {
         let unavailable = |why: String| AdapterError {
             adapter: "cuda".into(),
             kind: AdapterErrorKind::Unavailable(why),
@@ -49,6 +52,7 @@ impl CudaAdapter {
             sm,
             plant,
             last: None,
+            worker: worker::Worker::new(timeout),
         })
     }
 
@@ -142,8 +146,11 @@ impl Adapter for CudaAdapter {
             "{}// items (offset, src0, src1 per thread): {:x?}\n",
             kernel.source, items
         ));
-        let mut mem = plan.layout().bytes(r.state, plan.space);
-        let old = run::run(&kernel, &items, &mut mem)
+        let mem = plan.layout().bytes(r.state, plan.space);
+        let (mem, old) = self
+            .worker
+            .launch(&run::single(&kernel, &items, &mem))
+            .and_then(|b| run::single_answer(plan.items.len(), b))
             .map_err(|e| self.err(AdapterErrorKind::Crashed(e)))?;
         let (global, shared) = match plan.space {
             Space::Global => (mem, plan.shared.bytes(r.state, Space::Shared)),

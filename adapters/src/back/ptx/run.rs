@@ -1,10 +1,10 @@
 //! Run: an emitted PTX kernel on an NVIDIA GPU through the CUDA driver API (`cudarc`, with
 //! `libcuda` loaded at run time, so nothing here is needed to build or test).
 //!
-//! Each case gets its own CUDA context (`cuCtxCreate`, not the primary context): a kernel
-//! error is sticky for its context, and a context per case keeps one case's error from
-//! deciding the next ones. The driver JIT-compiles
-//! the PTX for the device.
+//! Kernels run in a worker process (`worker.rs`), never in the runner's: on a real H100 a
+//! faulting kernel (CUDA_ERROR_ILLEGAL_ADDRESS) left every later context creation in the
+//! process failing with the same error, so a context per case was not enough. The driver
+//! JIT-compiles the PTX for the device.
 //!
 //! `cudarc` panics when `libcuda` is absent, so [`availability`] asks first; that check is
 //! the one `unsafe` call here (cudarc marks the library probe unsafe because loading a shared
@@ -62,48 +62,136 @@ pub fn device_info() -> Result<DeviceInfo, String> {
     Ok(DeviceInfo { name, sm, driver })
 }
 
-/// Runs `kernel` with one thread per item over the flat buffer `mem` (updated in place);
-/// returns each thread's returned value. `Err` is the driver's message (a fault included).
-pub fn run(kernel: &Kernel, items: &[u64], mem: &mut Vec<u8>) -> Result<Vec<u64>, String> {
-    let n = items.len() / 3;
-    // A context of its own (cuCtxCreate, destroyed on drop), not the device's primary context:
-    // an error in a kernel is sticky for its context, and must not decide later cases.
-    let ctx = CudaContext::new_non_primary(0, 0).map_err(|e| format!("cuCtxCreate: {e}"))?;
+/// One kernel launch, as the worker process receives it (`worker.rs`): the PTX module, the
+/// entry's name, the grid and block sizes, and the entry's parameters in order.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Launch {
+    /// The PTX module's text.
+    pub ptx: String,
+    /// The entry to launch.
+    pub entry: String,
+    /// Thread blocks (x only).
+    pub grid: u32,
+    /// Threads per block (x only).
+    pub block: u32,
+    /// The entry's parameters, in order.
+    pub args: Vec<Arg>,
+}
+
+/// One kernel parameter.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Arg {
+    /// A device buffer (`.param .u64`, a global pointer) holding these bytes before the launch;
+    /// its bytes after the launch are answered.
+    Buffer(Vec<u8>),
+    /// A `.param .u32`.
+    U32(u32),
+}
+
+/// Runs one launch in this process on `ctx` and answers every buffer's bytes after it, in the
+/// order of the buffers among the parameters. `Err` is the driver's message (a fault included).
+pub fn launch(ctx: &std::sync::Arc<CudaContext>, l: &Launch) -> Result<Vec<Vec<u8>>, String> {
     let stream = ctx.default_stream();
     let module = ctx
-        .load_module(Ptx::from_src(kernel.source.clone()))
+        .load_module(Ptx::from_src(l.ptx.clone()))
         .map_err(|e| format!("cuModuleLoadData (PTX JIT): {e}"))?;
     let f = module
-        .load_function(KERNEL_NAME)
+        .load_function(&l.entry)
         .map_err(|e| format!("cuModuleGetFunction: {e}"))?;
-    let d_mem = stream
-        .clone_htod(mem.as_slice())
-        .map_err(|e| e.to_string())?;
-    let d_items = stream.clone_htod(items).map_err(|e| e.to_string())?;
-    let d_old = stream
-        .alloc_zeros::<u64>(n.max(1))
-        .map_err(|e| e.to_string())?;
-    let n32 = n as u32;
-    let bytes = mem.len() as u32;
-    let mut launch = stream.launch_builder(&f);
-    launch
-        .arg(&d_mem)
-        .arg(&d_items)
-        .arg(&d_old)
-        .arg(&n32)
-        .arg(&bytes);
+    let mut buffers = Vec::new();
+    let mut words = Vec::new();
+    for a in &l.args {
+        match a {
+            // An empty buffer still gets a device allocation (one byte) so the pointer is valid.
+            Arg::Buffer(b) if b.is_empty() => {
+                buffers.push(stream.alloc_zeros::<u8>(1).map_err(|e| e.to_string())?)
+            }
+            Arg::Buffer(b) => {
+                buffers.push(stream.clone_htod(b.as_slice()).map_err(|e| e.to_string())?)
+            }
+            Arg::U32(w) => words.push(*w),
+        }
+    }
+    let mut builder = stream.launch_builder(&f);
+    let (mut nb, mut nw) = (0, 0);
+    for a in &l.args {
+        match a {
+            Arg::Buffer(_) => {
+                builder.arg(&buffers[nb]);
+                nb += 1;
+            }
+            Arg::U32(_) => {
+                builder.arg(&words[nw]);
+                nw += 1;
+            }
+        }
+    }
     let cfg = LaunchConfig {
-        grid_dim: (1, 1, 1),
-        block_dim: (n32.max(1), 1, 1),
+        grid_dim: (l.grid.max(1), 1, 1),
+        block_dim: (l.block.max(1), 1, 1),
         shared_mem_bytes: 0,
     };
-    // SAFETY: the arguments are the kernel's parameters in order and type (module docs).
-    unsafe { launch.launch(cfg) }.map_err(|e| format!("cuLaunchKernel: {e}"))?;
+    // SAFETY: `l.args` are the entry's parameters in order and type: each back end's emitter
+    // declares them and builds the launch from the same list (module docs).
+    unsafe { builder.launch(cfg) }.map_err(|e| format!("cuLaunchKernel: {e}"))?;
     stream
         .synchronize()
         .map_err(|e| format!("the kernel faulted or failed: {e}"))?;
-    *mem = stream.clone_dtoh(&d_mem).map_err(|e| e.to_string())?;
-    let mut old = stream.clone_dtoh(&d_old).map_err(|e| e.to_string())?;
-    old.truncate(n);
-    Ok(old)
+    let mut out = Vec::new();
+    for (a, d) in l
+        .args
+        .iter()
+        .filter(|a| matches!(a, Arg::Buffer(_)))
+        .zip(&buffers)
+    {
+        let mut bytes = stream.clone_dtoh(d).map_err(|e| e.to_string())?;
+        if let Arg::Buffer(b) = a {
+            bytes.truncate(b.len());
+        }
+        out.push(bytes);
+    }
+    Ok(out)
+}
+
+/// The launch of `kernel` with one thread per item over the flat buffer `mem`: parameters
+/// `mem`, `items` (three u64 per thread), `old` (one u64 per thread), `n`, `bytes`.
+pub fn single(kernel: &Kernel, items: &[u64], mem: &[u8]) -> Launch {
+    let n = items.len() / 3;
+    Launch {
+        ptx: kernel.source.clone(),
+        entry: KERNEL_NAME.into(),
+        grid: 1,
+        block: n.max(1) as u32,
+        args: vec![
+            Arg::Buffer(mem.to_vec()),
+            Arg::Buffer(items.iter().flat_map(|v| v.to_le_bytes()).collect()),
+            Arg::Buffer(vec![0; 8 * n.max(1)]),
+            Arg::U32(n as u32),
+            Arg::U32(mem.len() as u32),
+        ],
+    }
+}
+
+/// The answer of [`single`]'s launch: the memory after it and each thread's returned value.
+pub fn single_answer(n: usize, mut buffers: Vec<Vec<u8>>) -> Result<(Vec<u8>, Vec<u64>), String> {
+    if buffers.len() != 3 {
+        return Err(format!(
+            "the worker answered {} buffers, not 3",
+            buffers.len()
+        ));
+    }
+    let old_bytes = buffers.pop().unwrap_or_default();
+    let mem = buffers.swap_remove(0);
+    let old: Vec<u64> = old_bytes
+        .chunks_exact(8)
+        .take(n)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+        .collect();
+    if old.len() != n {
+        return Err(format!(
+            "the worker answered {} returned values, not {n}",
+            old.len()
+        ));
+    }
+    Ok((mem, old))
 }

@@ -1,0 +1,197 @@
+//! Process isolation for the PTX back end: every kernel runs in a worker process
+//! (`atomcts __ptx-worker`, the runner's own executable), never in the runner's process.
+//!
+//! Why: CUDA reports a kernel's fault (an illegal address, a trap) as a sticky error, and on
+//! the H100 this project ran on (driver 580.159.04) every later `cuCtxCreate` in the same
+//! process failed with the same error, so one faulting case turned every later case into an
+//! error. A hung kernel cannot be stopped from inside its process either. So the runner sends
+//! each launch to a worker over a pipe (one JSON line each way), waits at most the adapter
+//! timeout, and on a fault, a crash or a timeout the case is an adapter error, the worker is
+//! stopped (SIGKILL to that one child) and the next case gets a fresh one.
+//!
+//! The worker keeps one context (the device's primary context) while its launches succeed and
+//! exits after the first failure, so a sticky error never decides a later case.
+
+use super::run::{self, Launch};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::time::Duration;
+
+/// The first command-line argument that makes the runner's executable a worker.
+pub const WORKER_ARG: &str = "__ptx-worker";
+
+/// The worker's executable: `ATOMCTS_CUDA_WORKER` if set (for a library user whose program is
+/// not `atomcts`), else this process's own executable.
+fn worker_exe() -> Result<std::path::PathBuf, String> {
+    match std::env::var_os("ATOMCTS_CUDA_WORKER") {
+        Some(p) => Ok(p.into()),
+        None => std::env::current_exe()
+            .map_err(|e| format!("cannot find this program to start the CUDA worker: {e}")),
+    }
+}
+
+/// One answer line of the worker.
+#[derive(serde::Serialize, serde::Deserialize)]
+enum Answer {
+    /// Every buffer's bytes after the launch.
+    Done(Vec<Vec<u8>>),
+    /// What failed (the worker exits after it).
+    Failed(String),
+}
+
+/// The worker's loop: one [`Launch`] per stdin line, one [`Answer`] per stdout line; exits after
+/// the first failure (exit status 3) or at end of input (0). Returns the exit status.
+pub fn serve_stdio() -> u8 {
+    let ctx = match run::availability()
+        .and_then(|()| cudarc::driver::CudaContext::new(0).map_err(|e| format!("cuCtxCreate: {e}")))
+    {
+        Ok(c) => c,
+        Err(e) => return answer(&Answer::Failed(e)),
+    };
+    let stdin = std::io::stdin();
+    for line in stdin.lock().lines() {
+        let Ok(line) = line else { return 3 };
+        let result = serde_json::from_str::<Launch>(&line)
+            .map_err(|e| format!("the worker could not read the launch: {e}"))
+            .and_then(|l| run::launch(&ctx, &l));
+        match result {
+            Ok(buffers) => {
+                if answer(&Answer::Done(buffers)) != 0 {
+                    return 3;
+                }
+            }
+            Err(e) => return answer(&Answer::Failed(e)),
+        }
+    }
+    0
+}
+
+/// Writes one answer line; 3 for a failure (or a broken pipe), 0 otherwise.
+fn answer(a: &Answer) -> u8 {
+    let mut out = std::io::stdout().lock();
+    let ok = serde_json::to_writer(&mut out, a).is_ok()
+        && out.write_all(b"\n").is_ok()
+        && out.flush().is_ok();
+    match a {
+        Answer::Done(_) if ok => 0,
+        _ => 3,
+    }
+}
+
+/// The runner's side: a worker process started on demand and replaced after any failure.
+pub struct Worker {
+    timeout: Duration,
+    live: Option<Live>,
+}
+
+struct Live {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<std::io::Result<String>>,
+}
+
+impl Worker {
+    /// A worker whose launches may each take at most `timeout` (start-up included).
+    pub fn new(timeout: Duration) -> Worker {
+        Worker {
+            timeout,
+            live: None,
+        }
+    }
+
+    fn start(&mut self) -> Result<&mut Live, String> {
+        if self.live.is_none() {
+            let exe = worker_exe()?;
+            let mut child = Command::new(&exe)
+                .arg(WORKER_ARG)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .map_err(|e| format!("cannot start the CUDA worker `{}`: {e}", exe.display()))?;
+            let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err("the CUDA worker has no pipes".into());
+            };
+            let (tx, lines) = channel();
+            std::thread::spawn(move || {
+                for line in BufReader::new(stdout).lines() {
+                    let stop = line.is_err();
+                    if tx.send(line).is_err() || stop {
+                        break;
+                    }
+                }
+            });
+            self.live = Some(Live {
+                child,
+                stdin,
+                lines,
+            });
+        }
+        self.live
+            .as_mut()
+            .ok_or_else(|| "the CUDA worker did not start".to_string())
+    }
+
+    /// Stops the worker (SIGKILL to this one child, then reaped) and says how it ended.
+    fn stop(&mut self) -> String {
+        match self.live.take() {
+            Some(mut l) => {
+                let _ = l.child.kill();
+                match l.child.wait() {
+                    Ok(s) => s.to_string(),
+                    Err(e) => e.to_string(),
+                }
+            }
+            None => "not running".into(),
+        }
+    }
+
+    /// Runs one launch in the worker: every buffer's bytes after it, or why not. After any
+    /// failure the worker is stopped; the next launch starts a fresh one.
+    pub fn launch(&mut self, l: &Launch) -> Result<Vec<Vec<u8>>, String> {
+        let timeout = self.timeout;
+        let live = self.start()?;
+        let mut line = serde_json::to_vec(l).map_err(|e| e.to_string())?;
+        line.push(b'\n');
+        if let Err(e) = live
+            .stdin
+            .write_all(&line)
+            .and_then(|()| live.stdin.flush())
+        {
+            let how = self.stop();
+            return Err(format!(
+                "the CUDA worker did not take the launch ({e}; it {how})"
+            ));
+        }
+        let got = live.lines.recv_timeout(timeout);
+        let failed = match got {
+            Ok(Ok(text)) => match serde_json::from_str::<Answer>(&text) {
+                Ok(Answer::Done(buffers)) => return Ok(buffers),
+                Ok(Answer::Failed(why)) => why,
+                Err(e) => format!("the CUDA worker answered an unreadable line ({e})"),
+            },
+            Ok(Err(e)) => format!("reading the CUDA worker's answer: {e}"),
+            Err(RecvTimeoutError::Timeout) => format!(
+                "the kernel did not finish within {} ms (the worker was stopped)",
+                timeout.as_millis()
+            ),
+            Err(RecvTimeoutError::Disconnected) => "the CUDA worker died".to_string(),
+        };
+        let how = self.stop();
+        Err(format!("{failed} [worker {how}]"))
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        if let Some(mut l) = self.live.take() {
+            // End of input: the worker exits on its own; kill it if it does not.
+            drop(l.stdin);
+            let _ = l.child.kill();
+            let _ = l.child.wait();
+        }
+    }
+}
