@@ -21,6 +21,9 @@ numeric compare-exchange, stores, shared (threadgroup/SLM) memory, SIMD-group sh
 accesses outside allocated memory or misaligned.
 
 Needs: numba (pip). Run: atomcts run --adapter "cmd:python3 adapters/shims/numba_cudasim.py"
+On a real NVIDIA GPU (Numba's CUDA target, numba-cuda): set NUMBA_ENABLE_CUDASIM=0; the shim
+then calls itself `numba-cuda` and answers not applicable where Numba's typing refuses a type
+(e.g. atomic inc on s32). Its findings: adapters/shims/numba_cuda_gpu.baseline.
 """
 import json
 import os
@@ -28,7 +31,10 @@ import sys
 
 import atomcts_shim
 
-os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+# The simulator unless the caller asks for a real GPU with NUMBA_ENABLE_CUDASIM=0 (then this
+# shim runs Numba's CUDA target: its code generation, the driver and the GPU).
+os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+SIMULATOR = os.environ["NUMBA_ENABLE_CUDASIM"] != "0"
 import numpy as np  # noqa: E402
 import warnings  # noqa: E402
 
@@ -41,8 +47,8 @@ import numba  # noqa: E402
 
 # What runs behind the shim, for reports (handshake `implementation`). The profile it claims is
 # `nvidia-ptx`: it simulates CUDA, which PTX ISA and the CUDA Programming Guide describe.
-IMPLEMENTATION = "numba %s CUDA simulator (numpy %s)" % (
-    numba.__version__, np.__version__)
+IMPLEMENTATION = "numba %s CUDA %s (numpy %s)" % (
+    numba.__version__, "simulator" if SIMULATOR else "target on a GPU", np.__version__)
 
 TYPES = {"u32": np.uint32, "s32": np.int32, "u64": np.uint64, "s64": np.int64,
          "f32": np.float32, "f64": np.float64}
@@ -51,37 +57,89 @@ OPS = ["add", "sub", "and", "or", "xor", "exch", "cas", "inc_bounded", "dec_boun
        "min", "max", "nanmin", "nanmax"]
 
 
+# One kernel per op: on a real GPU (NUMBA_ENABLE_CUDASIM=0) Numba compiles a kernel for its
+# argument types, so one kernel dispatching on the op would have to type every op's call for
+# every type (and_ on f32 does not type). Thread i applies the op to mem[idx[i]].
 @cuda.jit
-def atom_kernel(mem, idx, b, c, out, code):
-    """Thread i applies op `code` (an index into OPS) to mem[idx[i]]. In the simulator,
-    `cuda.atomic` exists only inside kernels, hence the dispatch here."""
+def k_add(mem, idx, b, c, out):
     i = cuda.threadIdx.x
-    if code == 0:
-        out[i] = cuda.atomic.add(mem, idx[i], b[i])
-    elif code == 1:
-        out[i] = cuda.atomic.sub(mem, idx[i], b[i])
-    elif code == 2:
-        out[i] = cuda.atomic.and_(mem, idx[i], b[i])
-    elif code == 3:
-        out[i] = cuda.atomic.or_(mem, idx[i], b[i])
-    elif code == 4:
-        out[i] = cuda.atomic.xor(mem, idx[i], b[i])
-    elif code == 5:
-        out[i] = cuda.atomic.exch(mem, idx[i], b[i])
-    elif code == 6:
-        out[i] = cuda.atomic.cas(mem, idx[i], b[i], c[i])
-    elif code == 7:
-        out[i] = cuda.atomic.inc(mem, idx[i], b[i])
-    elif code == 8:
-        out[i] = cuda.atomic.dec(mem, idx[i], b[i])
-    elif code == 9:
-        out[i] = cuda.atomic.min(mem, idx[i], b[i])
-    elif code == 10:
-        out[i] = cuda.atomic.max(mem, idx[i], b[i])
-    elif code == 11:
-        out[i] = cuda.atomic.nanmin(mem, idx[i], b[i])
-    else:
-        out[i] = cuda.atomic.nanmax(mem, idx[i], b[i])
+    out[i] = cuda.atomic.add(mem, idx[i], b[i])
+
+
+@cuda.jit
+def k_sub(mem, idx, b, c, out):
+    i = cuda.threadIdx.x
+    out[i] = cuda.atomic.sub(mem, idx[i], b[i])
+
+
+@cuda.jit
+def k_and(mem, idx, b, c, out):
+    i = cuda.threadIdx.x
+    out[i] = cuda.atomic.and_(mem, idx[i], b[i])
+
+
+@cuda.jit
+def k_or(mem, idx, b, c, out):
+    i = cuda.threadIdx.x
+    out[i] = cuda.atomic.or_(mem, idx[i], b[i])
+
+
+@cuda.jit
+def k_xor(mem, idx, b, c, out):
+    i = cuda.threadIdx.x
+    out[i] = cuda.atomic.xor(mem, idx[i], b[i])
+
+
+@cuda.jit
+def k_exch(mem, idx, b, c, out):
+    i = cuda.threadIdx.x
+    out[i] = cuda.atomic.exch(mem, idx[i], b[i])
+
+
+@cuda.jit
+def k_cas(mem, idx, b, c, out):
+    i = cuda.threadIdx.x
+    out[i] = cuda.atomic.cas(mem, idx[i], b[i], c[i])
+
+
+@cuda.jit
+def k_inc(mem, idx, b, c, out):
+    i = cuda.threadIdx.x
+    out[i] = cuda.atomic.inc(mem, idx[i], b[i])
+
+
+@cuda.jit
+def k_dec(mem, idx, b, c, out):
+    i = cuda.threadIdx.x
+    out[i] = cuda.atomic.dec(mem, idx[i], b[i])
+
+
+@cuda.jit
+def k_min(mem, idx, b, c, out):
+    i = cuda.threadIdx.x
+    out[i] = cuda.atomic.min(mem, idx[i], b[i])
+
+
+@cuda.jit
+def k_max(mem, idx, b, c, out):
+    i = cuda.threadIdx.x
+    out[i] = cuda.atomic.max(mem, idx[i], b[i])
+
+
+@cuda.jit
+def k_nanmin(mem, idx, b, c, out):
+    i = cuda.threadIdx.x
+    out[i] = cuda.atomic.nanmin(mem, idx[i], b[i])
+
+
+@cuda.jit
+def k_nanmax(mem, idx, b, c, out):
+    i = cuda.threadIdx.x
+    out[i] = cuda.atomic.nanmax(mem, idx[i], b[i])
+
+
+KERNELS = dict(zip(OPS, [k_add, k_sub, k_and, k_or, k_xor, k_exch, k_cas, k_inc, k_dec,
+                         k_min, k_max, k_nanmin, k_nanmax]))
 
 
 na = atomcts_shim.not_applicable
@@ -115,6 +173,16 @@ def run(req):
         dtype = BITS[width]
     if space != "global":
         return na("%s memory: this shim maps global memory only" % space)
+    if not SIMULATOR and is_float and op in ("add", "sub"):
+        # PTX ISA, atom: `.add.f32` rounds to nearest even and flushes subnormal inputs and
+        # results; `.add.f64` rounds to nearest even and keeps them. Numba's atomic add compiles
+        # to these, so another float environment has no exact primitive here.
+        ftz = ins.get("ftz", {})
+        want = (bool(ftz.get("inputs")), bool(ftz.get("outputs")), ins.get("round"))
+        has = (True, True, "nearest_even") if ty == "f32" else (False, False, "nearest_even")
+        if want != has:
+            return na("%s %s with flush (inputs, outputs) and rounding %s: numba's atomic "
+                      "add on the GPU is PTX atom.add.%s, which has %s" % (op, ty, want, ty, has))
     acc = ins["accesses"]
     if not acc:
         return {"outcome": "accesses", "memory": req["state"]["memory"], "returned": []}
@@ -131,7 +199,19 @@ def run(req):
 
     b, c = operand(0), operand(1)
     out = np.zeros(n, dtype=dtype)
-    atom_kernel[1, n](mem, np.array(idx, dtype=np.int64), b, c, out, OPS.index(op))
+    kernel = KERNELS[op]
+    args = (mem, np.array(idx, dtype=np.int64), b, c, out)
+    if SIMULATOR:
+        kernel[1, n](*args)
+    else:
+        # On a GPU Numba types the call first: a type its atomic does not take is this
+        # target's limitation, answered not applicable with Numba's reason.
+        try:
+            kernel[1, n](*args)
+        except numba.core.errors.TypingError as e:
+            first = str(e).strip().splitlines()[0] if str(e).strip() else "TypingError"
+            return na("numba-cuda has no %s for %s data on this target (%s)" % (
+                op, ty, first.replace("\x1b[1m", "").replace("\x1b[0m", "")[:160]))
     final = mem.tobytes()
     raw = out.view(BITS[width])
     returned = [hex(int(v)) for v in raw]
@@ -146,7 +226,7 @@ def main():
         req = json.loads(line)
         if req.get("type") == "hello":
             ans = {"type": "hello", "protocol": "atomcts-adapter", "version": 2,
-                   "level": "semantic", "name": "numba-cudasim",
+                   "level": "semantic", "name": "numba-cudasim" if SIMULATOR else "numba-cuda",
                    "implementation": IMPLEMENTATION, "profile": "nvidia-ptx",
                    "capabilities": ["u64_atomics", "f32_atomic_add", "f64_atomic_add"]}
         else:

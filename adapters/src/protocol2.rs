@@ -56,6 +56,13 @@ pub fn lowered_to_json(l: &Lowered) -> Value {
                     atomcts_reference::ir::Compare::Numeric { .. } => "numeric",
                 },
                 "weak": m.env.weak,
+                // The float environment (ignored for integer data): flushing of subnormal
+                // operands and results, and the rounding.
+                "ftz": {"inputs": m.env.ftz.inputs, "outputs": m.env.ftz.outputs},
+                "round": match m.env.round {
+                    atomcts_reference::float::Round::NearestEven => "nearest_even",
+                    atomcts_reference::float::Round::TowardZero => "toward_zero",
+                },
                 "accesses": accesses,
             })
         }
