@@ -47,15 +47,21 @@ pub enum Plant {
     MinAsMax,
     /// `atom.inc.u64` for the bounded increment: not a PTX instruction (caught by ptxas).
     IncAsU64,
+    /// Concurrent kernels only (`concurrent.rs`): the integer read-modify-writes split into a
+    /// `ld.volatile` and a `st.volatile` (each atomic on its own, the pair not), so that
+    /// updates from other threads are lost; the single-instruction kernels are unchanged.
+    /// Caught on a GPU by the corpus's concurrent cases, without one by the sm_50 decode.
+    SplitRmw,
 }
 
 impl Plant {
-    /// From the value of `ATOMCTS_PTX_PLANT` (`min_as_max`, `inc_as_u64`).
+    /// From the value of `ATOMCTS_PTX_PLANT` (`min_as_max`, `inc_as_u64`, `split_rmw`).
     pub fn from_name(s: &str) -> Option<Plant> {
         match s {
             "" | "none" => Some(Plant::None),
             "min_as_max" => Some(Plant::MinAsMax),
             "inc_as_u64" => Some(Plant::IncAsU64),
+            "split_rmw" => Some(Plant::SplitRmw),
             _ => None,
         }
     }
@@ -80,16 +86,16 @@ fn na<T>(why: impl Into<String>) -> Result<T, NotApplicable> {
 
 /// The `atom` spelling of a plan's op and type (without state space): the modifiers and type
 /// suffix, the register class of the datum, the oldest target and PTX ISA version.
-struct Spelling {
-    op: String,
-    class: Class,
-    min_sm: u32,
-    min_ptx: (u32, u32),
+pub(super) struct Spelling {
+    pub(super) op: String,
+    pub(super) class: Class,
+    pub(super) min_sm: u32,
+    pub(super) min_ptx: (u32, u32),
 }
 
 /// Register class of the datum.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Class {
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Class {
     B32,
     B64,
     F32,
@@ -98,7 +104,7 @@ enum Class {
     V2F16,
 }
 
-fn spelling(plan: &Plan, plant: Plant) -> Result<Spelling, NotApplicable> {
+pub(super) fn spelling(plan: &Plan, plant: Plant) -> Result<Spelling, NotApplicable> {
     let (op, ty, env) = (plan.op, plan.ty, plan.env);
     let what = format!("{} on {}", op.name(), ty.name());
     let int_width = match ty {
@@ -243,7 +249,7 @@ fn spelling(plan: &Plan, plant: Plant) -> Result<Spelling, NotApplicable> {
 
 /// The PTX ISA version a kernel for `sm` declares: the oldest that has the target and the
 /// instruction.
-fn version(sm: u32, min_ptx: (u32, u32)) -> (u32, u32) {
+pub(super) fn version(sm: u32, min_ptx: (u32, u32)) -> (u32, u32) {
     let for_target = match sm {
         0..=72 => (6, 0),
         73..=86 => (7, 0),

@@ -5,16 +5,21 @@
 //! assembled by NVIDIA's `ptxas` for sm_50, sm_70 and sm_90 in the tests, so a malformed or
 //! mistranslated kernel fails without a GPU); [`run`] loads it through the CUDA driver, loaded
 //! at run time. The kernel targets the device's compute capability as the driver reports it.
+//! Concurrent cases (issue 12) get one kernel per case, one CTA per instruction
+//! ([`concurrent`]), under the adapter's timeout.
 
+pub mod concurrent;
 pub mod emit;
 pub mod run;
 
-use crate::plan::{NotApplicable, Plan, Returned};
+use crate::concurrent::{ConcurrentObservation, ConcurrentRequest};
+use crate::plan::{ConcurrentPlan, NotApplicable, Plan, Returned};
 use crate::{Adapter, AdapterError, AdapterErrorKind, Level, Observation, Request};
 use atomcts_reference::ir::{AtomicOp, Lowering};
 use atomcts_reference::program::Program;
 use atomcts_reference::types::Space;
 use emit::Plant;
+use std::time::Duration;
 
 /// The newest target the emitter writes PTX for; a newer device gets this target's PTX, which
 /// the driver JIT-compiles forward.
@@ -26,11 +31,18 @@ pub struct CudaAdapter {
     sm: u32,
     plant: Plant,
     last: Option<String>,
+    timeout: Duration,
 }
+
+/// How long a concurrent kernel may run unless [`CudaAdapter::with_timeout`] says otherwise
+/// (the runner's default `--adapter-timeout-ms`).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 
 impl CudaAdapter {
     /// Opens device 0. Without a CUDA driver (or a device) the error says why in one line.
-    /// `ATOMCTS_PTX_PLANT=min_as_max|inc_as_u64` plants a wrong `atom` (for checking the tests).
+    /// `ATOMCTS_PTX_PLANT=min_as_max|inc_as_u64|split_rmw` plants a wrong `atom` (for checking
+    /// the tests; `split_rmw`: concurrent kernels only, a load and a store for each integer
+    /// read-modify-write).
     pub fn open() -> Result<CudaAdapter, AdapterError> {
         let unavailable = |why: String| AdapterError {
             adapter: "cuda".into(),
@@ -40,7 +52,7 @@ impl CudaAdapter {
         let plant_var = std::env::var("ATOMCTS_PTX_PLANT").unwrap_or_default();
         let plant = Plant::from_name(&plant_var).ok_or_else(|| {
             unavailable(format!(
-                "ATOMCTS_PTX_PLANT=`{plant_var}` (expected min_as_max or inc_as_u64)"
+                "ATOMCTS_PTX_PLANT=`{plant_var}` (expected min_as_max, inc_as_u64 or split_rmw)"
             ))
         })?;
         let sm = ((info.sm.0 * 10 + info.sm.1).max(0) as u32).min(NEWEST_SM);
@@ -49,7 +61,15 @@ impl CudaAdapter {
             sm,
             plant,
             last: None,
+            timeout: DEFAULT_TIMEOUT,
         })
+    }
+
+    /// The per-case time limit of concurrent kernels (`--adapter-timeout-ms`): the kernel stops
+    /// itself at it and the case is a timeout.
+    pub fn with_timeout(mut self, timeout: Duration) -> CudaAdapter {
+        self.timeout = timeout;
+        self
     }
 
     /// What the device reports, in one line.
@@ -130,6 +150,67 @@ impl Adapter for CudaAdapter {
 
     fn last_program(&self) -> Option<String> {
         self.last.clone()
+    }
+
+    /// One kernel, one launch, one CTA per instruction (`concurrent.rs`); the returned value of
+    /// every iteration is reported.
+    fn run_concurrent(
+        &mut self,
+        r: &ConcurrentRequest<'_>,
+    ) -> Result<ConcurrentObservation, AdapterError> {
+        self.last = None;
+        let na = |why: NotApplicable| AdapterErrorKind::NotApplicable(why.0);
+        let (_, lowered) = r
+            .lowered()
+            .map_err(|e| self.err(AdapterErrorKind::NotApplicable(e)))?;
+        let states: Vec<atomcts_reference::State> =
+            r.instrs.iter().map(|i| i.state.clone()).collect();
+        let iterations: Vec<u32> = r.instrs.iter().map(|i| i.iterations).collect();
+        let cp =
+            ConcurrentPlan::new(&lowered, &states, &iterations).map_err(|e| self.err(na(e)))?;
+        let kernel =
+            concurrent::emit(&cp, self.sm, self.plant, r.id).map_err(|e| self.err(na(e)))?;
+        let items = concurrent::items(&cp);
+        self.last = Some(format!(
+            "// launch: {} CTAs of {} threads; budget {} ms\n{}// items (offset, src0, src1 per thread, group after group): {:x?}\n",
+            kernel.grid,
+            kernel.block,
+            self.timeout.as_millis(),
+            kernel.source,
+            items
+        ));
+        let mut mem = cp.global.bytes(&states[0], Space::Global);
+        let old = match run::run_concurrent(&kernel, &items, cp.ret_len(), &mut mem, self.timeout) {
+            Ok(old) => old,
+            Err(run::LaunchError::Timeout(why)) => {
+                // The report shows the program of a case in error: say there why it stopped.
+                if let Some(last) = &mut self.last {
+                    last.push_str(&format!("// timed out: {why}\n"));
+                }
+                let ms = u64::try_from(self.timeout.as_millis()).unwrap_or(u64::MAX);
+                return Err(self.err(AdapterErrorKind::Timeout(ms)));
+            }
+            Err(run::LaunchError::Failed(why)) => {
+                return Err(self.err(AdapterErrorKind::Crashed(why)));
+            }
+        };
+        let ok = concurrent::successes(&cp, &old);
+        let (finals, per) = cp
+            .finish(&states, &mem, &old, &ok)
+            .map_err(|e| self.err(AdapterErrorKind::Model(e)))?;
+        let returned = per
+            .iter()
+            .zip(&lowered)
+            .map(|(its, l)| {
+                its.iter()
+                    .map(|x| crate::concurrent::observed_of(l, &x.old, &x.ok))
+                    .collect()
+            })
+            .collect();
+        Ok(ConcurrentObservation {
+            states: finals,
+            returned: Some(returned),
+        })
     }
 
     fn run(&mut self, r: &Request<'_>) -> Result<Observation, AdapterError> {
