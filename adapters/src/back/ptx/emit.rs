@@ -371,7 +371,8 @@ pub fn emit(plan: &Plan, sm: u32, plant: Plant) -> Result<Kernel, NotApplicable>
     };
     let space = if shared { "shared" } else { "global" };
     let dst = match sp.class {
-        Class::B32 => "%r2",
+        // Not %r2: that holds `bytes`, the bound of the copy back out of shared memory.
+        Class::B32 => "%r14",
         Class::B64 => "%rd12",
         Class::F32 => "%f2",
         Class::F64 => "%fd2",
@@ -386,7 +387,7 @@ pub fn emit(plan: &Plan, sm: u32, plant: Plant) -> Result<Kernel, NotApplicable>
     // The returned value, zero-extended into one u64 per thread.
     match sp.class {
         Class::B32 => {
-            let _ = writeln!(w, "  cvt.u64.u32 %rd10, %r2;");
+            let _ = writeln!(w, "  cvt.u64.u32 %rd10, %r14;");
         }
         Class::B64 => {
             let _ = writeln!(w, "  mov.b64 %rd10, %rd12;");
@@ -495,15 +496,15 @@ mod tests {
         for (asm, want) in [
             (
                 "ATOM.E.INC R0, [R2], R4",
-                "atom.global.inc.u32 %r2, [%rd9], %r8;",
+                "atom.global.inc.u32 %r14, [%rd9], %r8;",
             ),
             (
                 "ATOM.E.DEC R0, [R2], R4",
-                "atom.global.dec.u32 %r2, [%rd9], %r8;",
+                "atom.global.dec.u32 %r14, [%rd9], %r8;",
             ),
             (
                 "ATOM.E.ADD.S32 R0, [R2], R4",
-                "atom.global.add.s32 %r2, [%rd9], %r8;",
+                "atom.global.add.s32 %r14, [%rd9], %r8;",
             ),
             (
                 "ATOM.E.MIN.S64 R0, [R2], R4",
@@ -511,7 +512,7 @@ mod tests {
             ),
             (
                 "ATOM.E.CAS R0, [R2], R4, R5",
-                "atom.global.cas.b32 %r2, [%rd9], %r8, %r9;",
+                "atom.global.cas.b32 %r14, [%rd9], %r8, %r9;",
             ),
             (
                 "ATOM.E.EXCH.U64 R0, [R2], R4",
@@ -530,7 +531,7 @@ mod tests {
         );
         assert_eq!(
             atom("ATOM.E.ADD.F16x2.RN R0, [R2], R4", 70).unwrap(),
-            "atom.global.add.noftz.f16x2 %r2, [%rd9], %r8;"
+            "atom.global.add.noftz.f16x2 %r14, [%rd9], %r8;"
         );
         assert_eq!(
             atom("ATOM.E.MAX.F16x2.RN R0, [R2], R4", 90).unwrap(),
@@ -571,6 +572,43 @@ mod tests {
                 Plant::None
             )
             .is_err()
+        );
+    }
+
+    #[test]
+    fn the_shared_copy_out_bound_survives_the_atom() {
+        // %r2 holds `bytes`, the bound of the copy back out of shared memory: no atom of any
+        // class may return into it.
+        // vISA DWORD_ATOMIC on SLM (T0): shared memory.
+        let mut s = State::new(4);
+        for (name, v) in [("V10", [0u64, 4, 8, 12]), ("V11", [1, 2, 3, 4])] {
+            s.regs.insert(
+                name.into(),
+                Reg {
+                    ty: ElemType::UD,
+                    elems: v.to_vec(),
+                },
+            );
+        }
+        s.shared.alloc(0, 64).unwrap();
+        s.slm_size = Some(64);
+        let p = Program::parse(Dialect::Visa, "DWORD_ATOMIC.add (4) T0 V10 V11 V0 V0").unwrap();
+        let l = match p.lower(&s, &Profile::default()).unwrap() {
+            atomcts_reference::ir::Lowering::Run(l) => l,
+            other => panic!("{other:?}"),
+        };
+        let plan = Plan::new(&l, &s).unwrap();
+        assert_eq!(plan.space, Space::Shared);
+        let k = emit(&plan, 70, Plant::None).unwrap();
+        assert_eq!(k.atom, "atom.shared.add.u32 %r14, [%r11], %r8;");
+        let writes_r2 = k.source.lines().map(str::trim).filter(|l| {
+            !l.starts_with("setp")
+                && !l.starts_with("st.")
+                && l.split_whitespace().nth(1) == Some("%r2,")
+        });
+        assert_eq!(
+            writes_r2.collect::<Vec<_>>(),
+            ["ld.param.u32 %r2, [bytes];"]
         );
     }
 
