@@ -73,6 +73,9 @@ pub fn emit(
     if groups == 0 || groups != cp.iterations.len() {
         return na("no instructions to launch");
     }
+    if let Some(k) = cp.iterations.iter().position(|&n| n == 0) {
+        return na(format!("instruction {k}: no iterations to run"));
+    }
     let ret_bytes = cp.ret_len() as u64 * 8;
     if ret_bytes > MAX_RET_BYTES {
         return na(format!(
