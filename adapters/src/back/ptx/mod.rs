@@ -15,7 +15,8 @@ pub mod run;
 use crate::concurrent::{ConcurrentObservation, ConcurrentRequest};
 use crate::plan::{ConcurrentPlan, NotApplicable, Plan, Returned};
 use crate::{Adapter, AdapterError, AdapterErrorKind, Level, Observation, Request};
-use atomcts_reference::ir::{AtomicOp, Lowering};
+use atomcts_reference::State;
+use atomcts_reference::ir::{AtomicOp, Lowered, Lowering};
 use atomcts_reference::program::Program;
 use atomcts_reference::types::Space;
 use emit::Plant;
@@ -91,6 +92,40 @@ impl CudaAdapter {
             kind,
         }
     }
+}
+
+/// The observation of a concurrent case from what the device left: the global buffer `mem`
+/// after the launch and the returned values `old` (`[group][iteration][item]`); every
+/// iteration's returned value (and a compare-and-swap's success) is reported.
+pub fn observe(
+    cp: &ConcurrentPlan,
+    lowered: &[Lowered],
+    states: &[State],
+    mem: &[u8],
+    old: &[u64],
+) -> Result<ConcurrentObservation, String> {
+    if old.len() != cp.ret_len() {
+        return Err(format!(
+            "{} returned values for {} operations",
+            old.len(),
+            cp.ret_len()
+        ));
+    }
+    let ok = concurrent::successes(cp, old);
+    let (finals, per) = cp.finish(states, mem, old, &ok)?;
+    let returned = per
+        .iter()
+        .zip(lowered)
+        .map(|(its, l)| {
+            its.iter()
+                .map(|x| crate::concurrent::observed_of(l, &x.old, &x.ok))
+                .collect()
+        })
+        .collect();
+    Ok(ConcurrentObservation {
+        states: finals,
+        returned: Some(returned),
+    })
 }
 
 /// Lowers a request to a plan, or says why it does not apply to a semantic-level back end.
@@ -194,23 +229,8 @@ impl Adapter for CudaAdapter {
                 return Err(self.err(AdapterErrorKind::Crashed(why)));
             }
         };
-        let ok = concurrent::successes(&cp, &old);
-        let (finals, per) = cp
-            .finish(&states, &mem, &old, &ok)
-            .map_err(|e| self.err(AdapterErrorKind::Model(e)))?;
-        let returned = per
-            .iter()
-            .zip(&lowered)
-            .map(|(its, l)| {
-                its.iter()
-                    .map(|x| crate::concurrent::observed_of(l, &x.old, &x.ok))
-                    .collect()
-            })
-            .collect();
-        Ok(ConcurrentObservation {
-            states: finals,
-            returned: Some(returned),
-        })
+        observe(&cp, &lowered, &states, &mem, &old)
+            .map_err(|e| self.err(AdapterErrorKind::Model(e)))
     }
 
     fn run(&mut self, r: &Request<'_>) -> Result<Observation, AdapterError> {
@@ -241,5 +261,151 @@ impl Adapter for CudaAdapter {
         plan.finish(r.state, &global, &shared, &Returned { old, ok })
             .map(Observation::Completed)
             .map_err(|e| self.err(AdapterErrorKind::Model(e)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use atomcts_reference::Profile;
+    use atomcts_reference::check::Judgement;
+    use atomcts_reference::concurrent::{self as rc, Part};
+    use atomcts_reference::program::{Dialect, Program};
+    use atomcts_reference::state::Reg;
+    use atomcts_reference::types::ElemType;
+
+    fn state(lanes: u32, r4: u64, r5: u64) -> State {
+        let mut s = State::new(lanes);
+        for (r, v) in [("R2", 0x1000), ("R3", 0), ("R4", r4), ("R5", r5)] {
+            s.regs.insert(
+                r.into(),
+                Reg {
+                    ty: ElemType::B32,
+                    elems: vec![v; lanes as usize],
+                },
+            );
+        }
+        s.global.alloc(0x1000, 8).unwrap();
+        s.global.write(0x1000, 4, 3);
+        s
+    }
+
+    /// Plays the GPU for a kernel of u32 add, exch and cas groups: runs every (group,
+    /// iteration, item) in `order` on the flat buffer, writing each returned value where the
+    /// kernel does (`ret_base(k) + it * n + i`); `lose` drops the first add's write.
+    fn device(
+        cp: &ConcurrentPlan,
+        mem: &mut [u8],
+        order: &[(usize, usize, usize)],
+        lose: bool,
+    ) -> Vec<u64> {
+        let flat = concurrent::items(cp);
+        let mut old = vec![0u64; cp.ret_len()];
+        let mut lost = !lose;
+        for &(k, it, i) in order {
+            let g = &cp.groups[k];
+            let at = cp.groups[..k].iter().map(|g| g.items.len()).sum::<usize>() + i;
+            let (off, a, b) = (
+                flat[3 * at] as usize,
+                flat[3 * at + 1] as u32,
+                flat[3 * at + 2] as u32,
+            );
+            let m = u32::from_le_bytes(mem[off..off + 4].try_into().unwrap());
+            let new = match g.op {
+                AtomicOp::Add => m.wrapping_add(a),
+                AtomicOp::Exch => a,
+                AtomicOp::Cas if m == a => b,
+                AtomicOp::Cas => m,
+                other => panic!("{other:?}"),
+            };
+            if g.op == AtomicOp::Add && !lost {
+                lost = true;
+            } else {
+                mem[off..off + 4].copy_from_slice(&new.to_le_bytes());
+            }
+            old[cp.ret_base(k) + it * g.items.len() + i] = u64::from(m);
+        }
+        old
+    }
+
+    #[test]
+    fn a_device_run_in_any_legal_order_passes_the_judge_and_a_lost_update_fails() {
+        let instrs = [
+            ("ATOM.ADD R0, [R2], R4", state(4, 1, 0), 3u32),
+            ("ATOM.EXCH R0, [R2], R4", state(2, 1000, 0), 2),
+            ("ATOM.CAS R0, [R2], R4, R5", state(1, 1000, 7), 1),
+        ];
+        let profile = Profile::default();
+        let programs: Vec<Program> = instrs
+            .iter()
+            .map(|(asm, ..)| Program::parse(Dialect::Sass, asm).unwrap())
+            .collect();
+        let parts: Vec<Part<'_>> = programs
+            .iter()
+            .zip(&instrs)
+            .map(|(program, (_, state, iterations))| Part {
+                program,
+                state,
+                iterations: *iterations,
+            })
+            .collect();
+        let lowered = rc::lower_all(&parts, &profile).unwrap();
+        let states: Vec<State> = instrs.iter().map(|i| i.1.clone()).collect();
+        let iterations: Vec<u32> = instrs.iter().map(|i| i.2).collect();
+        let cp = ConcurrentPlan::new(&lowered, &states, &iterations).unwrap();
+        assert!(concurrent::emit(&cp, 90, Plant::None, "t").is_ok());
+        let reference = rc::execute_serial(&parts, &profile, &atomcts_reference::exec::execute)
+            .unwrap()
+            .unwrap();
+        // Orders the GPU may take: the exchanges and the CAS first, then every add thread's
+        // iterations in turn; and the adds interleaved with them, last iteration first across
+        // threads (each thread's own iterations stay in order).
+        let mut first: Vec<(usize, usize, usize)> = vec![(1, 0, 0), (1, 0, 1), (1, 1, 1)];
+        first.extend([(2, 0, 0), (1, 1, 0)]);
+        for i in 0..4 {
+            first.extend((0..3).map(|it| (0, it, i)));
+        }
+        let mut mixed = Vec::new();
+        for it in 0..3 {
+            for i in (0..4).rev() {
+                mixed.push((0, it, i));
+                if it < 2 && i < 2 {
+                    mixed.push((1, it, i));
+                }
+            }
+            if it == 1 {
+                mixed.push((2, 0, 0));
+            }
+        }
+        for (order, lose, pass) in [
+            (&first, false, true),
+            (&mixed, false, true),
+            (&mixed, true, false),
+        ] {
+            assert_eq!(order.len(), cp.ret_len());
+            let mut mem = cp.global.bytes(&states[0], Space::Global);
+            let old = device(&cp, &mut mem, order, lose);
+            let obs = observe(&cp, &lowered, &states, &mem, &old).unwrap();
+            let returned = obs.returned.as_deref().unwrap();
+            assert_eq!(returned.len(), 3);
+            assert_eq!(returned.iter().map(Vec::len).collect::<Vec<_>>(), [3, 2, 1]);
+            let verdict = rc::judge(
+                &parts,
+                &lowered,
+                &reference,
+                &obs.states,
+                obs.returned.as_deref(),
+                2_000_000,
+            )
+            .unwrap();
+            assert_eq!(
+                matches!(verdict, Judgement::Pass),
+                pass,
+                "order {order:?}, lose {lose}: {verdict:?}"
+            );
+        }
+        // The length of the returned values is checked.
+        let mem = cp.global.bytes(&states[0], Space::Global);
+        assert!(observe(&cp, &lowered, &states, &mem, &[0; 3]).is_err());
     }
 }
