@@ -613,6 +613,28 @@ mod tests {
     }
 
     #[test]
+    fn the_entry_parameters_are_what_run_pushes() {
+        // run.rs: three device pointers (u64), then `n` and `bytes` as u32.
+        let k = emit(
+            &plan("ATOM.E.ADD R0, [R2], R4", &Profile::default()),
+            70,
+            Plant::None,
+        )
+        .unwrap();
+        let want: Vec<(String, String)> = [
+            (".u64", "mem"),
+            (".u64", "items"),
+            (".u64", "old"),
+            (".u32", "n"),
+            (".u32", "bytes"),
+        ]
+        .iter()
+        .map(|(t, n)| (t.to_string(), n.to_string()))
+        .collect();
+        assert_eq!(super::super::concurrent::entry_params(&k.source), want);
+    }
+
+    #[test]
     fn plants_change_the_atom() {
         let p = plan("ATOM.E.MIN R0, [R2], R4", &Profile::default());
         assert!(
