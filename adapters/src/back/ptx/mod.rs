@@ -33,6 +33,8 @@ pub struct CudaAdapter {
     plant: Plant,
     last: Option<String>,
     timeout: Duration,
+    /// The context of the last concurrent launch that succeeded (`run::run_concurrent`).
+    context: Option<std::sync::Arc<cudarc::driver::CudaContext>>,
 }
 
 /// How long a concurrent kernel may run unless [`CudaAdapter::with_timeout`] says otherwise
@@ -63,6 +65,7 @@ impl CudaAdapter {
             plant,
             last: None,
             timeout: DEFAULT_TIMEOUT,
+            context: None,
         })
     }
 
@@ -215,7 +218,14 @@ impl Adapter for CudaAdapter {
             items
         ));
         let mut mem = cp.global.bytes(&states[0], Space::Global);
-        let old = match run::run_concurrent(&kernel, &items, cp.ret_len(), &mut mem, self.timeout) {
+        let old = match run::run_concurrent(
+            &kernel,
+            &items,
+            cp.ret_len(),
+            &mut mem,
+            self.timeout,
+            &mut self.context,
+        ) {
             Ok(old) => old,
             Err(run::LaunchError::Timeout(why)) => {
                 // The report shows the program of a case in error: say there why it stopped.

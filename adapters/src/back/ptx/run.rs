@@ -3,8 +3,9 @@
 //!
 //! Each case gets its own CUDA context (`cuCtxCreate`, not the primary context): a kernel
 //! error is sticky for its context, and a context per case keeps one case's error from
-//! deciding the next ones. The driver JIT-compiles
-//! the PTX for the device.
+//! deciding the next ones (a concurrent launch reuses the context of the previous one only when
+//! that one succeeded in every step and the context reports no error: [`run_concurrent`]).
+//! The driver JIT-compiles the PTX for the device.
 //!
 //! `cudarc` panics when `libcuda` is absent, so [`availability`] asks first; that check is
 //! the one `unsafe` call here (cudarc marks the library probe unsafe because loading a shared
@@ -19,6 +20,7 @@ use super::concurrent::{self, ConcurrentKernel};
 use super::emit::{KERNEL_NAME, Kernel};
 use cudarc::driver::{CudaContext, LaunchConfig, PushKernelArg};
 use cudarc::nvrtc::Ptx;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Whether the CUDA driver library can be loaded: `Err` says why not, in one line.
@@ -132,12 +134,18 @@ pub const HOST_GRACE: Duration = Duration::from_secs(5);
 /// (`ctl[1]` set: a timeout); the host polls for completion and gives up `HOST_GRACE` after
 /// the budget, leaving the context to the driver (not destroyed, which would wait for the
 /// kernel) so the run goes on.
+///
+/// `reuse` holds the context of the last launch that succeeded in every step: a repeated case
+/// (`--repeat`) does not pay a context creation per run. It is taken out for the launch, used
+/// again only if it reports no error (`cuCtxSynchronize`, cudarc's recorded errors), and put
+/// back only after a launch that succeeded, so one case's error never reaches the next.
 pub fn run_concurrent(
     kernel: &ConcurrentKernel,
     items: &[u64],
     ret_len: usize,
     mem: &mut Vec<u8>,
     budget: Duration,
+    reuse: &mut Option<Arc<CudaContext>>,
 ) -> Result<Vec<u64>, LaunchError> {
     let fail = LaunchError::Failed;
     let params = concurrent::entry_params(&kernel.source);
@@ -150,7 +158,10 @@ pub fn run_concurrent(
             "the kernel's parameters {params:?} are not the launch's {pushed:?}"
         )));
     }
-    let ctx = CudaContext::new_non_primary(0, 0).map_err(|e| fail(format!("cuCtxCreate: {e}")))?;
+    let ctx = match reuse.take() {
+        Some(c) if c.synchronize().is_ok() && c.check_err().is_ok() => c,
+        _ => CudaContext::new_non_primary(0, 0).map_err(|e| fail(format!("cuCtxCreate: {e}")))?,
+    };
     let stream = ctx.default_stream();
     let module = ctx
         .load_module(Ptx::from_src(kernel.source.clone()))
@@ -224,5 +235,6 @@ pub fn run_concurrent(
     *mem = stream.clone_dtoh(&d_mem).map_err(|e| fail(e.to_string()))?;
     let mut ret = stream.clone_dtoh(&d_ret).map_err(|e| fail(e.to_string()))?;
     ret.truncate(ret_len);
+    *reuse = Some(ctx.clone());
     Ok(ret)
 }
