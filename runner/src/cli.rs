@@ -406,9 +406,8 @@ fn adapter(name: &str, timeout_ms: u64) -> Result<Box<dyn Adapter>> {
         // The PTX back end on an NVIDIA GPU (CUDA driver loaded at run time); without a
         // driver this is one line and exit 2.
         "cuda" => {
-            let a = atomcts_adapters::back::ptx::CudaAdapter::open(
-                std::time::Duration::from_millis(timeout_ms),
-            )?;
+            let a = atomcts_adapters::back::ptx::CudaAdapter::open()?
+                .with_timeout(std::time::Duration::from_millis(timeout_ms));
             eprintln!("cuda: {}", a.describe());
             Ok(Box::new(a))
         }

@@ -288,15 +288,34 @@ fn cuda_adapter_without_a_driver_says_why_and_exits_two() {
     if let Err(why) = atomcts_adapters::back::ptx::run::availability() {
         assert!(cuda_line.contains(&why), "{cuda_line}");
         let sass = concat!(env!("CARGO_MANIFEST_DIR"), "/../spec-cases/sass");
-        let o = atomcts(&["run", "--no-progress", "--cases", sass, "--adapter", "cuda"]);
-        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-        let err = String::from_utf8_lossy(&o.stderr);
-        let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
-        assert_eq!(lines.len(), 1, "{err}");
-        assert!(
-            lines[0].contains("cuda") && lines[0].contains("unavailable"),
-            "{err}"
+        // The concurrent cases, repeated (issue 12), answer the same way.
+        let concurrent = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../spec-cases/sass/atom/concurrent.toml"
         );
+        for args in [
+            &["run", "--no-progress", "--cases", sass, "--adapter", "cuda"][..],
+            &[
+                "run",
+                "--no-progress",
+                "--cases",
+                concurrent,
+                "--adapter",
+                "cuda",
+                "--repeat",
+                "5",
+            ][..],
+        ] {
+            let o = atomcts(args);
+            assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+            let err = String::from_utf8_lossy(&o.stderr);
+            let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+            assert_eq!(lines.len(), 1, "{err}");
+            assert!(
+                lines[0].contains("cuda") && lines[0].contains("unavailable"),
+                "{err}"
+            );
+        }
     } else {
         assert!(cuda_line.contains("available"), "{cuda_line}");
     }

@@ -4,15 +4,24 @@
 //! kernel is decoded (`sass::encoding`) and must be the op and size the IR asks for. Planted
 //! emitter bugs are caught: a malformed `atom` by ptxas, a well-formed wrong one by the decode.
 //!
+//! The concurrent cases (issue 12) likewise: every concurrent case's kernel (`concurrent.rs`:
+//! one CTA per instruction) under every named profile is assembled for the three targets,
+//! and for sm_50 the ATOM words ptxas made are exactly the instructions' ops and sizes plus the
+//! kernel's one 64-bit CAS of its start time; a planted split read-modify-write
+//! (`Plant::SplitRmw`: a load and a store) loses its ATOM words and is caught.
+//!
 //! `ptxas` comes from `$PTXAS`, else `target/venv` (PyPI `nvidia-cuda-nvcc-cu12`, installed by
 //! `tools/install-implementations.sh nvidia`, which `.ci/run` runs first), else `PATH`. Without it the tests fail under `CI=true` and otherwise print why
 //! they did not run.
 
 use atomcts::build::build_state;
 use atomcts::case::{Case, load};
+use atomcts::concurrent::build_states;
+use atomcts_adapters::back::ptx::concurrent as ptx_concurrent;
 use atomcts_adapters::back::ptx::emit::{self, Plant};
-use atomcts_adapters::plan::Plan;
+use atomcts_adapters::plan::{ConcurrentPlan, Plan};
 use atomcts_reference::Profile;
+use atomcts_reference::concurrent::{Part, lower_all};
 use atomcts_reference::ir::{AtomicOp, Lowering};
 use atomcts_reference::program::Program;
 use atomcts_reference::sass::atom::{Op, Size};
@@ -406,4 +415,240 @@ fn parameter_registers_are_never_overwritten() {
         }
     }
     assert!(checked > 1000, "only {checked} kernels checked");
+}
+
+/// Every concurrent plan the corpus gives: each concurrent case under every named profile.
+/// Cases that give no plan are counted by reason.
+fn corpus_concurrent_plans() -> (Vec<(String, ConcurrentPlan)>, BTreeMap<String, usize>) {
+    let loaded = load(&workspace().join("spec-cases"));
+    assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+    let mut plans = Vec::new();
+    let mut skipped: BTreeMap<String, usize> = BTreeMap::new();
+    for case in loaded.cases.iter().filter(|c| c.is_concurrent()) {
+        let states = build_states(case).expect("a corpus case's states build");
+        let programs: Vec<Program> = case
+            .concurrent
+            .iter()
+            .map(|i| Program::parse(case.dialect, &i.asm).expect("a corpus case parses"))
+            .collect();
+        let iterations: Vec<u32> = case.concurrent.iter().map(|i| i.iterations).collect();
+        let parts: Vec<Part<'_>> = programs
+            .iter()
+            .zip(&states)
+            .zip(&iterations)
+            .map(|((program, state), &iterations)| Part {
+                program,
+                state,
+                iterations,
+            })
+            .collect();
+        for profile in Profile::names().filter_map(|n| Profile::named(n).ok()) {
+            let lowered = lower_all(&parts, &profile).expect("a corpus case lowers");
+            match ConcurrentPlan::new(&lowered, &states, &iterations) {
+                Ok(p) => plans.push((format!("{} [{}]", case.id, profile.name), p)),
+                Err(why) => {
+                    // The instruction number and space name vary; the reason's kind does not.
+                    let kind = why.0.split(':').nth(1).unwrap_or(&why.0).trim().to_string();
+                    *skipped.entry(kind).or_default() += 1;
+                }
+            }
+        }
+    }
+    (plans, skipped)
+}
+
+/// What assembling the corpus's concurrent kernels found.
+#[derive(Default, Debug)]
+struct ConcurrentReport {
+    /// Distinct kernels assembled, per target.
+    assembled: BTreeMap<u32, usize>,
+    /// Kernels ptxas refused.
+    refused: Vec<String>,
+    /// sm_50 kernels whose ATOM words are not the instructions' ops.
+    mismatched: Vec<String>,
+    /// sm_50 kernels whose words were decoded and matched.
+    decoded: usize,
+    /// Plans the emitter declined, by reason.
+    declined: BTreeMap<String, usize>,
+    /// Case ids (with profile) that produced a kernel for sm_90.
+    emitted: BTreeSet<String>,
+}
+
+fn assemble_concurrent_corpus(ptxas: &Path, targets: &[u32], plant: Plant) -> ConcurrentReport {
+    let (plans, _) = corpus_concurrent_plans();
+    let dir = std::env::temp_dir().join(format!(
+        "atomcts-ptx-concurrent-{}-{:?}",
+        std::process::id(),
+        plant
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut report = ConcurrentReport::default();
+    for &sm in targets {
+        let mut distinct: BTreeMap<String, (String, &ConcurrentPlan, Vec<String>)> =
+            BTreeMap::new();
+        for (id, cp) in &plans {
+            match ptx_concurrent::emit(cp, sm, plant, id) {
+                Ok(k) => {
+                    // The launch's arguments are the kernel's parameters (run.rs checks the
+                    // same before launching).
+                    assert_eq!(
+                        ptx_concurrent::entry_params(&k.source),
+                        ptx_concurrent::PARAMS
+                            .iter()
+                            .map(|p| (".u64".to_string(), p.to_string()))
+                            .collect::<Vec<_>>(),
+                        "{id}"
+                    );
+                    assert_eq!(k.grid as usize, cp.groups.len(), "{id}");
+                    assert_eq!(
+                        k.block as usize,
+                        cp.groups.iter().map(|g| g.items.len()).max().unwrap(),
+                        "{id}"
+                    );
+                    if sm == 90 {
+                        report.emitted.insert(id.clone());
+                    }
+                    // The title (case id) is a comment: one kernel text per shape.
+                    let text: String = k
+                        .source
+                        .lines()
+                        .filter(|l| !l.starts_with("//"))
+                        .collect::<Vec<_>>()
+                        .join("\n");
+                    distinct
+                        .entry(text)
+                        .or_insert_with(|| (id.clone(), cp, k.atoms));
+                }
+                Err(why) => {
+                    let reason = why.0.replace(&format!("sm_{sm}"), "sm_<target>");
+                    *report.declined.entry(reason).or_default() += 1;
+                }
+            }
+        }
+        for (n, (source, (id, cp, atoms))) in distinct.iter().enumerate() {
+            let ptx = dir.join(format!("c{sm}_{n}.ptx"));
+            let cubin = dir.join(format!("c{sm}_{n}.cubin"));
+            std::fs::write(&ptx, source).unwrap();
+            let out = Command::new(ptxas)
+                .arg(format!("-arch=sm_{sm}"))
+                .arg(&ptx)
+                .arg("-o")
+                .arg(&cubin)
+                .output()
+                .expect("ptxas runs");
+            if !out.status.success() {
+                report.refused.push(format!(
+                    "sm_{sm} {id}: {atoms:?}: {}",
+                    String::from_utf8_lossy(&out.stderr).trim()
+                ));
+                continue;
+            }
+            *report.assembled.entry(sm).or_default() += 1;
+            if sm != 50 {
+                continue;
+            }
+            let Some(mut want) = cp
+                .groups
+                .iter()
+                .map(|g| expected_sass(g.op, g.ty))
+                .collect::<Option<BTreeSet<_>>>()
+            else {
+                continue;
+            };
+            // The start time's compare-and-swap.
+            want.insert((Op::Cas, Size::U64));
+            let elf = std::fs::read(&cubin).unwrap();
+            let words: Vec<_> = text_words(&elf)
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| i % 4 != 0)
+                .filter_map(|(_, w)| encoding::decode(*w).ok())
+                .collect();
+            let got: BTreeSet<_> = words.iter().map(|i| (i.op, i.size)).collect();
+            if words.iter().all(|i| i.extended) && got == want {
+                report.decoded += 1;
+            } else {
+                report.mismatched.push(format!(
+                    "{id}: {atoms:?} should give {:?}, ptxas made {:?}",
+                    want.iter()
+                        .map(|(o, s)| format!("ATOM.E.{}.{}", o.name(), s.spelling()))
+                        .collect::<Vec<_>>(),
+                    words.iter().map(|i| i.nvdisasm()).collect::<Vec<_>>()
+                ));
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    report
+}
+
+#[test]
+fn ptxas_accepts_every_concurrent_kernel_and_sm50_words_are_its_ops() {
+    let Some(ptxas) = ptxas_or_skip("ptx_backend concurrent") else {
+        return;
+    };
+    let (plans, skipped) = corpus_concurrent_plans();
+    for (why, n) in &skipped {
+        eprintln!("no concurrent plan ({n}): {why}");
+    }
+    let r = assemble_concurrent_corpus(&ptxas, &[50, 70, 90], Plant::None);
+    eprintln!(
+        "concurrent plans: {}; emitted for sm_90: {}; distinct kernels assembled per target: {:?}; sm_50 decoded and matched: {}",
+        plans.len(),
+        r.emitted.len(),
+        r.assembled,
+        r.decoded
+    );
+    for (why, n) in &r.declined {
+        eprintln!("concurrent, not applicable ({n}): {why}");
+    }
+    assert!(
+        r.refused.is_empty(),
+        "ptxas refused:\n{}",
+        r.refused.join("\n")
+    );
+    assert!(
+        r.mismatched.is_empty(),
+        "wrong ATOM:\n{}",
+        r.mismatched.join("\n")
+    );
+    // Every SASS concurrent case runs on the PTX back end under the default profile: they
+    // are all ops PTX has exactly.
+    let loaded = load(&workspace().join("spec-cases"));
+    let sass: Vec<&Case> = loaded
+        .cases
+        .iter()
+        .filter(|c| c.is_concurrent() && c.dialect == atomcts_reference::program::Dialect::Sass)
+        .collect();
+    assert!(sass.len() >= 7, "{}", sass.len());
+    for c in sass {
+        let id = format!("{} [default]", c.id);
+        assert!(r.emitted.contains(&id), "{id} gave no kernel");
+    }
+    for sm in [50, 70, 90] {
+        assert!(
+            r.assembled.get(&sm).copied().unwrap_or(0) >= 5,
+            "{:?}",
+            r.assembled
+        );
+    }
+    assert!(r.decoded >= 5, "{}", r.decoded);
+}
+
+#[test]
+fn a_planted_split_read_modify_write_loses_its_atom_words() {
+    let Some(ptxas) = ptxas_or_skip("ptx_backend concurrent planted split_rmw") else {
+        return;
+    };
+    let r = assemble_concurrent_corpus(&ptxas, &[50], Plant::SplitRmw);
+    assert!(r.refused.is_empty(), "{:?}", r.refused);
+    assert!(
+        r.mismatched
+            .iter()
+            .any(|m| m.contains("add_against_negative_add")),
+        "a load and a store for atom.add went unnoticed: {:?}",
+        r.mismatched
+    );
+    // Every integer kernel loses its words (the corpus's concurrent cases are integer ones).
+    assert!(r.mismatched.len() >= 5, "{r:?}");
 }

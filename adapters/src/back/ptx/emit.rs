@@ -47,15 +47,21 @@ pub enum Plant {
     MinAsMax,
     /// `atom.inc.u64` for the bounded increment: not a PTX instruction (caught by ptxas).
     IncAsU64,
+    /// Concurrent kernels only (`concurrent.rs`): the integer read-modify-writes split into a
+    /// `ld.volatile` and a `st.volatile` (each atomic on its own, the pair not), so that
+    /// updates from other threads are lost; the single-instruction kernels are unchanged.
+    /// Caught on a GPU by the corpus's concurrent cases, without one by the sm_50 decode.
+    SplitRmw,
 }
 
 impl Plant {
-    /// From the value of `ATOMCTS_PTX_PLANT` (`min_as_max`, `inc_as_u64`).
+    /// From the value of `ATOMCTS_PTX_PLANT` (`min_as_max`, `inc_as_u64`, `split_rmw`).
     pub fn from_name(s: &str) -> Option<Plant> {
         match s {
             "" | "none" => Some(Plant::None),
             "min_as_max" => Some(Plant::MinAsMax),
             "inc_as_u64" => Some(Plant::IncAsU64),
+            "split_rmw" => Some(Plant::SplitRmw),
             _ => None,
         }
     }
@@ -80,16 +86,16 @@ fn na<T>(why: impl Into<String>) -> Result<T, NotApplicable> {
 
 /// The `atom` spelling of a plan's op and type (without state space): the modifiers and type
 /// suffix, the register class of the datum, the oldest target and PTX ISA version.
-struct Spelling {
-    op: String,
-    class: Class,
-    min_sm: u32,
-    min_ptx: (u32, u32),
+pub(super) struct Spelling {
+    pub(super) op: String,
+    pub(super) class: Class,
+    pub(super) min_sm: u32,
+    pub(super) min_ptx: (u32, u32),
 }
 
 /// Register class of the datum.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Class {
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Class {
     B32,
     B64,
     F32,
@@ -98,7 +104,7 @@ enum Class {
     V2F16,
 }
 
-fn spelling(plan: &Plan, plant: Plant) -> Result<Spelling, NotApplicable> {
+pub(super) fn spelling(plan: &Plan, plant: Plant) -> Result<Spelling, NotApplicable> {
     let (op, ty, env) = (plan.op, plan.ty, plan.env);
     let what = format!("{} on {}", op.name(), ty.name());
     let int_width = match ty {
@@ -243,7 +249,7 @@ fn spelling(plan: &Plan, plant: Plant) -> Result<Spelling, NotApplicable> {
 
 /// The PTX ISA version a kernel for `sm` declares: the oldest that has the target and the
 /// instruction.
-fn version(sm: u32, min_ptx: (u32, u32)) -> (u32, u32) {
+pub(super) fn version(sm: u32, min_ptx: (u32, u32)) -> (u32, u32) {
     let for_target = match sm {
         0..=72 => (6, 0),
         73..=86 => (7, 0),
@@ -365,6 +371,7 @@ pub fn emit(plan: &Plan, sm: u32, plant: Plant) -> Result<Kernel, NotApplicable>
     };
     let space = if shared { "shared" } else { "global" };
     let dst = match sp.class {
+        // Not %r2: that holds `bytes`, the bound of the copy back out of shared memory.
         Class::B32 => "%r14",
         Class::B64 => "%rd12",
         Class::F32 => "%f2",
@@ -566,6 +573,65 @@ mod tests {
             )
             .is_err()
         );
+    }
+
+    #[test]
+    fn the_shared_copy_out_bound_survives_the_atom() {
+        // %r2 holds `bytes`, the bound of the copy back out of shared memory: no atom of any
+        // class may return into it.
+        // vISA DWORD_ATOMIC on SLM (T0): shared memory.
+        let mut s = State::new(4);
+        for (name, v) in [("V10", [0u64, 4, 8, 12]), ("V11", [1, 2, 3, 4])] {
+            s.regs.insert(
+                name.into(),
+                Reg {
+                    ty: ElemType::UD,
+                    elems: v.to_vec(),
+                },
+            );
+        }
+        s.shared.alloc(0, 64).unwrap();
+        s.slm_size = Some(64);
+        let p = Program::parse(Dialect::Visa, "DWORD_ATOMIC.add (4) T0 V10 V11 V0 V0").unwrap();
+        let l = match p.lower(&s, &Profile::default()).unwrap() {
+            atomcts_reference::ir::Lowering::Run(l) => l,
+            other => panic!("{other:?}"),
+        };
+        let plan = Plan::new(&l, &s).unwrap();
+        assert_eq!(plan.space, Space::Shared);
+        let k = emit(&plan, 70, Plant::None).unwrap();
+        assert_eq!(k.atom, "atom.shared.add.u32 %r14, [%r11], %r8;");
+        let writes_r2 = k.source.lines().map(str::trim).filter(|l| {
+            !l.starts_with("setp")
+                && !l.starts_with("st.")
+                && l.split_whitespace().nth(1) == Some("%r2,")
+        });
+        assert_eq!(
+            writes_r2.collect::<Vec<_>>(),
+            ["ld.param.u32 %r2, [bytes];"]
+        );
+    }
+
+    #[test]
+    fn the_entry_parameters_are_what_run_pushes() {
+        // run.rs: three device pointers (u64), then `n` and `bytes` as u32.
+        let k = emit(
+            &plan("ATOM.E.ADD R0, [R2], R4", &Profile::default()),
+            70,
+            Plant::None,
+        )
+        .unwrap();
+        let want: Vec<(String, String)> = [
+            (".u64", "mem"),
+            (".u64", "items"),
+            (".u64", "old"),
+            (".u32", "n"),
+            (".u32", "bytes"),
+        ]
+        .iter()
+        .map(|(t, n)| (t.to_string(), n.to_string()))
+        .collect();
+        assert_eq!(super::super::concurrent::entry_params(&k.source), want);
     }
 
     #[test]

@@ -5,17 +5,23 @@
 //! assembled by NVIDIA's `ptxas` for sm_50, sm_70 and sm_90 in the tests, so a malformed or
 //! mistranslated kernel fails without a GPU); [`run`] loads it through the CUDA driver, loaded
 //! at run time. The kernel targets the device's compute capability as the driver reports it.
+//! Concurrent cases (issue 12) get one kernel per case, one CTA per instruction
+//! ([`concurrent`]), under the adapter's timeout.
 
+pub mod concurrent;
 pub mod emit;
 pub mod run;
 pub mod worker;
 
-use crate::plan::{NotApplicable, Plan, Returned};
+use crate::concurrent::{ConcurrentObservation, ConcurrentRequest};
+use crate::plan::{ConcurrentPlan, NotApplicable, Plan, Returned};
 use crate::{Adapter, AdapterError, AdapterErrorKind, Level, Observation, Request};
-use atomcts_reference::ir::{AtomicOp, Lowering};
+use atomcts_reference::State;
+use atomcts_reference::ir::{AtomicOp, Lowered, Lowering};
 use atomcts_reference::program::Program;
 use atomcts_reference::types::Space;
 use emit::Plant;
+use std::time::Duration;
 
 /// The newest target the emitter writes PTX for; a newer device gets this target's PTX, which
 /// the driver JIT-compiles forward.
@@ -27,14 +33,20 @@ pub struct CudaAdapter {
     sm: u32,
     plant: Plant,
     last: Option<String>,
+    timeout: Duration,
     worker: worker::Worker,
 }
 
+/// How long a concurrent kernel may run unless [`CudaAdapter::with_timeout`] says otherwise
+/// (the runner's default `--adapter-timeout-ms`).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+
 impl CudaAdapter {
     /// Opens device 0. Without a CUDA driver (or a device) the error says why in one line.
-    /// `ATOMCTS_PTX_PLANT=min_as_max|inc_as_u64` plants a wrong `atom` (for checking the tests).
-    /// Kernels run in a worker process ([`worker`]); each launch may take at most `timeout`.
-    pub fn open(timeout: std::time::Duration) -> Result<CudaAdapter, AdapterError> {
+    /// `ATOMCTS_PTX_PLANT=min_as_max|inc_as_u64|split_rmw` plants a wrong `atom` (for checking
+    /// the tests; `split_rmw`: concurrent kernels only, a load and a store for each integer
+    /// read-modify-write). Kernels run in a worker process ([`worker`]).
+    pub fn open() -> Result<CudaAdapter, AdapterError> {
         let unavailable = |why: String| AdapterError {
             adapter: "cuda".into(),
             kind: AdapterErrorKind::Unavailable(why),
@@ -43,7 +55,7 @@ impl CudaAdapter {
         let plant_var = std::env::var("ATOMCTS_PTX_PLANT").unwrap_or_default();
         let plant = Plant::from_name(&plant_var).ok_or_else(|| {
             unavailable(format!(
-                "ATOMCTS_PTX_PLANT=`{plant_var}` (expected min_as_max or inc_as_u64)"
+                "ATOMCTS_PTX_PLANT=`{plant_var}` (expected min_as_max, inc_as_u64 or split_rmw)"
             ))
         })?;
         let sm = ((info.sm.0 * 10 + info.sm.1).max(0) as u32).min(NEWEST_SM);
@@ -52,8 +64,18 @@ impl CudaAdapter {
             sm,
             plant,
             last: None,
-            worker: worker::Worker::new(timeout),
+            timeout: DEFAULT_TIMEOUT,
+            worker: worker::Worker::new(DEFAULT_TIMEOUT + run::HOST_GRACE),
         })
+    }
+
+    /// The per-case time limit (`--adapter-timeout-ms`): a concurrent kernel stops itself at
+    /// it and the case is a timeout; any kernel still running [`run::HOST_GRACE`] later has its
+    /// worker process stopped (the case is an adapter error, the next case gets a fresh worker).
+    pub fn with_timeout(mut self, timeout: Duration) -> CudaAdapter {
+        self.timeout = timeout;
+        self.worker = worker::Worker::new(timeout.saturating_add(run::HOST_GRACE));
+        self
     }
 
     /// What the device reports, in one line.
@@ -75,6 +97,40 @@ impl CudaAdapter {
             kind,
         }
     }
+}
+
+/// The observation of a concurrent case from what the device left: the global buffer `mem`
+/// after the launch and the returned values `old` (`[group][iteration][item]`); every
+/// iteration's returned value (and a compare-and-swap's success) is reported.
+pub fn observe(
+    cp: &ConcurrentPlan,
+    lowered: &[Lowered],
+    states: &[State],
+    mem: &[u8],
+    old: &[u64],
+) -> Result<ConcurrentObservation, String> {
+    if old.len() != cp.ret_len() {
+        return Err(format!(
+            "{} returned values for {} operations",
+            old.len(),
+            cp.ret_len()
+        ));
+    }
+    let ok = concurrent::successes(cp, old);
+    let (finals, per) = cp.finish(states, mem, old, &ok)?;
+    let returned = per
+        .iter()
+        .zip(lowered)
+        .map(|(its, l)| {
+            its.iter()
+                .map(|x| crate::concurrent::observed_of(l, &x.old, &x.ok))
+                .collect()
+        })
+        .collect();
+    Ok(ConcurrentObservation {
+        states: finals,
+        returned: Some(returned),
+    })
 }
 
 /// Lowers a request to a plan, or says why it does not apply to a semantic-level back end.
@@ -136,6 +192,64 @@ impl Adapter for CudaAdapter {
         self.last.clone()
     }
 
+    /// One kernel, one launch, one CTA per instruction (`concurrent.rs`); the returned value of
+    /// every iteration is reported.
+    fn run_concurrent(
+        &mut self,
+        r: &ConcurrentRequest<'_>,
+    ) -> Result<ConcurrentObservation, AdapterError> {
+        self.last = None;
+        let na = |why: NotApplicable| AdapterErrorKind::NotApplicable(why.0);
+        let (_, lowered) = r
+            .lowered()
+            .map_err(|e| self.err(AdapterErrorKind::NotApplicable(e)))?;
+        let states: Vec<atomcts_reference::State> =
+            r.instrs.iter().map(|i| i.state.clone()).collect();
+        let iterations: Vec<u32> = r.instrs.iter().map(|i| i.iterations).collect();
+        let cp =
+            ConcurrentPlan::new(&lowered, &states, &iterations).map_err(|e| self.err(na(e)))?;
+        let kernel =
+            concurrent::emit(&cp, self.sm, self.plant, r.id).map_err(|e| self.err(na(e)))?;
+        let items = concurrent::items(&cp);
+        self.last = Some(format!(
+            "// launch: {} CTAs of {} threads; budget {} ms\n{}// items (offset, src0, src1 per thread, group after group): {:x?}\n",
+            kernel.grid,
+            kernel.block,
+            self.timeout.as_millis(),
+            kernel.source,
+            items
+        ));
+        let mem = cp.global.bytes(&states[0], Space::Global);
+        let ret_len = cp.ret_len();
+        let result = run::concurrent_launch(&kernel, &items, ret_len, &mem, self.timeout)
+            .and_then(|l| {
+                self.worker.launch(&l).map_err(|why| {
+                    if why.contains("did not finish within") {
+                        run::LaunchError::Timeout(why)
+                    } else {
+                        run::LaunchError::Failed(why)
+                    }
+                })
+            })
+            .and_then(|b| run::concurrent_answer(ret_len, self.timeout, b));
+        let (mem, old) = match result {
+            Ok(r) => r,
+            Err(run::LaunchError::Timeout(why)) => {
+                // The report shows the program of a case in error: say there why it stopped.
+                if let Some(last) = &mut self.last {
+                    last.push_str(&format!("// timed out: {why}\n"));
+                }
+                let ms = u64::try_from(self.timeout.as_millis()).unwrap_or(u64::MAX);
+                return Err(self.err(AdapterErrorKind::Timeout(ms)));
+            }
+            Err(run::LaunchError::Failed(why)) => {
+                return Err(self.err(AdapterErrorKind::Crashed(why)));
+            }
+        };
+        observe(&cp, &lowered, &states, &mem, &old)
+            .map_err(|e| self.err(AdapterErrorKind::Model(e)))
+    }
+
     fn run(&mut self, r: &Request<'_>) -> Result<Observation, AdapterError> {
         self.last = None;
         let plan = plan_of(r).map_err(|k| self.err(k))?;
@@ -167,5 +281,151 @@ impl Adapter for CudaAdapter {
         plan.finish(r.state, &global, &shared, &Returned { old, ok })
             .map(Observation::Completed)
             .map_err(|e| self.err(AdapterErrorKind::Model(e)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use atomcts_reference::Profile;
+    use atomcts_reference::check::Judgement;
+    use atomcts_reference::concurrent::{self as rc, Part};
+    use atomcts_reference::program::{Dialect, Program};
+    use atomcts_reference::state::Reg;
+    use atomcts_reference::types::ElemType;
+
+    fn state(lanes: u32, r4: u64, r5: u64) -> State {
+        let mut s = State::new(lanes);
+        for (r, v) in [("R2", 0x1000), ("R3", 0), ("R4", r4), ("R5", r5)] {
+            s.regs.insert(
+                r.into(),
+                Reg {
+                    ty: ElemType::B32,
+                    elems: vec![v; lanes as usize],
+                },
+            );
+        }
+        s.global.alloc(0x1000, 8).unwrap();
+        s.global.write(0x1000, 4, 3);
+        s
+    }
+
+    /// Plays the GPU for a kernel of u32 add, exch and cas groups: runs every (group,
+    /// iteration, item) in `order` on the flat buffer, writing each returned value where the
+    /// kernel does (`ret_base(k) + it * n + i`); `lose` drops the first add's write.
+    fn device(
+        cp: &ConcurrentPlan,
+        mem: &mut [u8],
+        order: &[(usize, usize, usize)],
+        lose: bool,
+    ) -> Vec<u64> {
+        let flat = concurrent::items(cp);
+        let mut old = vec![0u64; cp.ret_len()];
+        let mut lost = !lose;
+        for &(k, it, i) in order {
+            let g = &cp.groups[k];
+            let at = cp.groups[..k].iter().map(|g| g.items.len()).sum::<usize>() + i;
+            let (off, a, b) = (
+                flat[3 * at] as usize,
+                flat[3 * at + 1] as u32,
+                flat[3 * at + 2] as u32,
+            );
+            let m = u32::from_le_bytes(mem[off..off + 4].try_into().unwrap());
+            let new = match g.op {
+                AtomicOp::Add => m.wrapping_add(a),
+                AtomicOp::Exch => a,
+                AtomicOp::Cas if m == a => b,
+                AtomicOp::Cas => m,
+                other => panic!("{other:?}"),
+            };
+            if g.op == AtomicOp::Add && !lost {
+                lost = true;
+            } else {
+                mem[off..off + 4].copy_from_slice(&new.to_le_bytes());
+            }
+            old[cp.ret_base(k) + it * g.items.len() + i] = u64::from(m);
+        }
+        old
+    }
+
+    #[test]
+    fn a_device_run_in_any_legal_order_passes_the_judge_and_a_lost_update_fails() {
+        let instrs = [
+            ("ATOM.ADD R0, [R2], R4", state(4, 1, 0), 3u32),
+            ("ATOM.EXCH R0, [R2], R4", state(2, 1000, 0), 2),
+            ("ATOM.CAS R0, [R2], R4, R5", state(1, 1000, 7), 1),
+        ];
+        let profile = Profile::default();
+        let programs: Vec<Program> = instrs
+            .iter()
+            .map(|(asm, ..)| Program::parse(Dialect::Sass, asm).unwrap())
+            .collect();
+        let parts: Vec<Part<'_>> = programs
+            .iter()
+            .zip(&instrs)
+            .map(|(program, (_, state, iterations))| Part {
+                program,
+                state,
+                iterations: *iterations,
+            })
+            .collect();
+        let lowered = rc::lower_all(&parts, &profile).unwrap();
+        let states: Vec<State> = instrs.iter().map(|i| i.1.clone()).collect();
+        let iterations: Vec<u32> = instrs.iter().map(|i| i.2).collect();
+        let cp = ConcurrentPlan::new(&lowered, &states, &iterations).unwrap();
+        assert!(concurrent::emit(&cp, 90, Plant::None, "t").is_ok());
+        let reference = rc::execute_serial(&parts, &profile, &atomcts_reference::exec::execute)
+            .unwrap()
+            .unwrap();
+        // Orders the GPU may take: the exchanges and the CAS first, then every add thread's
+        // iterations in turn; and the adds interleaved with them, last iteration first across
+        // threads (each thread's own iterations stay in order).
+        let mut first: Vec<(usize, usize, usize)> = vec![(1, 0, 0), (1, 0, 1), (1, 1, 1)];
+        first.extend([(2, 0, 0), (1, 1, 0)]);
+        for i in 0..4 {
+            first.extend((0..3).map(|it| (0, it, i)));
+        }
+        let mut mixed = Vec::new();
+        for it in 0..3 {
+            for i in (0..4).rev() {
+                mixed.push((0, it, i));
+                if it < 2 && i < 2 {
+                    mixed.push((1, it, i));
+                }
+            }
+            if it == 1 {
+                mixed.push((2, 0, 0));
+            }
+        }
+        for (order, lose, pass) in [
+            (&first, false, true),
+            (&mixed, false, true),
+            (&mixed, true, false),
+        ] {
+            assert_eq!(order.len(), cp.ret_len());
+            let mut mem = cp.global.bytes(&states[0], Space::Global);
+            let old = device(&cp, &mut mem, order, lose);
+            let obs = observe(&cp, &lowered, &states, &mem, &old).unwrap();
+            let returned = obs.returned.as_deref().unwrap();
+            assert_eq!(returned.len(), 3);
+            assert_eq!(returned.iter().map(Vec::len).collect::<Vec<_>>(), [3, 2, 1]);
+            let verdict = rc::judge(
+                &parts,
+                &lowered,
+                &reference,
+                &obs.states,
+                obs.returned.as_deref(),
+                2_000_000,
+            )
+            .unwrap();
+            assert_eq!(
+                matches!(verdict, Judgement::Pass),
+                pass,
+                "order {order:?}, lose {lose}: {verdict:?}"
+            );
+        }
+        // The length of the returned values is checked.
+        let mem = cp.global.bytes(&states[0], Space::Global);
+        assert!(observe(&cp, &lowered, &states, &mem, &[0; 3]).is_err());
     }
 }

@@ -11,12 +11,15 @@
 //! library runs its initialisers; loading the system's CUDA driver is what this back end is
 //! for). Kernel launches are `unsafe` in cudarc because argument types are not checked
 //! against the kernel: the arguments below are exactly the emitted kernel's parameters
-//! (`emit.rs`: three u64 device pointers, two u32).
+//! (`emit.rs`: three u64 device pointers, two u32; `concurrent.rs`: [`concurrent::PARAMS`],
+//! four device pointers and a u64, checked against the emitted `.entry` before every launch).
 #![allow(unsafe_code)]
 
+use super::concurrent::{self, ConcurrentKernel};
 use super::emit::{KERNEL_NAME, Kernel};
 use cudarc::driver::{CudaContext, LaunchConfig, PushKernelArg};
 use cudarc::nvrtc::Ptx;
+use std::time::Duration;
 
 /// Whether the CUDA driver library can be loaded: `Err` says why not, in one line.
 pub fn availability() -> Result<(), String> {
@@ -83,9 +86,68 @@ pub struct Launch {
 pub enum Arg {
     /// A device buffer (`.param .u64`, a global pointer) holding these bytes before the launch;
     /// its bytes after the launch are answered.
-    Buffer(Vec<u8>),
+    Buffer(#[serde(with = "hex_bytes")] Vec<u8>),
     /// A `.param .u32`.
     U32(u32),
+    /// A `.param .u64` that is not a pointer.
+    U64(u64),
+}
+
+/// Buffers travel to and from the worker as hex strings (two characters a byte).
+mod hex_bytes {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(b: &[u8], s: S) -> Result<S::Ok, S::Error> {
+        let mut out = String::with_capacity(2 * b.len());
+        for x in b {
+            out.push_str(&format!("{x:02x}"));
+        }
+        s.serialize_str(&out)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+        let text = String::deserialize(d)?;
+        let digits = text.as_bytes();
+        if digits.len() % 2 != 0 {
+            return Err(serde::de::Error::custom("odd number of hex digits"));
+        }
+        digits
+            .chunks_exact(2)
+            .map(|p| {
+                std::str::from_utf8(p)
+                    .ok()
+                    .and_then(|t| u8::from_str_radix(t, 16).ok())
+                    .ok_or_else(|| serde::de::Error::custom("not a hex byte"))
+            })
+            .collect()
+    }
+}
+
+/// Every buffer's bytes after a launch, as the worker answers them.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Buffers(#[serde(with = "hex_vec")] pub Vec<Vec<u8>>);
+
+mod hex_vec {
+    use serde::ser::SerializeSeq;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    #[derive(serde::Serialize, serde::Deserialize)]
+    struct Hex(#[serde(with = "super::hex_bytes")] Vec<u8>);
+
+    pub fn serialize<S: Serializer>(v: &[Vec<u8>], s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(Some(v.len()))?;
+        for b in v {
+            seq.serialize_element(&Hex(b.clone()))?;
+        }
+        seq.end()
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Vec<u8>>, D::Error> {
+        Ok(Vec::<Hex>::deserialize(d)?
+            .into_iter()
+            .map(|h| h.0)
+            .collect())
+    }
 }
 
 /// Runs one launch in this process on `ctx` and answers every buffer's bytes after it, in the
@@ -100,6 +162,7 @@ pub fn launch(ctx: &std::sync::Arc<CudaContext>, l: &Launch) -> Result<Vec<Vec<u
         .map_err(|e| format!("cuModuleGetFunction: {e}"))?;
     let mut buffers = Vec::new();
     let mut words = Vec::new();
+    let mut wides = Vec::new();
     for a in &l.args {
         match a {
             // An empty buffer still gets a device allocation (one byte) so the pointer is valid.
@@ -110,10 +173,11 @@ pub fn launch(ctx: &std::sync::Arc<CudaContext>, l: &Launch) -> Result<Vec<Vec<u
                 buffers.push(stream.clone_htod(b.as_slice()).map_err(|e| e.to_string())?)
             }
             Arg::U32(w) => words.push(*w),
+            Arg::U64(w) => wides.push(*w),
         }
     }
     let mut builder = stream.launch_builder(&f);
-    let (mut nb, mut nw) = (0, 0);
+    let (mut nb, mut nw, mut nd) = (0, 0, 0);
     for a in &l.args {
         match a {
             Arg::Buffer(_) => {
@@ -123,6 +187,10 @@ pub fn launch(ctx: &std::sync::Arc<CudaContext>, l: &Launch) -> Result<Vec<Vec<u
             Arg::U32(_) => {
                 builder.arg(&words[nw]);
                 nw += 1;
+            }
+            Arg::U64(_) => {
+                builder.arg(&wides[nd]);
+                nd += 1;
             }
         }
     }
@@ -185,7 +253,7 @@ pub fn single_answer(n: usize, mut buffers: Vec<Vec<u8>>) -> Result<(Vec<u8>, Ve
     let old: Vec<u64> = old_bytes
         .chunks_exact(8)
         .take(n)
-        .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+        .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
         .collect();
     if old.len() != n {
         return Err(format!(
@@ -194,4 +262,85 @@ pub fn single_answer(n: usize, mut buffers: Vec<Vec<u8>>) -> Result<(Vec<u8>, Ve
         ));
     }
     Ok((mem, old))
+}
+
+/// Why a concurrent launch gave no result.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LaunchError {
+    /// The kernel ran past its budget (it stopped itself, or the worker was stopped).
+    Timeout(String),
+    /// The driver's message (a JIT error, a fault, an allocation failure).
+    Failed(String),
+}
+
+/// How long the runner waits past a kernel's own deadline before it stops the worker.
+pub const HOST_GRACE: Duration = Duration::from_secs(5);
+
+/// The launch of a concurrent kernel: [`ConcurrentKernel::grid`] CTAs of
+/// [`ConcurrentKernel::block`] threads over the flat global buffer `mem`, with `items` (three
+/// u64 per thread, group after group), `ret_len` returned values (`[group][iteration][item]`),
+/// the control words and the budget. The kernel stops itself once `budget` has passed since its
+/// first thread started (`ctl[1]` set: a timeout). Checks the kernel's parameters first.
+pub fn concurrent_launch(
+    kernel: &ConcurrentKernel,
+    items: &[u64],
+    ret_len: usize,
+    mem: &[u8],
+    budget: Duration,
+) -> Result<Launch, LaunchError> {
+    let params = concurrent::entry_params(&kernel.source);
+    let pushed: Vec<(String, String)> = concurrent::PARAMS
+        .iter()
+        .map(|p| (".u64".to_string(), p.to_string()))
+        .collect();
+    if params != pushed {
+        return Err(LaunchError::Failed(format!(
+            "the kernel's parameters {params:?} are not the launch's {pushed:?}"
+        )));
+    }
+    let words = |v: &[u64]| v.iter().flat_map(|w| w.to_le_bytes()).collect::<Vec<u8>>();
+    Ok(Launch {
+        ptx: kernel.source.clone(),
+        entry: KERNEL_NAME.into(),
+        grid: kernel.grid,
+        block: kernel.block,
+        args: vec![
+            Arg::Buffer(mem.to_vec()),
+            Arg::Buffer(words(if items.is_empty() { &[0] } else { items })),
+            Arg::Buffer(vec![0; 8 * ret_len.max(1)]),
+            Arg::Buffer(vec![0; 16]),
+            Arg::U64(u64::try_from(budget.as_nanos()).unwrap_or(u64::MAX)),
+        ],
+    })
+}
+
+/// The answer of [`concurrent_launch`]'s launch: the memory after it and the returned values.
+pub fn concurrent_answer(
+    ret_len: usize,
+    budget: Duration,
+    buffers: Vec<Vec<u8>>,
+) -> Result<(Vec<u8>, Vec<u64>), LaunchError> {
+    let [mem, _items, ret, ctl]: [Vec<u8>; 4] = buffers.try_into().map_err(|b: Vec<Vec<u8>>| {
+        LaunchError::Failed(format!("the worker answered {} buffers, not 4", b.len()))
+    })?;
+    let words = |b: &[u8]| -> Vec<u64> {
+        b.chunks_exact(8)
+            .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
+            .collect()
+    };
+    if words(&ctl).get(1).copied().unwrap_or(0) != 0 {
+        return Err(LaunchError::Timeout(format!(
+            "the kernel stopped itself at its budget of {} ms before every thread ran all its iterations",
+            budget.as_millis()
+        )));
+    }
+    let mut ret = words(&ret);
+    if ret.len() < ret_len {
+        return Err(LaunchError::Failed(format!(
+            "the worker answered {} returned values, not {ret_len}",
+            ret.len()
+        )));
+    }
+    ret.truncate(ret_len);
+    Ok((mem, ret))
 }

@@ -35,7 +35,7 @@ fn worker_exe() -> Result<std::path::PathBuf, String> {
 #[derive(serde::Serialize, serde::Deserialize)]
 enum Answer {
     /// Every buffer's bytes after the launch.
-    Done(Vec<Vec<u8>>),
+    Done(run::Buffers),
     /// What failed (the worker exits after it).
     Failed(String),
 }
@@ -57,7 +57,7 @@ pub fn serve_stdio() -> u8 {
             .and_then(|l| run::launch(&ctx, &l));
         match result {
             Ok(buffers) => {
-                if answer(&Answer::Done(buffers)) != 0 {
+                if answer(&Answer::Done(run::Buffers(buffers))) != 0 {
                     return 3;
                 }
             }
@@ -169,7 +169,7 @@ impl Worker {
         let got = live.lines.recv_timeout(timeout);
         let failed = match got {
             Ok(Ok(text)) => match serde_json::from_str::<Answer>(&text) {
-                Ok(Answer::Done(buffers)) => return Ok(buffers),
+                Ok(Answer::Done(buffers)) => return Ok(buffers.0),
                 Ok(Answer::Failed(why)) => why,
                 Err(e) => format!("the CUDA worker answered an unreadable line ({e})"),
             },
@@ -193,5 +193,60 @@ impl Drop for Worker {
             let _ = l.child.kill();
             let _ = l.child.wait();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::back::ptx::run::{Arg, Buffers};
+
+    #[test]
+    fn launches_and_answers_travel_as_one_line_of_hex() {
+        let l = Launch {
+            ptx: ".version 7.8\n".into(),
+            entry: "atomcts_case".into(),
+            grid: 2,
+            block: 32,
+            args: vec![
+                Arg::Buffer(vec![0x00, 0xff, 0x10]),
+                Arg::Buffer(vec![]),
+                Arg::U32(7),
+                Arg::U64(u64::MAX),
+            ],
+        };
+        let text = serde_json::to_string(&l).unwrap();
+        assert!(!text.contains('\n'), "{text}");
+        assert!(text.contains("\"00ff10\""), "{text}");
+        assert_eq!(serde_json::from_str::<Launch>(&text).unwrap(), l);
+        let a = Answer::Done(Buffers(vec![vec![1, 2], vec![]]));
+        let text = serde_json::to_string(&a).unwrap();
+        assert_eq!(text, r#"{"Done":["0102",""]}"#);
+        let Answer::Done(b) = serde_json::from_str::<Answer>(&text).unwrap() else {
+            panic!("not Done")
+        };
+        assert_eq!(b.0, vec![vec![1, 2], vec![]]);
+        // A garbled buffer is an error, not a guess.
+        assert!(serde_json::from_str::<Answer>(r#"{"Done":["0g"]}"#).is_err());
+        assert!(serde_json::from_str::<Answer>(r#"{"Done":["012"]}"#).is_err());
+    }
+
+    #[test]
+    fn a_worker_that_does_not_speak_the_protocol_is_an_error_not_a_hang() {
+        let mut w = Worker::new(Duration::from_secs(5));
+        let l = Launch {
+            ptx: String::new(),
+            entry: "e".into(),
+            grid: 1,
+            block: 1,
+            args: vec![],
+        };
+        // This test binary is not atomcts: started as the worker it prints the test harness's
+        // text and exits, so the launch fails (an unreadable line or a dead worker).
+        let err = w.launch(&l).unwrap_err();
+        assert!(
+            err.contains("worker") || err.contains("CUDA"),
+            "unexpected error: {err}"
+        );
     }
 }
