@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Everything atomcts runs on a machine with an NVIDIA GPU (never in CI: CI has no GPU). From the
+# repository root:
+#   tools/nvidia/gpu-run.sh [BINARY] [OUT]
+# BINARY: the atomcts release binary (default target/release/atomcts; a stripped copy can be
+# carried to a GPU machine that has no Rust). OUT: where the reports go (default target/gpu).
+# Needs: the NVIDIA driver (libcuda); for the Numba part, python3 with numba-cuda and numpy < 2.5
+# (numba 0.68.0 calls numpy.row_stack, which numpy 2.5 removed).
+# Writes OUT/cuda.json and OUT/numba-cuda.json (the conformance report's GPU columns:
+# docs/conformance/gpu/), the stress and planted-bug runs, and the logs; prints a summary.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+B=${1:-target/release/atomcts}
+OUT=${2:-target/gpu}
+mkdir -p "$OUT"
+fail=0
+note() { printf '== %s\n' "$*"; }
+
+note "the corpus on the GPU (PTX back end), gated by its baseline"
+"$B" run --no-progress --adapter cuda --profile claimed --baseline adapters/baselines/cuda-h100.baseline \
+  --json "$OUT/cuda.json" > "$OUT/cuda.txt" 2>&1 || { echo "cuda: exit $?"; fail=1; }
+tail -n 1 "$OUT/cuda.txt"
+
+note "generated cases on the GPU (20000, seed 2) and 90 s of differential fuzzing"
+"$B" run --no-progress --adapter cuda --profile nvidia-ptx --generated 20000 --generated-only --seed 2 \
+  > "$OUT/generated.txt" 2>&1 || { echo "generated: exit $?"; fail=1; }
+tail -n 1 "$OUT/generated.txt"
+"$B" fuzz --no-progress --adapter cuda --profile nvidia-ptx --time 90 --seed 11 --out "$OUT/fuzz" \
+  > "$OUT/fuzz.txt" 2>&1 || { echo "fuzz: exit $?"; fail=1; }
+grep -E "cases in" "$OUT/fuzz.txt"
+
+note "concurrent cases, 100 runs each (issue 12): no failure allowed"
+"$B" run --no-progress --adapter cuda --profile nvidia-ptx --filter tag:concurrent --repeat 100 \
+  --json "$OUT/concurrent-repeat100.json" > "$OUT/concurrent-repeat100.txt" 2>&1 || { echo "repeat: exit $?"; fail=1; }
+tail -n 1 "$OUT/concurrent-repeat100.txt"
+
+note "planted lost updates (ATOMCTS_PTX_PLANT=split_rmw): every runnable concurrent case must fail"
+ATOMCTS_PTX_PLANT=split_rmw "$B" run --no-progress --adapter cuda --profile nvidia-ptx --filter tag:concurrent \
+  --repeat 100 --json "$OUT/split-rmw-repeat100.json" > "$OUT/split-rmw.txt" 2>&1
+rc=$?
+[ "$rc" -eq 1 ] || { echo "split_rmw: exit $rc, want 1"; fail=1; }
+grep -c "runs: failed 100 of 100" "$OUT/split-rmw.txt" | sed 's/^/cases failing in every one of 100 runs: /'
+tail -n 1 "$OUT/split-rmw.txt"
+
+if python3 -c "import numba.cuda" 2>/dev/null; then
+  note "Numba's CUDA target on the GPU (NUMBA_ENABLE_CUDASIM=0), gated by its baseline"
+  NUMBA_ENABLE_CUDASIM=0 "$B" run --no-progress --adapter "cmd:python3 adapters/shims/numba_cudasim.py" \
+    --adapter-timeout-ms 60000 --profile claimed --baseline adapters/shims/numba_cuda_gpu.baseline \
+    --json "$OUT/numba-cuda.json" > "$OUT/numba-cuda.txt" 2>&1 || { echo "numba-cuda: exit $?"; fail=1; }
+  tail -n 1 "$OUT/numba-cuda.txt"
+else
+  echo "numba-cuda: python3 has no numba.cuda; skipped"
+fi
+exit "$fail"
