@@ -520,8 +520,12 @@ mod tests {
 /// work-item for the iterations, device-scope atomics; PTX: one CTA per instruction).
 ///
 /// Memory shared across work-groups is global memory only: work-group local memory (vISA
-/// SLM, MSL `threadgroup`) is one work-group's, so instructions on it would have to be
-/// sub-groups of one work-group; [`ConcurrentPlan::new`] says so as not applicable.
+/// SLM, MSL `threadgroup`) is one work-group's, so [`ConcurrentPlan::new`] says an instruction
+/// on it is not applicable. A back end that opts in uses [`ConcurrentPlan::new_local`] (or
+/// [`ConcurrentPlan::new_or_local`]): the instructions are then disjoint ranges of work-items of
+/// ONE work-group ([`ConcurrentPlan::first_item`]), sharing the work-group's local memory, which
+/// starts as the shared memory of the states and is copied out after a barrier (FORMAT.md:
+/// "one threadgroup whose SIMD-groups run the instructions").
 #[derive(Clone, Debug, PartialEq)]
 pub struct ConcurrentPlan {
     /// One plan per instruction: its work-items (items) and operands.
@@ -530,6 +534,11 @@ pub struct ConcurrentPlan {
     pub iterations: Vec<u32>,
     /// Global memory layout (the same in every group's plan).
     pub global: Layout,
+    /// Shared (work-group local) memory layout (the same in every group's plan).
+    pub shared: Layout,
+    /// Whether all instructions run in one work-group ([`ConcurrentPlan::new_local`]) rather
+    /// than one work-group each.
+    pub local: bool,
 }
 
 impl ConcurrentPlan {
@@ -555,11 +564,62 @@ impl ConcurrentPlan {
             }
             groups.push(p);
         }
+        ConcurrentPlan::assemble(groups, iterations, false)
+    }
+
+    /// Plans the instructions `lowered[k]` on `states[k]` as disjoint ranges of work-items of
+    /// one work-group (instruction `k` from [`ConcurrentPlan::first_item`]), so that they can
+    /// share work-group local memory (vISA SLM, MSL `threadgroup`) as well as global memory.
+    /// Opt-in: a back end that uses it initialises local memory from [`ConcurrentPlan::shared`]
+    /// before a barrier and copies it out after one.
+    pub fn new_local(
+        lowered: &[Lowered],
+        states: &[State],
+        iterations: &[u32],
+    ) -> Result<ConcurrentPlan, NotApplicable> {
+        let mut groups = Vec::new();
+        for (k, (l, s)) in lowered.iter().zip(states).enumerate() {
+            let p = Plan::new(l, s).map_err(|e| NotApplicable(format!("instruction {k}: {e}")))?;
+            if p.items.is_empty() {
+                return Err(NotApplicable(format!(
+                    "instruction {k} has no enabled access: nothing to dispatch"
+                )));
+            }
+            groups.push(p);
+        }
+        ConcurrentPlan::assemble(groups, iterations, true)
+    }
+
+    /// [`ConcurrentPlan::new_local`] when some instruction works on work-group local memory,
+    /// else [`ConcurrentPlan::new`] (one work-group per instruction).
+    pub fn new_or_local(
+        lowered: &[Lowered],
+        states: &[State],
+        iterations: &[u32],
+    ) -> Result<ConcurrentPlan, NotApplicable> {
+        let on_local = lowered
+            .iter()
+            .any(|l| matches!(&l.instr, Instr::Mem(m) if m.space == Space::Shared));
+        if on_local {
+            ConcurrentPlan::new_local(lowered, states, iterations)
+        } else {
+            ConcurrentPlan::new(lowered, states, iterations)
+        }
+    }
+
+    fn assemble(
+        groups: Vec<Plan>,
+        iterations: &[u32],
+        local: bool,
+    ) -> Result<ConcurrentPlan, NotApplicable> {
         let Some(first) = groups.first() else {
             return Err(NotApplicable("no instructions".into()));
         };
-        let global = first.global.clone();
-        if groups.iter().any(|g| g.global != global) {
+        let (global, shared) = (first.global.clone(), first.shared.clone());
+        if groups
+            .iter()
+            .any(|g| g.global != global || g.shared != shared)
+        {
             return Err(NotApplicable(
                 "the instructions' states lay out memory differently".into(),
             ));
@@ -568,7 +628,79 @@ impl ConcurrentPlan {
             groups,
             iterations: iterations.to_vec(),
             global,
+            shared,
+            local,
         })
+    }
+
+    /// The first work-item (local invocation index) of instruction `k` in its work-group: 0
+    /// with one work-group per instruction; the items of the instructions before it in one
+    /// work-group ([`ConcurrentPlan::new_local`]).
+    pub fn first_item(&self, k: usize) -> usize {
+        if self.local {
+            self.groups.iter().take(k).map(|g| g.items.len()).sum()
+        } else {
+            0
+        }
+    }
+
+    /// Work-items per work-group: the largest instruction's (one work-group each), or all of
+    /// them (one work-group).
+    pub fn local_size(&self) -> usize {
+        if self.local {
+            self.groups.iter().map(|g| g.items.len()).sum()
+        } else {
+            self.groups.iter().map(|g| g.items.len()).max().unwrap_or(1)
+        }
+    }
+
+    /// How many work-groups one launch has.
+    pub fn work_groups(&self) -> usize {
+        if self.local { 1 } else { self.groups.len() }
+    }
+
+    /// Whether some instruction works on work-group local memory.
+    pub fn uses_shared(&self) -> bool {
+        self.groups.iter().any(|g| g.space == Space::Shared)
+    }
+
+    /// Whether the launch keeps an image of work-group local memory in its buffer (one
+    /// work-group, some instruction on local memory).
+    pub fn has_local_image(&self) -> bool {
+        self.local && self.uses_shared()
+    }
+
+    /// Byte offset of the local-memory image in the launch's one buffer (after global memory;
+    /// a multiple of 8).
+    pub fn shared_base(&self) -> u64 {
+        self.global.size
+    }
+
+    /// The one buffer a launch works on: global memory laid out as [`ConcurrentPlan::global`],
+    /// then, where [`ConcurrentPlan::has_local_image`], the initial work-group local memory at
+    /// [`ConcurrentPlan::shared_base`] (the kernel copies it into local memory before a barrier
+    /// and back after one).
+    pub fn image(&self, state: &State) -> Vec<u8> {
+        let mut out = self.global.bytes(state, Space::Global);
+        if self.has_local_image() {
+            out.extend(self.shared.bytes(state, Space::Shared));
+        }
+        out
+    }
+
+    /// [`ConcurrentPlan::finish`] from the launch's buffer after the run
+    /// ([`ConcurrentPlan::image`]'s layout).
+    #[allow(clippy::type_complexity)]
+    pub fn finish_image(
+        &self,
+        states: &[State],
+        image: &[u8],
+        old: &[u64],
+        ok: &[bool],
+    ) -> Result<(Vec<State>, Vec<Vec<Returned>>), String> {
+        let g = (self.global.size as usize).min(image.len());
+        let shared = self.has_local_image().then(|| &image[g..]);
+        self.finish_with(states, &image[..g], shared, old, ok)
     }
 
     /// Where group `k`'s returned values start in one flat array laid out
@@ -597,6 +729,20 @@ impl ConcurrentPlan {
         old: &[u64],
         ok: &[bool],
     ) -> Result<(Vec<State>, Vec<Vec<Returned>>), String> {
+        self.finish_with(states, global, None, old, ok)
+    }
+
+    /// [`ConcurrentPlan::finish`] with the work-group local memory the run left (`shared`, laid
+    /// out as [`ConcurrentPlan::shared`]); `None` keeps the states' own.
+    #[allow(clippy::type_complexity)]
+    pub fn finish_with(
+        &self,
+        states: &[State],
+        global: &[u8],
+        shared: Option<&[u8]>,
+        old: &[u64],
+        ok: &[bool],
+    ) -> Result<(Vec<State>, Vec<Vec<Returned>>), String> {
         let mut out = Vec::new();
         let mut all = Vec::new();
         for (k, (g, s)) in self.groups.iter().zip(states).enumerate() {
@@ -612,8 +758,15 @@ impl ConcurrentPlan {
                 })
                 .collect();
             let last = per.last().cloned().unwrap_or_default();
-            let shared = g.shared.bytes(s, Space::Shared);
-            out.push(g.finish(s, global, &shared, &last)?);
+            let own;
+            let shared = match shared {
+                Some(b) => b,
+                None => {
+                    own = g.shared.bytes(s, Space::Shared);
+                    &own
+                }
+            };
+            out.push(g.finish(s, global, shared, &last)?);
             all.push(per);
         }
         Ok((out, all))

@@ -2,10 +2,16 @@
 //! instruction (so the instructions really run at the same time on the device), each work-item
 //! one lane looping over its iterations, every atomic at device scope. Every iteration's
 //! returned value goes to `ret[group][iteration][item]`.
+//!
+//! Instructions on work-group local memory (vISA SLM, MSL `threadgroup`;
+//! [`ConcurrentPlan::new_local`]) run as disjoint ranges of work-items of one work-group: a
+//! `__local` array starts as the image after global memory in `mem`, a barrier, the atomics
+//! (work-group scope on local memory), a barrier, and the array is copied back.
 
 use super::emit::{Features, Form, KERNEL_NAME, Kernel, form, literal, scalar};
 use crate::plan::{ConcurrentPlan, NotApplicable};
 use atomcts_reference::ir::{AtomicOp, Compare};
+use atomcts_reference::types::Space;
 use std::fmt::Write as _;
 
 /// Emits the kernel of a concurrent case: launch it with `groups.len()` work-groups of
@@ -21,11 +27,19 @@ pub fn emit(
     let mut c11_any = false;
     let mut bodies = String::new();
     let _ = writeln!(w, "// atomcts: {title}");
-    let _ = writeln!(
-        w,
-        "// concurrent: {} instructions, one work-group each, launched together; device-scope atomics",
-        cp.groups.len()
-    );
+    if cp.local {
+        let _ = writeln!(
+            w,
+            "// concurrent: {} instructions, disjoint work-items of one work-group sharing local memory",
+            cp.groups.len()
+        );
+    } else {
+        let _ = writeln!(
+            w,
+            "// concurrent: {} instructions, one work-group each, launched together; device-scope atomics",
+            cp.groups.len()
+        );
+    }
     if cp.groups.iter().any(|g| g.ty.bytes() == 8) {
         let _ = writeln!(
             w,
@@ -77,12 +91,32 @@ pub fn emit(
         let iters = cp.iterations[k];
         let base = cp.ret_base(k);
         let b = &mut bodies;
-        let _ = writeln!(
-            b,
-            "    if (g == {k}u && i < {n}u) {{ // {} {}",
-            g.op.name(),
-            g.ty.name()
-        );
+        let first = cp.first_item(k);
+        let i = if cp.local {
+            let _ = writeln!(
+                b,
+                "    if (i >= {first}u && i < {}u) {{ // {} {} on {} memory",
+                first + n,
+                g.op.name(),
+                g.ty.name(),
+                g.space.name()
+            );
+            format!("(i - {first}u)")
+        } else {
+            let _ = writeln!(
+                b,
+                "    if (g == {k}u && i < {n}u) {{ // {} {}",
+                g.op.name(),
+                g.ty.name()
+            );
+            "i".to_string()
+        };
+        let on_local = g.space == Space::Shared;
+        let (space_q, base_ptr) = if on_local {
+            ("__local", "(__local uchar *)lm")
+        } else {
+            ("__global", "mem")
+        };
         let _ = writeln!(b, "        for (uint it = 0; it < {iters}u; it++) {{");
         let _ = writeln!(b, "            {t} old = 0;");
         let _ = writeln!(b, "            int success = 1;");
@@ -93,7 +127,7 @@ pub fn emit(
                 } else {
                     format!("atomic_{name}")
                 };
-                let p = format!("(volatile __global {t} *)(mem + OFF{k}[i])");
+                let p = format!("(volatile {space_q} {t} *)({base_ptr} + OFF{k}[{i}])");
                 match g.op {
                     AtomicOp::Inc | AtomicOp::Dec => {
                         let _ = writeln!(b, "            old = {f}({p});");
@@ -105,37 +139,43 @@ pub fn emit(
                         );
                     }
                     AtomicOp::Cas => {
-                        let _ =
-                            writeln!(b, "            old = {f}({p}, SRC0_{k}[i], SRC1_{k}[i]);");
-                        let _ = writeln!(b, "            success = old == SRC0_{k}[i];");
+                        let _ = writeln!(
+                            b,
+                            "            old = {f}({p}, SRC0_{k}[{i}], SRC1_{k}[{i}]);"
+                        );
+                        let _ = writeln!(b, "            success = old == SRC0_{k}[{i}];");
                     }
                     _ => {
-                        let _ = writeln!(b, "            old = {f}({p}, SRC0_{k}[i]);");
+                        let _ = writeln!(b, "            old = {f}({p}, SRC0_{k}[{i}]);");
                     }
                 }
             }
             Form::C11(name) => {
                 c11_any = true;
                 let f = format!("atomic_{name}_explicit");
-                let p = format!("(volatile __global atomic_{t} *)(mem + OFF{k}[i])");
+                let p = format!("(volatile {space_q} atomic_{t} *)({base_ptr} + OFF{k}[{i}])");
                 let ord = "memory_order_relaxed";
-                let scope = "memory_scope_device";
+                let scope = if on_local {
+                    "memory_scope_work_group"
+                } else {
+                    "memory_scope_device"
+                };
                 if g.op == AtomicOp::Cas {
-                    let _ = writeln!(b, "            old = SRC0_{k}[i];");
+                    let _ = writeln!(b, "            old = SRC0_{k}[{i}];");
                     let _ = writeln!(
                         b,
-                        "            success = {f}({p}, &old, SRC1_{k}[i], {ord}, {ord}, {scope});"
+                        "            success = {f}({p}, &old, SRC1_{k}[{i}], {ord}, {ord}, {scope});"
                     );
                 } else {
                     let _ = writeln!(
                         b,
-                        "            old = {f}({p}, SRC0_{k}[i], {ord}, {scope});"
+                        "            old = {f}({p}, SRC0_{k}[{i}], {ord}, {scope});"
                     );
                 }
             }
         }
-        let _ = writeln!(b, "            ret[{base}u + it * {n}u + i] = (ulong)old;");
-        let _ = writeln!(b, "            ok[{base}u + it * {n}u + i] = success;");
+        let _ = writeln!(b, "            ret[{base}u + it * {n}u + {i}] = (ulong)old;");
+        let _ = writeln!(b, "            ok[{base}u + it * {n}u + {i}] = success;");
         let _ = writeln!(b, "        }}");
         let _ = writeln!(b, "    }}");
     }
@@ -145,7 +185,25 @@ pub fn emit(
     );
     let _ = writeln!(w, "    const uint g = get_group_id(0);");
     let _ = writeln!(w, "    const uint i = get_local_id(0);");
+    let image = cp.has_local_image();
+    let (sb, ss) = (cp.shared_base(), cp.shared.size);
+    if image {
+        // Local memory as 8-byte words (so every datum keeps its alignment), from its image.
+        let _ = writeln!(w, "    __local ulong lm[{}];", ss / 8);
+        let _ = writeln!(
+            w,
+            "    for (uint j = i; j < {ss}u; j += get_local_size(0)) ((__local uchar *)lm)[j] = mem[{sb}u + j];"
+        );
+        let _ = writeln!(w, "    barrier(CLK_LOCAL_MEM_FENCE);");
+    }
     w.push_str(&bodies);
+    if image {
+        let _ = writeln!(w, "    barrier(CLK_LOCAL_MEM_FENCE);");
+        let _ = writeln!(
+            w,
+            "    for (uint j = i; j < {ss}u; j += get_local_size(0)) mem[{sb}u + j] = ((__local uchar *)lm)[j];"
+        );
+    }
     let _ = writeln!(w, "}}");
     Ok(Kernel {
         source: s,
@@ -158,9 +216,10 @@ pub fn emit(
     })
 }
 
-/// The work-group size of a concurrent launch: the largest instruction's lanes.
+/// The work-group size of a concurrent launch: the largest instruction's lanes (one
+/// work-group each), or all instructions' lanes (one work-group).
 pub fn local_size(cp: &ConcurrentPlan) -> usize {
-    cp.groups.iter().map(|g| g.items.len()).max().unwrap_or(1)
+    cp.local_size()
 }
 
 #[cfg(test)]
