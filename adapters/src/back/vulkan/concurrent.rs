@@ -1,0 +1,303 @@
+//! Concurrent cases on Vulkan (issue 12): one SPIR-V compute shader per case over the shared
+//! [`ConcurrentPlan`], dispatched once.
+//!
+//! - Global memory ([`ConcurrentPlan::new`]): one work-group per instruction (`WorkgroupId.x`
+//!   selects it), all in one dispatch, so the instructions really run at the same time; each
+//!   invocation is one lane looping over its iterations; every atomic at `Device` scope on the
+//!   storage buffer (SPIR-V 1.6 §3.42.18 "Atomic Instructions", scope and memory semantics
+//!   operands; relaxed semantics, as in the single-instruction emitter).
+//! - Work-group local memory (vISA SLM, MSL `threadgroup`; [`ConcurrentPlan::new_local`]): the
+//!   instructions are disjoint ranges of invocations of one work-group; a `Workgroup` array
+//!   starts as the image after global memory in the storage buffer, then a control barrier
+//!   (`Workgroup` scope, AcquireRelease | WorkgroupMemory), the atomics at `Workgroup` scope, a
+//!   barrier, and the array is copied back.
+//!
+//! Every iteration's returned value goes to binding 1 at `[group][iteration][item]` (64-bit
+//! elements if some instruction is 64-bit), a compare-exchange's success to binding 2.
+//! Global memory is binding 0, viewed as 32-bit and (where needed) 64-bit elements through two
+//! variables decorated with the same binding (Vulkan allows aliased descriptors of one type).
+
+use super::emit::{
+    Buffer, Ctx, Datum, Dispatch, Features, Plant, atomic_instruction, bug, check_atomic, na,
+};
+use crate::plan::{ConcurrentPlan, NotApplicable};
+use atomcts_reference::ir::AtomicOp;
+use atomcts_reference::types::Space;
+use rspirv::dr::Operand;
+use rspirv::spirv::{BuiltIn, Capability, Decoration, StorageClass, Word};
+
+/// Emits the module of a concurrent case on the buffer image `mem` ([`ConcurrentPlan::image`]):
+/// dispatch [`Dispatch::groups`] work-groups of [`Dispatch::local_size`].
+pub fn emit(
+    cp: &ConcurrentPlan,
+    mem: Vec<u8>,
+    f: &Features,
+    plant: Plant,
+) -> Result<Dispatch, NotApplicable> {
+    let prefix = |k: usize, e: NotApplicable| NotApplicable(format!("instruction {k}: {e}"));
+    for (k, g) in cp.groups.iter().enumerate() {
+        if check_atomic(g, f).map_err(|e| prefix(k, e))? == Datum::Float {
+            return na(format!(
+                "instruction {k}: float {} in a concurrent case: not emitted (subnormal and NaN handling are checked per instruction only)",
+                g.op.name()
+            ));
+        }
+        if g.op == AtomicOp::Store {
+            return na(format!(
+                "instruction {k}: stores racing with other instructions: not emitted"
+            ));
+        }
+    }
+    let local = cp.local_size() as u32;
+    if local == 0 {
+        return na("no enabled access: nothing to dispatch");
+    }
+    if local > f.max_invocations {
+        return na(format!(
+            "{local} invocations exceed the device's work-group size {}",
+            f.max_invocations
+        ));
+    }
+    let image = cp.has_local_image();
+    // Local memory is one typed array: one datum width for every instruction on it.
+    let mut widths: Vec<u64> = cp
+        .groups
+        .iter()
+        .filter(|g| g.space == Space::Shared)
+        .map(|g| g.ty.bytes())
+        .collect();
+    widths.sort_unstable();
+    widths.dedup();
+    if widths.len() > 1 {
+        return na(
+            "32- and 64-bit atomics on one work-group's local memory: one Workgroup array has one element type (aliased workgroup memory needs WorkgroupMemoryExplicitLayoutKHR, not emitted)",
+        );
+    }
+    let lw = widths.first().copied().unwrap_or(4);
+    if image && cp.shared.size > u64::from(f.max_shared_bytes) {
+        return na(format!(
+            "{} bytes of workgroup memory exceed the device's {}",
+            cp.shared.size, f.max_shared_bytes
+        ));
+    }
+    let wide = cp.groups.iter().any(|g| g.ty.bytes() == 8);
+    let mut cx = Ctx::new();
+    if wide {
+        cx.b.capability(Capability::Int64);
+        cx.b.capability(Capability::Int64Atomics);
+    }
+    let (u32_t, bool_t) = (cx.u32_t, cx.bool_t);
+    let u64_t = wide.then(|| cx.b.type_int(64, 0));
+    let int_of = |bytes: u64| if bytes == 8 { u64_t } else { Some(u32_t) };
+    // Bindings: 0 memory (32-bit view, 64-bit view), 1 returned values, 2 success flags.
+    let mem32 = cx.storage_buffer(u32_t, 4, 0);
+    let mem64 = u64_t.map(|t| cx.storage_buffer(t, 8, 0));
+    let ret_t = u64_t.unwrap_or(u32_t);
+    let ret_bytes: u64 = if wide { 8 } else { 4 };
+    let ret_var = cx.storage_buffer(ret_t, ret_bytes as u32, 1);
+    let ok_var = cx.storage_buffer(u32_t, 4, 2);
+    let mem_view = |bytes: u64| if bytes == 8 { mem64 } else { Some(mem32) };
+    let lid_var = cx.builtin(BuiltIn::LocalInvocationIndex);
+    let wg_var = {
+        let v3 = cx.b.type_vector(u32_t, 3);
+        let p = cx.b.type_pointer(None, StorageClass::Input, v3);
+        let var = cx.b.variable(p, None, StorageClass::Input, None);
+        cx.b.decorate(
+            var,
+            Decoration::BuiltIn,
+            [Operand::BuiltIn(BuiltIn::WorkgroupId)],
+        );
+        cx.inputs.push(var);
+        (var, v3)
+    };
+    // Per instruction: element indices, operands.
+    struct Consts {
+        idx: Word,
+        src0: Word,
+        src1: Option<Word>,
+        t: Word,
+    }
+    let mut consts = Vec::new();
+    for g in &cp.groups {
+        let bytes = g.ty.bytes();
+        let t = int_of(bytes).ok_or_else(|| NotApplicable("no 64-bit type (a back-end bug)".into()))?;
+        let idx: Vec<u64> = g.items.iter().map(|i| i.offset / bytes).collect();
+        let idx = cx.const_array(u32_t, 4, &idx);
+        let src0 = cx.const_array(
+            t,
+            bytes,
+            &g.items.iter().map(|i| i.src[0]).collect::<Vec<_>>(),
+        );
+        let src1 = (g.op == AtomicOp::Cas).then(|| {
+            cx.const_array(
+                t,
+                bytes,
+                &g.items.iter().map(|i| i.src[1]).collect::<Vec<_>>(),
+            )
+        });
+        consts.push(Consts {
+            idx,
+            src0,
+            src1,
+            t,
+        });
+    }
+    let lw_t = int_of(lw).ok_or_else(|| NotApplicable("no 64-bit type (a back-end bug)".into()))?;
+    let lm_elems = (cp.shared.size / lw) as u32;
+    let lm = if image {
+        let len = cx.c32(lm_elems);
+        let arr = cx.b.type_array(lw_t, len);
+        let p = cx.b.type_pointer(None, StorageClass::Workgroup, arr);
+        Some(cx.b.variable(p, None, StorageClass::Workgroup, None))
+    } else {
+        None
+    };
+    let f_id = cx.begin_main(local)?;
+    // Function variables come first in the first block.
+    let fp = cx.b.type_pointer(None, StorageClass::Function, u32_t);
+    let counters: Vec<Word> = (0..=cp.groups.len())
+        .map(|_| cx.b.variable(fp, None, StorageClass::Function, None))
+        .collect();
+    let lid = cx.b.load(u32_t, None, lid_var, None, []).map_err(bug)?;
+    let wg3 = cx.b.load(wg_var.1, None, wg_var.0, None, []).map_err(bug)?;
+    let wg = cx.b.composite_extract(u32_t, None, wg3, [0]).map_err(bug)?;
+    let wg_scope = cx.c32(2); // Scope Workgroup
+    let barrier_sem = cx.c32(0x108); // AcquireRelease | WorkgroupMemory
+    let lm_ptr = |cx: &mut Ctx, j: Word| -> Result<Word, NotApplicable> {
+        let p = cx.b.type_pointer(None, StorageClass::Workgroup, lw_t);
+        cx.b.access_chain(p, None, lm.unwrap_or(0), [j]).map_err(bug)
+    };
+    let image_base = (cp.shared_base() / lw) as u32;
+    let image_view =
+        mem_view(lw).ok_or_else(|| NotApplicable("no 64-bit view (a back-end bug)".into()))?;
+    let copy_counter = counters[cp.groups.len()];
+    if image {
+        // Local memory starts as its image.
+        cx.for_loop(copy_counter, lid, lm_elems, local, |cx, j| {
+            let base = cx.c32(image_base);
+            let at = cx.b.i_add(u32_t, None, j, base).map_err(bug)?;
+            let src = cx.element(image_view, lw_t, at)?;
+            let v = cx.b.load(lw_t, None, src, None, []).map_err(bug)?;
+            let dst = lm_ptr(cx, j)?;
+            cx.b.store(dst, v, None, []).map_err(bug)
+        })?;
+        cx.b.control_barrier(wg_scope, wg_scope, barrier_sem)
+            .map_err(bug)?;
+    }
+    for (k, (g, c)) in cp.groups.iter().zip(&consts).enumerate() {
+        let n = g.items.len() as u32;
+        let first = cp.first_item(k) as u32;
+        let (lo, hi) = (cx.c32(first), cx.c32(first + n));
+        let cond = if cp.local {
+            let a = cx.b.u_greater_than_equal(bool_t, None, lid, lo).map_err(bug)?;
+            let b = cx.b.u_less_than(bool_t, None, lid, hi).map_err(bug)?;
+            cx.b.logical_and(bool_t, None, a, b).map_err(bug)?
+        } else {
+            let kc = cx.c32(k as u32);
+            let a = cx.b.i_equal(bool_t, None, wg, kc).map_err(bug)?;
+            let b = cx.b.u_less_than(bool_t, None, lid, hi).map_err(bug)?;
+            cx.b.logical_and(bool_t, None, a, b).map_err(bug)?
+        };
+        let on_local = g.space == Space::Shared;
+        let view = if on_local {
+            None
+        } else {
+            Some(
+                mem_view(g.ty.bytes())
+                    .ok_or_else(|| NotApplicable("no 64-bit view (a back-end bug)".into()))?,
+            )
+        };
+        let (op, ty) = (g.op, g.ty);
+        let iters = cp.iterations[k];
+        let base = cp.ret_base(k) as u32;
+        let counter = counters[k];
+        let t = c.t;
+        let (idx_var, src0_var, src1_var) = (c.idx, c.src0, c.src1);
+        cx.if_then(cond, |cx| {
+            let i = if first > 0 {
+                cx.b.i_sub(u32_t, None, lid, lo).map_err(bug)?
+            } else {
+                lid
+            };
+            let zero = cx.c32(0);
+            cx.for_loop(counter, zero, iters, 1, |cx, it| {
+                let e = cx.load_private(idx_var, u32_t, i)?;
+                let ptr = match view {
+                    Some(v) => cx.element(v, t, e)?,
+                    None => lm_ptr(cx, e)?,
+                };
+                let src0 = cx.load_private(src0_var, t, i)?;
+                let src1 = match src1_var {
+                    Some(var) => Some(cx.load_private(var, t, i)?),
+                    None => None,
+                };
+                let scope = cx.c32(if on_local { 2 } else { 1 }); // Workgroup / Device
+                let (old, success) = atomic_instruction(
+                    cx,
+                    (op, ty, Datum::Int),
+                    t,
+                    ptr,
+                    scope,
+                    (src0, src1),
+                    plant,
+                )?;
+                // slot = base + it * n + i
+                let nc = cx.c32(n);
+                let bc = cx.c32(base);
+                let itn = cx.b.i_mul(u32_t, None, it, nc).map_err(bug)?;
+                let s0 = cx.b.i_add(u32_t, None, bc, itn).map_err(bug)?;
+                let slot = cx.b.i_add(u32_t, None, s0, i).map_err(bug)?;
+                let old = if t == ret_t {
+                    old
+                } else {
+                    cx.b.u_convert(ret_t, None, old).map_err(bug)?
+                };
+                let rp = cx.element(ret_var, ret_t, slot)?;
+                cx.b.store(rp, old, None, []).map_err(bug)?;
+                let one = cx.c32(1);
+                let zero = cx.c32(0);
+                let okv = match success {
+                    Some(s) => cx.b.select(u32_t, None, s, one, zero).map_err(bug)?,
+                    None => one,
+                };
+                let op_ = cx.element(ok_var, u32_t, slot)?;
+                cx.b.store(op_, okv, None, []).map_err(bug)
+            })
+        })?;
+    }
+    if image {
+        cx.b.control_barrier(wg_scope, wg_scope, barrier_sem)
+            .map_err(bug)?;
+        cx.for_loop(copy_counter, lid, lm_elems, local, |cx, j| {
+            let src = lm_ptr(cx, j)?;
+            let v = cx.b.load(lw_t, None, src, None, []).map_err(bug)?;
+            let base = cx.c32(image_base);
+            let at = cx.b.i_add(u32_t, None, j, base).map_err(bug)?;
+            let dst = cx.element(image_view, lw_t, at)?;
+            cx.b.store(dst, v, None, []).map_err(bug)
+        })?;
+    }
+    let words = cx.end_main(f_id)?;
+    let slots = cp.ret_len().max(1) as u64;
+    Ok(Dispatch {
+        words,
+        local_size: local,
+        groups: cp.work_groups() as u32,
+        subgroup_size: None,
+        buffers: vec![
+            Buffer {
+                role: "memory",
+                bytes: mem,
+            },
+            Buffer {
+                role: "returned values",
+                bytes: vec![0; (slots * ret_bytes) as usize],
+            },
+            Buffer {
+                role: "compare-exchange success",
+                bytes: vec![0; (slots * 4) as usize],
+            },
+        ],
+        ret_bytes,
+    })
+}
