@@ -494,6 +494,65 @@ mod tests {
         assert!(Plan::new(&lowered, &s).is_err());
     }
 
+    fn slm_state(src: u64) -> State {
+        let mut s = State::default();
+        s.shared.alloc(0, 16).unwrap();
+        s.slm_size = Some(16);
+        s.shared.write(0, 4, 100);
+        s.shared.write(4, 4, 0x77);
+        s.global.alloc(0x1000, 4).unwrap();
+        for (r, v) in [("V10", [0u64, 0]), ("V11", [src, src]), ("V13", [0, 0])] {
+            s.regs.insert(
+                r.into(),
+                Reg {
+                    ty: ElemType::UD,
+                    elems: v.to_vec(),
+                },
+            );
+        }
+        s
+    }
+
+    #[test]
+    fn local_memory_instructions_share_one_work_group_only_by_opting_in() {
+        let (a, b) = (slm_state(3), slm_state(2));
+        let la = lower(Dialect::Visa, "DWORD_ATOMIC.add (2) T0 V10 V11 V0 V13", &a);
+        let lb = lower(Dialect::Visa, "DWORD_ATOMIC.sub (2) T0 V10 V11 V0 V13", &b);
+        let (lowered, states) = ([la, lb], [a.clone(), b]);
+        // The default plan keeps saying not applicable.
+        let why = ConcurrentPlan::new(&lowered, &states, &[2, 3]).unwrap_err();
+        assert!(why.0.contains("work-group local memory"), "{why}");
+        let cp = ConcurrentPlan::new_or_local(&lowered, &states, &[2, 3]).unwrap();
+        assert!(cp.local && cp.has_local_image());
+        assert_eq!((cp.first_item(0), cp.first_item(1)), (0, 2));
+        assert_eq!((cp.local_size(), cp.work_groups()), (4, 1));
+        assert_eq!((cp.ret_base(1), cp.ret_len()), (4, 10));
+        // The buffer: global memory, then the image of local memory.
+        let image = cp.image(&a);
+        assert_eq!(cp.shared_base(), 8);
+        assert_eq!(image.len(), 8 + 16);
+        assert_eq!(&image[8..12], &100u32.to_le_bytes());
+        // Play the implementation: the final local memory comes from the buffer.
+        let mut after = image.clone();
+        after[8..12].copy_from_slice(&98u32.to_le_bytes());
+        let old = vec![100, 103, 106, 109, 112, 110, 108, 106, 104, 102];
+        let (finals, per) = cp.finish_image(&states, &after, &old, &[]).unwrap();
+        for f in &finals {
+            assert_eq!(f.shared.read(0, 4), Some(98));
+            assert_eq!(f.shared.read(4, 4), Some(0x77));
+        }
+        assert_eq!(per[1].len(), 3);
+        assert_eq!(per[1][2].old, vec![104, 102]);
+        // The last iteration's returned values land in Dst.
+        assert_eq!(finals[1].regs["V13"].elems, vec![104, 102]);
+        // Global instructions alone keep one work-group each.
+        let g = sass_state();
+        let lg = lower(Dialect::Sass, "ATOM.E.ADD.U32 R0, [R2], R4", &g);
+        let cp = ConcurrentPlan::new_or_local(&[lg.clone(), lg], &[g.clone(), g], &[1, 1]).unwrap();
+        assert!(!cp.local && !cp.has_local_image());
+        assert_eq!((cp.first_item(1), cp.work_groups(), cp.local_size()), (0, 2, 4));
+    }
+
     #[test]
     fn needs_come_from_the_ir() {
         let s = sass_state();

@@ -291,4 +291,51 @@ mod tests {
         );
         assert_eq!(legacy.options, "");
     }
+
+    fn slm(src: u64) -> State {
+        let mut s = State::default();
+        s.shared.alloc(0, 16).unwrap();
+        s.slm_size = Some(16);
+        for (r, v) in [("V10", [0u64, 4]), ("V11", [src, src])] {
+            s.regs.insert(
+                r.into(),
+                Reg {
+                    ty: ElemType::UD,
+                    elems: v.to_vec(),
+                },
+            );
+        }
+        s
+    }
+
+    #[test]
+    fn local_memory_instructions_are_work_item_ranges_of_one_work_group() {
+        let (a, b) = (slm(1), slm(2));
+        let lower_visa = |asm: &str, s: &State| match Program::parse(Dialect::Visa, asm)
+            .unwrap()
+            .lower(s, &Profile::default())
+            .unwrap()
+        {
+            Lowering::Run(l) => l,
+            other => panic!("{other:?}"),
+        };
+        let la = lower_visa("DWORD_ATOMIC.add (2) T0 V10 V11 V0 V0", &a);
+        let lb = lower_visa("DWORD_ATOMIC.xchg (2) T0 V10 V11 V0 V0", &b);
+        let cp = ConcurrentPlan::new_local(&[la, lb], &[a, b], &[4, 2]).unwrap();
+        assert_eq!(local_size(&cp), 4);
+        let f = Features {
+            c11: true,
+            ..Features::default()
+        };
+        let k = emit(&cp, &f, super::super::emit::Plant::None, "t").unwrap();
+        let src = &k.source;
+        assert!(src.contains("__local ulong lm[2];"), "{src}");
+        assert!(src.contains("mem[8u + j]"), "{src}");
+        assert!(src.contains("if (i >= 2u && i < 4u)"), "{src}");
+        assert!(src.contains("memory_scope_work_group"), "{src}");
+        assert!(!src.contains("memory_scope_device"), "{src}");
+        assert!(src.contains("ret[8u + it * 2u + (i - 2u)]"), "{src}");
+        // Copied in before a barrier, copied out after one.
+        assert_eq!(src.matches("barrier(CLK_LOCAL_MEM_FENCE);").count(), 2, "{src}");
+    }
 }

@@ -301,3 +301,106 @@ pub fn emit(
         ret_bytes,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use atomcts_reference::ir::{Lowered, Lowering};
+    use atomcts_reference::program::{Dialect, Program};
+    use atomcts_reference::state::Reg;
+    use atomcts_reference::types::ElemType;
+    use atomcts_reference::{Profile, State};
+
+    fn lower(d: Dialect, asm: &str, s: &State) -> Lowered {
+        match Program::parse(d, asm)
+            .unwrap()
+            .lower(s, &Profile::default())
+            .unwrap()
+        {
+            Lowering::Run(l) => l,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn state(lanes: usize, regs: &[(&str, ElemType, u64)]) -> State {
+        let mut s = State::new(lanes as u32);
+        for (r, ty, v) in regs {
+            s.regs.insert(
+                (*r).into(),
+                Reg {
+                    ty: *ty,
+                    elems: vec![*v; lanes],
+                },
+            );
+        }
+        s.global.alloc(0x1000, 16).unwrap();
+        s
+    }
+
+    fn emitted(cp: &ConcurrentPlan, s: &State) -> Dispatch {
+        emit(cp, cp.image(s), &Features::all(), Plant::None).unwrap()
+    }
+
+    #[test]
+    fn one_work_group_per_instruction_in_one_dispatch_at_device_scope() {
+        let b32 = ElemType::B32;
+        let a = state(4, &[("R2", b32, 0x1000), ("R4", b32, 1)]);
+        let b = state(2, &[("R2", b32, 0x1000), ("R4", b32, 7)]);
+        let la = lower(Dialect::Sass, "ATOM.ADD R0, [R2], R4", &a);
+        let lb = lower(Dialect::Sass, "ATOM.EXCH R0, [R2], R4", &b);
+        let cp = ConcurrentPlan::new(&[la, lb], &[a.clone(), b], &[3, 5]).unwrap();
+        let d = emitted(&cp, &a);
+        assert_eq!((d.groups, d.local_size, d.ret_bytes), (2, 4, 4));
+        assert_eq!(d.buffers[1].bytes.len(), 22 * 4);
+        let text = d.disassemble();
+        for needle in ["WorkgroupId", "OpAtomicIAdd", "OpAtomicExchange", "OpLoopMerge"] {
+            assert!(text.contains(needle), "{needle}: {text}");
+        }
+        assert!(!text.contains("OpControlBarrier"), "{text}");
+        assert!(
+            !text.contains("OpTypePointer Workgroup"),
+            "no workgroup memory: {text}"
+        );
+    }
+
+    #[test]
+    fn a_64_bit_instruction_beside_a_32_bit_one_returns_64_bit_values() {
+        let b32 = ElemType::B32;
+        let a = state(2, &[("R2", b32, 0x1000), ("R4", b32, 1), ("R5", b32, 0)]);
+        let b = state(2, &[("R2", b32, 0x1008), ("R4", b32, 1)]);
+        let la = lower(Dialect::Sass, "ATOM.ADD.U64 RZ, [R2], R4", &a);
+        let lb = lower(Dialect::Sass, "ATOM.ADD RZ, [R2], R4", &b);
+        let cp = ConcurrentPlan::new(&[la, lb], &[a.clone(), b], &[1, 1]).unwrap();
+        let d = emitted(&cp, &a);
+        assert_eq!(d.ret_bytes, 8);
+        let text = d.disassemble();
+        assert!(text.contains("OpCapability Int64Atomics"), "{text}");
+        assert!(text.contains("OpUConvert"), "{text}");
+        // Two views of the one memory buffer.
+        assert_eq!(text.matches("Binding 0").count(), 2, "{text}");
+        // Without 64-bit atomics on the device: not applicable, saying why.
+        let why = emit(&cp, cp.image(&a), &Features::default(), Plant::None).unwrap_err();
+        assert!(why.0.contains("instruction 0: 64-bit"), "{why}");
+    }
+
+    #[test]
+    fn local_memory_instructions_are_invocation_ranges_of_one_work_group() {
+        let ud = ElemType::UD;
+        let mut a = state(2, &[("V10", ud, 4), ("V11", ud, 1)]);
+        a.shared.alloc(0, 16).unwrap();
+        a.slm_size = Some(16);
+        let mut b = a.clone();
+        b.regs.get_mut("V11").unwrap().elems = vec![2, 2];
+        let la = lower(Dialect::Visa, "DWORD_ATOMIC.add (2) T0 V10 V11 V0 V0", &a);
+        let lb = lower(Dialect::Visa, "DWORD_ATOMIC.sub (2) T0 V10 V11 V0 V0", &b);
+        let cp = ConcurrentPlan::new_local(&[la, lb], &[a.clone(), b], &[4, 2]).unwrap();
+        let d = emitted(&cp, &a);
+        assert_eq!((d.groups, d.local_size), (1, 4));
+        // Global memory (16 bytes), then the image of local memory.
+        assert_eq!(d.buffers[0].bytes.len(), 16 + 16);
+        let text = d.disassemble();
+        assert_eq!(text.matches("OpControlBarrier").count(), 2, "{text}");
+        assert!(text.contains("OpTypePointer Workgroup"), "{text}");
+        assert!(text.contains("OpAtomicISub"), "{text}");
+    }
+}
