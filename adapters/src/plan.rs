@@ -550,7 +550,10 @@ mod tests {
         let lg = lower(Dialect::Sass, "ATOM.E.ADD.U32 R0, [R2], R4", &g);
         let cp = ConcurrentPlan::new_or_local(&[lg.clone(), lg], &[g.clone(), g], &[1, 1]).unwrap();
         assert!(!cp.local && !cp.has_local_image());
-        assert_eq!((cp.first_item(1), cp.work_groups(), cp.local_size()), (0, 2, 4));
+        assert_eq!(
+            (cp.first_item(1), cp.work_groups(), cp.local_size()),
+            (0, 2, 4)
+        );
     }
 
     #[test]

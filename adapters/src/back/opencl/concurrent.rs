@@ -174,7 +174,10 @@ pub fn emit(
                 }
             }
         }
-        let _ = writeln!(b, "            ret[{base}u + it * {n}u + {i}] = (ulong)old;");
+        let _ = writeln!(
+            b,
+            "            ret[{base}u + it * {n}u + {i}] = (ulong)old;"
+        );
         let _ = writeln!(b, "            ok[{base}u + it * {n}u + {i}] = success;");
         let _ = writeln!(b, "        }}");
         let _ = writeln!(b, "    }}");
@@ -336,6 +339,10 @@ mod tests {
         assert!(!src.contains("memory_scope_device"), "{src}");
         assert!(src.contains("ret[8u + it * 2u + (i - 2u)]"), "{src}");
         // Copied in before a barrier, copied out after one.
-        assert_eq!(src.matches("barrier(CLK_LOCAL_MEM_FENCE);").count(), 2, "{src}");
+        assert_eq!(
+            src.matches("barrier(CLK_LOCAL_MEM_FENCE);").count(),
+            2,
+            "{src}"
+        );
     }
 }

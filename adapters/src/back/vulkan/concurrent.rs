@@ -120,7 +120,8 @@ pub fn emit(
     let mut consts = Vec::new();
     for g in &cp.groups {
         let bytes = g.ty.bytes();
-        let t = int_of(bytes).ok_or_else(|| NotApplicable("no 64-bit type (a back-end bug)".into()))?;
+        let t =
+            int_of(bytes).ok_or_else(|| NotApplicable("no 64-bit type (a back-end bug)".into()))?;
         let idx: Vec<u64> = g.items.iter().map(|i| i.offset / bytes).collect();
         let idx = cx.const_array(u32_t, 4, &idx);
         let src0 = cx.const_array(
@@ -135,12 +136,7 @@ pub fn emit(
                 &g.items.iter().map(|i| i.src[1]).collect::<Vec<_>>(),
             )
         });
-        consts.push(Consts {
-            idx,
-            src0,
-            src1,
-            t,
-        });
+        consts.push(Consts { idx, src0, src1, t });
     }
     let lw_t = int_of(lw).ok_or_else(|| NotApplicable("no 64-bit type (a back-end bug)".into()))?;
     let lm_elems = (cp.shared.size / lw) as u32;
@@ -165,7 +161,8 @@ pub fn emit(
     let barrier_sem = cx.c32(0x108); // AcquireRelease | WorkgroupMemory
     let lm_ptr = |cx: &mut Ctx, j: Word| -> Result<Word, NotApplicable> {
         let p = cx.b.type_pointer(None, StorageClass::Workgroup, lw_t);
-        cx.b.access_chain(p, None, lm.unwrap_or(0), [j]).map_err(bug)
+        cx.b.access_chain(p, None, lm.unwrap_or(0), [j])
+            .map_err(bug)
     };
     let image_base = (cp.shared_base() / lw) as u32;
     let image_view =
@@ -189,7 +186,9 @@ pub fn emit(
         let first = cp.first_item(k) as u32;
         let (lo, hi) = (cx.c32(first), cx.c32(first + n));
         let cond = if cp.local {
-            let a = cx.b.u_greater_than_equal(bool_t, None, lid, lo).map_err(bug)?;
+            let a =
+                cx.b.u_greater_than_equal(bool_t, None, lid, lo)
+                    .map_err(bug)?;
             let b = cx.b.u_less_than(bool_t, None, lid, hi).map_err(bug)?;
             cx.b.logical_and(bool_t, None, a, b).map_err(bug)?
         } else {
@@ -353,7 +352,12 @@ mod tests {
         assert_eq!((d.groups, d.local_size, d.ret_bytes), (2, 4, 4));
         assert_eq!(d.buffers[1].bytes.len(), 22 * 4);
         let text = d.disassemble();
-        for needle in ["WorkgroupId", "OpAtomicIAdd", "OpAtomicExchange", "OpLoopMerge"] {
+        for needle in [
+            "WorkgroupId",
+            "OpAtomicIAdd",
+            "OpAtomicExchange",
+            "OpLoopMerge",
+        ] {
             assert!(text.contains(needle), "{needle}: {text}");
         }
         assert!(!text.contains("OpControlBarrier"), "{text}");

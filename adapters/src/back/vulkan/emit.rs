@@ -284,14 +284,24 @@ impl Ctx {
     }
 
     /// Loads element `idx` of a `Private` constant array.
-    pub(super) fn load_private(&mut self, var: Word, elem: Word, idx: Word) -> Result<Word, NotApplicable> {
+    pub(super) fn load_private(
+        &mut self,
+        var: Word,
+        elem: Word,
+        idx: Word,
+    ) -> Result<Word, NotApplicable> {
         let p = self.b.type_pointer(None, StorageClass::Private, elem);
         let at = self.b.access_chain(p, None, var, [idx]).map_err(bug)?;
         self.b.load(elem, None, at, None, []).map_err(bug)
     }
 
     /// A pointer to element `idx` of storage buffer `var`.
-    pub(super) fn element(&mut self, var: Word, elem: Word, idx: Word) -> Result<Word, NotApplicable> {
+    pub(super) fn element(
+        &mut self,
+        var: Word,
+        elem: Word,
+        idx: Word,
+    ) -> Result<Word, NotApplicable> {
         let p = self.b.type_pointer(None, StorageClass::StorageBuffer, elem);
         let zero = self.c32(0);
         self.b.access_chain(p, None, var, [zero, idx]).map_err(bug)
