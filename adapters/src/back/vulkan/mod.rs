@@ -7,6 +7,8 @@
 //! exchanges) into a SPIR-V module (pure, tested without a driver, every module checked by
 //! `spirv-val`); [`run`] dispatches it through the Vulkan loader, loaded at run time. What the
 //! device can express comes from its features, extensions and properties, never a hand table.
+//! Concurrent cases (issue 12) go through [`concurrent`] over the shared
+//! [`ConcurrentPlan`] on the SPIR-V route ([`prepare_concurrent`]).
 
 pub mod concurrent;
 pub mod emit;
