@@ -151,7 +151,9 @@ pub fn emit(
     let f_id = cx.begin_main(local)?;
     // Function variables come first in the first block.
     let fp = cx.b.type_pointer(None, StorageClass::Function, u32_t);
-    let counters: Vec<Word> = (0..=cp.groups.len())
+    // Per instruction an iteration counter, then the copy loops' counter, then (planted
+    // serial loops) per instruction a lane counter.
+    let counters: Vec<Word> = (0..=2 * cp.groups.len())
         .map(|_| cx.b.variable(fp, None, StorageClass::Function, None))
         .collect();
     let lid = cx.b.load(u32_t, None, lid_var, None, []).map_err(bug)?;
@@ -212,26 +214,36 @@ pub fn emit(
         let counter = counters[k];
         let t = c.t;
         let (idx_var, src0_var, src1_var) = (c.idx, c.src0, c.src1);
-        cx.if_then(cond, |cx| {
-            let i = if first > 0 {
-                cx.b.i_sub(u32_t, None, lid, lo).map_err(bug)?
-            } else {
-                lid
+        // One operation of lane `i` in iteration `it`, its result recorded at
+        // [group][iteration][item].
+        let serial = plant == Plant::GroupSerialRmw
+            && !on_local
+            && matches!(op, AtomicOp::Add | AtomicOp::Sub);
+        let one_op = |cx: &mut Ctx, it: Word, i: Word| -> Result<(), NotApplicable> {
+            let e = cx.load_private(idx_var, u32_t, i)?;
+            let ptr = match view {
+                Some(v) => cx.element(v, t, e)?,
+                None => lm_ptr(cx, e)?,
             };
-            let zero = cx.c32(0);
-            cx.for_loop(counter, zero, iters, 1, |cx, it| {
-                let e = cx.load_private(idx_var, u32_t, i)?;
-                let ptr = match view {
-                    Some(v) => cx.element(v, t, e)?,
-                    None => lm_ptr(cx, e)?,
-                };
-                let src0 = cx.load_private(src0_var, t, i)?;
-                let src1 = match src1_var {
-                    Some(var) => Some(cx.load_private(var, t, i)?),
-                    None => None,
-                };
+            let src0 = cx.load_private(src0_var, t, i)?;
+            let src1 = match src1_var {
+                Some(var) => Some(cx.load_private(var, t, i)?),
+                None => None,
+            };
+            let (old, success) = if serial {
+                // The planted bug: a plain read-modify-write.
+                let old = cx.b.load(t, None, ptr, None, []).map_err(bug)?;
+                let new = if op == AtomicOp::Add {
+                    cx.b.i_add(t, None, old, src0)
+                } else {
+                    cx.b.i_sub(t, None, old, src0)
+                }
+                .map_err(bug)?;
+                cx.b.store(ptr, new, None, []).map_err(bug)?;
+                (old, None)
+            } else {
                 let scope = cx.c32(if on_local { 2 } else { 1 }); // Workgroup / Device
-                let (old, success) = atomic_instruction(
+                atomic_instruction(
                     cx,
                     (op, ty, Datum::Int),
                     t,
@@ -239,29 +251,53 @@ pub fn emit(
                     scope,
                     (src0, src1),
                     plant,
-                )?;
-                // slot = base + it * n + i
-                let nc = cx.c32(n);
-                let bc = cx.c32(base);
-                let itn = cx.b.i_mul(u32_t, None, it, nc).map_err(bug)?;
-                let s0 = cx.b.i_add(u32_t, None, bc, itn).map_err(bug)?;
-                let slot = cx.b.i_add(u32_t, None, s0, i).map_err(bug)?;
-                let old = if t == ret_t {
-                    old
-                } else {
-                    cx.b.u_convert(ret_t, None, old).map_err(bug)?
-                };
-                let rp = cx.element(ret_var, ret_t, slot)?;
-                cx.b.store(rp, old, None, []).map_err(bug)?;
-                let one = cx.c32(1);
-                let zero = cx.c32(0);
-                let okv = match success {
-                    Some(s) => cx.b.select(u32_t, None, s, one, zero).map_err(bug)?,
-                    None => one,
-                };
-                let op_ = cx.element(ok_var, u32_t, slot)?;
-                cx.b.store(op_, okv, None, []).map_err(bug)
-            })
+                )?
+            };
+            // slot = base + it * n + i
+            let nc = cx.c32(n);
+            let bc = cx.c32(base);
+            let itn = cx.b.i_mul(u32_t, None, it, nc).map_err(bug)?;
+            let s0 = cx.b.i_add(u32_t, None, bc, itn).map_err(bug)?;
+            let slot = cx.b.i_add(u32_t, None, s0, i).map_err(bug)?;
+            let old = if t == ret_t {
+                old
+            } else {
+                cx.b.u_convert(ret_t, None, old).map_err(bug)?
+            };
+            let rp = cx.element(ret_var, ret_t, slot)?;
+            cx.b.store(rp, old, None, []).map_err(bug)?;
+            let one = cx.c32(1);
+            let zero = cx.c32(0);
+            let okv = match success {
+                Some(s) => cx.b.select(u32_t, None, s, one, zero).map_err(bug)?,
+                None => one,
+            };
+            let op_ = cx.element(ok_var, u32_t, slot)?;
+            cx.b.store(op_, okv, None, []).map_err(bug)
+        };
+        if serial {
+            // Invocation 0 of the instruction's work-group runs all its lanes, in order.
+            let kc = cx.c32(k as u32);
+            let zero = cx.c32(0);
+            let a = cx.b.i_equal(bool_t, None, wg, kc).map_err(bug)?;
+            let b = cx.b.i_equal(bool_t, None, lid, zero).map_err(bug)?;
+            let cond = cx.b.logical_and(bool_t, None, a, b).map_err(bug)?;
+            let lanes = counters[cp.groups.len() + 1 + k];
+            cx.if_then(cond, |cx| {
+                cx.for_loop(counter, zero, iters, 1, |cx, it| {
+                    cx.for_loop(lanes, zero, n, 1, |cx, i| one_op(cx, it, i))
+                })
+            })?;
+            continue;
+        }
+        cx.if_then(cond, |cx| {
+            let i = if first > 0 {
+                cx.b.i_sub(u32_t, None, lid, lo).map_err(bug)?
+            } else {
+                lid
+            };
+            let zero = cx.c32(0);
+            cx.for_loop(counter, zero, iters, 1, |cx, it| one_op(cx, it, i))
         })?;
     }
     if image {

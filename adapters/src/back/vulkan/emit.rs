@@ -132,15 +132,21 @@ pub enum Plant {
     SmaxAsUmax,
     /// OpGroupNonUniformShuffleDown where OpGroupNonUniformShuffleUp is meant.
     UpAsDown,
+    /// Concurrent cases: each instruction's adds and subtracts on global memory done by one
+    /// invocation of its work-group, serially, as a plain load, add and store: atomic with
+    /// respect to the instruction itself, not to the other instructions (issue 12's bug).
+    GroupSerialRmw,
 }
 
 impl Plant {
-    /// From the value of `ATOMCTS_VULKAN_PLANT` (`smax_as_umax`, `up_as_down`).
+    /// From the value of `ATOMCTS_VULKAN_PLANT` (`smax_as_umax`, `up_as_down`,
+    /// `group_serial_rmw`).
     pub fn from_name(s: &str) -> Option<Plant> {
         match s {
             "" | "none" => Some(Plant::None),
             "smax_as_umax" => Some(Plant::SmaxAsUmax),
             "up_as_down" => Some(Plant::UpAsDown),
+            "group_serial_rmw" => Some(Plant::GroupSerialRmw),
             _ => None,
         }
     }

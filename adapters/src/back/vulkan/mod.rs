@@ -95,7 +95,8 @@ impl VulkanAdapter {
     /// Opens the device `selector` names (a known driver or a device name substring).
     /// `ATOMCTS_VULKAN_VALIDATION=1` enables the Khronos validation layer (a message fails the
     /// case as an infrastructure error); `ATOMCTS_VULKAN_PLANT=smax_as_umax|up_as_down` plants a
-    /// wrong opcode in the SPIR-V route (for checking the corpus).
+    /// wrong opcode in the SPIR-V route, `group_serial_rmw` non-atomic read-modify-writes across
+    /// the instructions of a concurrent case (for checking the corpus).
     pub fn open(route: Route, selector: &str) -> Result<VulkanAdapter, AdapterError> {
         let name = format!("{}:{selector}", route.prefix());
         let unavailable = |why: String| AdapterError {
@@ -106,7 +107,7 @@ impl VulkanAdapter {
         let plant_var = std::env::var("ATOMCTS_VULKAN_PLANT").unwrap_or_default();
         let plant = Plant::from_name(&plant_var).ok_or_else(|| {
             unavailable(format!(
-                "ATOMCTS_VULKAN_PLANT=`{plant_var}` (expected smax_as_umax or up_as_down)"
+                "ATOMCTS_VULKAN_PLANT=`{plant_var}` (expected smax_as_umax, up_as_down or group_serial_rmw)"
             ))
         })?;
         let validation = matches!(
