@@ -750,6 +750,17 @@ impl ConcurrentPlan {
         out
     }
 
+    /// The length of [`ConcurrentPlan::image`] (a multiple of 8): where a back end may append
+    /// words of its own (the OpenCL start line).
+    pub fn image_len(&self) -> u64 {
+        self.global.size
+            + if self.has_local_image() {
+                self.shared.size
+            } else {
+                0
+            }
+    }
+
     /// [`ConcurrentPlan::finish`] from the launch's buffer after the run
     /// ([`ConcurrentPlan::image`]'s layout).
     #[allow(clippy::type_complexity)]
@@ -761,7 +772,8 @@ impl ConcurrentPlan {
         ok: &[bool],
     ) -> Result<(Vec<State>, Vec<Vec<Returned>>), String> {
         let g = (self.global.size as usize).min(image.len());
-        let shared = self.has_local_image().then(|| &image[g..]);
+        let end = (self.image_len() as usize).min(image.len());
+        let shared = self.has_local_image().then(|| &image[g..end]);
         self.finish_with(states, &image[..g], shared, old, ok)
     }
 

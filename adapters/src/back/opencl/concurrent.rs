@@ -14,8 +14,18 @@ use atomcts_reference::ir::{AtomicOp, Compare};
 use atomcts_reference::types::Space;
 use std::fmt::Write as _;
 
+/// How many times work-item 0 of a work-group reads the start line before it starts anyway (a
+/// driver that cannot run every work-group at once must not hang).
+pub const START_SPINS: u32 = 1 << 16;
+
+/// The bytes [`emit`]'s kernel needs after [`ConcurrentPlan::image`] in `mem` (the start line
+/// of a launch of several work-groups).
+pub fn extra_bytes(cp: &ConcurrentPlan) -> usize {
+    if cp.work_groups() > 1 { 8 } else { 0 }
+}
+
 /// Emits the kernel of a concurrent case: launch it with `groups.len()` work-groups of
-/// [`local_size`] work-items.
+/// [`local_size`] work-items, on `mem` = [`ConcurrentPlan::image`] then [`extra_bytes`] zeros.
 pub fn emit(
     cp: &ConcurrentPlan,
     features: &Features,
@@ -188,6 +198,25 @@ pub fn emit(
     );
     let _ = writeln!(w, "    const uint g = get_group_id(0);");
     let _ = writeln!(w, "    const uint i = get_local_id(0);");
+    if cp.work_groups() > 1 {
+        // The start line (after the image in `mem`): work-item 0 of each work-group arrives,
+        // then waits (at most START_SPINS reads) until every work-group has, so that the
+        // instructions overlap even where the driver starts work-groups one after another.
+        let groups = cp.work_groups();
+        let _ = writeln!(w, "    if (i == 0u) {{");
+        let _ = writeln!(
+            w,
+            "        volatile __global uint *start = (volatile __global uint *)(mem + {}u);",
+            cp.image_len()
+        );
+        let _ = writeln!(w, "        atomic_inc(start);");
+        let _ = writeln!(
+            w,
+            "        for (uint s = 0; s < {START_SPINS}u && atomic_add(start, 0u) < {groups}u; s++) {{}}"
+        );
+        let _ = writeln!(w, "    }}");
+        let _ = writeln!(w, "    barrier(CLK_GLOBAL_MEM_FENCE);");
+    }
     let image = cp.has_local_image();
     let (sb, ss) = (cp.shared_base(), cp.shared.size);
     if image {

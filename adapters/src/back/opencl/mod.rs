@@ -243,6 +243,7 @@ impl Adapter for OpenClAdapter {
             kernel.source
         ));
         let mut mem = cp.image(&states[0]);
+        mem.resize(mem.len() + concurrent::extra_bytes(&cp), 0);
         let (old, ok) = self
             .device
             .run_ndrange(

@@ -24,7 +24,11 @@ use crate::plan::{ConcurrentPlan, NotApplicable};
 use atomcts_reference::ir::AtomicOp;
 use atomcts_reference::types::Space;
 use rspirv::dr::Operand;
-use rspirv::spirv::{BuiltIn, Capability, Decoration, StorageClass, Word};
+use rspirv::spirv::{BuiltIn, Capability, Decoration, LoopControl, StorageClass, Word};
+
+/// How many times invocation 0 of a work-group reads the start line before it starts anyway (a
+/// device that cannot run every work-group at once must not hang).
+pub const START_SPINS: u32 = 1 << 16;
 
 /// Emits the module of a concurrent case on the buffer image `mem` ([`ConcurrentPlan::image`]):
 /// dispatch [`Dispatch::groups`] work-groups of [`Dispatch::local_size`].
@@ -96,6 +100,8 @@ pub fn emit(
     let ret_bytes: u64 = if wide { 8 } else { 4 };
     let ret_var = cx.storage_buffer(ret_t, ret_bytes as u32, 1);
     let ok_var = cx.storage_buffer(u32_t, 4, 2);
+    let groups = cp.work_groups() as u32;
+    let start_var = (groups > 1).then(|| cx.storage_buffer(u32_t, 4, 3));
     let mem_view = |bytes: u64| if bytes == 8 { mem64 } else { Some(mem32) };
     let lid_var = cx.builtin(BuiltIn::LocalInvocationIndex);
     let wg_var = {
@@ -170,6 +176,54 @@ pub fn emit(
     let image_view =
         mem_view(lw).ok_or_else(|| NotApplicable("no 64-bit view (a back-end bug)".into()))?;
     let copy_counter = counters[cp.groups.len()];
+    if let Some(start) = start_var {
+        // The start line: invocation 0 of each work-group arrives, then waits (at most
+        // START_SPINS loads) until every work-group has, so that the instructions overlap even
+        // where the device starts its work-groups one after another.
+        let zero = cx.c32(0);
+        let is0 = cx.b.i_equal(bool_t, None, lid, zero).map_err(bug)?;
+        cx.if_then(is0, |cx| {
+            let (one, device, relaxed) = (cx.c32(1), cx.c32(1), cx.c32(0));
+            let at = cx.element(start, u32_t, zero)?;
+            cx.b.atomic_i_add(u32_t, None, at, device, relaxed, one)
+                .map_err(bug)?;
+            cx.b.store(copy_counter, zero, None, []).map_err(bug)?;
+            let (header, check, body, cont, merge) =
+                (cx.b.id(), cx.b.id(), cx.b.id(), cx.b.id(), cx.b.id());
+            cx.b.branch(header).map_err(bug)?;
+            cx.b.begin_block(Some(header)).map_err(bug)?;
+            cx.b.loop_merge(merge, cont, LoopControl::NONE, [])
+                .map_err(bug)?;
+            cx.b.branch(check).map_err(bug)?;
+            cx.b.begin_block(Some(check)).map_err(bug)?;
+            let j =
+                cx.b.load(u32_t, None, copy_counter, None, [])
+                    .map_err(bug)?;
+            let limit = cx.c32(START_SPINS);
+            let more_spins = cx.b.u_less_than(bool_t, None, j, limit).map_err(bug)?;
+            let arrived =
+                cx.b.atomic_load(u32_t, None, at, device, relaxed)
+                    .map_err(bug)?;
+            let all = cx.c32(groups);
+            let waiting = cx.b.u_less_than(bool_t, None, arrived, all).map_err(bug)?;
+            let go_on =
+                cx.b.logical_and(bool_t, None, more_spins, waiting)
+                    .map_err(bug)?;
+            cx.b.branch_conditional(go_on, body, merge, [])
+                .map_err(bug)?;
+            cx.b.begin_block(Some(body)).map_err(bug)?;
+            cx.b.branch(cont).map_err(bug)?;
+            cx.b.begin_block(Some(cont)).map_err(bug)?;
+            let next = cx.b.i_add(u32_t, None, j, one).map_err(bug)?;
+            cx.b.store(copy_counter, next, None, []).map_err(bug)?;
+            cx.b.branch(header).map_err(bug)?;
+            cx.b.begin_block(Some(merge)).map_err(bug)?;
+            Ok(())
+        })?;
+        // The other invocations of the work-group wait for invocation 0.
+        cx.b.control_barrier(wg_scope, wg_scope, barrier_sem)
+            .map_err(bug)?;
+    }
     if image {
         // Local memory starts as its image.
         cx.for_loop(copy_counter, lid, lm_elems, local, |cx, j| {
@@ -243,15 +297,7 @@ pub fn emit(
                 (old, None)
             } else {
                 let scope = cx.c32(if on_local { 2 } else { 1 }); // Workgroup / Device
-                atomic_instruction(
-                    cx,
-                    (op, ty, Datum::Int),
-                    t,
-                    ptr,
-                    scope,
-                    (src0, src1),
-                    plant,
-                )?
+                atomic_instruction(cx, (op, ty, Datum::Int), t, ptr, scope, (src0, src1), plant)?
             };
             // slot = base + it * n + i
             let nc = cx.c32(n);
@@ -332,7 +378,13 @@ pub fn emit(
                 role: "compare-exchange success",
                 bytes: vec![0; (slots * 4) as usize],
             },
-        ],
+        ]
+        .into_iter()
+        .chain(start_var.map(|_| Buffer {
+            role: "start line",
+            bytes: vec![0; 4],
+        }))
+        .collect(),
         ret_bytes,
     })
 }
