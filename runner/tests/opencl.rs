@@ -50,9 +50,12 @@ fn list_adapters_says_what_is_available_and_why_not() {
     }
 }
 
+/// The corpus cases matching `filter` on `driver`, judged against the driver's baseline (its
+/// findings, e.g. rusticl's lost updates between work-groups, are known or flaky).
 fn corpus_on(driver: &str, plant: &str, filter: &str, json: &str) -> Output {
     let cases = format!("{ROOT}/spec-cases");
     let adapter = format!("opencl:{driver}");
+    let baseline = format!("{ROOT}/adapters/baselines/opencl-{driver}.baseline");
     atomcts(
         &[
             "run",
@@ -63,6 +66,8 @@ fn corpus_on(driver: &str, plant: &str, filter: &str, json: &str) -> Output {
             filter,
             "--adapter",
             &adapter,
+            "--baseline",
+            &baseline,
             "--json",
             json,
         ],
