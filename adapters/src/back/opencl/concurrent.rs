@@ -297,7 +297,7 @@ mod tests {
         let lb = lower("ATOM.EXCH R0, [R2], R4", &b);
         let cp = ConcurrentPlan::new(&[la, lb], &[a, b], &[3, 5]).unwrap();
         assert_eq!((cp.ret_base(1), cp.ret_len()), (12, 22));
-        assert_eq!(local_size(&cp), 4);
+        assert_eq!((local_size(&cp), extra_bytes(&cp)), (4, 8));
         let f = Features {
             int64_base: true,
             int64_extended: true,
@@ -309,6 +309,10 @@ mod tests {
         assert!(k.source.contains("memory_scope_device"));
         assert!(!k.source.contains("memory_scope_work_group"));
         assert!(k.source.contains("ret[12u + it * 2u + i] = (ulong)old;"));
+        // The start line after the 8 bytes of memory, waiting for both work-groups.
+        assert_eq!(extra_bytes(&cp), 8);
+        assert!(k.source.contains("(mem + 8u)"), "{}", k.source);
+        assert!(k.source.contains("atomic_add(start, 0u) < 2u"), "{}", k.source);
         let legacy = emit(
             &cp,
             &Features::default(),
@@ -354,7 +358,7 @@ mod tests {
         let la = lower_visa("DWORD_ATOMIC.add (2) T0 V10 V11 V0 V0", &a);
         let lb = lower_visa("DWORD_ATOMIC.xchg (2) T0 V10 V11 V0 V0", &b);
         let cp = ConcurrentPlan::new_local(&[la, lb], &[a, b], &[4, 2]).unwrap();
-        assert_eq!(local_size(&cp), 4);
+        assert_eq!((local_size(&cp), extra_bytes(&cp)), (4, 0));
         let f = Features {
             c11: true,
             ..Features::default()

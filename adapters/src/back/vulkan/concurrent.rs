@@ -448,7 +448,10 @@ mod tests {
         ] {
             assert!(text.contains(needle), "{needle}: {text}");
         }
-        assert!(!text.contains("OpControlBarrier"), "{text}");
+        // The start line: a fourth buffer, an arrival, a bounded wait, one barrier.
+        assert_eq!(d.buffers.len(), 4);
+        assert!(text.contains("OpAtomicLoad"), "{text}");
+        assert_eq!(text.matches("OpControlBarrier").count(), 1, "{text}");
         assert!(
             !text.contains("OpTypePointer Workgroup"),
             "no workgroup memory: {text}"
@@ -487,7 +490,7 @@ mod tests {
         let lb = lower(Dialect::Visa, "DWORD_ATOMIC.sub (2) T0 V10 V11 V0 V0", &b);
         let cp = ConcurrentPlan::new_local(&[la, lb], &[a.clone(), b], &[4, 2]).unwrap();
         let d = emitted(&cp, &a);
-        assert_eq!((d.groups, d.local_size), (1, 4));
+        assert_eq!((d.groups, d.local_size, d.buffers.len()), (1, 4, 3));
         // Global memory (16 bytes), then the image of local memory.
         assert_eq!(d.buffers[0].bytes.len(), 16 + 16);
         let text = d.disassemble();
