@@ -312,7 +312,11 @@ mod tests {
         // The start line after the 8 bytes of memory, waiting for both work-groups.
         assert_eq!(extra_bytes(&cp), 8);
         assert!(k.source.contains("(mem + 8u)"), "{}", k.source);
-        assert!(k.source.contains("atomic_add(start, 0u) < 2u"), "{}", k.source);
+        assert!(
+            k.source.contains("atomic_add(start, 0u) < 2u"),
+            "{}",
+            k.source
+        );
         let legacy = emit(
             &cp,
             &Features::default(),
