@@ -601,6 +601,20 @@ pub struct ConcurrentPlan {
     /// Whether all instructions run in one work-group ([`ConcurrentPlan::new_local`]) rather
     /// than one work-group each.
     pub local: bool,
+    /// With several work-groups: whether they wait for each other at a start line before their
+    /// operations (so that they overlap on drivers that start work-groups one after another;
+    /// FORMAT.md, "Concurrent cases"). On by default; `ATOMCTS_START_LINE=0` turns it off
+    /// ([`start_line_from_env`]).
+    pub start_line: bool,
+}
+
+/// `ATOMCTS_START_LINE`: `0` or `off` turns the start line of concurrent launches off (the
+/// work-groups then start as the driver starts them); anything else, or unset, keeps it on.
+pub fn start_line_from_env() -> bool {
+    !matches!(
+        std::env::var("ATOMCTS_START_LINE").as_deref(),
+        Ok("0" | "off")
+    )
 }
 
 impl ConcurrentPlan {
@@ -692,6 +706,7 @@ impl ConcurrentPlan {
             global,
             shared,
             local,
+            start_line: true,
         })
     }
 
@@ -719,6 +734,11 @@ impl ConcurrentPlan {
     /// How many work-groups one launch has.
     pub fn work_groups(&self) -> usize {
         if self.local { 1 } else { self.groups.len() }
+    }
+
+    /// Whether the launch has a start line (several work-groups, [`ConcurrentPlan::start_line`]).
+    pub fn has_start_line(&self) -> bool {
+        self.start_line && self.work_groups() > 1
     }
 
     /// Whether some instruction works on work-group local memory.

@@ -21,7 +21,7 @@ pub const START_SPINS: u32 = 1 << 16;
 /// The bytes [`emit`]'s kernel needs after [`ConcurrentPlan::image`] in `mem` (the start line
 /// of a launch of several work-groups).
 pub fn extra_bytes(cp: &ConcurrentPlan) -> usize {
-    if cp.work_groups() > 1 { 8 } else { 0 }
+    if cp.has_start_line() { 8 } else { 0 }
 }
 
 /// Emits the kernel of a concurrent case: launch it with `groups.len()` work-groups of
@@ -198,7 +198,7 @@ pub fn emit(
     );
     let _ = writeln!(w, "    const uint g = get_group_id(0);");
     let _ = writeln!(w, "    const uint i = get_local_id(0);");
-    if cp.work_groups() > 1 {
+    if cp.has_start_line() {
         // The start line (after the image in `mem`): work-item 0 of each work-group arrives,
         // then waits (at most START_SPINS reads) until every work-group has, so that the
         // instructions overlap even where the driver starts work-groups one after another.

@@ -225,8 +225,9 @@ impl Adapter for OpenClAdapter {
             r.instrs.iter().map(|i| i.state.clone()).collect();
         let iterations: Vec<u32> = r.instrs.iter().map(|i| i.iterations).collect();
         // Instructions on local memory: one work-group (ConcurrentPlan::new_local).
-        let cp = crate::plan::ConcurrentPlan::new_or_local(&lowered, &states, &iterations)
+        let mut cp = crate::plan::ConcurrentPlan::new_or_local(&lowered, &states, &iterations)
             .map_err(|e| self.err(na(e)))?;
+        cp.start_line = crate::plan::start_line_from_env();
         let kernel =
             concurrent::emit(&cp, &self.features, self.plant, r.id).map_err(|e| self.err(na(e)))?;
         let local = concurrent::local_size(&cp);

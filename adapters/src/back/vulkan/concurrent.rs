@@ -101,7 +101,7 @@ pub fn emit(
     let ret_var = cx.storage_buffer(ret_t, ret_bytes as u32, 1);
     let ok_var = cx.storage_buffer(u32_t, 4, 2);
     let groups = cp.work_groups() as u32;
-    let start_var = (groups > 1).then(|| cx.storage_buffer(u32_t, 4, 3));
+    let start_var = cp.has_start_line().then(|| cx.storage_buffer(u32_t, 4, 3));
     let mem_view = |bytes: u64| if bytes == 8 { mem64 } else { Some(mem32) };
     let lid_var = cx.builtin(BuiltIn::LocalInvocationIndex);
     let wg_var = {
@@ -452,6 +452,12 @@ mod tests {
         assert_eq!(d.buffers.len(), 4);
         assert!(text.contains("OpAtomicLoad"), "{text}");
         assert_eq!(text.matches("OpControlBarrier").count(), 1, "{text}");
+        // ATOMCTS_START_LINE=0: the work-groups start as the driver starts them.
+        let mut off = cp.clone();
+        off.start_line = false;
+        let d = emitted(&off, &a);
+        assert_eq!(d.buffers.len(), 3);
+        assert!(!d.disassemble().contains("OpControlBarrier"));
         assert!(
             !text.contains("OpTypePointer Workgroup"),
             "no workgroup memory: {text}"
