@@ -494,6 +494,68 @@ mod tests {
         assert!(Plan::new(&lowered, &s).is_err());
     }
 
+    fn slm_state(src: u64) -> State {
+        let mut s = State::default();
+        s.shared.alloc(0, 16).unwrap();
+        s.slm_size = Some(16);
+        s.shared.write(0, 4, 100);
+        s.shared.write(4, 4, 0x77);
+        s.global.alloc(0x1000, 4).unwrap();
+        for (r, v) in [("V10", [0u64, 0]), ("V11", [src, src]), ("V13", [0, 0])] {
+            s.regs.insert(
+                r.into(),
+                Reg {
+                    ty: ElemType::UD,
+                    elems: v.to_vec(),
+                },
+            );
+        }
+        s
+    }
+
+    #[test]
+    fn local_memory_instructions_share_one_work_group_only_by_opting_in() {
+        let (a, b) = (slm_state(3), slm_state(2));
+        let la = lower(Dialect::Visa, "DWORD_ATOMIC.add (2) T0 V10 V11 V0 V13", &a);
+        let lb = lower(Dialect::Visa, "DWORD_ATOMIC.sub (2) T0 V10 V11 V0 V13", &b);
+        let (lowered, states) = ([la, lb], [a.clone(), b]);
+        // The default plan keeps saying not applicable.
+        let why = ConcurrentPlan::new(&lowered, &states, &[2, 3]).unwrap_err();
+        assert!(why.0.contains("work-group local memory"), "{why}");
+        let cp = ConcurrentPlan::new_or_local(&lowered, &states, &[2, 3]).unwrap();
+        assert!(cp.local && cp.has_local_image());
+        assert_eq!((cp.first_item(0), cp.first_item(1)), (0, 2));
+        assert_eq!((cp.local_size(), cp.work_groups()), (4, 1));
+        assert_eq!((cp.ret_base(1), cp.ret_len()), (4, 10));
+        // The buffer: global memory, then the image of local memory.
+        let image = cp.image(&a);
+        assert_eq!(cp.shared_base(), 8);
+        assert_eq!(image.len(), 8 + 16);
+        assert_eq!(&image[8..12], &100u32.to_le_bytes());
+        // Play the implementation: the final local memory comes from the buffer.
+        let mut after = image.clone();
+        after[8..12].copy_from_slice(&98u32.to_le_bytes());
+        let old = vec![100, 103, 106, 109, 112, 110, 108, 106, 104, 102];
+        let (finals, per) = cp.finish_image(&states, &after, &old, &[]).unwrap();
+        for f in &finals {
+            assert_eq!(f.shared.read(0, 4), Some(98));
+            assert_eq!(f.shared.read(4, 4), Some(0x77));
+        }
+        assert_eq!(per[1].len(), 3);
+        assert_eq!(per[1][2].old, vec![104, 102]);
+        // The last iteration's returned values land in Dst.
+        assert_eq!(finals[1].regs["V13"].elems, vec![104, 102]);
+        // Global instructions alone keep one work-group each.
+        let g = sass_state();
+        let lg = lower(Dialect::Sass, "ATOM.E.ADD.U32 R0, [R2], R4", &g);
+        let cp = ConcurrentPlan::new_or_local(&[lg.clone(), lg], &[g.clone(), g], &[1, 1]).unwrap();
+        assert!(!cp.local && !cp.has_local_image());
+        assert_eq!(
+            (cp.first_item(1), cp.work_groups(), cp.local_size()),
+            (0, 2, 4)
+        );
+    }
+
     #[test]
     fn needs_come_from_the_ir() {
         let s = sass_state();
@@ -520,8 +582,12 @@ mod tests {
 /// work-item for the iterations, device-scope atomics; PTX: one CTA per instruction).
 ///
 /// Memory shared across work-groups is global memory only: work-group local memory (vISA
-/// SLM, MSL `threadgroup`) is one work-group's, so instructions on it would have to be
-/// sub-groups of one work-group; [`ConcurrentPlan::new`] says so as not applicable.
+/// SLM, MSL `threadgroup`) is one work-group's, so [`ConcurrentPlan::new`] says an instruction
+/// on it is not applicable. A back end that opts in uses [`ConcurrentPlan::new_local`] (or
+/// [`ConcurrentPlan::new_or_local`]): the instructions are then disjoint ranges of work-items of
+/// ONE work-group ([`ConcurrentPlan::first_item`]), sharing the work-group's local memory, which
+/// starts as the shared memory of the states and is copied out after a barrier (FORMAT.md:
+/// "one threadgroup whose SIMD-groups run the instructions").
 #[derive(Clone, Debug, PartialEq)]
 pub struct ConcurrentPlan {
     /// One plan per instruction: its work-items (items) and operands.
@@ -530,6 +596,25 @@ pub struct ConcurrentPlan {
     pub iterations: Vec<u32>,
     /// Global memory layout (the same in every group's plan).
     pub global: Layout,
+    /// Shared (work-group local) memory layout (the same in every group's plan).
+    pub shared: Layout,
+    /// Whether all instructions run in one work-group ([`ConcurrentPlan::new_local`]) rather
+    /// than one work-group each.
+    pub local: bool,
+    /// With several work-groups: whether they wait for each other at a start line before their
+    /// operations (so that they overlap on drivers that start work-groups one after another;
+    /// FORMAT.md, "Concurrent cases"). On by default; `ATOMCTS_START_LINE=0` turns it off
+    /// ([`start_line_from_env`]).
+    pub start_line: bool,
+}
+
+/// `ATOMCTS_START_LINE`: `0` or `off` turns the start line of concurrent launches off (the
+/// work-groups then start as the driver starts them); anything else, or unset, keeps it on.
+pub fn start_line_from_env() -> bool {
+    !matches!(
+        std::env::var("ATOMCTS_START_LINE").as_deref(),
+        Ok("0" | "off")
+    )
 }
 
 impl ConcurrentPlan {
@@ -555,11 +640,62 @@ impl ConcurrentPlan {
             }
             groups.push(p);
         }
+        ConcurrentPlan::assemble(groups, iterations, false)
+    }
+
+    /// Plans the instructions `lowered[k]` on `states[k]` as disjoint ranges of work-items of
+    /// one work-group (instruction `k` from [`ConcurrentPlan::first_item`]), so that they can
+    /// share work-group local memory (vISA SLM, MSL `threadgroup`) as well as global memory.
+    /// Opt-in: a back end that uses it initialises local memory from [`ConcurrentPlan::shared`]
+    /// before a barrier and copies it out after one.
+    pub fn new_local(
+        lowered: &[Lowered],
+        states: &[State],
+        iterations: &[u32],
+    ) -> Result<ConcurrentPlan, NotApplicable> {
+        let mut groups = Vec::new();
+        for (k, (l, s)) in lowered.iter().zip(states).enumerate() {
+            let p = Plan::new(l, s).map_err(|e| NotApplicable(format!("instruction {k}: {e}")))?;
+            if p.items.is_empty() {
+                return Err(NotApplicable(format!(
+                    "instruction {k} has no enabled access: nothing to dispatch"
+                )));
+            }
+            groups.push(p);
+        }
+        ConcurrentPlan::assemble(groups, iterations, true)
+    }
+
+    /// [`ConcurrentPlan::new_local`] when some instruction works on work-group local memory,
+    /// else [`ConcurrentPlan::new`] (one work-group per instruction).
+    pub fn new_or_local(
+        lowered: &[Lowered],
+        states: &[State],
+        iterations: &[u32],
+    ) -> Result<ConcurrentPlan, NotApplicable> {
+        let on_local = lowered
+            .iter()
+            .any(|l| matches!(&l.instr, Instr::Mem(m) if m.space == Space::Shared));
+        if on_local {
+            ConcurrentPlan::new_local(lowered, states, iterations)
+        } else {
+            ConcurrentPlan::new(lowered, states, iterations)
+        }
+    }
+
+    fn assemble(
+        groups: Vec<Plan>,
+        iterations: &[u32],
+        local: bool,
+    ) -> Result<ConcurrentPlan, NotApplicable> {
         let Some(first) = groups.first() else {
             return Err(NotApplicable("no instructions".into()));
         };
-        let global = first.global.clone();
-        if groups.iter().any(|g| g.global != global) {
+        let (global, shared) = (first.global.clone(), first.shared.clone());
+        if groups
+            .iter()
+            .any(|g| g.global != global || g.shared != shared)
+        {
             return Err(NotApplicable(
                 "the instructions' states lay out memory differently".into(),
             ));
@@ -568,7 +704,97 @@ impl ConcurrentPlan {
             groups,
             iterations: iterations.to_vec(),
             global,
+            shared,
+            local,
+            start_line: true,
         })
+    }
+
+    /// The first work-item (local invocation index) of instruction `k` in its work-group: 0
+    /// with one work-group per instruction; the items of the instructions before it in one
+    /// work-group ([`ConcurrentPlan::new_local`]).
+    pub fn first_item(&self, k: usize) -> usize {
+        if self.local {
+            self.groups.iter().take(k).map(|g| g.items.len()).sum()
+        } else {
+            0
+        }
+    }
+
+    /// Work-items per work-group: the largest instruction's (one work-group each), or all of
+    /// them (one work-group).
+    pub fn local_size(&self) -> usize {
+        if self.local {
+            self.groups.iter().map(|g| g.items.len()).sum()
+        } else {
+            self.groups.iter().map(|g| g.items.len()).max().unwrap_or(1)
+        }
+    }
+
+    /// How many work-groups one launch has.
+    pub fn work_groups(&self) -> usize {
+        if self.local { 1 } else { self.groups.len() }
+    }
+
+    /// Whether the launch has a start line (several work-groups, [`ConcurrentPlan::start_line`]).
+    pub fn has_start_line(&self) -> bool {
+        self.start_line && self.work_groups() > 1
+    }
+
+    /// Whether some instruction works on work-group local memory.
+    pub fn uses_shared(&self) -> bool {
+        self.groups.iter().any(|g| g.space == Space::Shared)
+    }
+
+    /// Whether the launch keeps an image of work-group local memory in its buffer (one
+    /// work-group, some instruction on local memory).
+    pub fn has_local_image(&self) -> bool {
+        self.local && self.uses_shared()
+    }
+
+    /// Byte offset of the local-memory image in the launch's one buffer (after global memory;
+    /// a multiple of 8).
+    pub fn shared_base(&self) -> u64 {
+        self.global.size
+    }
+
+    /// The one buffer a launch works on: global memory laid out as [`ConcurrentPlan::global`],
+    /// then, where [`ConcurrentPlan::has_local_image`], the initial work-group local memory at
+    /// [`ConcurrentPlan::shared_base`] (the kernel copies it into local memory before a barrier
+    /// and back after one).
+    pub fn image(&self, state: &State) -> Vec<u8> {
+        let mut out = self.global.bytes(state, Space::Global);
+        if self.has_local_image() {
+            out.extend(self.shared.bytes(state, Space::Shared));
+        }
+        out
+    }
+
+    /// The length of [`ConcurrentPlan::image`] (a multiple of 8): where a back end may append
+    /// words of its own (the OpenCL start line).
+    pub fn image_len(&self) -> u64 {
+        self.global.size
+            + if self.has_local_image() {
+                self.shared.size
+            } else {
+                0
+            }
+    }
+
+    /// [`ConcurrentPlan::finish`] from the launch's buffer after the run
+    /// ([`ConcurrentPlan::image`]'s layout).
+    #[allow(clippy::type_complexity)]
+    pub fn finish_image(
+        &self,
+        states: &[State],
+        image: &[u8],
+        old: &[u64],
+        ok: &[bool],
+    ) -> Result<(Vec<State>, Vec<Vec<Returned>>), String> {
+        let g = (self.global.size as usize).min(image.len());
+        let end = (self.image_len() as usize).min(image.len());
+        let shared = self.has_local_image().then(|| &image[g..end]);
+        self.finish_with(states, &image[..g], shared, old, ok)
     }
 
     /// Where group `k`'s returned values start in one flat array laid out
@@ -597,6 +823,20 @@ impl ConcurrentPlan {
         old: &[u64],
         ok: &[bool],
     ) -> Result<(Vec<State>, Vec<Vec<Returned>>), String> {
+        self.finish_with(states, global, None, old, ok)
+    }
+
+    /// [`ConcurrentPlan::finish`] with the work-group local memory the run left (`shared`, laid
+    /// out as [`ConcurrentPlan::shared`]); `None` keeps the states' own.
+    #[allow(clippy::type_complexity)]
+    pub fn finish_with(
+        &self,
+        states: &[State],
+        global: &[u8],
+        shared: Option<&[u8]>,
+        old: &[u64],
+        ok: &[bool],
+    ) -> Result<(Vec<State>, Vec<Vec<Returned>>), String> {
         let mut out = Vec::new();
         let mut all = Vec::new();
         for (k, (g, s)) in self.groups.iter().zip(states).enumerate() {
@@ -612,8 +852,15 @@ impl ConcurrentPlan {
                 })
                 .collect();
             let last = per.last().cloned().unwrap_or_default();
-            let shared = g.shared.bytes(s, Space::Shared);
-            out.push(g.finish(s, global, &shared, &last)?);
+            let own;
+            let shared = match shared {
+                Some(b) => b,
+                None => {
+                    own = g.shared.bytes(s, Space::Shared);
+                    &own
+                }
+            };
+            out.push(g.finish(s, global, shared, &last)?);
             all.push(per);
         }
         Ok((out, all))

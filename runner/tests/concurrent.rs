@@ -42,7 +42,7 @@ fn totals(t: &str) -> (usize, usize) {
     (nums[0], nums[1])
 }
 
-const CONCURRENT_CASES: usize = 18;
+const CONCURRENT_CASES: usize = 22;
 
 #[test]
 fn built_in_adapters_pass_every_concurrent_case() {

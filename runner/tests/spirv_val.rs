@@ -1,5 +1,6 @@
 //! Every SPIR-V module the Vulkan back end emits for the corpus, on both routes (SPIR-V built
-//! from the IR, and WGSL compiled by naga), passes `spirv-val --target-env vulkan1.3`
+//! from the IR, and WGSL compiled by naga), and for every concurrent case it runs (issue 12),
+//! passes `spirv-val --target-env vulkan1.3`
 //! (Debian `spirv-tools`). Emitting needs no driver: the device features are "everything the
 //! emitters can use". Without spirv-val the test fails under `CI=true` and says so otherwise.
 
@@ -7,8 +8,9 @@ use atomcts::build::build_state;
 use atomcts::case::load;
 use atomcts_adapters::Request;
 use atomcts_adapters::back::vulkan::emit::{Features, Plant};
-use atomcts_adapters::back::vulkan::{Route, prepare};
+use atomcts_adapters::back::vulkan::{Route, prepare, prepare_concurrent};
 use atomcts_adapters::back::wgsl;
+use atomcts_adapters::concurrent::{ConcurrentInstr, ConcurrentRequest};
 use atomcts_reference::Profile;
 use std::path::Path;
 use std::process::Command;
@@ -45,6 +47,51 @@ fn every_emitted_module_passes_spirv_val() {
     };
     let mut checked = [0usize; 2];
     let mut failures = Vec::new();
+    let validate = |id: &str, what: &str, words: &[u32], failures: &mut Vec<String>| {
+        let file = dir.join("m.spv");
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        std::fs::write(&file, bytes).unwrap();
+        let out = Command::new(val)
+            .args(["--target-env", "vulkan1.3"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        if !out.status.success() {
+            failures.push(format!(
+                "{id} ({what}): {}{}",
+                String::from_utf8_lossy(&out.stderr),
+                String::from_utf8_lossy(&out.stdout)
+            ));
+        }
+    };
+    // Concurrent cases: one module per case (one work-group per instruction, or one
+    // work-group on local memory).
+    let (mut concurrent, mut local) = (0usize, 0usize);
+    for case in loaded.cases.iter().filter(|c| !c.concurrent.is_empty()) {
+        let states = atomcts::concurrent::build_states(case).unwrap();
+        let instrs: Vec<ConcurrentInstr<'_>> = case
+            .concurrent
+            .iter()
+            .zip(&states)
+            .map(|(i, state)| ConcurrentInstr {
+                asm: &i.asm,
+                state,
+                iterations: i.iterations,
+            })
+            .collect();
+        let r = ConcurrentRequest {
+            id: &case.id,
+            dialect: case.dialect,
+            instrs: &instrs,
+            profile: &profile,
+        };
+        let Ok(p) = prepare_concurrent(&r, &f, Plant::None) else {
+            continue;
+        };
+        concurrent += 1;
+        local += usize::from(p.plan.local);
+        validate(&case.id, "concurrent", &p.dispatch.words, &mut failures);
+    }
     for case in &loaded.cases {
         let Ok(state) = build_state(case) else {
             continue;
@@ -72,28 +119,13 @@ fn every_emitted_module_passes_spirv_val() {
                 },
                 None => p.dispatch.words.clone(),
             };
-            let file = dir.join(format!("m{k}.spv"));
-            let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-            std::fs::write(&file, bytes).unwrap();
-            let out = Command::new(val)
-                .args(["--target-env", "vulkan1.3"])
-                .arg(&file)
-                .output()
-                .unwrap();
             checked[k] += 1;
-            if !out.status.success() {
-                failures.push(format!(
-                    "{} ({route:?}): {}{}",
-                    case.id,
-                    String::from_utf8_lossy(&out.stderr),
-                    String::from_utf8_lossy(&out.stdout)
-                ));
-            }
+            validate(&case.id, &format!("{route:?}"), &words, &mut failures);
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
     eprintln!(
-        "spirv-val: {} modules of the SPIR-V route, {} of the WGSL route",
+        "spirv-val: {} modules of the SPIR-V route, {} of the WGSL route, {concurrent} concurrent ({local} on one work-group's local memory)",
         checked[0], checked[1]
     );
     assert!(
@@ -104,4 +136,6 @@ fn every_emitted_module_passes_spirv_val() {
     );
     // Both routes really emitted: atomics and shuffles of the corpus.
     assert!(checked[0] > 500 && checked[1] > 100, "{checked:?}");
+    // Concurrent cases on global and on local memory were emitted.
+    assert!(concurrent > local && local >= 3, "{concurrent} {local}");
 }

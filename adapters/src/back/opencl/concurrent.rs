@@ -2,14 +2,30 @@
 //! instruction (so the instructions really run at the same time on the device), each work-item
 //! one lane looping over its iterations, every atomic at device scope. Every iteration's
 //! returned value goes to `ret[group][iteration][item]`.
+//!
+//! Instructions on work-group local memory (vISA SLM, MSL `threadgroup`;
+//! [`ConcurrentPlan::new_local`]) run as disjoint ranges of work-items of one work-group: a
+//! `__local` array starts as the image after global memory in `mem`, a barrier, the atomics
+//! (work-group scope on local memory), a barrier, and the array is copied back.
 
 use super::emit::{Features, Form, KERNEL_NAME, Kernel, form, literal, scalar};
 use crate::plan::{ConcurrentPlan, NotApplicable};
 use atomcts_reference::ir::{AtomicOp, Compare};
+use atomcts_reference::types::Space;
 use std::fmt::Write as _;
 
+/// How many times work-item 0 of a work-group reads the start line before it starts anyway (a
+/// driver that cannot run every work-group at once must not hang).
+pub const START_SPINS: u32 = 1 << 16;
+
+/// The bytes [`emit`]'s kernel needs after [`ConcurrentPlan::image`] in `mem` (the start line
+/// of a launch of several work-groups).
+pub fn extra_bytes(cp: &ConcurrentPlan) -> usize {
+    if cp.has_start_line() { 8 } else { 0 }
+}
+
 /// Emits the kernel of a concurrent case: launch it with `groups.len()` work-groups of
-/// [`local_size`] work-items.
+/// [`local_size`] work-items, on `mem` = [`ConcurrentPlan::image`] then [`extra_bytes`] zeros.
 pub fn emit(
     cp: &ConcurrentPlan,
     features: &Features,
@@ -21,11 +37,19 @@ pub fn emit(
     let mut c11_any = false;
     let mut bodies = String::new();
     let _ = writeln!(w, "// atomcts: {title}");
-    let _ = writeln!(
-        w,
-        "// concurrent: {} instructions, one work-group each, launched together; device-scope atomics",
-        cp.groups.len()
-    );
+    if cp.local {
+        let _ = writeln!(
+            w,
+            "// concurrent: {} instructions, disjoint work-items of one work-group sharing local memory",
+            cp.groups.len()
+        );
+    } else {
+        let _ = writeln!(
+            w,
+            "// concurrent: {} instructions, one work-group each, launched together; device-scope atomics",
+            cp.groups.len()
+        );
+    }
     if cp.groups.iter().any(|g| g.ty.bytes() == 8) {
         let _ = writeln!(
             w,
@@ -77,12 +101,32 @@ pub fn emit(
         let iters = cp.iterations[k];
         let base = cp.ret_base(k);
         let b = &mut bodies;
-        let _ = writeln!(
-            b,
-            "    if (g == {k}u && i < {n}u) {{ // {} {}",
-            g.op.name(),
-            g.ty.name()
-        );
+        let first = cp.first_item(k);
+        let i = if cp.local {
+            let _ = writeln!(
+                b,
+                "    if (i >= {first}u && i < {}u) {{ // {} {} on {} memory",
+                first + n,
+                g.op.name(),
+                g.ty.name(),
+                g.space.name()
+            );
+            format!("(i - {first}u)")
+        } else {
+            let _ = writeln!(
+                b,
+                "    if (g == {k}u && i < {n}u) {{ // {} {}",
+                g.op.name(),
+                g.ty.name()
+            );
+            "i".to_string()
+        };
+        let on_local = g.space == Space::Shared;
+        let (space_q, base_ptr) = if on_local {
+            ("__local", "(__local uchar *)lm")
+        } else {
+            ("__global", "mem")
+        };
         let _ = writeln!(b, "        for (uint it = 0; it < {iters}u; it++) {{");
         let _ = writeln!(b, "            {t} old = 0;");
         let _ = writeln!(b, "            int success = 1;");
@@ -93,7 +137,7 @@ pub fn emit(
                 } else {
                     format!("atomic_{name}")
                 };
-                let p = format!("(volatile __global {t} *)(mem + OFF{k}[i])");
+                let p = format!("(volatile {space_q} {t} *)({base_ptr} + OFF{k}[{i}])");
                 match g.op {
                     AtomicOp::Inc | AtomicOp::Dec => {
                         let _ = writeln!(b, "            old = {f}({p});");
@@ -105,37 +149,46 @@ pub fn emit(
                         );
                     }
                     AtomicOp::Cas => {
-                        let _ =
-                            writeln!(b, "            old = {f}({p}, SRC0_{k}[i], SRC1_{k}[i]);");
-                        let _ = writeln!(b, "            success = old == SRC0_{k}[i];");
+                        let _ = writeln!(
+                            b,
+                            "            old = {f}({p}, SRC0_{k}[{i}], SRC1_{k}[{i}]);"
+                        );
+                        let _ = writeln!(b, "            success = old == SRC0_{k}[{i}];");
                     }
                     _ => {
-                        let _ = writeln!(b, "            old = {f}({p}, SRC0_{k}[i]);");
+                        let _ = writeln!(b, "            old = {f}({p}, SRC0_{k}[{i}]);");
                     }
                 }
             }
             Form::C11(name) => {
                 c11_any = true;
                 let f = format!("atomic_{name}_explicit");
-                let p = format!("(volatile __global atomic_{t} *)(mem + OFF{k}[i])");
+                let p = format!("(volatile {space_q} atomic_{t} *)({base_ptr} + OFF{k}[{i}])");
                 let ord = "memory_order_relaxed";
-                let scope = "memory_scope_device";
+                let scope = if on_local {
+                    "memory_scope_work_group"
+                } else {
+                    "memory_scope_device"
+                };
                 if g.op == AtomicOp::Cas {
-                    let _ = writeln!(b, "            old = SRC0_{k}[i];");
+                    let _ = writeln!(b, "            old = SRC0_{k}[{i}];");
                     let _ = writeln!(
                         b,
-                        "            success = {f}({p}, &old, SRC1_{k}[i], {ord}, {ord}, {scope});"
+                        "            success = {f}({p}, &old, SRC1_{k}[{i}], {ord}, {ord}, {scope});"
                     );
                 } else {
                     let _ = writeln!(
                         b,
-                        "            old = {f}({p}, SRC0_{k}[i], {ord}, {scope});"
+                        "            old = {f}({p}, SRC0_{k}[{i}], {ord}, {scope});"
                     );
                 }
             }
         }
-        let _ = writeln!(b, "            ret[{base}u + it * {n}u + i] = (ulong)old;");
-        let _ = writeln!(b, "            ok[{base}u + it * {n}u + i] = success;");
+        let _ = writeln!(
+            b,
+            "            ret[{base}u + it * {n}u + {i}] = (ulong)old;"
+        );
+        let _ = writeln!(b, "            ok[{base}u + it * {n}u + {i}] = success;");
         let _ = writeln!(b, "        }}");
         let _ = writeln!(b, "    }}");
     }
@@ -145,7 +198,44 @@ pub fn emit(
     );
     let _ = writeln!(w, "    const uint g = get_group_id(0);");
     let _ = writeln!(w, "    const uint i = get_local_id(0);");
+    if cp.has_start_line() {
+        // The start line (after the image in `mem`): work-item 0 of each work-group arrives,
+        // then waits (at most START_SPINS reads) until every work-group has, so that the
+        // instructions overlap even where the driver starts work-groups one after another.
+        let groups = cp.work_groups();
+        let _ = writeln!(w, "    if (i == 0u) {{");
+        let _ = writeln!(
+            w,
+            "        volatile __global uint *start = (volatile __global uint *)(mem + {}u);",
+            cp.image_len()
+        );
+        let _ = writeln!(w, "        atomic_inc(start);");
+        let _ = writeln!(
+            w,
+            "        for (uint s = 0; s < {START_SPINS}u && atomic_add(start, 0u) < {groups}u; s++) {{}}"
+        );
+        let _ = writeln!(w, "    }}");
+        let _ = writeln!(w, "    barrier(CLK_GLOBAL_MEM_FENCE);");
+    }
+    let image = cp.has_local_image();
+    let (sb, ss) = (cp.shared_base(), cp.shared.size);
+    if image {
+        // Local memory as 8-byte words (so every datum keeps its alignment), from its image.
+        let _ = writeln!(w, "    __local ulong lm[{}];", ss / 8);
+        let _ = writeln!(
+            w,
+            "    for (uint j = i; j < {ss}u; j += get_local_size(0)) ((__local uchar *)lm)[j] = mem[{sb}u + j];"
+        );
+        let _ = writeln!(w, "    barrier(CLK_LOCAL_MEM_FENCE);");
+    }
     w.push_str(&bodies);
+    if image {
+        let _ = writeln!(w, "    barrier(CLK_LOCAL_MEM_FENCE);");
+        let _ = writeln!(
+            w,
+            "    for (uint j = i; j < {ss}u; j += get_local_size(0)) mem[{sb}u + j] = ((__local uchar *)lm)[j];"
+        );
+    }
     let _ = writeln!(w, "}}");
     Ok(Kernel {
         source: s,
@@ -158,9 +248,10 @@ pub fn emit(
     })
 }
 
-/// The work-group size of a concurrent launch: the largest instruction's lanes.
+/// The work-group size of a concurrent launch: the largest instruction's lanes (one
+/// work-group each), or all instructions' lanes (one work-group).
 pub fn local_size(cp: &ConcurrentPlan) -> usize {
-    cp.groups.iter().map(|g| g.items.len()).max().unwrap_or(1)
+    cp.local_size()
 }
 
 #[cfg(test)]
@@ -206,7 +297,7 @@ mod tests {
         let lb = lower("ATOM.EXCH R0, [R2], R4", &b);
         let cp = ConcurrentPlan::new(&[la, lb], &[a, b], &[3, 5]).unwrap();
         assert_eq!((cp.ret_base(1), cp.ret_len()), (12, 22));
-        assert_eq!(local_size(&cp), 4);
+        assert_eq!((local_size(&cp), extra_bytes(&cp)), (4, 8));
         let f = Features {
             int64_base: true,
             int64_extended: true,
@@ -218,6 +309,14 @@ mod tests {
         assert!(k.source.contains("memory_scope_device"));
         assert!(!k.source.contains("memory_scope_work_group"));
         assert!(k.source.contains("ret[12u + it * 2u + i] = (ulong)old;"));
+        // The start line after the 8 bytes of memory, waiting for both work-groups.
+        assert_eq!(extra_bytes(&cp), 8);
+        assert!(k.source.contains("(mem + 8u)"), "{}", k.source);
+        assert!(
+            k.source.contains("atomic_add(start, 0u) < 2u"),
+            "{}",
+            k.source
+        );
         let legacy = emit(
             &cp,
             &Features::default(),
@@ -231,5 +330,56 @@ mod tests {
                 .contains("atomic_xchg((volatile __global uint *)(mem + OFF1[i])")
         );
         assert_eq!(legacy.options, "");
+    }
+
+    fn slm(src: u64) -> State {
+        let mut s = State::default();
+        s.shared.alloc(0, 16).unwrap();
+        s.slm_size = Some(16);
+        for (r, v) in [("V10", [0u64, 4]), ("V11", [src, src])] {
+            s.regs.insert(
+                r.into(),
+                Reg {
+                    ty: ElemType::UD,
+                    elems: v.to_vec(),
+                },
+            );
+        }
+        s
+    }
+
+    #[test]
+    fn local_memory_instructions_are_work_item_ranges_of_one_work_group() {
+        let (a, b) = (slm(1), slm(2));
+        let lower_visa = |asm: &str, s: &State| match Program::parse(Dialect::Visa, asm)
+            .unwrap()
+            .lower(s, &Profile::default())
+            .unwrap()
+        {
+            Lowering::Run(l) => l,
+            other => panic!("{other:?}"),
+        };
+        let la = lower_visa("DWORD_ATOMIC.add (2) T0 V10 V11 V0 V0", &a);
+        let lb = lower_visa("DWORD_ATOMIC.xchg (2) T0 V10 V11 V0 V0", &b);
+        let cp = ConcurrentPlan::new_local(&[la, lb], &[a, b], &[4, 2]).unwrap();
+        assert_eq!((local_size(&cp), extra_bytes(&cp)), (4, 0));
+        let f = Features {
+            c11: true,
+            ..Features::default()
+        };
+        let k = emit(&cp, &f, super::super::emit::Plant::None, "t").unwrap();
+        let src = &k.source;
+        assert!(src.contains("__local ulong lm[2];"), "{src}");
+        assert!(src.contains("mem[8u + j]"), "{src}");
+        assert!(src.contains("if (i >= 2u && i < 4u)"), "{src}");
+        assert!(src.contains("memory_scope_work_group"), "{src}");
+        assert!(!src.contains("memory_scope_device"), "{src}");
+        assert!(src.contains("ret[8u + it * 2u + (i - 2u)]"), "{src}");
+        // Copied in before a barrier, copied out after one.
+        assert_eq!(
+            src.matches("barrier(CLK_LOCAL_MEM_FENCE);").count(),
+            2,
+            "{src}"
+        );
     }
 }

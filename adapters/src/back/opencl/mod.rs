@@ -224,8 +224,10 @@ impl Adapter for OpenClAdapter {
         let states: Vec<atomcts_reference::State> =
             r.instrs.iter().map(|i| i.state.clone()).collect();
         let iterations: Vec<u32> = r.instrs.iter().map(|i| i.iterations).collect();
-        let cp = crate::plan::ConcurrentPlan::new(&lowered, &states, &iterations)
+        // Instructions on local memory: one work-group (ConcurrentPlan::new_local).
+        let mut cp = crate::plan::ConcurrentPlan::new_or_local(&lowered, &states, &iterations)
             .map_err(|e| self.err(na(e)))?;
+        cp.start_line = crate::plan::start_line_from_env();
         let kernel =
             concurrent::emit(&cp, &self.features, self.plant, r.id).map_err(|e| self.err(na(e)))?;
         let local = concurrent::local_size(&cp);
@@ -238,15 +240,16 @@ impl Adapter for OpenClAdapter {
         self.last = Some(format!(
             "// build options: `{}`; {} work-groups of {local}\n{}",
             kernel.options,
-            cp.groups.len(),
+            cp.work_groups(),
             kernel.source
         ));
-        let mut mem = cp.global.bytes(&states[0], Space::Global);
+        let mut mem = cp.image(&states[0]);
+        mem.resize(mem.len() + concurrent::extra_bytes(&cp), 0);
         let (old, ok) = self
             .device
             .run_ndrange(
                 &kernel,
-                local * cp.groups.len(),
+                local * cp.work_groups(),
                 local,
                 cp.ret_len(),
                 &mut mem,
@@ -254,7 +257,7 @@ impl Adapter for OpenClAdapter {
             .map_err(|e| self.err(AdapterErrorKind::Crashed(e)))?;
         let ok: Vec<bool> = ok.iter().map(|v| *v != 0).collect();
         let (finals, per) = cp
-            .finish(&states, &mem, &old, &ok)
+            .finish_image(&states, &mem, &old, &ok)
             .map_err(|e| self.err(AdapterErrorKind::Model(e)))?;
         let returned = per
             .iter()

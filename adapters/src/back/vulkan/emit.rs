@@ -132,15 +132,21 @@ pub enum Plant {
     SmaxAsUmax,
     /// OpGroupNonUniformShuffleDown where OpGroupNonUniformShuffleUp is meant.
     UpAsDown,
+    /// Concurrent cases: each instruction's adds and subtracts on global memory done by one
+    /// invocation of its work-group, serially, as a plain load, add and store: atomic with
+    /// respect to the instruction itself, not to the other instructions (issue 12's bug).
+    GroupSerialRmw,
 }
 
 impl Plant {
-    /// From the value of `ATOMCTS_VULKAN_PLANT` (`smax_as_umax`, `up_as_down`).
+    /// From the value of `ATOMCTS_VULKAN_PLANT` (`smax_as_umax`, `up_as_down`,
+    /// `group_serial_rmw`).
     pub fn from_name(s: &str) -> Option<Plant> {
         match s {
             "" | "none" => Some(Plant::None),
             "smax_as_umax" => Some(Plant::SmaxAsUmax),
             "up_as_down" => Some(Plant::UpAsDown),
+            "group_serial_rmw" => Some(Plant::GroupSerialRmw),
             _ => None,
         }
     }
@@ -160,8 +166,11 @@ pub struct Buffer {
 pub struct Dispatch {
     /// The SPIR-V words.
     pub words: Vec<u32>,
-    /// Invocations in the one work-group (`LocalSize` x).
+    /// Invocations in one work-group (`LocalSize` x).
     pub local_size: u32,
+    /// Work-groups dispatched (x): 1 but for a concurrent case with one work-group per
+    /// instruction.
+    pub groups: u32,
     /// The sub-group size the pipeline must have, with full sub-groups.
     pub subgroup_size: Option<u32>,
     /// The storage buffers, bindings 0...
@@ -180,26 +189,26 @@ impl Dispatch {
     }
 }
 
-fn na<T>(why: impl Into<String>) -> Result<T, NotApplicable> {
+pub(super) fn na<T>(why: impl Into<String>) -> Result<T, NotApplicable> {
     Err(NotApplicable(why.into()))
 }
 
-fn bug(e: rspirv::dr::Error) -> NotApplicable {
+pub(super) fn bug(e: rspirv::dr::Error) -> NotApplicable {
     NotApplicable(format!("SPIR-V builder error (a back-end bug): {e}"))
 }
 
 /// Types and constants the emitters share.
-struct Ctx {
-    b: Builder,
+pub(super) struct Ctx {
+    pub(super) b: Builder,
     void: Word,
-    bool_t: Word,
-    u32_t: Word,
+    pub(super) bool_t: Word,
+    pub(super) u32_t: Word,
     decorated: HashSet<Word>,
-    inputs: Vec<Word>,
+    pub(super) inputs: Vec<Word>,
 }
 
 impl Ctx {
-    fn new() -> Ctx {
+    pub(super) fn new() -> Ctx {
         let mut b = Builder::new();
         b.set_version(1, 3);
         b.capability(Capability::Shader);
@@ -217,13 +226,13 @@ impl Ctx {
         }
     }
 
-    fn c32(&mut self, v: u32) -> Word {
+    pub(super) fn c32(&mut self, v: u32) -> Word {
         let t = self.u32_t;
         self.b.constant_bit32(t, v)
     }
 
     /// A constant of integer/float type `ty` of `bytes` bytes.
-    fn c(&mut self, ty: Word, bytes: u64, v: u64) -> Word {
+    pub(super) fn c(&mut self, ty: Word, bytes: u64, v: u64) -> Word {
         if bytes == 8 {
             self.b.constant_bit64(ty, v)
         } else {
@@ -232,7 +241,7 @@ impl Ctx {
     }
 
     /// A `StorageBuffer` block `{ elem data[]; }` at `binding`; returns the variable.
-    fn storage_buffer(&mut self, elem: Word, stride: u32, binding: u32) -> Word {
+    pub(super) fn storage_buffer(&mut self, elem: Word, stride: u32, binding: u32) -> Word {
         let arr = self.b.type_runtime_array(elem);
         if self.decorated.insert(arr) {
             self.b.decorate(
@@ -259,7 +268,7 @@ impl Ctx {
     }
 
     /// A `Private` array of constants `values` of type `elem`; returns the variable.
-    fn const_array(&mut self, elem: Word, bytes: u64, values: &[u64]) -> Word {
+    pub(super) fn const_array(&mut self, elem: Word, bytes: u64, values: &[u64]) -> Word {
         let len = self.c32(values.len() as u32);
         let arr = self.b.type_array(elem, len);
         let ids: Vec<Word> = values.iter().map(|v| self.c(elem, bytes, *v)).collect();
@@ -270,7 +279,7 @@ impl Ctx {
     }
 
     /// An `Input` built-in of type `u32`.
-    fn builtin(&mut self, which: BuiltIn) -> Word {
+    pub(super) fn builtin(&mut self, which: BuiltIn) -> Word {
         let u = self.u32_t;
         let ptr = self.b.type_pointer(None, StorageClass::Input, u);
         let var = self.b.variable(ptr, None, StorageClass::Input, None);
@@ -281,21 +290,31 @@ impl Ctx {
     }
 
     /// Loads element `idx` of a `Private` constant array.
-    fn load_private(&mut self, var: Word, elem: Word, idx: Word) -> Result<Word, NotApplicable> {
+    pub(super) fn load_private(
+        &mut self,
+        var: Word,
+        elem: Word,
+        idx: Word,
+    ) -> Result<Word, NotApplicable> {
         let p = self.b.type_pointer(None, StorageClass::Private, elem);
         let at = self.b.access_chain(p, None, var, [idx]).map_err(bug)?;
         self.b.load(elem, None, at, None, []).map_err(bug)
     }
 
     /// A pointer to element `idx` of storage buffer `var`.
-    fn element(&mut self, var: Word, elem: Word, idx: Word) -> Result<Word, NotApplicable> {
+    pub(super) fn element(
+        &mut self,
+        var: Word,
+        elem: Word,
+        idx: Word,
+    ) -> Result<Word, NotApplicable> {
         let p = self.b.type_pointer(None, StorageClass::StorageBuffer, elem);
         let zero = self.c32(0);
         self.b.access_chain(p, None, var, [zero, idx]).map_err(bug)
     }
 
     /// Begins `void main()` with `LocalSize local`; returns the function id.
-    fn begin_main(&mut self, local: u32) -> Result<Word, NotApplicable> {
+    pub(super) fn begin_main(&mut self, local: u32) -> Result<Word, NotApplicable> {
         let void = self.void;
         let fty = self.b.type_function(void, []);
         let f = self
@@ -308,7 +327,7 @@ impl Ctx {
         Ok(f)
     }
 
-    fn end_main(mut self, f: Word) -> Result<Vec<u32>, NotApplicable> {
+    pub(super) fn end_main(mut self, f: Word) -> Result<Vec<u32>, NotApplicable> {
         self.b.ret().map_err(bug)?;
         self.b.end_function().map_err(bug)?;
         let inputs = self.inputs.clone();
@@ -318,7 +337,7 @@ impl Ctx {
     }
 
     /// `if cond { body }` as a structured selection.
-    fn if_then(
+    pub(super) fn if_then(
         &mut self,
         cond: Word,
         body: impl FnOnce(&mut Ctx) -> Result<(), NotApplicable>,
@@ -340,7 +359,7 @@ impl Ctx {
 
     /// `for (j = start; j < end; j += step) body(j)` as a structured loop; `counter` is a
     /// `Function` variable of type u32.
-    fn for_loop(
+    pub(super) fn for_loop(
         &mut self,
         counter: Word,
         start: Word,
@@ -385,13 +404,13 @@ impl Ctx {
 
 /// How the datum is typed in the module.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Datum {
+pub(super) enum Datum {
     Int,
     Float,
 }
 
 /// Checks that the op on `plan`'s type has an exact instruction on a device with `f`.
-fn check_atomic(plan: &Plan, f: &Features) -> Result<Datum, NotApplicable> {
+pub(super) fn check_atomic(plan: &Plan, f: &Features) -> Result<Datum, NotApplicable> {
     let (op, ty, space) = (plan.op, plan.ty, plan.space);
     let shared = space == Space::Shared;
     let bitwise = matches!(op, AtomicOp::Exch | AtomicOp::Store)
@@ -766,14 +785,87 @@ pub fn emit_atomic(
         cx.element(mem_var, elem_t, i)?
     };
     let scope = cx.c32(if shared { 2 } else { 1 }); // Workgroup / Device
-    let relaxed = cx.c32(0);
     let src0 = cx.load_private(src0_var, elem_t, lid)?;
-    let t = elem_t;
-    let signed = matches!(plan.ty, DataType::S32 | DataType::S64);
+    let src1 = match src1_var {
+        Some(var) => Some(cx.load_private(var, elem_t, lid)?),
+        None => None,
+    };
+    let (old, success) = atomic_instruction(
+        &mut cx,
+        (plan.op, plan.ty, datum),
+        elem_t,
+        ptr,
+        scope,
+        (src0, src1),
+        plant,
+    )?;
+    let old_bits = if datum == Datum::Float {
+        cx.b.bitcast(int_t, None, old).map_err(bug)?
+    } else {
+        old
+    };
+    let rp = cx.element(ret_var, int_t, lid)?;
+    cx.b.store(rp, old_bits, None, []).map_err(bug)?;
+    let one = cx.c32(1);
+    let zero = cx.c32(0);
+    let okv = match success {
+        Some(s) => cx.b.select(u32_t, None, s, one, zero).map_err(bug)?,
+        None => one,
+    };
+    let op_ = cx.element(ok_var, u32_t, lid)?;
+    cx.b.store(op_, okv, None, []).map_err(bug)?;
+    if let (Some(_), Some(counter)) = (lm_var, counter) {
+        cx.b.control_barrier(wg, wg, barrier_sem).map_err(bug)?;
+        cx.for_loop(counter, lid, elems as u32, n, |cx, j| {
+            let src = lm_elem_ptr(cx, j)?;
+            let v = cx.b.load(elem_t, None, src, None, []).map_err(bug)?;
+            let dst = cx.element(mem_var, elem_t, j)?;
+            cx.b.store(dst, v, None, []).map_err(bug)
+        })?;
+    }
+    let words = cx.end_main(f_id)?;
+    Ok(Dispatch {
+        words,
+        local_size: n,
+        groups: 1,
+        subgroup_size: None,
+        buffers: vec![
+            Buffer {
+                role: "memory",
+                bytes: mem,
+            },
+            Buffer {
+                role: "returned values",
+                bytes: vec![0; (n as u64 * bytes) as usize],
+            },
+            Buffer {
+                role: "compare-exchange success",
+                bytes: vec![0; n as usize * 4],
+            },
+        ],
+        ret_bytes: bytes,
+    })
+}
+
+/// One atomic instruction of `op` on `ty` (typed `t`, as `datum`) at `ptr` with `scope` and
+/// relaxed semantics, operands `src0` (and `src1`, a compare-exchange's value): the value it
+/// returns (typed `t`) and, for a compare-exchange, whether it succeeded (returned == comparand).
+pub(super) fn atomic_instruction(
+    cx: &mut Ctx,
+    (op, ty, datum): (AtomicOp, DataType, Datum),
+    t: Word,
+    ptr: Word,
+    scope: Word,
+    (src0, src1): (Word, Option<Word>),
+    plant: Plant,
+) -> Result<(Word, Option<Word>), NotApplicable> {
+    let wide = ty.bytes() == 8;
+    let relaxed = cx.c32(0);
+    let signed = matches!(ty, DataType::S32 | DataType::S64);
     let bool_t = cx.bool_t;
     let mut success = None;
     let b = &mut cx.b;
-    let old = match (plan.op, datum) {
+    let old = match (op, datum) {
         (AtomicOp::Add, Datum::Float) => b.atomic_f_add_ext(t, None, ptr, scope, relaxed, src0),
         (AtomicOp::Min, Datum::Float) => b.atomic_f_min_ext(t, None, ptr, scope, relaxed, src0),
         (AtomicOp::Max, Datum::Float) => b.atomic_f_max_ext(t, None, ptr, scope, relaxed, src0),
@@ -805,13 +897,8 @@ pub fn emit_atomic(
         (AtomicOp::Exch, _) => b.atomic_exchange(t, None, ptr, scope, relaxed, src0),
         (AtomicOp::Cas, _) => {
             let cmp = src0;
-            let v = match src1_var {
-                Some(var) => {
-                    let p = b.type_pointer(None, StorageClass::Private, t);
-                    let at = b.access_chain(p, None, var, [lid]).map_err(bug)?;
-                    b.load(t, None, at, None, []).map_err(bug)?
-                }
-                None => return na("cas without its second operand (a back-end bug)"),
+            let Some(v) = src1 else {
+                return na("cas without its second operand (a back-end bug)");
             };
             let o = b
                 .atomic_compare_exchange(t, None, ptr, scope, relaxed, relaxed, v, cmp)
@@ -827,51 +914,7 @@ pub fn emit_atomic(
         }
     }
     .map_err(bug)?;
-    let old_bits = if datum == Datum::Float {
-        cx.b.bitcast(int_t, None, old).map_err(bug)?
-    } else {
-        old
-    };
-    let rp = cx.element(ret_var, int_t, lid)?;
-    cx.b.store(rp, old_bits, None, []).map_err(bug)?;
-    let one = cx.c32(1);
-    let zero = cx.c32(0);
-    let okv = match success {
-        Some(s) => cx.b.select(u32_t, None, s, one, zero).map_err(bug)?,
-        None => one,
-    };
-    let op_ = cx.element(ok_var, u32_t, lid)?;
-    cx.b.store(op_, okv, None, []).map_err(bug)?;
-    if let (Some(_), Some(counter)) = (lm_var, counter) {
-        cx.b.control_barrier(wg, wg, barrier_sem).map_err(bug)?;
-        cx.for_loop(counter, lid, elems as u32, n, |cx, j| {
-            let src = lm_elem_ptr(cx, j)?;
-            let v = cx.b.load(elem_t, None, src, None, []).map_err(bug)?;
-            let dst = cx.element(mem_var, elem_t, j)?;
-            cx.b.store(dst, v, None, []).map_err(bug)
-        })?;
-    }
-    let words = cx.end_main(f_id)?;
-    Ok(Dispatch {
-        words,
-        local_size: n,
-        subgroup_size: None,
-        buffers: vec![
-            Buffer {
-                role: "memory",
-                bytes: mem,
-            },
-            Buffer {
-                role: "returned values",
-                bytes: vec![0; (n as u64 * bytes) as usize],
-            },
-            Buffer {
-                role: "compare-exchange success",
-                bytes: vec![0; n as usize * 4],
-            },
-        ],
-        ret_bytes: bytes,
-    })
+    Ok((old, success))
 }
 
 fn cx_zero(b: &mut Builder, t: Word, wide: bool) -> Word {
@@ -1048,6 +1091,7 @@ pub fn emit_shuffle(
     Ok(Dispatch {
         words,
         local_size: threads,
+        groups: 1,
         subgroup_size: Some(w),
         buffers: vec![Buffer {
             role: "results",

@@ -7,12 +7,16 @@
 //! exchanges) into a SPIR-V module (pure, tested without a driver, every module checked by
 //! `spirv-val`); [`run`] dispatches it through the Vulkan loader, loaded at run time. What the
 //! device can express comes from its features, extensions and properties, never a hand table.
+//! Concurrent cases (issue 12) go through [`concurrent`] over the shared
+//! [`ConcurrentPlan`] on the SPIR-V route ([`prepare_concurrent`]).
 
+pub mod concurrent;
 pub mod emit;
 pub mod run;
 
 use crate::back::wgsl;
-use crate::plan::{NotApplicable, Plan, Returned};
+use crate::concurrent::{ConcurrentObservation, ConcurrentRequest};
+use crate::plan::{ConcurrentPlan, NotApplicable, Plan, Returned};
 use crate::shuffle::ShufflePlan;
 use crate::{Adapter, AdapterError, AdapterErrorKind, Level, Observation, Request};
 use atomcts_reference::ir::{Instr, Lowering};
@@ -91,7 +95,8 @@ impl VulkanAdapter {
     /// Opens the device `selector` names (a known driver or a device name substring).
     /// `ATOMCTS_VULKAN_VALIDATION=1` enables the Khronos validation layer (a message fails the
     /// case as an infrastructure error); `ATOMCTS_VULKAN_PLANT=smax_as_umax|up_as_down` plants a
-    /// wrong opcode in the SPIR-V route (for checking the corpus).
+    /// wrong opcode in the SPIR-V route, `group_serial_rmw` non-atomic read-modify-writes across
+    /// the instructions of a concurrent case (for checking the corpus).
     pub fn open(route: Route, selector: &str) -> Result<VulkanAdapter, AdapterError> {
         let name = format!("{}:{selector}", route.prefix());
         let unavailable = |why: String| AdapterError {
@@ -102,7 +107,7 @@ impl VulkanAdapter {
         let plant_var = std::env::var("ATOMCTS_VULKAN_PLANT").unwrap_or_default();
         let plant = Plant::from_name(&plant_var).ok_or_else(|| {
             unavailable(format!(
-                "ATOMCTS_VULKAN_PLANT=`{plant_var}` (expected smax_as_umax or up_as_down)"
+                "ATOMCTS_VULKAN_PLANT=`{plant_var}` (expected smax_as_umax, up_as_down or group_serial_rmw)"
             ))
         })?;
         let validation = matches!(
@@ -239,6 +244,43 @@ pub fn prepare(
     }
 }
 
+/// A concurrent case's plan and module, before the device runs it.
+#[derive(Clone, Debug)]
+pub struct PreparedConcurrent {
+    /// The plan (one work-group per instruction, or one work-group on local memory).
+    pub plan: ConcurrentPlan,
+    /// The instructions as the reference lowers them.
+    pub lowered: Vec<atomcts_reference::ir::Lowered>,
+    /// Each instruction's initial state.
+    pub states: Vec<atomcts_reference::State>,
+    /// The dispatch.
+    pub dispatch: Dispatch,
+}
+
+/// Lowers, plans and emits the concurrent case `r` for a device with `f` (no driver needed):
+/// what a run dispatches, or why the case does not apply. Instructions on work-group local
+/// memory run as disjoint invocation ranges of one work-group ([`ConcurrentPlan::new_local`]).
+pub fn prepare_concurrent(
+    r: &ConcurrentRequest<'_>,
+    f: &Features,
+    plant: Plant,
+) -> Result<PreparedConcurrent, AdapterErrorKind> {
+    let na = |why: NotApplicable| AdapterErrorKind::NotApplicable(why.0);
+    let (_, lowered) = r.lowered().map_err(AdapterErrorKind::NotApplicable)?;
+    let states: Vec<atomcts_reference::State> = r.instrs.iter().map(|i| i.state.clone()).collect();
+    let iterations: Vec<u32> = r.instrs.iter().map(|i| i.iterations).collect();
+    let mut plan = ConcurrentPlan::new_or_local(&lowered, &states, &iterations).map_err(na)?;
+    plan.start_line = crate::plan::start_line_from_env();
+    let mem = plan.image(&states[0]);
+    let dispatch = concurrent::emit(&plan, mem, f, plant).map_err(na)?;
+    Ok(PreparedConcurrent {
+        plan,
+        lowered,
+        states,
+        dispatch,
+    })
+}
+
 fn yn(b: bool) -> &'static str {
     if b { "yes" } else { "no" }
 }
@@ -293,6 +335,56 @@ impl Adapter for VulkanAdapter {
 
     fn last_program(&self) -> Option<String> {
         self.last.clone()
+    }
+
+    /// The SPIR-V route runs concurrent cases ([`concurrent`]); the WGSL route does not
+    /// translate them.
+    fn run_concurrent(
+        &mut self,
+        r: &ConcurrentRequest<'_>,
+    ) -> Result<ConcurrentObservation, AdapterError> {
+        self.last = None;
+        if self.route == Route::WgslNaga {
+            return Err(self.err(AdapterErrorKind::NotApplicable(
+                "the WGSL route does not translate concurrent cases (the SPIR-V route, vulkan:, runs them)"
+                    .into(),
+            )));
+        }
+        let f = self.device.info.features;
+        let mut p = prepare_concurrent(r, &f, self.plant).map_err(|e| self.err(e))?;
+        self.last = Some(format!(
+            "; {} work-group(s) of {} invocations\n{}",
+            p.dispatch.groups,
+            p.dispatch.local_size,
+            p.dispatch.disassemble()
+        ));
+        let d = &mut p.dispatch;
+        self.device
+            .run(d)
+            .map_err(|e| self.err(AdapterErrorKind::Crashed(e)))?;
+        let slots = p.plan.ret_len();
+        let old = bytes_to_values(&d.buffers[1].bytes, d.ret_bytes, slots);
+        let ok: Vec<bool> = bytes_to_values(&d.buffers[2].bytes, 4, slots)
+            .iter()
+            .map(|v| *v != 0)
+            .collect();
+        let (finals, per) = p
+            .plan
+            .finish_image(&p.states, &d.buffers[0].bytes, &old, &ok)
+            .map_err(|e| self.err(AdapterErrorKind::Model(e)))?;
+        let returned = per
+            .iter()
+            .zip(&p.lowered)
+            .map(|(its, l)| {
+                its.iter()
+                    .map(|x| crate::concurrent::observed_of(l, &x.old, &x.ok))
+                    .collect()
+            })
+            .collect();
+        Ok(ConcurrentObservation {
+            states: finals,
+            returned: Some(returned),
+        })
     }
 
     fn run(&mut self, r: &Request<'_>) -> Result<Observation, AdapterError> {

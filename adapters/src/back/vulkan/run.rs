@@ -384,7 +384,7 @@ impl Device {
         })
     }
 
-    /// Runs `d` (one work-group) and reads every buffer back into `d.buffers`.
+    /// Runs `d` (`d.groups` work-groups) and reads every buffer back into `d.buffers`.
     pub fn run(&self, d: &mut Dispatch) -> Result<(), String> {
         take_messages();
         let r = self.run_inner(d);
@@ -532,7 +532,7 @@ impl Device {
                 &[set],
                 &[],
             );
-            dev.cmd_dispatch(cb, 1, 1, 1);
+            dev.cmd_dispatch(cb, d.groups.max(1), 1, 1);
             dev.cmd_pipeline_barrier(
                 cb,
                 vk::PipelineStageFlags::COMPUTE_SHADER,

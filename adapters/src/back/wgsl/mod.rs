@@ -246,6 +246,7 @@ pub fn emit_atomic(plan: &Plan, mem: Vec<u8>, f: &Features) -> Result<Shader, No
         dispatch: Dispatch {
             words: Vec::new(),
             local_size: n as u32,
+            groups: 1,
             subgroup_size: None,
             buffers: vec![
                 Buffer {
@@ -360,6 +361,7 @@ pub fn emit_shuffle(plan: &ShufflePlan, f: &Features) -> Result<Shader, NotAppli
         dispatch: Dispatch {
             words: Vec::new(),
             local_size: threads as u32,
+            groups: 1,
             subgroup_size: Some(w_),
             buffers: vec![Buffer {
                 role: "results",
