@@ -287,6 +287,26 @@ impl Conformance {
             }
             let mut totals = Tally::default();
             for r in &rep.results {
+                // A case the baseline lists as flaky passes in some runs and fails in others:
+                // counted as failing with a fixed note, whatever this run gave, so the report
+                // does not change from run to run.
+                let flaky;
+                let r = if r.flaky {
+                    flaky = CaseResult {
+                        status: Status::KnownFailure,
+                        findings: vec![crate::run::FindingOut {
+                            location: "baseline".into(),
+                            expected: String::new(),
+                            observed: String::new(),
+                            note: "listed as flaky: fails in some runs, passes in others (rates in the implementation's baseline)".into(),
+                        }],
+                        runs: None,
+                        ..r.clone()
+                    };
+                    &flaky
+                } else {
+                    r
+                };
                 totals.add(r.status);
                 let cell = cells
                     .entry((r.dialect.clone(), r.op.clone(), i))
@@ -963,6 +983,7 @@ mod tests {
             repro: format!("atomcts run --filter id:{id}"),
             program: None,
             runs: None,
+            flaky: false,
         }
     }
 
@@ -1108,6 +1129,32 @@ mod tests {
             .expect("knob");
         assert_eq!(none.answers[0].verdict, "no_evidence");
         assert_eq!(none.answers[1].verdict, "lowered");
+    }
+
+    #[test]
+    fn a_flaky_case_reads_the_same_whether_it_passed_or_failed() {
+        let run = |status: Status, note: &str| {
+            let mut r = case("sass/c::lost", "concurrent:ATOM.ADD+ATOM.ADD", status, None);
+            r.flaky = true;
+            r.findings.push(crate::run::FindingOut {
+                location: "global[0x1000]".into(),
+                expected: "0x00002000".into(),
+                observed: note.into(),
+                note: String::new(),
+            });
+            r.runs = Some(crate::run::Runs { runs: 3, failed: 2 });
+            vec![report("vulkan:x", "semantic", vec![r])]
+        };
+        let failed = Conformance::build(&run(Status::KnownFailure, "0x00001001"));
+        let passed = Conformance::build(&run(Status::Pass, ""));
+        let other = Conformance::build(&run(Status::KnownFailure, "0x00001f00"));
+        assert_eq!(failed.json(), passed.json());
+        assert_eq!(failed.json(), other.json());
+        assert_eq!(failed.implementations[0].totals.fail, 1);
+        // Without the mark, the outcome shows.
+        let mut plain = run(Status::Pass, "");
+        plain[0].results[0].flaky = false;
+        assert_ne!(Conformance::build(&plain).json(), passed.json());
     }
 
     #[test]

@@ -110,14 +110,8 @@ impl Collector {
                 s => s,
             };
         }
-        if self.flaky.contains(&r.id) && matches!(r.status, Status::Fail | Status::Undecided) {
-            r.status = Status::KnownFailure;
-            r.findings.push(FindingOut {
-                location: "baseline".into(),
-                expected: String::new(),
-                observed: String::new(),
-                note: "listed as flaky: passing and failing are both allowed".into(),
-            });
+        if self.flaky.contains(&r.id) {
+            mark_flaky(&mut r);
         }
         if let Some((name, w)) = &mut self.jsonl
             && self.jsonl_error.is_none()
@@ -360,14 +354,8 @@ impl Report {
     /// or fail; a failure becomes a known failure that says so, a pass stays a pass.
     pub fn apply_flaky(&mut self, flaky: &std::collections::BTreeSet<String>) {
         for r in &mut self.results {
-            if flaky.contains(&r.id) && matches!(r.status, Status::Fail | Status::Undecided) {
-                r.status = Status::KnownFailure;
-                r.findings.push(FindingOut {
-                    location: "baseline".into(),
-                    expected: String::new(),
-                    observed: String::new(),
-                    note: "listed as flaky: passing and failing are both allowed".into(),
-                });
+            if flaky.contains(&r.id) {
+                mark_flaky(r);
             }
         }
     }
@@ -695,6 +683,21 @@ impl Report {
     }
 }
 
+/// A case the baseline lists as flaky: marked so, and a failure becomes a known failure that
+/// says so (a pass stays a pass).
+fn mark_flaky(r: &mut CaseResult) {
+    r.flaky = true;
+    if matches!(r.status, Status::Fail | Status::Undecided) {
+        r.status = Status::KnownFailure;
+        r.findings.push(FindingOut {
+            location: "baseline".into(),
+            expected: String::new(),
+            observed: String::new(),
+            note: "listed as flaky: passing and failing are both allowed".into(),
+        });
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -714,6 +717,7 @@ mod tests {
             program: None,
             knob: None,
             runs: None,
+            flaky: false,
         }
     }
 

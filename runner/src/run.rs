@@ -83,6 +83,10 @@ pub struct CaseResult {
     /// failed (issue 12).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runs: Option<Runs>,
+    /// Listed as `flaky` in the baseline (both outcomes allowed); the conformance report counts
+    /// such a case the same way whatever this run's outcome (`conformance.rs`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub flaky: bool,
 }
 
 /// How often a repeated case failed.
@@ -279,6 +283,7 @@ fn base_result(case: &Case, opts: &Options) -> CaseResult {
         repro: repro_line(case, opts),
         program: None,
         runs: None,
+        flaky: false,
     }
 }
 
