@@ -530,6 +530,10 @@ pub struct ConcurrentPlan {
     pub iterations: Vec<u32>,
     /// Global memory layout (the same in every group's plan).
     pub global: Layout,
+    /// Each instruction's compare-and-swap loop, if any (FORMAT.md, "Compare-and-swap
+    /// loops"): [`ConcurrentPlan::for_request`] fills them; a back end that cannot emit one
+    /// calls [`ConcurrentPlan::require_no_loops`].
+    pub loops: Vec<Option<atomcts_reference::concurrent::CasLoop>>,
 }
 
 impl ConcurrentPlan {
@@ -565,10 +569,37 @@ impl ConcurrentPlan {
             ));
         }
         Ok(ConcurrentPlan {
+            loops: vec![None; groups.len()],
             groups,
             iterations: iterations.to_vec(),
             global,
         })
+    }
+
+    /// Plans a concurrent request whose instructions the reference lowered to `lowered`:
+    /// [`ConcurrentPlan::new`] over the request's states and iterations, with its
+    /// compare-and-swap loops.
+    pub fn for_request(
+        r: &crate::concurrent::ConcurrentRequest<'_>,
+        lowered: &[Lowered],
+    ) -> Result<ConcurrentPlan, NotApplicable> {
+        let states: Vec<State> = r.instrs.iter().map(|i| i.state.clone()).collect();
+        let iterations: Vec<u32> = r.instrs.iter().map(|i| i.iterations).collect();
+        let mut cp = ConcurrentPlan::new(lowered, &states, &iterations)?;
+        cp.loops = r.instrs.iter().map(|i| i.cas_loop).collect();
+        Ok(cp)
+    }
+
+    /// The guard of a back end that emits no compare-and-swap loops: not applicable, with
+    /// the reason, when an instruction has one (its emitted compare-and-swap would run once
+    /// per iteration, which is another program).
+    pub fn require_no_loops(&self) -> Result<(), NotApplicable> {
+        match self.loops.iter().position(Option::is_some) {
+            None => Ok(()),
+            Some(k) => Err(NotApplicable(format!(
+                "instruction {k} is a compare-and-swap loop (cas_loop), which this back end does not emit"
+            ))),
+        }
     }
 
     /// Where group `k`'s returned values start in one flat array laid out

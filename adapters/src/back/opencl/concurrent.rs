@@ -2,6 +2,10 @@
 //! instruction (so the instructions really run at the same time on the device), each work-item
 //! one lane looping over its iterations, every atomic at device scope. Every iteration's
 //! returned value goes to `ret[group][iteration][item]`.
+//!
+//! A compare-and-swap loop (FORMAT.md, "Compare-and-swap loops") is a real retry loop around
+//! the compare-exchange built-in: `ret` gets the value its successful attempt returned (the
+//! compare), `ok` the number of attempts of that iteration.
 
 use super::emit::{Features, Form, KERNEL_NAME, Kernel, form, literal, scalar};
 use crate::plan::{ConcurrentPlan, NotApplicable};
@@ -77,6 +81,11 @@ pub fn emit(
         let iters = cp.iterations[k];
         let base = cp.ret_base(k);
         let b = &mut bodies;
+        if let Some(lp) = cp.loops.get(k).copied().flatten() {
+            c11_any |= matches!(fm, Form::C11(_));
+            emit_loop(b, k, g, t, fm, lp, iters, base)?;
+            continue;
+        }
         let _ = writeln!(
             b,
             "    if (g == {k}u && i < {n}u) {{ // {} {}",
@@ -156,6 +165,88 @@ pub fn emit(
         },
         elem_bytes: 1,
     })
+}
+
+/// The unsigned OpenCL C type of `t`'s width (wrapping arithmetic without signed overflow).
+fn unsigned(t: &str) -> &'static str {
+    if t.contains("long") { "ulong" } else { "uint" }
+}
+
+/// The body of group `k`, a compare-and-swap loop: per iteration, attempts with
+/// `desired = update(cmp, K)` until one succeeds; a failed attempt's returned value is the
+/// next compare; the next iteration starts from the value stored.
+#[allow(clippy::too_many_arguments)]
+fn emit_loop(
+    b: &mut String,
+    k: usize,
+    g: &crate::plan::Plan,
+    t: &str,
+    fm: Form,
+    lp: atomcts_reference::concurrent::CasLoop,
+    iters: u32,
+    base: usize,
+) -> Result<(), NotApplicable> {
+    let n = g.items.len();
+    let u = unsigned(t);
+    let kk = literal(t, lp.operand);
+    let update = match lp.update {
+        AtomicOp::Add => format!("as_{t}(({u})cmp + ({u}){kk})"),
+        AtomicOp::Sub => format!("as_{t}(({u})cmp - ({u}){kk})"),
+        AtomicOp::And => format!("cmp & {kk}"),
+        AtomicOp::Or => format!("cmp | {kk}"),
+        AtomicOp::Xor => format!("cmp ^ {kk}"),
+        AtomicOp::Min => format!("min(cmp, {kk})"),
+        AtomicOp::Max => format!("max(cmp, {kk})"),
+        other => {
+            return Err(NotApplicable(format!(
+                "instruction {k}: cas_loop update {} is not emitted",
+                other.name()
+            )));
+        }
+    };
+    let _ = writeln!(
+        b,
+        "    if (g == {k}u && i < {n}u) {{ // cas loop: desired = {} (cmp, {kk}) {t}",
+        lp.update.name()
+    );
+    let _ = writeln!(b, "        {t} cmp = SRC0_{k}[i];");
+    let _ = writeln!(b, "        for (uint it = 0; it < {iters}u; it++) {{");
+    let _ = writeln!(b, "            int attempts = 0;");
+    let _ = writeln!(b, "            for (;;) {{");
+    let _ = writeln!(b, "                const {t} desired = {update};");
+    let _ = writeln!(b, "                attempts++;");
+    match fm {
+        Form::Legacy(name) => {
+            let f = if t.contains("long") {
+                format!("atom_{name}")
+            } else {
+                format!("atomic_{name}")
+            };
+            let p = format!("(volatile __global {t} *)(mem + OFF{k}[i])");
+            let _ = writeln!(b, "                const {t} old = {f}({p}, cmp, desired);");
+            let _ = writeln!(b, "                if (old == cmp) break;");
+            let _ = writeln!(b, "                cmp = old;");
+        }
+        Form::C11(name) => {
+            let p = format!("(volatile __global atomic_{t} *)(mem + OFF{k}[i])");
+            let ord = "memory_order_relaxed";
+            let _ = writeln!(
+                b,
+                "                if (atomic_{name}_explicit({p}, &cmp, desired, {ord}, {ord}, memory_scope_device)) break;"
+            );
+            let _ = writeln!(
+                b,
+                "                // failed: cmp now holds the value the object held"
+            );
+        }
+    }
+    let _ = writeln!(b, "            }}");
+    let _ = writeln!(b, "            ret[{base}u + it * {n}u + i] = (ulong)cmp;");
+    let _ = writeln!(b, "            ok[{base}u + it * {n}u + i] = attempts;");
+    let _ = writeln!(b, "            cmp = {update};");
+    let _ = writeln!(b, "        }}");
+    let _ = writeln!(b, "    }}");
+    Ok(())
 }
 
 /// The work-group size of a concurrent launch: the largest instruction's lanes.
