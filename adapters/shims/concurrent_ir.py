@@ -202,8 +202,12 @@ def run_concurrent(req):
         t.start()
     for t in threads:
         t.join()
-    return {"outcome": "concurrent", "memory": mem.answer(), "returned": returned, "ok": oks,
-            "attempts": attempts}
+    ans = {"outcome": "concurrent", "memory": mem.answer(), "returned": returned, "ok": oks,
+           "attempts": attempts}
+    if os.environ.get("CONCURRENT_IR_DUMP"):
+        with open(os.environ["CONCURRENT_IR_DUMP"], "w") as f:
+            json.dump({"request": req, "answer": ans}, f)
+    return ans
 
 
 def main():

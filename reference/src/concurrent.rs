@@ -245,6 +245,63 @@ pub fn fold_if_commuting(init: u64, threads: &[Vec<(OpStep, Observed)>]) -> Opti
     fold(init)
 }
 
+/// The low bits of the value that never decrease in any order of these operations, when
+/// there are such bits: integer adds of non-negative increments (and increments) that cannot
+/// carry out of those bits, beside and/or/xor on pairwise disjoint fields above them (failed
+/// compare-exchanges and operations that change nothing aside). Then the low bits count the
+/// increments applied so far, and a step observed to return a value whose low bits are below
+/// the current ones can never run: [`check_threads`] prunes such states at once.
+pub fn monotone_field(init: u64, threads: &[Vec<(OpStep, Observed)>]) -> Option<u64> {
+    let ops: Vec<&OpStep> = threads
+        .iter()
+        .flatten()
+        .filter(|(s, o)| !is_identity(s) && !(s.op == AtomicOp::Cas && o.success == Some(false)))
+        .map(|(s, _)| s)
+        .collect();
+    let first = ops.first()?;
+    let ty = first.ty;
+    if ty.float_format().is_some()
+        || ty == DataType::F16x2
+        || !ops.iter().all(|s| s.ty == ty && s.env == first.env)
+    {
+        return None;
+    }
+    let w = mask(ty.bits());
+    let bitwise = |op: AtomicOp| matches!(op, AtomicOp::And | AtomicOp::Or | AtomicOp::Xor);
+    if !ops
+        .iter()
+        .all(|s| bitwise(s.op) || matches!(s.op, AtomicOp::Add | AtomicOp::Inc))
+    {
+        return None;
+    }
+    let mut fields: BTreeMap<AtomicOp, u64> = BTreeMap::new();
+    for s in ops.iter().filter(|s| bitwise(s.op)) {
+        let region = match s.op {
+            AtomicOp::And => !s.src[0] & w,
+            _ => s.src[0] & w,
+        };
+        *fields.entry(s.op).or_insert(0) |= region;
+    }
+    let regions: Vec<u64> = fields.values().copied().collect();
+    for (i, a) in regions.iter().enumerate() {
+        if regions[i + 1..].iter().any(|b| a & b != 0) {
+            return None;
+        }
+    }
+    let all_bits = regions.iter().fold(0u64, |m, r| m | r);
+    let lo = if all_bits == 0 {
+        ty.bits()
+    } else {
+        all_bits.trailing_zeros()
+    };
+    let low = mask(lo);
+    let mut sum = init & low;
+    for s in ops.iter().filter(|s| !bitwise(s.op)) {
+        sum = sum.checked_add(if s.op == AtomicOp::Inc { 1 } else { s.src[0] & w })?;
+    }
+    (lo > 0 && sum <= low).then_some(low)
+}
+
 /// Whether `op` leaves every memory value unchanged: a bitwise compare-exchange whose new
 /// value is its comparand, or an integer add, subtract, or, xor of zero.
 pub fn is_identity(op: &OpStep) -> bool {
@@ -281,6 +338,8 @@ struct Search<'a> {
     longest: Vec<usize>,
     final_value: Option<u64>,
     eq: &'a (dyn Fn(u64, u64) -> bool + Sync),
+    /// [`monotone_field`] of the history, if any.
+    monotone: Option<u64>,
 }
 
 /// Whether some order of all steps of all threads, each thread's steps in order, produces every
@@ -315,6 +374,7 @@ pub fn check_threads(
         })
         .collect();
     let threads = &split;
+    let monotone = monotone_field(init, threads);
     let total: usize = threads.iter().map(Vec::len).sum();
     if total > MAX_SEARCHED {
         return Ok(Verdict::Undecided { explored: 0 });
@@ -355,6 +415,7 @@ pub fn check_threads(
         longest: Vec::new(),
         final_value,
         eq,
+        monotone,
     };
     let found = if total <= 64 {
         search.dfs(init)?
@@ -486,6 +547,18 @@ impl Search<'_> {
         self.explored += 1;
         if self.explored > self.budget {
             return Ok(Found::OutOfBudget);
+        }
+        if let Some(low) = self.monotone {
+            // A ready step that must read a value the monotone bits have passed never runs.
+            let passed = self.ready().into_iter().any(|(k, l)| {
+                self.classes[k][l as usize]
+                    .1
+                    .ret
+                    .is_some_and(|r| r & low < value & low)
+            });
+            if passed {
+                return Ok(Found::No);
+            }
         }
         for (k, l) in self.ready() {
             let (op, obs) = self.classes[k][l as usize].clone();
