@@ -1393,4 +1393,187 @@ mod tests {
         let v = check_threads(0, &threads, Some(1000), &bits, 50).unwrap();
         assert_eq!(v, Verdict::Undecided { explored: 51 });
     }
+
+    fn sass_state(lanes: u32, regs: &[(&str, u64)], mem: u64) -> State {
+        let mut s = State::new(lanes);
+        for (r, v) in regs {
+            s.regs.insert(
+                (*r).into(),
+                crate::state::Reg {
+                    ty: crate::types::ElemType::B32,
+                    elems: vec![*v; lanes as usize],
+                },
+            );
+        }
+        s.global.alloc(0x1000, 4).unwrap();
+        s.global.write(0x1000, 4, mem);
+        s
+    }
+
+    #[test]
+    fn cas_loops_run_serially_and_are_judged_as_updates_at_the_value_read() {
+        use crate::program::Dialect;
+        let profile = Profile::default();
+        let cas = Program::parse(Dialect::Sass, "ATOM.CAS.32 R0, [R2], R4, R5").unwrap();
+        let add = Program::parse(Dialect::Sass, "ATOM.ADD R0, [R2], R4").unwrap();
+        // The first compare (R4 = 5) is stale: every lane's first attempt fails once.
+        let s_cas = sass_state(2, &[("R2", 0x1000), ("R4", 5), ("R5", 0)], 0);
+        let s_add = sass_state(2, &[("R2", 0x1000), ("R4", 1)], 0);
+        let parts = [
+            Part {
+                program: &cas,
+                state: &s_cas,
+                iterations: 3,
+                cas_loop: Some(CasLoop {
+                    update: AtomicOp::Add,
+                    operand: 3,
+                }),
+            },
+            Part {
+                program: &add,
+                state: &s_add,
+                iterations: 3,
+                cas_loop: None,
+            },
+        ];
+        let lowered = lower_all(&parts, &profile).unwrap();
+        let serial = execute_serial(&parts, &profile, &crate::exec::execute)
+            .unwrap()
+            .unwrap();
+        // 6 successes adding 3 and 6 adds of 1.
+        assert_eq!(serial.states[0].global.read(0x1000, 4), Some(24));
+        assert_eq!(serial.attempts[0][0], vec![2, 2]);
+        assert_eq!(serial.attempts[1][2], vec![1, 1]);
+        // Iteration 0: lane 0 reads 0 (fails on 5), swaps 0 -> 3; lane 1 reads 3, swaps to 6.
+        assert_eq!(serial.returned[0][0][0].ret, Some(0));
+        assert_eq!(serial.returned[0][0][1].ret, Some(3));
+        // Rd holds the last success's value, R4/R5 stay as given.
+        assert_eq!(serial.states[0].elem("R4", 0), Some(5));
+        let judge_with = |fin: u64, ret: &[Vec<Vec<Observed>>], att: &[Vec<Vec<u32>>]| {
+            let mut observed = serial.states.clone();
+            for st in &mut observed {
+                st.global.write(0x1000, 4, fin);
+            }
+            judge(&parts, &lowered, &serial, &observed, Some(ret), Some(att), 1_000_000).unwrap()
+        };
+        let (ret, att) = (serial.returned.clone(), serial.attempts.clone());
+        assert_eq!(judge_with(24, &ret, &att), Judgement::Pass);
+        // A lost update: the fold of add 3 x 6 and add 1 x 6 says 24 in every order.
+        assert!(matches!(judge_with(21, &ret, &att), Judgement::Fail(_)));
+        // A success whose returned value no order gives (two lanes swapping at one value).
+        let mut twice = ret.clone();
+        twice[0][0][1].ret = Some(0);
+        assert!(matches!(judge_with(24, &twice, &att), Judgement::Fail(_)));
+        // One attempt, but its value is not the compare it was given (5).
+        let mut once = att.clone();
+        once[0][0][0] = 1;
+        match judge_with(24, &ret, &once) {
+            Judgement::Fail(m) => assert!(m[0].why.contains("only attempt"), "{m:?}"),
+            other => panic!("{other:?}"),
+        }
+        // A failed first attempt must see another value than its compare: with compare 0 and
+        // returned 0 after two attempts, the strong compare-and-swap cannot have failed.
+        let s0 = sass_state(1, &[("R2", 0x1000), ("R4", 0), ("R5", 0)], 0);
+        let solo = [Part {
+            program: &cas,
+            state: &s0,
+            iterations: 1,
+            cas_loop: Some(CasLoop {
+                update: AtomicOp::Add,
+                operand: 3,
+            }),
+        }];
+        let lowered = lower_all(&solo, &profile).unwrap();
+        let serial = execute_serial(&solo, &profile, &crate::exec::execute)
+            .unwrap()
+            .unwrap();
+        assert_eq!(serial.attempts[0][0], vec![1]);
+        let mut observed = serial.states.clone();
+        observed[0].global.write(0x1000, 4, 3);
+        let ret = vec![vec![vec![Observed {
+            ret: Some(0),
+            success: Some(true),
+        }]]];
+        let v = judge(&solo, &lowered, &serial, &observed, Some(&ret), Some(&[vec![vec![2]]]), 1000).unwrap();
+        assert!(matches!(v, Judgement::Fail(_)), "{v:?}");
+        let v = judge(&solo, &lowered, &serial, &observed, Some(&ret), Some(&[vec![vec![1]]]), 1000).unwrap();
+        assert_eq!(v, Judgement::Pass);
+        // Zero attempts is never an iteration.
+        let v = judge(&solo, &lowered, &serial, &observed, Some(&ret), Some(&[vec![vec![0]]]), 1000).unwrap();
+        assert!(matches!(v, Judgement::Fail(_)), "{v:?}");
+    }
+
+    #[test]
+    fn loops_need_an_integer_compare_and_swap() {
+        use crate::program::Dialect;
+        let profile = Profile::default();
+        let add = Program::parse(Dialect::Sass, "ATOM.ADD R0, [R2], R4").unwrap();
+        let s = sass_state(1, &[("R2", 0x1000), ("R4", 1)], 0);
+        let lp = CasLoop {
+            update: AtomicOp::Or,
+            operand: 1,
+        };
+        let parts = [Part {
+            program: &add,
+            state: &s,
+            iterations: 1,
+            cas_loop: Some(lp),
+        }];
+        let e = lower_all(&parts, &profile).unwrap_err().to_string();
+        assert!(e.contains("cas_loop needs a compare-and-swap"), "{e}");
+        let cas = Program::parse(Dialect::Sass, "ATOM.CAS.32 R0, [R2], R4, R5").unwrap();
+        let s = sass_state(1, &[("R2", 0x1000), ("R4", 0), ("R5", 0)], 0);
+        for (lp, why) in [
+            (
+                CasLoop {
+                    update: AtomicOp::Exch,
+                    operand: 1,
+                },
+                "is not one of",
+            ),
+            (
+                CasLoop {
+                    update: AtomicOp::Add,
+                    operand: 1 << 32,
+                },
+                "wider than the 32-bit type",
+            ),
+        ] {
+            let parts = [Part {
+                program: &cas,
+                state: &s,
+                iterations: 1,
+                cas_loop: Some(lp),
+            }];
+            let e = lower_all(&parts, &profile).unwrap_err().to_string();
+            assert!(e.contains(why), "{e}");
+        }
+    }
+
+    #[test]
+    fn monotone_bits_prune_reads_of_passed_values() {
+        // Adds of 1 with a bit-20 xor: the low 20 bits only grow.
+        let t = [
+            vec![(op(AtomicOp::Add, 1), Observed::default()); 4],
+            vec![(op(AtomicOp::Xor, 1 << 20), ret(2))],
+        ];
+        assert_eq!(monotone_field(0, &t), Some(mask(20)));
+        // Subtracting, or adds that can carry into the xor's bit, are not monotone.
+        let sub = [vec![(op(AtomicOp::Sub, 1), Observed::default())]];
+        assert_eq!(monotone_field(0, &sub), None);
+        assert_eq!(monotone_field(mask(20), &t), None);
+        // The xor must read 2: after 3 adds it never can; after 2 it can.
+        assert!(matches!(
+            check_threads(0, &t, Some(4 | 1 << 20), &bits, 1000).unwrap(),
+            Verdict::Pass { .. }
+        ));
+        let late = [
+            vec![(op(AtomicOp::Add, 1), Observed::default()); 4],
+            vec![(op(AtomicOp::Xor, 1 << 20), ret(9))],
+        ];
+        assert!(matches!(
+            check_threads(0, &late, Some(4 | 1 << 20), &bits, 1000).unwrap(),
+            Verdict::Fail { .. }
+        ));
+    }
 }
