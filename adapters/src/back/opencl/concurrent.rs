@@ -323,4 +323,58 @@ mod tests {
         );
         assert_eq!(legacy.options, "");
     }
+
+    #[test]
+    fn cas_loops_are_real_retry_loops_and_other_back_ends_can_refuse_them() {
+        let mut a = state(2, 0);
+        a.regs.insert(
+            "R5".into(),
+            Reg {
+                ty: ElemType::B32,
+                elems: vec![0; 2],
+            },
+        );
+        let b = state(2, 1);
+        let la = lower("ATOM.CAS.32 R0, [R2], R4, R5", &a);
+        let lb = lower("ATOM.ADD R0, [R2], R4", &b);
+        let mut cp = ConcurrentPlan::new(&[la, lb], &[a, b], &[4, 4]).unwrap();
+        assert!(cp.require_no_loops().is_ok());
+        cp.loops[0] = Some(atomcts_reference::concurrent::CasLoop {
+            update: AtomicOp::Add,
+            operand: 3,
+        });
+        let why = cp.require_no_loops().unwrap_err().0;
+        assert!(why.contains("instruction 0 is a compare-and-swap loop"), "{why}");
+        let c11 = Features {
+            int64_base: true,
+            int64_extended: true,
+            c11: true,
+        };
+        let k = emit(&cp, &c11, super::super::emit::Plant::None, "t").unwrap();
+        let src = &k.source;
+        assert!(src.contains("for (;;) {"), "{src}");
+        assert!(
+            src.contains("const uint desired = as_uint((uint)cmp + (uint)0x00000003u);"),
+            "{src}"
+        );
+        assert!(
+            src.contains("if (atomic_compare_exchange_strong_explicit((volatile __global atomic_uint *)(mem + OFF0[i]), &cmp, desired"),
+            "{src}"
+        );
+        assert!(src.contains("ok[0u + it * 2u + i] = attempts;"), "{src}");
+        assert_eq!(k.options, "-cl-std=CL3.0");
+        let legacy = emit(
+            &cp,
+            &Features::default(),
+            super::super::emit::Plant::None,
+            "t",
+        )
+        .unwrap()
+        .source;
+        assert!(
+            legacy.contains("const uint old = atomic_cmpxchg((volatile __global uint *)(mem + OFF0[i]), cmp, desired);"),
+            "{legacy}"
+        );
+        assert!(legacy.contains("if (old == cmp) break;"), "{legacy}");
+    }
 }
