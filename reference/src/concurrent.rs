@@ -745,7 +745,11 @@ pub fn execute_serial(
             } else {
                 match p.program.lower(st, profile)? {
                     // A loop computes its operands itself: only the addresses must stay.
-                    Lowering::Run(_) if p.cas_loop.is_some() => lowered[k].clone(),
+                    Lowering::Run(l)
+                        if p.cas_loop.is_some() && same_addresses(&l, &lowered[k]) =>
+                    {
+                        lowered[k].clone()
+                    }
                     Lowering::Run(l) if same_accesses(&l, &lowered[k]) => l,
                     _ => {
                         return Err(ModelError::BadState(format!(
@@ -850,6 +854,19 @@ pub fn finish_loop_lane(st: &mut State, dst: &Dest, c: u64) -> Result<(), ModelE
         }
     }
     Ok(())
+}
+
+fn same_addresses(a: &Lowered, b: &Lowered) -> bool {
+    match (&a.instr, &b.instr) {
+        (Instr::Mem(x), Instr::Mem(y)) => {
+            x.accesses.len() == y.accesses.len()
+                && x.accesses
+                    .iter()
+                    .zip(&y.accesses)
+                    .all(|(p, q)| p.addr == q.addr && p.lane == q.lane)
+        }
+        _ => false,
+    }
 }
 
 fn same_accesses(a: &Lowered, b: &Lowered) -> bool {
