@@ -95,7 +95,12 @@ impl CasLoop {
     }
 
     /// `f(compare)`: the value an attempt with this compare stores when it succeeds.
-    pub fn new_value(&self, ty: DataType, env: crate::ir::Env, compare: u64) -> Result<u64, ModelError> {
+    pub fn new_value(
+        &self,
+        ty: DataType,
+        env: crate::ir::Env,
+        compare: u64,
+    ) -> Result<u64, ModelError> {
         self.step(ty, env)
             .step(compare)?
             .first()
@@ -297,7 +302,11 @@ pub fn monotone_field(init: u64, threads: &[Vec<(OpStep, Observed)>]) -> Option<
     let low = mask(lo);
     let mut sum = init & low;
     for s in ops.iter().filter(|s| !bitwise(s.op)) {
-        sum = sum.checked_add(if s.op == AtomicOp::Inc { 1 } else { s.src[0] & w })?;
+        sum = sum.checked_add(if s.op == AtomicOp::Inc {
+            1
+        } else {
+            s.src[0] & w
+        })?;
     }
     (lo > 0 && sum <= low).then_some(low)
 }
@@ -695,7 +704,11 @@ pub fn check_loop(k: usize, m: &MemInstr, lp: CasLoop) -> Result<(), ModelError>
         return bad(format!(
             "cas_loop update `{}` is not one of {}",
             lp.update.name(),
-            LOOP_UPDATES.iter().map(|u| u.name()).collect::<Vec<_>>().join(", ")
+            LOOP_UPDATES
+                .iter()
+                .map(|u| u.name())
+                .collect::<Vec<_>>()
+                .join(", ")
         ));
     }
     if lp.operand & !mask(m.ty.bits()) != 0 {
@@ -745,9 +758,7 @@ pub fn execute_serial(
             } else {
                 match p.program.lower(st, profile)? {
                     // A loop computes its operands itself: only the addresses must stay.
-                    Lowering::Run(l)
-                        if p.cas_loop.is_some() && same_addresses(&l, &lowered[k]) =>
-                    {
+                    Lowering::Run(l) if p.cas_loop.is_some() && same_addresses(&l, &lowered[k]) => {
                         lowered[k].clone()
                     }
                     Lowering::Run(l) if same_accesses(&l, &lowered[k]) => l,
@@ -1089,7 +1100,10 @@ pub fn judge(
                     }]))
                 };
                 let known = match (count, first) {
-                    (Some(0), _) => return why("an iteration ends with one successful attempt, so it makes at least one".into()),
+                    (Some(0), _) => return why(
+                        "an iteration ends with one successful attempt, so it makes at least one"
+                            .into(),
+                    ),
                     (Some(1), Some(c)) => {
                         if r.is_some_and(|r| r != c) {
                             return why(format!(
@@ -1471,7 +1485,16 @@ mod tests {
             for st in &mut observed {
                 st.global.write(0x1000, 4, fin);
             }
-            judge(&parts, &lowered, &serial, &observed, Some(ret), Some(att), 1_000_000).unwrap()
+            judge(
+                &parts,
+                &lowered,
+                &serial,
+                &observed,
+                Some(ret),
+                Some(att),
+                1_000_000,
+            )
+            .unwrap()
         };
         let (ret, att) = (serial.returned.clone(), serial.attempts.clone());
         assert_eq!(judge_with(24, &ret, &att), Judgement::Pass);
@@ -1511,12 +1534,39 @@ mod tests {
             ret: Some(0),
             success: Some(true),
         }]]];
-        let v = judge(&solo, &lowered, &serial, &observed, Some(&ret), Some(&[vec![vec![2]]]), 1000).unwrap();
+        let v = judge(
+            &solo,
+            &lowered,
+            &serial,
+            &observed,
+            Some(&ret),
+            Some(&[vec![vec![2]]]),
+            1000,
+        )
+        .unwrap();
         assert!(matches!(v, Judgement::Fail(_)), "{v:?}");
-        let v = judge(&solo, &lowered, &serial, &observed, Some(&ret), Some(&[vec![vec![1]]]), 1000).unwrap();
+        let v = judge(
+            &solo,
+            &lowered,
+            &serial,
+            &observed,
+            Some(&ret),
+            Some(&[vec![vec![1]]]),
+            1000,
+        )
+        .unwrap();
         assert_eq!(v, Judgement::Pass);
         // Zero attempts is never an iteration.
-        let v = judge(&solo, &lowered, &serial, &observed, Some(&ret), Some(&[vec![vec![0]]]), 1000).unwrap();
+        let v = judge(
+            &solo,
+            &lowered,
+            &serial,
+            &observed,
+            Some(&ret),
+            Some(&[vec![vec![0]]]),
+            1000,
+        )
+        .unwrap();
         assert!(matches!(v, Judgement::Fail(_)), "{v:?}");
     }
 

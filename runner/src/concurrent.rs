@@ -247,7 +247,10 @@ pub fn run_case(
         if let (Some((lp, at)), atomcts_reference::ir::Instr::Mem(m)) = (&i.cas_loop, &l.instr)
             && let Err(e) = concurrent::check_loop(k, m, *lp)
         {
-            return error(r, format!("{}:{}:{}: {e}", at.file.display(), at.line, at.col));
+            return error(
+                r,
+                format!("{}:{}:{}: {e}", at.file.display(), at.line, at.col),
+            );
         }
     }
     let reference = match concurrent::execute_serial(

@@ -344,7 +344,10 @@ mod tests {
             operand: 3,
         });
         let why = cp.require_no_loops().unwrap_err().0;
-        assert!(why.contains("instruction 0 is a compare-and-swap loop"), "{why}");
+        assert!(
+            why.contains("instruction 0 is a compare-and-swap loop"),
+            "{why}"
+        );
         let c11 = Features {
             int64_base: true,
             int64_extended: true,

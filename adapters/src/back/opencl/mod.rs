@@ -227,8 +227,8 @@ impl Adapter for OpenClAdapter {
             .map_err(|e| self.err(AdapterErrorKind::NotApplicable(e)))?;
         let states: Vec<atomcts_reference::State> =
             r.instrs.iter().map(|i| i.state.clone()).collect();
-        let cp = crate::plan::ConcurrentPlan::for_request(r, &lowered)
-            .map_err(|e| self.err(na(e)))?;
+        let cp =
+            crate::plan::ConcurrentPlan::for_request(r, &lowered).map_err(|e| self.err(na(e)))?;
         let kernel =
             concurrent::emit(&cp, &self.features, self.plant, r.id).map_err(|e| self.err(na(e)))?;
         let local = concurrent::local_size(&cp);
