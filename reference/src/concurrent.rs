@@ -142,7 +142,7 @@ pub fn fold_if_commuting(init: u64, threads: &[Vec<(OpStep, Observed)>]) -> Opti
     let ops: Vec<&OpStep> = threads
         .iter()
         .flatten()
-        .filter(|(s, o)| !is_identity(s) && !(s.op == AtomicOp::Cas && o.success == Some(false)))
+        .filter(|(s, o)| !changes_nothing(s, o))
         .map(|(s, _)| s)
         .collect();
     let Some(first) = ops.first() else {
@@ -260,7 +260,7 @@ pub fn monotone_field(init: u64, threads: &[Vec<(OpStep, Observed)>]) -> Option<
     let ops: Vec<&OpStep> = threads
         .iter()
         .flatten()
-        .filter(|(s, o)| !is_identity(s) && !(s.op == AtomicOp::Cas && o.success == Some(false)))
+        .filter(|(s, o)| !changes_nothing(s, o))
         .map(|(s, _)| s)
         .collect();
     let first = ops.first()?;
@@ -309,6 +309,12 @@ pub fn monotone_field(init: u64, threads: &[Vec<(OpStep, Observed)>]) -> Option<
         })?;
     }
     (lo > 0 && sum <= low).then_some(low)
+}
+
+/// Whether a step leaves memory as it is wherever it runs: [`is_identity`], or a
+/// compare-exchange observed to fail (a read: a loop's failed attempt).
+fn changes_nothing(s: &OpStep, o: &Observed) -> bool {
+    is_identity(s) || (s.op == AtomicOp::Cas && o.success == Some(false))
 }
 
 /// Whether `op` leaves every memory value unchanged: a bitwise compare-exchange whose new

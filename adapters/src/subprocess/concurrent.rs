@@ -308,4 +308,51 @@ mod tests {
             json!({"memory": {"global": [{"base": "0x200", "bytes": "00"}]}, "returned": [[]]});
         assert!(concurrent_answer(&r, &lowered, &moved).is_err());
     }
+
+    #[test]
+    fn loop_answers_need_attempts_per_iteration_and_lane() {
+        let mut s = State::new(2);
+        for (r, v) in [("R2", 0x100), ("R4", 0), ("R5", 0)] {
+            s.regs.insert(
+                r.into(),
+                Reg {
+                    ty: ElemType::B32,
+                    elems: vec![v, v],
+                },
+            );
+        }
+        s.global.alloc(0x100, 4).unwrap();
+        let profile = Profile::default();
+        let instrs = [ConcurrentInstr {
+            asm: "ATOM.CAS.32 R0, [R2], R4, R5",
+            state: &s,
+            iterations: 1,
+            cas_loop: Some(atomcts_reference::concurrent::CasLoop {
+                update: atomcts_reference::ir::AtomicOp::Add,
+                operand: 1,
+            }),
+        }];
+        let r = ConcurrentRequest {
+            id: "x",
+            dialect: Dialect::Sass,
+            instrs: &instrs,
+            profile: &profile,
+        };
+        assert!(r.has_loops());
+        let (_, lowered) = r.lowered().unwrap();
+        let memory = json!({"global": [{"base": "0x100", "bytes": "02000000"}], "shared": []});
+        let answer = json!({"memory": memory, "returned": [[["0x0", "0x1"]]],
+            "attempts": [[[1, 2]]]});
+        let o = concurrent_answer(&r, &lowered, &answer).unwrap();
+        assert_eq!(o.attempts, Some(vec![vec![vec![1, 2]]]));
+        assert_eq!(o.states[0].elem("R0", 1), Some(1));
+        for bad in [
+            json!({"memory": memory, "returned": [[["0x0", "0x1"]]]}),
+            json!({"memory": memory, "returned": [[["0x0", "0x1"]]], "attempts": [[[1]]]}),
+            json!({"memory": memory, "returned": [[["0x0", "0x1"]]], "attempts": [[[1, -1]]]}),
+        ] {
+            let e = concurrent_answer(&r, &lowered, &bad).unwrap_err();
+            assert!(e.contains("attempts"), "{e}");
+        }
+    }
 }
