@@ -17,6 +17,8 @@ A compare-and-swap loop (`cas_loop` in a request's instruction, capability `cas_
 a real retry loop in its lane's thread: every attempt is one compare-and-swap (under the `cas`
 lock) with desired = update(compare, operand); a failed attempt's returned value is the next
 compare; an iteration reports its successful attempt's value and its number of attempts.
+CONCURRENT_IR_DUMP=FILE: write each concurrent request and its answer to FILE (to replay a
+failure the checker reported).
 """
 import json
 import os
