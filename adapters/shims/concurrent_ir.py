@@ -12,6 +12,13 @@ makes a lost update rare (p = 0.001: a race that shows up about once in a thousa
 CONCURRENT_IR_LOCKS=global (default): one lock for every operation: correct.
 CONCURRENT_IR_LOCKS=per_op: a lock per kind of operation (add, exch, ...): each kind is atomic
 with respect to itself only, the bug the concurrent cases exist to catch.
+
+A compare-and-swap loop (`cas_loop` in a request's instruction, capability `cas_loop`) runs as
+a real retry loop in its lane's thread: every attempt is one compare-and-swap (under the `cas`
+lock) with desired = update(compare, operand); a failed attempt's returned value is the next
+compare; an iteration reports its successful attempt's value and its number of attempts.
+CONCURRENT_IR_DUMP=FILE: write each concurrent request and its answer to FILE (to replay a
+failure the checker reported).
 """
 import json
 import os
@@ -127,6 +134,29 @@ def rmw(mem, ins, a, yield_inside):
     return ret, ok
 
 
+def update(op, ty, cmp, k):
+    """desired = op(cmp, k): a cas_loop's update (FORMAT.md, "Compare-and-swap loops")."""
+    return apply(op, ty, cmp, k, 0)[0]
+
+
+def cas_loop(mem, ins, a, lp, iterations, returned, attempts, k, j):
+    """One lane's retry loop; returns nothing, fills returned[k][it][j] and attempts[k][it][j]."""
+    op, operand = lp["update"], int(lp["operand"], 16)
+    cmp = int(a["src"][0], 16)
+    for it in range(iterations):
+        n = 0
+        while True:
+            n += 1
+            desired = update(op, ins["type"], cmp, operand)
+            ret, ok = rmw(mem, ins, dict(a, src=[hex(cmp), hex(desired)]), True)
+            if ok:
+                break
+            cmp = ret
+        returned[k][it][j] = hex(cmp)
+        attempts[k][it][j] = n
+        cmp = update(op, ins["type"], cmp, operand)
+
+
 def run(req):
     mem = Memory(req["state"]["memory"])
     ins = req["lowered"]["instr"]
@@ -152,12 +182,18 @@ def run_concurrent(req):
                 for ins, i in zip(instrs, req["instrs"])]
     oks = [[[True] * len(ins["accesses"]) for _ in range(i["iterations"])]
            for ins, i in zip(instrs, req["instrs"])]
+    attempts = [[[1] * len(ins["accesses"]) for _ in range(i["iterations"])]
+                for ins, i in zip(instrs, req["instrs"])]
     jobs = [(k, j) for k, ins in enumerate(instrs) for j in range(len(ins["accesses"]))]
     start = threading.Barrier(len(jobs))
 
     def lane(k, j):
         ins, a = instrs[k], instrs[k]["accesses"][j]
         start.wait()
+        lp = req["instrs"][k].get("cas_loop")
+        if lp is not None:
+            cas_loop(mem, ins, a, lp, req["instrs"][k]["iterations"], returned, attempts, k, j)
+            return
         for it in range(req["instrs"][k]["iterations"]):
             r, ok = rmw(mem, ins, a, True)
             returned[k][it][j] = hex(r)
@@ -168,7 +204,12 @@ def run_concurrent(req):
         t.start()
     for t in threads:
         t.join()
-    return {"outcome": "concurrent", "memory": mem.answer(), "returned": returned, "ok": oks}
+    ans = {"outcome": "concurrent", "memory": mem.answer(), "returned": returned, "ok": oks,
+           "attempts": attempts}
+    if os.environ.get("CONCURRENT_IR_DUMP"):
+        with open(os.environ["CONCURRENT_IR_DUMP"], "w") as f:
+            json.dump({"request": req, "answer": ans}, f)
+    return ans
 
 
 def main():
@@ -177,7 +218,7 @@ def main():
         if req.get("type") == "hello":
             ans = {"type": "hello", "protocol": "atomcts-adapter", "version": 2,
                    "level": "semantic", "name": "concurrent-ir-" + MODE,
-                   "capabilities": ["concurrent"]}
+                   "capabilities": ["concurrent", "cas_loop"]}
         else:
             try:
                 ans = run_concurrent(req) if req.get("type") == "run_concurrent" else run(req)

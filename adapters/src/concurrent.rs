@@ -4,7 +4,7 @@
 //! allowed serialization ([`serial`]).
 
 use crate::{AdapterError, AdapterErrorKind};
-use atomcts_reference::concurrent::{self, Part};
+use atomcts_reference::concurrent::{self, CasLoop, Part};
 use atomcts_reference::error::ModelError;
 use atomcts_reference::ir::{Instr, Lowered};
 use atomcts_reference::outcome::Outcome;
@@ -22,6 +22,12 @@ pub struct ConcurrentInstr<'a> {
     pub state: &'a State,
     /// How many times each of its lanes runs it, in a loop (at least 1).
     pub iterations: u32,
+    /// For a compare-and-swap: each iteration retries until it succeeds, the compare being
+    /// the value the previous attempt returned and the new value `update(compare, operand)`
+    /// (FORMAT.md, "Compare-and-swap loops"). An adapter that runs it reports the successful
+    /// attempt's returned value per iteration and the attempts in
+    /// [`ConcurrentObservation::attempts`].
+    pub cas_loop: Option<CasLoop>,
 }
 
 /// A concurrent case to run.
@@ -44,8 +50,12 @@ pub struct ConcurrentObservation {
     /// holds the final shared memory.
     pub states: Vec<State>,
     /// Where the implementation reports them: per instruction, per iteration, per access of
-    /// the lowered instruction, the value returned (and a compare-exchange's success).
+    /// the lowered instruction, the value returned (and a compare-exchange's success). For a
+    /// compare-and-swap loop: the value its successful attempt returned.
     pub returned: Option<Vec<Vec<Vec<Observed>>>>,
+    /// Where the implementation reports them: per instruction, per iteration, per access, how
+    /// many attempts a compare-and-swap loop made (1 for any other instruction).
+    pub attempts: Option<Vec<Vec<Vec<u32>>>>,
 }
 
 impl ConcurrentRequest<'_> {
@@ -80,8 +90,14 @@ impl ConcurrentRequest<'_> {
                 program,
                 state: i.state,
                 iterations: i.iterations,
+                cas_loop: i.cas_loop,
             })
             .collect()
+    }
+
+    /// Whether any instruction is a compare-and-swap loop.
+    pub fn has_loops(&self) -> bool {
+        self.instrs.iter().any(|i| i.cas_loop.is_some())
     }
 }
 
@@ -102,6 +118,7 @@ pub fn serial(
         Ok(Ok(s)) => Ok(ConcurrentObservation {
             states: s.states,
             returned: Some(s.returned),
+            attempts: Some(s.attempts),
         }),
         Ok(Err(other)) => Err(err(AdapterErrorKind::Model(format!(
             "a concurrent instruction did not complete ({})",
@@ -128,4 +145,18 @@ pub fn observed_of(lowered: &Lowered, old: &[u64], ok: &[bool]) -> Vec<Observed>
                 .filter(|_| m.op == atomcts_reference::ir::AtomicOp::Cas),
         })
         .collect()
+}
+
+/// The registers a compare-and-swap loop leaves after its last iteration, given the values its
+/// last successful attempts returned (`old`, per access): an MSL compare-exchange's `expected`
+/// holds the compare it succeeded with and its result is `true`
+/// ([`concurrent::finish_loop_lane`]); a SASS or vISA destination already holds the value.
+pub fn finish_loops(lowered: &Lowered, state: &mut State, old: &[u64]) -> Result<(), String> {
+    let Instr::Mem(m) = &lowered.instr else {
+        return Ok(());
+    };
+    for (a, c) in m.accesses.iter().zip(old) {
+        concurrent::finish_loop_lane(state, &a.dst, *c).map_err(|e| e.to_string())?;
+    }
+    Ok(())
 }

@@ -45,6 +45,10 @@ impl Adapter for FastAdapter {
         crate::concurrent::serial("fast", r, &atomcts_fast::execute)
     }
 
+    fn runs_cas_loops(&self) -> bool {
+        true
+    }
+
     fn run(&mut self, r: &Request<'_>) -> Result<Observation, AdapterError> {
         let program = match Program::parse(r.dialect, r.asm) {
             Ok(p) => p,

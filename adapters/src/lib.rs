@@ -204,6 +204,13 @@ pub trait Adapter {
             )),
         })
     }
+    /// Whether [`Adapter::run_concurrent`] runs compare-and-swap loops
+    /// ([`concurrent::ConcurrentInstr::cas_loop`]); the runner reports a case with one as not
+    /// applicable to an adapter that does not (never a pass). A back end that builds a
+    /// [`plan::ConcurrentPlan`] says why with [`plan::ConcurrentPlan::require_no_loops`].
+    fn runs_cas_loops(&self) -> bool {
+        false
+    }
     /// How many requests [`Adapter::run_batch`] keeps in flight at once (issue 9): 1 unless
     /// the implementation is pipelined.
     fn window(&self) -> usize {
@@ -245,6 +252,10 @@ impl Adapter for ReferenceAdapter {
         r: &concurrent::ConcurrentRequest<'_>,
     ) -> Result<concurrent::ConcurrentObservation, AdapterError> {
         concurrent::serial(self.name(), r, &atomcts_reference::exec::execute)
+    }
+
+    fn runs_cas_loops(&self) -> bool {
+        true
     }
 
     fn run(&mut self, r: &Request<'_>) -> Result<Observation, AdapterError> {

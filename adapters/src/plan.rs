@@ -606,6 +606,10 @@ pub struct ConcurrentPlan {
     /// FORMAT.md, "Concurrent cases"). On by default; `ATOMCTS_START_LINE=0` turns it off
     /// ([`start_line_from_env`]).
     pub start_line: bool,
+    /// Each instruction's compare-and-swap loop, if any (FORMAT.md, "Compare-and-swap
+    /// loops"): [`ConcurrentPlan::for_request`] fills them; a back end that cannot emit one
+    /// calls [`ConcurrentPlan::require_no_loops`].
+    pub loops: Vec<Option<atomcts_reference::concurrent::CasLoop>>,
 }
 
 /// `ATOMCTS_START_LINE`: `0` or `off` turns the start line of concurrent launches off (the
@@ -701,6 +705,7 @@ impl ConcurrentPlan {
             ));
         }
         Ok(ConcurrentPlan {
+            loops: vec![None; groups.len()],
             groups,
             iterations: iterations.to_vec(),
             global,
@@ -795,6 +800,33 @@ impl ConcurrentPlan {
         let end = (self.image_len() as usize).min(image.len());
         let shared = self.has_local_image().then(|| &image[g..end]);
         self.finish_with(states, &image[..g], shared, old, ok)
+    }
+
+    /// Plans a concurrent request whose instructions the reference lowered to `lowered`:
+    /// [`ConcurrentPlan::new_or_local`] over the request's states and iterations, with its
+    /// compare-and-swap loops and the start line as `ATOMCTS_START_LINE` says.
+    pub fn for_request(
+        r: &crate::concurrent::ConcurrentRequest<'_>,
+        lowered: &[Lowered],
+    ) -> Result<ConcurrentPlan, NotApplicable> {
+        let states: Vec<State> = r.instrs.iter().map(|i| i.state.clone()).collect();
+        let iterations: Vec<u32> = r.instrs.iter().map(|i| i.iterations).collect();
+        let mut cp = ConcurrentPlan::new_or_local(lowered, &states, &iterations)?;
+        cp.loops = r.instrs.iter().map(|i| i.cas_loop).collect();
+        cp.start_line = start_line_from_env();
+        Ok(cp)
+    }
+
+    /// The guard of a back end that emits no compare-and-swap loops: not applicable, with
+    /// the reason, when an instruction has one (its emitted compare-and-swap would run once
+    /// per iteration, which is another program).
+    pub fn require_no_loops(&self) -> Result<(), NotApplicable> {
+        match self.loops.iter().position(Option::is_some) {
+            None => Ok(()),
+            Some(k) => Err(NotApplicable(format!(
+                "instruction {k} is a compare-and-swap loop (cas_loop), which this back end does not emit"
+            ))),
+        }
     }
 
     /// Where group `k`'s returned values start in one flat array laid out

@@ -519,6 +519,11 @@ impl Adapter for SubprocessAdapter {
         self.capabilities.iter().any(|c| c == capability)
     }
 
+    /// The shim says per request (capability `cas_loop`, known after its handshake).
+    fn runs_cas_loops(&self) -> bool {
+        true
+    }
+
     fn run_concurrent(
         &mut self,
         r: &crate::concurrent::ConcurrentRequest<'_>,

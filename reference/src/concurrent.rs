@@ -52,6 +52,67 @@ pub const MAX_SEARCHED: usize = 16_384;
 /// Memoized dead states are dropped past this many bytes (as in [`crate::race`]).
 const MAX_MEMO_BYTES: usize = 256 << 20;
 
+/// The updates a compare-and-swap loop may apply ([`CasLoop::update`]).
+pub const LOOP_UPDATES: &[AtomicOp] = &[
+    AtomicOp::Add,
+    AtomicOp::Sub,
+    AtomicOp::And,
+    AtomicOp::Or,
+    AtomicOp::Xor,
+    AtomicOp::Min,
+    AtomicOp::Max,
+];
+
+/// A compare-and-swap loop (FORMAT.md, "Compare-and-swap loops"): each lane of a concurrent
+/// compare-and-swap instruction retries until its compare-and-swap succeeds, once per
+/// iteration. SASS ATOM `.CAS` returns the old value M and swaps when `M == Rb` (Atomic
+/// Operations table); vISA DWORD_ATOMIC CMPXCHG returns the old value and writes when
+/// `old == src1` (DWORD_ATOMIC_OP table); MSL `atomic_compare_exchange_weak_explicit` returns
+/// whether it swapped and, when it did not, writes the value held into `expected`, and may
+/// fail spuriously. So every attempt returns the value it read: the first attempt of a lane
+/// compares with its given compare operand, every later attempt with the value the previous
+/// attempt returned, and the value stored is always `update(compare, operand)`. An iteration
+/// ends with its first successful attempt; the next iteration's first compare is the value
+/// that success stored (what the lane last knew memory held).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CasLoop {
+    /// `f` in `new = f(compare)`: one of [`LOOP_UPDATES`], on the instruction's type
+    /// (`min`/`max` signed for a signed type).
+    pub update: AtomicOp,
+    /// The update's operand `k`: `new = compare + k`, `compare | k`, `max(compare, k)`, ...
+    pub operand: u64,
+}
+
+impl CasLoop {
+    /// The step a successful attempt amounts to: `update` by `operand` at the value it read.
+    pub fn step(&self, ty: DataType, env: crate::ir::Env) -> OpStep {
+        OpStep {
+            op: self.update,
+            ty,
+            env: crate::ir::Env { weak: false, ..env },
+            src: [self.operand & mask(ty.bits()), 0],
+        }
+    }
+
+    /// `f(compare)`: the value an attempt with this compare stores when it succeeds.
+    pub fn new_value(
+        &self,
+        ty: DataType,
+        env: crate::ir::Env,
+        compare: u64,
+    ) -> Result<u64, ModelError> {
+        self.step(ty, env)
+            .step(compare)?
+            .first()
+            .map(|e| e.new)
+            .ok_or_else(|| crate::internal!("a loop update with no effect"))
+    }
+}
+
+/// Most attempts one lane of the serial execution makes in one iteration: nothing runs
+/// between its attempts, so the second one always succeeds.
+const SERIAL_ATTEMPTS: u32 = 2;
+
 /// The final value every order of these operations produces, if they all commute and none has
 /// an observed returned value; `None` when the operations do not qualify.
 pub fn commutative_final(init: u64, threads: &[Vec<(OpStep, Observed)>]) -> Option<u64> {
@@ -75,13 +136,14 @@ pub fn commutative_final(init: u64, threads: &[Vec<(OpStep, Observed)>]) -> Opti
 /// - one of and, or, xor, min, max alone; or and, or, xor on pairwise disjoint bit fields
 ///   (each kind its own bits) together with adds that never carry into those bits.
 ///
-/// Operations that change no value at all ([`is_identity`]) commute with everything.
+/// Operations that change no value at all ([`is_identity`]) and compare-exchanges observed to
+/// fail (reads: a loop's failed attempts) commute with everything.
 pub fn fold_if_commuting(init: u64, threads: &[Vec<(OpStep, Observed)>]) -> Option<u64> {
     let ops: Vec<&OpStep> = threads
         .iter()
         .flatten()
+        .filter(|(s, o)| !changes_nothing(s, o))
         .map(|(s, _)| s)
-        .filter(|s| !is_identity(s))
         .collect();
     let Some(first) = ops.first() else {
         return Some(init);
@@ -188,6 +250,73 @@ pub fn fold_if_commuting(init: u64, threads: &[Vec<(OpStep, Observed)>]) -> Opti
     fold(init)
 }
 
+/// The low bits of the value that never decrease in any order of these operations, when
+/// there are such bits: integer adds of non-negative increments (and increments) that cannot
+/// carry out of those bits, beside and/or/xor on pairwise disjoint fields above them (failed
+/// compare-exchanges and operations that change nothing aside). Then the low bits count the
+/// increments applied so far, and a step observed to return a value whose low bits are below
+/// the current ones can never run: [`check_threads`] prunes such states at once.
+pub fn monotone_field(init: u64, threads: &[Vec<(OpStep, Observed)>]) -> Option<u64> {
+    let ops: Vec<&OpStep> = threads
+        .iter()
+        .flatten()
+        .filter(|(s, o)| !changes_nothing(s, o))
+        .map(|(s, _)| s)
+        .collect();
+    let first = ops.first()?;
+    let ty = first.ty;
+    if ty.float_format().is_some()
+        || ty == DataType::F16x2
+        || !ops.iter().all(|s| s.ty == ty && s.env == first.env)
+    {
+        return None;
+    }
+    let w = mask(ty.bits());
+    let bitwise = |op: AtomicOp| matches!(op, AtomicOp::And | AtomicOp::Or | AtomicOp::Xor);
+    if !ops
+        .iter()
+        .all(|s| bitwise(s.op) || matches!(s.op, AtomicOp::Add | AtomicOp::Inc))
+    {
+        return None;
+    }
+    let mut fields: BTreeMap<AtomicOp, u64> = BTreeMap::new();
+    for s in ops.iter().filter(|s| bitwise(s.op)) {
+        let region = match s.op {
+            AtomicOp::And => !s.src[0] & w,
+            _ => s.src[0] & w,
+        };
+        *fields.entry(s.op).or_insert(0) |= region;
+    }
+    let regions: Vec<u64> = fields.values().copied().collect();
+    for (i, a) in regions.iter().enumerate() {
+        if regions[i + 1..].iter().any(|b| a & b != 0) {
+            return None;
+        }
+    }
+    let all_bits = regions.iter().fold(0u64, |m, r| m | r);
+    let lo = if all_bits == 0 {
+        ty.bits()
+    } else {
+        all_bits.trailing_zeros()
+    };
+    let low = mask(lo);
+    let mut sum = init & low;
+    for s in ops.iter().filter(|s| !bitwise(s.op)) {
+        sum = sum.checked_add(if s.op == AtomicOp::Inc {
+            1
+        } else {
+            s.src[0] & w
+        })?;
+    }
+    (lo > 0 && sum <= low).then_some(low)
+}
+
+/// Whether a step leaves memory as it is wherever it runs: [`is_identity`], or a
+/// compare-exchange observed to fail (a read: a loop's failed attempt).
+fn changes_nothing(s: &OpStep, o: &Observed) -> bool {
+    is_identity(s) || (s.op == AtomicOp::Cas && o.success == Some(false))
+}
+
 /// Whether `op` leaves every memory value unchanged: a bitwise compare-exchange whose new
 /// value is its comparand, or an integer add, subtract, or, xor of zero.
 pub fn is_identity(op: &OpStep) -> bool {
@@ -224,6 +353,8 @@ struct Search<'a> {
     longest: Vec<usize>,
     final_value: Option<u64>,
     eq: &'a (dyn Fn(u64, u64) -> bool + Sync),
+    /// [`monotone_field`] of the history, if any.
+    monotone: Option<u64>,
 }
 
 /// Whether some order of all steps of all threads, each thread's steps in order, produces every
@@ -258,6 +389,7 @@ pub fn check_threads(
         })
         .collect();
     let threads = &split;
+    let monotone = monotone_field(init, threads);
     let total: usize = threads.iter().map(Vec::len).sum();
     if total > MAX_SEARCHED {
         return Ok(Verdict::Undecided { explored: 0 });
@@ -298,6 +430,7 @@ pub fn check_threads(
         longest: Vec::new(),
         final_value,
         eq,
+        monotone,
     };
     let found = if total <= 64 {
         search.dfs(init)?
@@ -385,14 +518,21 @@ impl Search<'_> {
         'greedy: loop {
             for (k, l) in self.ready() {
                 let (op, obs) = self.classes[k][l as usize].clone();
-                let Some(r) = obs.ret else { continue };
-                if r != value {
-                    continue;
+                // A compare-exchange observed to fail is a read wherever it runs: running it
+                // as soon as it can fail is as good as later (a loop's failed attempt).
+                let failed = op.op == AtomicOp::Cas && obs.success == Some(false);
+                match obs.ret {
+                    Some(r) if r == value => {}
+                    None if failed => {}
+                    _ => continue,
                 }
                 let effects = op.step(value)?;
                 let mut consistent = effects
                     .iter()
-                    .filter(|e| e.ret == r && obs.success.is_none_or(|s| s == e.success))
+                    .filter(|e| {
+                        obs.ret.is_none_or(|r| e.ret == r)
+                            && obs.success.is_none_or(|s| s == e.success)
+                    })
                     .peekable();
                 if consistent.peek().is_some() && consistent.all(|e| e.new == value) {
                     self.advance(k, l, false)?;
@@ -422,6 +562,18 @@ impl Search<'_> {
         self.explored += 1;
         if self.explored > self.budget {
             return Ok(Found::OutOfBudget);
+        }
+        if let Some(low) = self.monotone {
+            // A ready step that must read a value the monotone bits have passed never runs.
+            let passed = self.ready().into_iter().any(|(k, l)| {
+                self.classes[k][l as usize]
+                    .1
+                    .ret
+                    .is_some_and(|r| r & low < value & low)
+            });
+            if passed {
+                return Ok(Found::No);
+            }
         }
         for (k, l) in self.ready() {
             let (op, obs) = self.classes[k][l as usize].clone();
@@ -459,6 +611,8 @@ pub struct Part<'a> {
     pub state: &'a State,
     /// How many times it runs, in a loop (at least 1).
     pub iterations: u32,
+    /// For a compare-and-swap instruction: each iteration retries until it succeeds.
+    pub cas_loop: Option<CasLoop>,
 }
 
 /// What one serialization (or one implementation) did: each instruction's final registers
@@ -468,8 +622,11 @@ pub struct Part<'a> {
 pub struct Serial {
     /// Final states, one per instruction.
     pub states: Vec<State>,
-    /// Returned values `[instruction][iteration][access]`.
+    /// Returned values `[instruction][iteration][access]`; for a [`CasLoop`], the value its
+    /// successful attempt returned.
     pub returned: Vec<Vec<Vec<Observed>>>,
+    /// Attempts `[instruction][iteration][access]`: 1 except in a [`CasLoop`].
+    pub attempts: Vec<Vec<Vec<u32>>>,
 }
 
 /// Lowers every part; an instruction that does not lower to memory accesses (an illegal form,
@@ -508,6 +665,9 @@ pub fn lower_all(parts: &[Part<'_>], profile: &Profile) -> Result<Vec<Lowered>, 
                 "instruction {k} is not a memory operation"
             )));
         };
+        if let Some(lp) = p.cas_loop {
+            check_loop(k, m, lp)?;
+        }
         ops += m.accesses.len() as u64 * u64::from(p.iterations);
         // One serialization copies the state's memory once per iteration.
         let bytes = p.state.global.allocated_bytes() + p.state.shared.allocated_bytes() + 4096;
@@ -527,6 +687,46 @@ pub fn lower_all(parts: &[Part<'_>], profile: &Profile) -> Result<Vec<Lowered>, 
     Ok(out)
 }
 
+/// Whether `m` can run the loop `lp`: a compare-and-swap on an integer type with a bitwise
+/// compare, an update from [`LOOP_UPDATES`] and an operand that fits the type.
+pub fn check_loop(k: usize, m: &MemInstr, lp: CasLoop) -> Result<(), ModelError> {
+    let bad = |why: String| Err(ModelError::BadState(format!("instruction {k}: {why}")));
+    if m.op != AtomicOp::Cas {
+        return bad(format!(
+            "cas_loop needs a compare-and-swap instruction, not {}",
+            m.op.name()
+        ));
+    }
+    if m.ty.float_format().is_some()
+        || m.ty == DataType::F16x2
+        || m.env.compare != crate::ir::Compare::Bitwise
+    {
+        return bad(format!(
+            "cas_loop runs on integer compare-and-swap only, not {} (a float update's rounding is not a loop's to choose)",
+            m.ty.name()
+        ));
+    }
+    if !LOOP_UPDATES.contains(&lp.update) {
+        return bad(format!(
+            "cas_loop update `{}` is not one of {}",
+            lp.update.name(),
+            LOOP_UPDATES
+                .iter()
+                .map(|u| u.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    if lp.operand & !mask(m.ty.bits()) != 0 {
+        return bad(format!(
+            "cas_loop operand {:#x} is wider than the {}-bit type",
+            lp.operand,
+            m.ty.bits()
+        ));
+    }
+    Ok(())
+}
+
 /// Runs the parts in one allowed serialization (iteration `i` of every instruction, in
 /// order, then iteration `i + 1`), with `exec` running one instruction on one state (the
 /// reference's [`crate::exec::execute`] or the fast path). Every iteration must lower to the
@@ -540,6 +740,15 @@ pub fn execute_serial(
     let lowered = lower_all(parts, profile)?;
     let mut states: Vec<State> = parts.iter().map(|p| p.state.clone()).collect();
     let mut returned: Vec<Vec<Vec<Observed>>> = vec![Vec::new(); parts.len()];
+    let mut attempts: Vec<Vec<Vec<u32>>> = vec![Vec::new(); parts.len()];
+    // Each loop lane's next compare: its given compare operand, then what it last stored.
+    let mut compares: Vec<Vec<u64>> = lowered
+        .iter()
+        .map(|l| match &l.instr {
+            Instr::Mem(m) => m.accesses.iter().map(|a| a.src[0]).collect(),
+            _ => Vec::new(),
+        })
+        .collect();
     let rounds = parts.iter().map(|p| p.iterations).max().unwrap_or(0);
     let mut memory = (states[0].global.clone(), states[0].shared.clone());
     for it in 0..rounds {
@@ -554,6 +763,10 @@ pub fn execute_serial(
                 lowered[k].clone()
             } else {
                 match p.program.lower(st, profile)? {
+                    // A loop computes its operands itself: only the addresses must stay.
+                    Lowering::Run(l) if p.cas_loop.is_some() && same_addresses(&l, &lowered[k]) => {
+                        lowered[k].clone()
+                    }
                     Lowering::Run(l) if same_accesses(&l, &lowered[k]) => l,
                     _ => {
                         return Err(ModelError::BadState(format!(
@@ -563,6 +776,57 @@ pub fn execute_serial(
                     }
                 }
             };
+            if let Some(lp) = p.cas_loop {
+                let Instr::Mem(m) = &now.instr else {
+                    return Err(crate::internal!("lowered to no memory instruction"));
+                };
+                let mut row = Vec::new();
+                let mut counts = Vec::new();
+                for (j, a) in m.accesses.iter().enumerate() {
+                    let mut c = compares[k][j];
+                    let mut n = 0;
+                    loop {
+                        n += 1;
+                        if n > SERIAL_ATTEMPTS {
+                            return Err(crate::internal!(
+                                "a serial compare-and-swap loop did not succeed at its second attempt"
+                            ));
+                        }
+                        let old = st
+                            .memory(m.space)
+                            .read(a.addr, m.ty.bytes())
+                            .ok_or_else(|| crate::internal!("loop address {:#x}", a.addr))?;
+                        let mut one = m.clone();
+                        one.accesses = vec![crate::ir::Access {
+                            src: [c, lp.new_value(m.ty, m.env, c)?],
+                            ..a.clone()
+                        }];
+                        let attempt = Lowered {
+                            instr: Instr::Mem(one),
+                            ..now.clone()
+                        };
+                        match exec(&attempt, st)? {
+                            Outcome::Completed(done) => *st = done.state,
+                            other => return Ok(Err(other)),
+                        }
+                        if old == c {
+                            break;
+                        }
+                        c = old;
+                    }
+                    finish_loop_lane(st, &a.dst, c)?;
+                    row.push(Observed {
+                        ret: (!matches!(a.dst, Dest::None)).then_some(c),
+                        success: Some(true),
+                    });
+                    counts.push(n);
+                    compares[k][j] = lp.new_value(m.ty, m.env, c)?;
+                }
+                returned[k].push(row);
+                attempts[k].push(counts);
+                memory = (st.global.clone(), st.shared.clone());
+                continue;
+            }
             match exec(&now, st)? {
                 Outcome::Completed(c) => {
                     let Instr::Mem(m) = &now.instr else {
@@ -576,6 +840,7 @@ pub fn execute_serial(
                             })
                             .collect(),
                     );
+                    attempts[k].push(vec![1; m.accesses.len()]);
                     *st = c.state;
                     memory = (st.global.clone(), st.shared.clone());
                 }
@@ -587,7 +852,38 @@ pub fn execute_serial(
         st.global = memory.0.clone();
         st.shared = memory.1.clone();
     }
-    Ok(Ok(Serial { states, returned }))
+    Ok(Ok(Serial {
+        states,
+        returned,
+        attempts,
+    }))
+}
+
+/// A loop lane's registers after its successful attempt with compare `c`: the destination
+/// holds `c` (SASS `Rd`, vISA `Dst`: the old value, which equalled the compare); an MSL
+/// compare-exchange's `expected` holds the compare it succeeded with (the value its last
+/// failure wrote there, or the given one) and its result is `true`.
+pub fn finish_loop_lane(st: &mut State, dst: &Dest, c: u64) -> Result<(), ModelError> {
+    if let Dest::CasWeak { ok, expected } = dst {
+        st.set_field(&expected.name, expected.idx, expected.lo, expected.bits, c)?;
+        if let Some(f) = ok {
+            st.set_field(&f.name, f.idx, f.lo, f.bits, 1)?;
+        }
+    }
+    Ok(())
+}
+
+fn same_addresses(a: &Lowered, b: &Lowered) -> bool {
+    match (&a.instr, &b.instr) {
+        (Instr::Mem(x), Instr::Mem(y)) => {
+            x.accesses.len() == y.accesses.len()
+                && x.accesses
+                    .iter()
+                    .zip(&y.accesses)
+                    .all(|(p, q)| p.addr == q.addr && p.lane == q.lane)
+        }
+        _ => false,
+    }
 }
 
 fn same_accesses(a: &Lowered, b: &Lowered) -> bool {
@@ -620,6 +916,7 @@ pub fn judge(
     reference: &Serial,
     observed: &[State],
     returned: Option<&[Vec<Vec<Observed>>]>,
+    attempts: Option<&[Vec<Vec<u32>>]>,
     budget: u64,
 ) -> Result<Judgement, ModelError> {
     if observed.len() != parts.len() || parts.is_empty() || reference.states.len() != parts.len() {
@@ -743,6 +1040,15 @@ pub fn judge(
             }
             None => {
                 for (i, a) in m.accesses.iter().enumerate() {
+                    if parts[k].cas_loop.is_some()
+                        && let Dest::CasWeak { expected, .. } = &a.dst
+                    {
+                        // A loop lane's `expected` ends at the compare it succeeded with.
+                        per[n - 1][i].ret = observed[k]
+                            .elem(&expected.name, expected.idx)
+                            .map(|v| (v >> expected.lo) & mask(expected.bits));
+                        continue;
+                    }
                     match crate::check::observe(a, m.ty, parts[k].state, &observed[k]) {
                         Ok(o) => per[n - 1][i] = o,
                         Err(mm) => mismatches.push(mm),
@@ -754,6 +1060,96 @@ pub fn judge(
     }
     if !mismatches.is_empty() {
         return Ok(Judgement::Fail(mismatches));
+    }
+    // Each loop lane's steps: per iteration, its first attempt where it failed and its
+    // compare is known (a read that must see another value), then its success (the update
+    // applied at the value it read).
+    let mut loop_steps: BTreeMap<ThreadId, Vec<(OpStep, Observed)>> = BTreeMap::new();
+    for (k, m) in mems.iter().enumerate() {
+        let Some(lp) = parts[k].cas_loop else {
+            continue;
+        };
+        let n = parts[k].iterations as usize;
+        if let Some(at) = attempts {
+            let shape_ok = at.get(k).is_some_and(|ak| {
+                ak.len() == n && ak.iter().all(|row| row.len() == m.accesses.len())
+            });
+            if !shape_ok {
+                return Ok(Judgement::Fail(vec![Mismatch {
+                    loc: Loc::Reg {
+                        name: format!("attempts[{k}]"),
+                        idx: 0,
+                    },
+                    expected: Some(n as u64),
+                    observed: at.get(k).map(|x| x.len() as u64),
+                    why: "a compare-and-swap loop reports its attempts per iteration, per lane"
+                        .into(),
+                }]));
+            }
+        }
+        let success = lp.step(m.ty, m.env);
+        for (i, a) in m.accesses.iter().enumerate() {
+            let mut steps = Vec::new();
+            let mut first = Some(a.src[0]);
+            for it in 0..n {
+                let r = obs[k][it][i].ret;
+                let count = attempts.map(|at| at[k][it][i]);
+                let why = |w: String| {
+                    Ok(Judgement::Fail(vec![Mismatch {
+                        loc: Loc::Reg {
+                            name: format!("attempts[{k}][{it}]"),
+                            idx: i as u32,
+                        },
+                        expected: None,
+                        observed: count.map(u64::from),
+                        why: format!("lane {}: {w}", a.lane),
+                    }]))
+                };
+                let known = match (count, first) {
+                    (Some(0), _) => return why(
+                        "an iteration ends with one successful attempt, so it makes at least one"
+                            .into(),
+                    ),
+                    (Some(1), Some(c)) => {
+                        if r.is_some_and(|r| r != c) {
+                            return why(format!(
+                                "its only attempt succeeded with compare {c:#x}, so it returned {c:#x}, not {:#x}",
+                                r.unwrap_or(0)
+                            ));
+                        }
+                        Some(c)
+                    }
+                    (Some(t), Some(c)) => {
+                        steps.push((
+                            OpStep {
+                                op: AtomicOp::Cas,
+                                ty: m.ty,
+                                env: m.env,
+                                src: [c, lp.new_value(m.ty, m.env, c)?],
+                            },
+                            Observed {
+                                ret: if t == 2 { r } else { None },
+                                success: Some(false),
+                            },
+                        ));
+                        r
+                    }
+                    _ => r,
+                };
+                steps.push((
+                    success.clone(),
+                    Observed {
+                        ret: known,
+                        success: None,
+                    },
+                ));
+                first = match known {
+                    Some(c) => Some(lp.new_value(m.ty, m.env, c)?),
+                    None => None,
+                };
+            }
+            loop_steps.insert((k, i), steps);
+        }
     }
     let mut undecided = Vec::new();
     for ((space, addr), members) in &groups {
@@ -805,6 +1201,10 @@ pub fn judge(
             let threads: Vec<Vec<(OpStep, Observed)>> = members
                 .iter()
                 .map(|&(k, i)| {
+                    if let Some(steps) = loop_steps.get(&(k, i)) {
+                        // Loops run on integer types only: the address is one part.
+                        return steps.clone();
+                    }
                     let m = mems[k];
                     let a = &m.accesses[i];
                     let step = OpStep {
@@ -1029,5 +1429,224 @@ mod tests {
             .collect();
         let v = check_threads(0, &threads, Some(1000), &bits, 50).unwrap();
         assert_eq!(v, Verdict::Undecided { explored: 51 });
+    }
+
+    fn sass_state(lanes: u32, regs: &[(&str, u64)], mem: u64) -> State {
+        let mut s = State::new(lanes);
+        for (r, v) in regs {
+            s.regs.insert(
+                (*r).into(),
+                crate::state::Reg {
+                    ty: crate::types::ElemType::B32,
+                    elems: vec![*v; lanes as usize],
+                },
+            );
+        }
+        s.global.alloc(0x1000, 4).unwrap();
+        s.global.write(0x1000, 4, mem);
+        s
+    }
+
+    #[test]
+    fn cas_loops_run_serially_and_are_judged_as_updates_at_the_value_read() {
+        use crate::program::Dialect;
+        let profile = Profile::default();
+        let cas = Program::parse(Dialect::Sass, "ATOM.CAS.32 R0, [R2], R4, R5").unwrap();
+        let add = Program::parse(Dialect::Sass, "ATOM.ADD R0, [R2], R4").unwrap();
+        // The first compare (R4 = 5) is stale: every lane's first attempt fails once.
+        let s_cas = sass_state(2, &[("R2", 0x1000), ("R4", 5), ("R5", 0)], 0);
+        let s_add = sass_state(2, &[("R2", 0x1000), ("R4", 1)], 0);
+        let parts = [
+            Part {
+                program: &cas,
+                state: &s_cas,
+                iterations: 3,
+                cas_loop: Some(CasLoop {
+                    update: AtomicOp::Add,
+                    operand: 3,
+                }),
+            },
+            Part {
+                program: &add,
+                state: &s_add,
+                iterations: 3,
+                cas_loop: None,
+            },
+        ];
+        let lowered = lower_all(&parts, &profile).unwrap();
+        let serial = execute_serial(&parts, &profile, &crate::exec::execute)
+            .unwrap()
+            .unwrap();
+        // 6 successes adding 3 and 6 adds of 1.
+        assert_eq!(serial.states[0].global.read(0x1000, 4), Some(24));
+        assert_eq!(serial.attempts[0][0], vec![2, 2]);
+        assert_eq!(serial.attempts[1][2], vec![1, 1]);
+        // Iteration 0: lane 0 reads 0 (fails on 5), swaps 0 -> 3; lane 1 reads 3, swaps to 6.
+        assert_eq!(serial.returned[0][0][0].ret, Some(0));
+        assert_eq!(serial.returned[0][0][1].ret, Some(3));
+        // Rd holds the last success's value, R4/R5 stay as given.
+        assert_eq!(serial.states[0].elem("R4", 0), Some(5));
+        let judge_with = |fin: u64, ret: &[Vec<Vec<Observed>>], att: &[Vec<Vec<u32>>]| {
+            let mut observed = serial.states.clone();
+            for st in &mut observed {
+                st.global.write(0x1000, 4, fin);
+            }
+            judge(
+                &parts,
+                &lowered,
+                &serial,
+                &observed,
+                Some(ret),
+                Some(att),
+                1_000_000,
+            )
+            .unwrap()
+        };
+        let (ret, att) = (serial.returned.clone(), serial.attempts.clone());
+        assert_eq!(judge_with(24, &ret, &att), Judgement::Pass);
+        // A lost update: the fold of add 3 x 6 and add 1 x 6 says 24 in every order.
+        assert!(matches!(judge_with(21, &ret, &att), Judgement::Fail(_)));
+        // A success whose returned value no order gives (two lanes swapping at one value).
+        let mut twice = ret.clone();
+        twice[0][0][1].ret = Some(0);
+        assert!(matches!(judge_with(24, &twice, &att), Judgement::Fail(_)));
+        // One attempt, but its value is not the compare it was given (5).
+        let mut once = att.clone();
+        once[0][0][0] = 1;
+        match judge_with(24, &ret, &once) {
+            Judgement::Fail(m) => assert!(m[0].why.contains("only attempt"), "{m:?}"),
+            other => panic!("{other:?}"),
+        }
+        // A failed first attempt must see another value than its compare: with compare 0 and
+        // returned 0 after two attempts, the strong compare-and-swap cannot have failed.
+        let s0 = sass_state(1, &[("R2", 0x1000), ("R4", 0), ("R5", 0)], 0);
+        let solo = [Part {
+            program: &cas,
+            state: &s0,
+            iterations: 1,
+            cas_loop: Some(CasLoop {
+                update: AtomicOp::Add,
+                operand: 3,
+            }),
+        }];
+        let lowered = lower_all(&solo, &profile).unwrap();
+        let serial = execute_serial(&solo, &profile, &crate::exec::execute)
+            .unwrap()
+            .unwrap();
+        assert_eq!(serial.attempts[0][0], vec![1]);
+        let mut observed = serial.states.clone();
+        observed[0].global.write(0x1000, 4, 3);
+        let ret = vec![vec![vec![Observed {
+            ret: Some(0),
+            success: Some(true),
+        }]]];
+        let v = judge(
+            &solo,
+            &lowered,
+            &serial,
+            &observed,
+            Some(&ret),
+            Some(&[vec![vec![2]]]),
+            1000,
+        )
+        .unwrap();
+        assert!(matches!(v, Judgement::Fail(_)), "{v:?}");
+        let v = judge(
+            &solo,
+            &lowered,
+            &serial,
+            &observed,
+            Some(&ret),
+            Some(&[vec![vec![1]]]),
+            1000,
+        )
+        .unwrap();
+        assert_eq!(v, Judgement::Pass);
+        // Zero attempts is never an iteration.
+        let v = judge(
+            &solo,
+            &lowered,
+            &serial,
+            &observed,
+            Some(&ret),
+            Some(&[vec![vec![0]]]),
+            1000,
+        )
+        .unwrap();
+        assert!(matches!(v, Judgement::Fail(_)), "{v:?}");
+    }
+
+    #[test]
+    fn loops_need_an_integer_compare_and_swap() {
+        use crate::program::Dialect;
+        let profile = Profile::default();
+        let add = Program::parse(Dialect::Sass, "ATOM.ADD R0, [R2], R4").unwrap();
+        let s = sass_state(1, &[("R2", 0x1000), ("R4", 1)], 0);
+        let lp = CasLoop {
+            update: AtomicOp::Or,
+            operand: 1,
+        };
+        let parts = [Part {
+            program: &add,
+            state: &s,
+            iterations: 1,
+            cas_loop: Some(lp),
+        }];
+        let e = lower_all(&parts, &profile).unwrap_err().to_string();
+        assert!(e.contains("cas_loop needs a compare-and-swap"), "{e}");
+        let cas = Program::parse(Dialect::Sass, "ATOM.CAS.32 R0, [R2], R4, R5").unwrap();
+        let s = sass_state(1, &[("R2", 0x1000), ("R4", 0), ("R5", 0)], 0);
+        for (lp, why) in [
+            (
+                CasLoop {
+                    update: AtomicOp::Exch,
+                    operand: 1,
+                },
+                "is not one of",
+            ),
+            (
+                CasLoop {
+                    update: AtomicOp::Add,
+                    operand: 1 << 32,
+                },
+                "wider than the 32-bit type",
+            ),
+        ] {
+            let parts = [Part {
+                program: &cas,
+                state: &s,
+                iterations: 1,
+                cas_loop: Some(lp),
+            }];
+            let e = lower_all(&parts, &profile).unwrap_err().to_string();
+            assert!(e.contains(why), "{e}");
+        }
+    }
+
+    #[test]
+    fn monotone_bits_prune_reads_of_passed_values() {
+        // Adds of 1 with a bit-20 xor: the low 20 bits only grow.
+        let t = [
+            vec![(op(AtomicOp::Add, 1), Observed::default()); 4],
+            vec![(op(AtomicOp::Xor, 1 << 20), ret(2))],
+        ];
+        assert_eq!(monotone_field(0, &t), Some(mask(20)));
+        // Subtracting, or adds that can carry into the xor's bit, are not monotone.
+        let sub = [vec![(op(AtomicOp::Sub, 1), Observed::default())]];
+        assert_eq!(monotone_field(0, &sub), None);
+        assert_eq!(monotone_field(mask(20), &t), None);
+        // The xor must read 2: after 3 adds it never can; after 2 it can.
+        assert!(matches!(
+            check_threads(0, &t, Some(4 | 1 << 20), &bits, 1000).unwrap(),
+            Verdict::Pass { .. }
+        ));
+        let late = [
+            vec![(op(AtomicOp::Add, 1), Observed::default()); 4],
+            vec![(op(AtomicOp::Xor, 1 << 20), ret(9))],
+        ];
+        assert!(matches!(
+            check_threads(0, &late, Some(4 | 1 << 20), &bits, 1000).unwrap(),
+            Verdict::Fail { .. }
+        ));
     }
 }

@@ -146,6 +146,16 @@ struct RawInstr {
     given: RawTable,
     #[serde(default)]
     expect: Option<Spanned<RawTable>>,
+    #[serde(default)]
+    cas_loop: Option<Spanned<RawLoop>>,
+}
+
+/// `cas_loop = { update = "add", operand = 1 }` of a concurrent instruction.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLoop {
+    update: Spanned<String>,
+    operand: Spanned<Value>,
 }
 
 /// One instruction of a concurrent case (FORMAT.md, "Concurrent cases"): its own lanes and
@@ -166,6 +176,9 @@ pub struct ConcurrentInstr {
     pub given: Entries,
     /// Expected registers after its last iteration, if any.
     pub expect: Option<(Entries, Pos)>,
+    /// **(v1)** Its compare-and-swap loop, if any, and where it is written (FORMAT.md,
+    /// "Compare-and-swap loops").
+    pub cas_loop: Option<(atomcts_reference::concurrent::CasLoop, Pos)>,
 }
 
 /// Entries of a `given` or `expect` table: key, value, position of the key.
@@ -511,7 +524,19 @@ pub fn parse_file(root: &Path, file: &Path, text: String) -> Loaded {
                                 None
                             }),
                     };
-                    let (Some(lanes), Some(iterations)) = (lanes, iterations) else {
+                    let cas_loop = match &ri.cas_loop {
+                        None => Some(None),
+                        Some(l) => match parse_loop(l.get_ref()) {
+                            Ok(lp) => Some(Some((lp, src.pos(l.span().start)))),
+                            Err((at, why)) => {
+                                err(src.pos(at), why);
+                                None
+                            }
+                        },
+                    };
+                    let (Some(lanes), Some(iterations), Some(cas_loop)) =
+                        (lanes, iterations, cas_loop)
+                    else {
                         bad = true;
                         continue;
                     };
@@ -526,6 +551,7 @@ pub fn parse_file(root: &Path, file: &Path, text: String) -> Loaded {
                             .expect
                             .as_ref()
                             .map(|e| (entries(&src, e.get_ref()), src.pos(e.span().start))),
+                        cas_loop,
                     });
                 }
                 if bad {
@@ -789,4 +815,44 @@ pub fn corpus_root(p: &Path) -> PathBuf {
         cur = c.parent();
     }
     p.to_path_buf()
+}
+
+/// A `cas_loop` table: `update` one of the loop updates, `operand` a non-negative integer or a
+/// `"0x..."` string; on error the byte offset to report and why.
+fn parse_loop(l: &RawLoop) -> Result<atomcts_reference::concurrent::CasLoop, (usize, String)> {
+    use atomcts_reference::concurrent::{CasLoop, LOOP_UPDATES};
+    let names = || {
+        LOOP_UPDATES
+            .iter()
+            .map(|u| u.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let update = atomcts_reference::ir::AtomicOp::from_name(l.update.get_ref())
+        .filter(|u| LOOP_UPDATES.contains(u))
+        .ok_or_else(|| {
+            (
+                l.update.span().start,
+                format!(
+                    "cas_loop update `{}` is not one of {}",
+                    l.update.get_ref(),
+                    names()
+                ),
+            )
+        })?;
+    let bad = || {
+        (
+            l.operand.span().start,
+            "cas_loop operand: expected a non-negative integer or a \"0x...\" string".to_string(),
+        )
+    };
+    let operand = match l.operand.get_ref() {
+        Value::Integer(i) => u64::try_from(*i).map_err(|_| bad())?,
+        Value::String(s) => s
+            .strip_prefix("0x")
+            .and_then(|h| u64::from_str_radix(&h.replace('_', ""), 16).ok())
+            .ok_or_else(bad)?,
+        _ => return Err(bad()),
+    };
+    Ok(CasLoop { update, operand })
 }

@@ -227,13 +227,32 @@ pub fn run_case(
             program,
             state,
             iterations: i.iterations,
+            cas_loop: i.cas_loop.as_ref().map(|l| l.0),
         })
         .collect();
     let profile = &opts.profile;
-    let lowered = match concurrent::lower_all(&parts, profile) {
+    // A loop on an instruction that cannot run one is the case's error, where it is written.
+    let unlooped: Vec<Part<'_>> = parts
+        .iter()
+        .map(|p| Part {
+            cas_loop: None,
+            ..p.clone()
+        })
+        .collect();
+    let lowered = match concurrent::lower_all(&unlooped, profile) {
         Ok(l) => l,
         Err(e) => return error(r, format!("reference model: {e}")),
     };
+    for (k, (i, l)) in case.concurrent.iter().zip(&lowered).enumerate() {
+        if let (Some((lp, at)), atomcts_reference::ir::Instr::Mem(m)) = (&i.cas_loop, &l.instr)
+            && let Err(e) = concurrent::check_loop(k, m, *lp)
+        {
+            return error(
+                r,
+                format!("{}:{}:{}: {e}", at.file.display(), at.line, at.col),
+            );
+        }
+    }
     let reference = match concurrent::execute_serial(
         &parts,
         profile,
@@ -259,6 +278,7 @@ pub fn run_case(
             asm: &i.asm,
             state,
             iterations: i.iterations,
+            cas_loop: i.cas_loop.as_ref().map(|l| l.0),
         })
         .collect();
     let request = ConcurrentRequest {
@@ -267,6 +287,20 @@ pub fn run_case(
         instrs: &instrs,
         profile,
     };
+    if request.has_loops() && !adapter.runs_cas_loops() {
+        r.status = Status::NotApplicable;
+        r.findings.push(
+            finding(
+                "adapter",
+                format!(
+                    "adapter {} does not run compare-and-swap loops (cas_loop)",
+                    adapter.name()
+                ),
+            )
+            .into(),
+        );
+        return r;
+    }
     let observation = match adapter.run_concurrent(&request) {
         Ok(o) => o,
         Err(e) => {
@@ -325,6 +359,7 @@ pub fn run_case(
             &reference,
             &observation.states,
             observation.returned.as_deref(),
+            observation.attempts.as_deref(),
             opts.race_budget,
         ) {
             Ok(Judgement::Pass) => {}

@@ -5,7 +5,7 @@
 //! instruction's destinations with the reference's writeback.
 
 use super::{SubprocessAdapter, state_from_json, state_to_json, truncate};
-use crate::concurrent::{ConcurrentObservation, ConcurrentRequest, observed_of};
+use crate::concurrent::{ConcurrentObservation, ConcurrentRequest, finish_loops, observed_of};
 use crate::plan::{Returned, complete};
 use crate::{AdapterError, AdapterErrorKind};
 use atomcts_reference::types::Space;
@@ -13,6 +13,10 @@ use serde_json::{Map, Value, json};
 
 /// The capability a shim announces in its handshake to get concurrent cases.
 pub const CONCURRENT: &str = "concurrent";
+
+/// The capability a concurrent shim announces to get compare-and-swap loops (`cas_loop` in a
+/// `run_concurrent` instruction); without it a case with one is not applicable.
+pub const CAS_LOOP: &str = "cas_loop";
 
 fn hex_list(v: &Value, what: &str) -> Result<Vec<u64>, String> {
     v.as_array()
@@ -39,6 +43,11 @@ impl SubprocessAdapter {
                 "the shim does not announce the capability `{CONCURRENT}` (protocol version 2)"
             ))));
         }
+        if r.has_loops() && !self.capabilities.iter().any(|c| c == CAS_LOOP) {
+            return Err(self.err(AdapterErrorKind::NotApplicable(format!(
+                "the shim does not announce the capability `{CAS_LOOP}`: it cannot run compare-and-swap loops"
+            ))));
+        }
         let (_, lowered) = r
             .lowered()
             .map_err(|e| self.err(AdapterErrorKind::Model(e)))?;
@@ -56,12 +65,19 @@ impl SubprocessAdapter {
             .iter()
             .zip(&lowered)
             .map(|(i, l)| {
-                json!({
+                let mut v = json!({
                     "asm": i.asm,
                     "iterations": i.iterations,
                     "state": state_to_json(i.state),
                     "lowered": crate::protocol2::lowered_to_json(l),
-                })
+                });
+                if let Some(lp) = i.cas_loop {
+                    v["cas_loop"] = json!({
+                        "update": lp.update.name(),
+                        "operand": format!("{:#x}", lp.operand),
+                    });
+                }
+                v
             })
             .collect();
         let msg = json!({
@@ -117,7 +133,9 @@ impl SubprocessAdapter {
 
 /// Turns a `concurrent` answer into the observation: `memory` (the shape of a state's, the
 /// same ranges as the request), `returned[k][iteration][access]` hex values, optional
-/// `ok[k][iteration][access]` booleans for compare-exchange.
+/// `ok[k][iteration][access]` booleans for compare-exchange, and for every compare-and-swap
+/// loop `attempts[k][iteration][access]` counts (the successful attempt's value in
+/// `returned`).
 pub fn concurrent_answer(
     r: &ConcurrentRequest<'_>,
     lowered: &[atomcts_reference::ir::Lowered],
@@ -151,7 +169,50 @@ pub fn concurrent_answer(
     }
     let mut states = Vec::new();
     let mut all = Vec::new();
+    let mut all_attempts = Vec::new();
     for (k, ((i, l), per)) in r.instrs.iter().zip(lowered).zip(returned).enumerate() {
+        let accesses = match &l.instr {
+            atomcts_reference::ir::Instr::Mem(m) => m.accesses.len(),
+            _ => 0,
+        };
+        let attempts: Vec<Vec<u32>> = match (i.cas_loop, answer.pointer(&format!("/attempts/{k}")))
+        {
+            (None, _) => vec![vec![1; accesses]; i.iterations as usize],
+            (Some(_), None | Some(Value::Null)) => {
+                return Err(format!(
+                    "instruction {k} is a compare-and-swap loop: the answer needs `attempts[{k}]`"
+                ));
+            }
+            (Some(_), Some(v)) => {
+                let rows = v
+                    .as_array()
+                    .ok_or(format!("attempts[{k}]: expected an array"))?;
+                if rows.len() != i.iterations as usize {
+                    return Err(format!(
+                        "attempts[{k}] has {} iterations, the request {}",
+                        rows.len(),
+                        i.iterations
+                    ));
+                }
+                rows.iter()
+                    .enumerate()
+                    .map(|(it, row)| {
+                        let row = row
+                            .as_array()
+                            .filter(|a| a.len() == accesses)
+                            .ok_or(format!("attempts[{k}][{it}]: expected {accesses} counts"))?;
+                        row.iter()
+                            .map(|c| {
+                                c.as_u64()
+                                    .and_then(|c| u32::try_from(c).ok())
+                                    .ok_or(format!("attempts[{k}][{it}]: expected counts"))
+                            })
+                            .collect()
+                    })
+                    .collect::<Result<_, String>>()?
+            }
+        };
+        all_attempts.push(attempts);
         let per = per
             .as_array()
             .ok_or(format!("returned[{k}]: expected an array"))?;
@@ -178,12 +239,17 @@ pub fn concurrent_answer(
         for space in [Space::Global, Space::Shared] {
             *with_memory.memory_mut(space) = parsed.memory(space).clone();
         }
-        states.push(complete(l, &with_memory, &last)?);
+        let mut done = complete(l, &with_memory, &last)?;
+        if i.cas_loop.is_some() {
+            finish_loops(l, &mut done, &last.old)?;
+        }
+        states.push(done);
         all.push(rows);
     }
     Ok(ConcurrentObservation {
         states,
         returned: Some(all),
+        attempts: Some(all_attempts),
     })
 }
 
@@ -214,6 +280,7 @@ mod tests {
             asm: "ATOM.ADD R0, [R2], R4",
             state: &s,
             iterations: 2,
+            cas_loop: None,
         }];
         let r = ConcurrentRequest {
             id: "x",
@@ -240,5 +307,52 @@ mod tests {
         let moved =
             json!({"memory": {"global": [{"base": "0x200", "bytes": "00"}]}, "returned": [[]]});
         assert!(concurrent_answer(&r, &lowered, &moved).is_err());
+    }
+
+    #[test]
+    fn loop_answers_need_attempts_per_iteration_and_lane() {
+        let mut s = State::new(2);
+        for (r, v) in [("R2", 0x100), ("R4", 0), ("R5", 0)] {
+            s.regs.insert(
+                r.into(),
+                Reg {
+                    ty: ElemType::B32,
+                    elems: vec![v, v],
+                },
+            );
+        }
+        s.global.alloc(0x100, 4).unwrap();
+        let profile = Profile::default();
+        let instrs = [ConcurrentInstr {
+            asm: "ATOM.CAS.32 R0, [R2], R4, R5",
+            state: &s,
+            iterations: 1,
+            cas_loop: Some(atomcts_reference::concurrent::CasLoop {
+                update: atomcts_reference::ir::AtomicOp::Add,
+                operand: 1,
+            }),
+        }];
+        let r = ConcurrentRequest {
+            id: "x",
+            dialect: Dialect::Sass,
+            instrs: &instrs,
+            profile: &profile,
+        };
+        assert!(r.has_loops());
+        let (_, lowered) = r.lowered().unwrap();
+        let memory = json!({"global": [{"base": "0x100", "bytes": "02000000"}], "shared": []});
+        let answer = json!({"memory": memory, "returned": [[["0x0", "0x1"]]],
+            "attempts": [[[1, 2]]]});
+        let o = concurrent_answer(&r, &lowered, &answer).unwrap();
+        assert_eq!(o.attempts, Some(vec![vec![vec![1, 2]]]));
+        assert_eq!(o.states[0].elem("R0", 1), Some(1));
+        for bad in [
+            json!({"memory": memory, "returned": [[["0x0", "0x1"]]]}),
+            json!({"memory": memory, "returned": [[["0x0", "0x1"]]], "attempts": [[[1]]]}),
+            json!({"memory": memory, "returned": [[["0x0", "0x1"]]], "attempts": [[[1, -1]]]}),
+        ] {
+            let e = concurrent_answer(&r, &lowered, &bad).unwrap_err();
+            assert!(e.contains("attempts"), "{e}");
+        }
     }
 }

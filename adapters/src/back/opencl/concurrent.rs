@@ -7,6 +7,10 @@
 //! [`ConcurrentPlan::new_local`]) run as disjoint ranges of work-items of one work-group: a
 //! `__local` array starts as the image after global memory in `mem`, a barrier, the atomics
 //! (work-group scope on local memory), a barrier, and the array is copied back.
+//!
+//! A compare-and-swap loop (FORMAT.md, "Compare-and-swap loops") is a real retry loop around
+//! the compare-exchange built-in: `ret` gets the value its successful attempt returned (the
+//! compare), `ok` the number of attempts of that iteration.
 
 use super::emit::{Features, Form, KERNEL_NAME, Kernel, form, literal, scalar};
 use crate::plan::{ConcurrentPlan, NotApplicable};
@@ -101,6 +105,16 @@ pub fn emit(
         let iters = cp.iterations[k];
         let base = cp.ret_base(k);
         let b = &mut bodies;
+        if let Some(lp) = cp.loops.get(k).copied().flatten() {
+            if cp.local {
+                return Err(NotApplicable(format!(
+                    "instruction {k}: a compare-and-swap loop among instructions sharing one work-group's local memory is not emitted"
+                )));
+            }
+            c11_any |= matches!(fm, Form::C11(_));
+            emit_loop(b, k, g, t, fm, lp, iters, base)?;
+            continue;
+        }
         let first = cp.first_item(k);
         let i = if cp.local {
             let _ = writeln!(
@@ -248,6 +262,88 @@ pub fn emit(
     })
 }
 
+/// The unsigned OpenCL C type of `t`'s width (wrapping arithmetic without signed overflow).
+fn unsigned(t: &str) -> &'static str {
+    if t.contains("long") { "ulong" } else { "uint" }
+}
+
+/// The body of group `k`, a compare-and-swap loop: per iteration, attempts with
+/// `desired = update(cmp, K)` until one succeeds; a failed attempt's returned value is the
+/// next compare; the next iteration starts from the value stored.
+#[allow(clippy::too_many_arguments)]
+fn emit_loop(
+    b: &mut String,
+    k: usize,
+    g: &crate::plan::Plan,
+    t: &str,
+    fm: Form,
+    lp: atomcts_reference::concurrent::CasLoop,
+    iters: u32,
+    base: usize,
+) -> Result<(), NotApplicable> {
+    let n = g.items.len();
+    let u = unsigned(t);
+    let kk = literal(t, lp.operand);
+    let update = match lp.update {
+        AtomicOp::Add => format!("as_{t}(({u})cmp + ({u}){kk})"),
+        AtomicOp::Sub => format!("as_{t}(({u})cmp - ({u}){kk})"),
+        AtomicOp::And => format!("cmp & {kk}"),
+        AtomicOp::Or => format!("cmp | {kk}"),
+        AtomicOp::Xor => format!("cmp ^ {kk}"),
+        AtomicOp::Min => format!("min(cmp, {kk})"),
+        AtomicOp::Max => format!("max(cmp, {kk})"),
+        other => {
+            return Err(NotApplicable(format!(
+                "instruction {k}: cas_loop update {} is not emitted",
+                other.name()
+            )));
+        }
+    };
+    let _ = writeln!(
+        b,
+        "    if (g == {k}u && i < {n}u) {{ // cas loop: desired = {} (cmp, {kk}) {t}",
+        lp.update.name()
+    );
+    let _ = writeln!(b, "        {t} cmp = SRC0_{k}[i];");
+    let _ = writeln!(b, "        for (uint it = 0; it < {iters}u; it++) {{");
+    let _ = writeln!(b, "            int attempts = 0;");
+    let _ = writeln!(b, "            for (;;) {{");
+    let _ = writeln!(b, "                const {t} desired = {update};");
+    let _ = writeln!(b, "                attempts++;");
+    match fm {
+        Form::Legacy(name) => {
+            let f = if t.contains("long") {
+                format!("atom_{name}")
+            } else {
+                format!("atomic_{name}")
+            };
+            let p = format!("(volatile __global {t} *)(mem + OFF{k}[i])");
+            let _ = writeln!(b, "                const {t} old = {f}({p}, cmp, desired);");
+            let _ = writeln!(b, "                if (old == cmp) break;");
+            let _ = writeln!(b, "                cmp = old;");
+        }
+        Form::C11(name) => {
+            let p = format!("(volatile __global atomic_{t} *)(mem + OFF{k}[i])");
+            let ord = "memory_order_relaxed";
+            let _ = writeln!(
+                b,
+                "                if (atomic_{name}_explicit({p}, &cmp, desired, {ord}, {ord}, memory_scope_device)) break;"
+            );
+            let _ = writeln!(
+                b,
+                "                // failed: cmp now holds the value the object held"
+            );
+        }
+    }
+    let _ = writeln!(b, "            }}");
+    let _ = writeln!(b, "            ret[{base}u + it * {n}u + i] = (ulong)cmp;");
+    let _ = writeln!(b, "            ok[{base}u + it * {n}u + i] = attempts;");
+    let _ = writeln!(b, "            cmp = {update};");
+    let _ = writeln!(b, "        }}");
+    let _ = writeln!(b, "    }}");
+    Ok(())
+}
+
 /// The work-group size of a concurrent launch: the largest instruction's lanes (one
 /// work-group each), or all instructions' lanes (one work-group).
 pub fn local_size(cp: &ConcurrentPlan) -> usize {
@@ -381,5 +477,62 @@ mod tests {
             2,
             "{src}"
         );
+    }
+
+    #[test]
+    fn cas_loops_are_real_retry_loops_and_other_back_ends_can_refuse_them() {
+        let mut a = state(2, 0);
+        a.regs.insert(
+            "R5".into(),
+            Reg {
+                ty: ElemType::B32,
+                elems: vec![0; 2],
+            },
+        );
+        let b = state(2, 1);
+        let la = lower("ATOM.CAS.32 R0, [R2], R4, R5", &a);
+        let lb = lower("ATOM.ADD R0, [R2], R4", &b);
+        let mut cp = ConcurrentPlan::new(&[la, lb], &[a, b], &[4, 4]).unwrap();
+        assert!(cp.require_no_loops().is_ok());
+        cp.loops[0] = Some(atomcts_reference::concurrent::CasLoop {
+            update: AtomicOp::Add,
+            operand: 3,
+        });
+        let why = cp.require_no_loops().unwrap_err().0;
+        assert!(
+            why.contains("instruction 0 is a compare-and-swap loop"),
+            "{why}"
+        );
+        let c11 = Features {
+            int64_base: true,
+            int64_extended: true,
+            c11: true,
+        };
+        let k = emit(&cp, &c11, super::super::emit::Plant::None, "t").unwrap();
+        let src = &k.source;
+        assert!(src.contains("for (;;) {"), "{src}");
+        assert!(
+            src.contains("const uint desired = as_uint((uint)cmp + (uint)0x00000003u);"),
+            "{src}"
+        );
+        assert!(
+            src.contains("if (atomic_compare_exchange_strong_explicit((volatile __global atomic_uint *)(mem + OFF0[i]), &cmp, desired"),
+            "{src}"
+        );
+        assert!(src.contains("ok[0u + it * 2u + i] = attempts;"), "{src}");
+        assert_eq!(k.options, "-cl-std=CL3.0");
+        let legacy = emit(
+            &cp,
+            &Features::default(),
+            super::super::emit::Plant::None,
+            "t",
+        )
+        .unwrap()
+        .source;
+        assert!(
+            legacy.contains("const uint old = atomic_cmpxchg((volatile __global uint *)(mem + OFF0[i]), cmp, desired);"),
+            "{legacy}"
+        );
+        assert!(legacy.contains("if (old == cmp) break;"), "{legacy}");
     }
 }

@@ -212,6 +212,10 @@ impl Adapter for OpenClAdapter {
         self.last.clone()
     }
 
+    fn runs_cas_loops(&self) -> bool {
+        true
+    }
+
     fn run_concurrent(
         &mut self,
         r: &crate::concurrent::ConcurrentRequest<'_>,
@@ -223,11 +227,8 @@ impl Adapter for OpenClAdapter {
             .map_err(|e| self.err(AdapterErrorKind::NotApplicable(e)))?;
         let states: Vec<atomcts_reference::State> =
             r.instrs.iter().map(|i| i.state.clone()).collect();
-        let iterations: Vec<u32> = r.instrs.iter().map(|i| i.iterations).collect();
-        // Instructions on local memory: one work-group (ConcurrentPlan::new_local).
-        let mut cp = crate::plan::ConcurrentPlan::new_or_local(&lowered, &states, &iterations)
-            .map_err(|e| self.err(na(e)))?;
-        cp.start_line = crate::plan::start_line_from_env();
+        let cp =
+            crate::plan::ConcurrentPlan::for_request(r, &lowered).map_err(|e| self.err(na(e)))?;
         let kernel =
             concurrent::emit(&cp, &self.features, self.plant, r.id).map_err(|e| self.err(na(e)))?;
         let local = concurrent::local_size(&cp);
@@ -255,10 +256,39 @@ impl Adapter for OpenClAdapter {
                 &mut mem,
             )
             .map_err(|e| self.err(AdapterErrorKind::Crashed(e)))?;
-        let ok: Vec<bool> = ok.iter().map(|v| *v != 0).collect();
-        let (finals, per) = cp
+        // A loop's `ok` slots hold its attempts; it always ends with a success.
+        let counts = ok;
+        let ok: Vec<bool> = counts.iter().map(|v| *v != 0).collect();
+        let (mut finals, per) = cp
             .finish_image(&states, &mem, &old, &ok)
             .map_err(|e| self.err(AdapterErrorKind::Model(e)))?;
+        let mut attempts = Vec::new();
+        for (k, g) in cp.groups.iter().enumerate() {
+            let n = g.items.len();
+            let base = cp.ret_base(k);
+            let looped = cp.loops.get(k).copied().flatten().is_some();
+            attempts.push(
+                (0..cp.iterations[k] as usize)
+                    .map(|it| {
+                        (0..n)
+                            .map(|i| {
+                                if looped {
+                                    counts
+                                        .get(base + it * n + i)
+                                        .map_or(0, |c| u32::try_from(*c).unwrap_or(0))
+                                } else {
+                                    1
+                                }
+                            })
+                            .collect()
+                    })
+                    .collect(),
+            );
+            if looped && let Some(last) = per[k].last() {
+                crate::concurrent::finish_loops(&lowered[k], &mut finals[k], &last.old)
+                    .map_err(|e| self.err(AdapterErrorKind::Model(e)))?;
+            }
+        }
         let returned = per
             .iter()
             .zip(&lowered)
@@ -271,6 +301,7 @@ impl Adapter for OpenClAdapter {
         Ok(crate::concurrent::ConcurrentObservation {
             states: finals,
             returned: Some(returned),
+            attempts: Some(attempts),
         })
     }
 

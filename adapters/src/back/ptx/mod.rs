@@ -128,6 +128,7 @@ pub fn observe(
         })
         .collect();
     Ok(ConcurrentObservation {
+        attempts: None,
         states: finals,
         returned: Some(returned),
     })

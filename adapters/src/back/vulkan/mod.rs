@@ -382,6 +382,7 @@ impl Adapter for VulkanAdapter {
             })
             .collect();
         Ok(ConcurrentObservation {
+            attempts: None,
             states: finals,
             returned: Some(returned),
         })
