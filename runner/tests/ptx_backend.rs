@@ -440,6 +440,7 @@ fn corpus_concurrent_plans() -> (Vec<(String, ConcurrentPlan)>, BTreeMap<String,
                 program,
                 state,
                 iterations,
+                cas_loop: None,
             })
             .collect();
         for profile in Profile::names().filter_map(|n| Profile::named(n).ok()) {

@@ -77,6 +77,7 @@ fn every_emitted_module_passes_spirv_val() {
                 asm: &i.asm,
                 state,
                 iterations: i.iterations,
+                cas_loop: i.cas_loop.as_ref().map(|(l, _)| *l),
             })
             .collect();
         let r = ConcurrentRequest {

@@ -368,6 +368,7 @@ mod tests {
                 program,
                 state,
                 iterations: *iterations,
+                cas_loop: None,
             })
             .collect();
         let lowered = rc::lower_all(&parts, &profile).unwrap();
@@ -416,6 +417,7 @@ mod tests {
                 &reference,
                 &obs.states,
                 obs.returned.as_deref(),
+                None,
                 2_000_000,
             )
             .unwrap();
