@@ -22,9 +22,7 @@ accesses outside allocated memory or misaligned.
 
 Needs: numba (pip). Run: atomcts run --adapter "cmd:python3 adapters/shims/numba_cudasim.py"
 """
-import json
 import os
-import sys
 
 import atomcts_shim
 
@@ -142,20 +140,12 @@ def run(req):
 
 
 def main():
-    for line in sys.stdin:
-        req = json.loads(line)
-        if req.get("type") == "hello":
-            ans = {"type": "hello", "protocol": "atomcts-adapter", "version": 2,
-                   "level": "semantic", "name": "numba-cudasim",
-                   "implementation": IMPLEMENTATION, "profile": "nvidia-ptx",
-                   "capabilities": ["u64_atomics", "f32_atomic_add", "f64_atomic_add"]}
-        else:
-            try:
-                ans = run(req)
-            except Exception as e:  # report, never die: the runner counts it as an error
-                ans = {"outcome": "error", "why": "%s: %s" % (type(e).__name__, e)}
-            ans["id"] = req["id"]
-        print(json.dumps(ans), flush=True)
+    # The shared helper does the handshake, the ids, errors as `error` answers, and pipelining:
+    # up to NUMBA_CUDASIM_WINDOW requests in flight (default 64; 1: one at a time).
+    atomcts_shim.serve(run, name="numba-cudasim", level="semantic", version=2,
+                       capabilities=["u64_atomics", "f32_atomic_add", "f64_atomic_add"],
+                       implementation=IMPLEMENTATION, profile="nvidia-ptx",
+                       window=int(os.environ.get("NUMBA_CUDASIM_WINDOW", "64")))
 
 
 if __name__ == "__main__":

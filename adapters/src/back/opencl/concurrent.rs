@@ -155,6 +155,7 @@ pub fn emit(
             String::new()
         },
         elem_bytes: 1,
+        args: None,
     })
 }
 

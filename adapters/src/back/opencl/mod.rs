@@ -320,10 +320,7 @@ impl Adapter for OpenClAdapter {
                 self.device.info.max_work_group
             )))));
         }
-        self.last = Some(format!(
-            "// build options: `{}`\n{}",
-            kernel.options, kernel.source
-        ));
+        self.last = Some(kernel.listing(r.id));
         let mut mem = plan.layout().bytes(r.state, plan.space);
         let (old, ok) = self
             .device
