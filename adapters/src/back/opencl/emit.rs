@@ -70,8 +70,9 @@ pub struct Kernel {
 }
 
 /// The per-case kernel arguments of a shape kernel (after `mem`, `ret`, `ok`): `IDX` (element
-/// index of each work-item's datum), `SRC0` and `SRC1` (operands, `elem_bytes` wide each), and
-/// for shared memory the `__local` buffer's size.
+/// index of each work-item's datum), `SRC0` and `SRC1` (operands, `elem_bytes` wide each), `N`
+/// (the work-items that run an access), and for shared memory the `__local` buffer (its size)
+/// and its element count `ELEMS`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Args {
     /// Element index per work-item.
@@ -98,12 +99,15 @@ impl Kernel {
             let list = |v: &mut dyn Iterator<Item = String>| v.collect::<Vec<_>>().join(", ");
             let _ = writeln!(
                 s,
-                "// arguments 3..: IDX = {{{}}}, SRC0 = {{{}}}, SRC1 = {{{}}}{} (work-item i runs lane LANE[i] = {{{}}})",
+                "// arguments 3..: IDX = {{{}}}, SRC0 = {{{}}}, SRC1 = {{{}}}, N = {}{} (work-item i runs lane LANE[i] = {{{}}})",
                 list(&mut a.idx.iter().map(|v| format!("{v}"))),
                 list(&mut a.src0.iter().map(|v| format!("{v:#x}"))),
                 list(&mut a.src1.iter().map(|v| format!("{v:#x}"))),
-                a.local_bytes
-                    .map_or(String::new(), |b| format!(", lm = __local {b} bytes")),
+                a.idx.len(),
+                a.local_bytes.map_or(String::new(), |b| format!(
+                    ", lm = __local {b} bytes, ELEMS = {}",
+                    b / self.elem_bytes.max(1)
+                )),
                 list(&mut a.lanes.iter().map(|v| format!("{v}"))),
             );
         }
@@ -289,7 +293,7 @@ pub fn emit(
     };
     let _ = writeln!(
         w,
-        "__kernel void {KERNEL_NAME}({mem_param}, __global ulong *ret, __global int *ok,\n    __global const uint *IDX, __global const {t} *SRC0, __global const {t} *SRC1{lm_param}) {{"
+        "__kernel void {KERNEL_NAME}({mem_param}, __global ulong *ret, __global int *ok,\n    __global const uint *IDX, __global const {t} *SRC0, __global const {t} *SRC1,\n    const uint N{lm_param}) {{"
     );
     let _ = writeln!(w, "    const size_t i = get_local_id(0);");
     let buf = if shared {
@@ -315,6 +319,9 @@ pub fn emit(
     let p = format!("&{buf}[IDX[i]]");
     let _ = writeln!(w, "    {t} old = 0;");
     let _ = writeln!(w, "    int success = 1;");
+    // The work-group may be larger than the case (a power of two, so that a driver that
+    // specializes kernels per work-group size builds few): work-items past N only copy memory.
+    let _ = writeln!(w, "    if (i < N) {{");
     match fm {
         Form::Legacy(name) => {
             let f = if wide {
@@ -366,6 +373,7 @@ pub fn emit(
     }
     let _ = writeln!(w, "    ret[i] = (ulong)old;");
     let _ = writeln!(w, "    ok[i] = success;");
+    let _ = writeln!(w, "    }}");
     if shared {
         let _ = writeln!(w, "    barrier(CLK_LOCAL_MEM_FENCE);");
         let load = if c11 {

@@ -273,8 +273,8 @@ impl Device {
             .map_err(|e| format!("clSetKernelArg {i}: error {e}"))?;
         }
         if let Some(a) = &kernel.args {
-            // IDX (uint), SRC0 and SRC1 (the datum's width), then the __local copy and its
-            // element count for shared memory.
+            // IDX (uint), SRC0 and SRC1 (the datum's width), N, then the __local copy and
+            // its element count for shared memory.
             let wide = kernel.elem_bytes == 8;
             let words = |v: &[u64]| -> Vec<u8> {
                 let mut out = Vec::with_capacity(8 * v.len());
@@ -316,21 +316,32 @@ impl Device {
                 }
                 .map_err(|e| format!("clSetKernelArg {arg}: error {e}"))?;
             }
+            let count =
+                u32::try_from(a.idx.len()).map_err(|_| "too many work-items".to_string())?;
+            unsafe {
+                set_kernel_arg(
+                    k,
+                    6,
+                    std::mem::size_of::<u32>(),
+                    ptr::from_ref(&count).cast::<c_void>(),
+                )
+            }
+            .map_err(|e| format!("clSetKernelArg 6: error {e}"))?;
             if let Some(lb) = a.local_bytes {
                 let elems = u32::try_from(lb / kernel.elem_bytes.max(1))
                     .map_err(|_| "too many local elements".to_string())?;
                 // A __local argument: its size, no value.
-                unsafe { set_kernel_arg(k, 6, lb.max(1) as usize, ptr::null()) }
-                    .map_err(|e| format!("clSetKernelArg 6 (__local): error {e}"))?;
+                unsafe { set_kernel_arg(k, 7, lb.max(1) as usize, ptr::null()) }
+                    .map_err(|e| format!("clSetKernelArg 7 (__local): error {e}"))?;
                 unsafe {
                     set_kernel_arg(
                         k,
-                        7,
+                        8,
                         std::mem::size_of::<u32>(),
                         ptr::from_ref(&elems).cast::<c_void>(),
                     )
                 }
-                .map_err(|e| format!("clSetKernelArg 7: error {e}"))?;
+                .map_err(|e| format!("clSetKernelArg 8: error {e}"))?;
             }
         }
         let (gsize, lsize) = ([global], [local]);
