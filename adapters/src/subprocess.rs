@@ -58,6 +58,8 @@ struct Running {
     events: Receiver<Event>,
     /// Request buffers the writer thread has written and hands back for reuse.
     spare: Receiver<Vec<u8>>,
+    /// Answer buffers handed back to the reader thread for reuse.
+    recycle: Sender<Vec<u8>>,
     /// Answers this instance has given.
     answered: u64,
 }
@@ -267,10 +269,14 @@ impl SubprocessAdapter {
         };
         let (etx, events) = channel();
         let wtx = etx.clone();
+        // Answer buffers come back from the runner once read (issue 9: no allocation and
+        // regrowth per answer line).
+        let (recycle, lines_back) = channel::<Vec<u8>>();
         std::thread::spawn(move || {
-            let mut r = BufReader::new(stdout);
+            let mut r = BufReader::with_capacity(1 << 16, stdout);
             loop {
-                let mut buf = Vec::new();
+                let mut buf = lines_back.try_recv().unwrap_or_default();
+                buf.clear();
                 let ev = match (&mut r).take(MAX_LINE).read_until(b'\n', &mut buf) {
                     Ok(0) | Err(_) => Event::Eof,
                     Ok(_) => Event::Line(buf),
@@ -300,6 +306,7 @@ impl SubprocessAdapter {
             requests: Some(requests),
             events,
             spare,
+            recycle,
             answered: 0,
         })
     }
@@ -598,6 +605,16 @@ impl SubprocessAdapter {
         self.observation_line(r, lowered, &answer)
     }
 
+    /// Hands an answer line's buffer back to the reader thread (not a huge one: its memory
+    /// would stay held).
+    fn recycle(&self, line: Vec<u8>) {
+        if line.capacity() <= 1 << 20
+            && let Some(run) = &self.running
+        {
+            let _ = run.recycle.send(line);
+        }
+    }
+
     /// An empty buffer for request lines: one the writer thread has handed back, or a new one.
     fn spare_buffer(&self) -> Vec<u8> {
         self.running
@@ -843,8 +860,14 @@ impl SubprocessAdapter {
                     results[i] = Some(Err(e.clone()));
                     continue;
                 }
-                let answer = self.receive(self.timeout);
-                let r = answer.and_then(|a| self.observation_line(&requests[i], lowered, &a));
+                let r = match self.receive(self.timeout) {
+                    Ok(line) => {
+                        let r = self.observation_line(&requests[i], lowered, &line);
+                        self.recycle(line);
+                        r
+                    }
+                    Err(e) => Err(e),
+                };
                 if let Err(e) = &r
                     && self.running.is_none()
                 {

@@ -296,7 +296,27 @@ pub(crate) struct MemoryIn<'a> {
 struct RegIn<'a> {
     #[serde(borrow, rename = "type")]
     ty: Cow<'a, str>,
-    elems: Vec<HexIn>,
+    #[serde(deserialize_with = "hex_vec")]
+    elems: Vec<u64>,
+}
+
+/// An array of `0x...` hex strings read straight into numbers.
+fn hex_vec<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u64>, D::Error> {
+    struct V;
+    impl<'de> Visitor<'de> for V {
+        type Value = Vec<u64>;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("an array of 0x hex strings")
+        }
+        fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<u64>, A::Error> {
+            let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(64));
+            while let Some(h) = seq.next_element::<HexIn>()? {
+                out.push(h.0);
+            }
+            Ok(out)
+        }
+    }
+    d.deserialize_seq(V)
 }
 
 #[derive(serde::Deserialize)]
@@ -410,7 +430,10 @@ impl StateIn<'_> {
             if r.elems.len() > MAX_ELEMS {
                 return Err(format!("regs.{name}: {} elements", r.elems.len()));
             }
-            let elems = r.elems.iter().map(|e| e.0 & ty.mask()).collect();
+            let mut elems = r.elems;
+            for e in &mut elems {
+                *e &= ty.mask();
+            }
             s.regs.insert(name.into_owned(), Reg { ty, elems });
         }
         if let Some(m) = &self.memory {
