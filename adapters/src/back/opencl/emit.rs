@@ -88,11 +88,11 @@ pub struct Args {
 }
 
 impl Kernel {
-    /// The source with its build options and (for a shape kernel) every argument's values, as
-    /// printed beside a failing case.
-    pub fn listing(&self, title: &str) -> String {
+    /// The source with its build options, the work-group size it ran with (`local`) and (for a
+    /// shape kernel) every argument's values, as printed beside a failing case.
+    pub fn listing(&self, title: &str, local: usize) -> String {
         let mut s = format!(
-            "// atomcts: {title}\n// build options: `{}`\n",
+            "// atomcts: {title}\n// build options: `{}`; dispatch: one work-group of {local} work-items\n",
             self.options
         );
         if let Some(a) = &self.args {
@@ -457,7 +457,10 @@ mod tests {
         );
         let a = k.args.as_ref().unwrap();
         assert_eq!((&a.idx[..], &a.src0[..]), (&[0, 2][..], &[5, 6][..]));
-        assert!(k.listing("t").contains("IDX = {0, 2}, SRC0 = {0x5, 0x6}"));
+        assert!(
+            k.listing("t", 2)
+                .contains("IDX = {0, 2}, SRC0 = {0x5, 0x6}")
+        );
         assert_eq!(k.options, "");
         // The text is the shape's: other operands and addresses, the same program.
         let other = emit(
