@@ -12,6 +12,7 @@ use atomcts_reference::outcome::FaultClass;
 use atomcts_reference::state::{AtomicType, Buffer, MAX_ELEMS, Reg, State, Window};
 use atomcts_reference::types::{ElemType, Space};
 use serde_json::{Map, Value, json};
+use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
@@ -789,99 +790,107 @@ impl SubprocessAdapter {
 /// Pipelining (issue 9, adapters/PROTOCOL.md "Pipelining"): up to a window of requests in
 /// flight, answered in order.
 impl SubprocessAdapter {
-    /// Runs `requests` through a pipelining shim, a window at a time. Each answer has the case
-    /// deadline, counted from the previous answer (or from sending); a shim that crashes,
-    /// hangs or speaks garbage costs the requests in flight, each an adapter error, and is
-    /// restarted for the next window.
+    /// Runs `requests` through a pipelining shim with a sliding window: up to a window in
+    /// flight, topped up (one write per batch) whenever half of it has been answered, so the
+    /// shim keeps working while the runner reads answers and writes the next requests. Each
+    /// answer has the case deadline, counted from the previous answer (or from sending); a
+    /// shim that crashes, hangs or speaks garbage costs the requests in flight, each an adapter
+    /// error, and is restarted for the requests not sent yet. The circuit breaker counts each
+    /// such failure once; any answer resets it.
     fn run_pipelined(
         &mut self,
         requests: &[Request<'_>],
     ) -> Vec<Result<Observation, AdapterError>> {
-        let mut out = Vec::with_capacity(requests.len());
-        let mut rest = requests;
-        while !rest.is_empty() {
-            let n = rest.len().min(self.window.max(1));
-            let (now, later) = rest.split_at(n);
-            rest = later;
-            let results = self.run_window(now);
-            // The circuit breaker counts a window that stopped the shim as one failure.
-            if self.running.is_none() && results.iter().any(Result::is_err) {
-                self.consecutive_failures += 1;
-            } else {
-                self.consecutive_failures = 0;
-            }
-            out.extend(results);
-            if self.window <= 1 {
-                // The shim was restarted and no longer pipelines: one at a time.
-                out.extend(rest.iter().map(|r| self.run(r)));
-                break;
-            }
-        }
-        out
-    }
-
-    fn run_window(&mut self, requests: &[Request<'_>]) -> Vec<Result<Observation, AdapterError>> {
-        if let Err(e) = self.ensure_running() {
-            return requests.iter().map(|_| Err(e.clone())).collect();
-        }
-        // Build every request; one that cannot be sent (not applicable, a model error) is
-        // answered here and not sent.
+        let n = requests.len();
         let mut results: Vec<Option<Result<Observation, AdapterError>>> =
-            Vec::with_capacity(requests.len());
-        let mut sent = Vec::with_capacity(requests.len());
-        let mut lines = self.spare_buffer();
-        for (i, r) in requests.iter().enumerate() {
-            let len = lines.len();
-            match self.message(r, &mut lines) {
-                Ok(lowered) => {
-                    sent.push((i, lowered));
-                    results.push(None);
+            (0..n).map(|_| None).collect();
+        let mut in_flight: VecDeque<(usize, Option<atomcts_reference::ir::Lowered>)> =
+            VecDeque::new();
+        let mut next = 0;
+        while next < n || !in_flight.is_empty() {
+            if in_flight.is_empty() {
+                if self.window <= 1 {
+                    // The shim was restarted and no longer pipelines: one at a time.
+                    for (slot, r) in results[next..].iter_mut().zip(&requests[next..]) {
+                        *slot = Some(self.run(r));
+                    }
+                    break;
                 }
-                Err(e) => {
-                    lines.truncate(len);
-                    results.push(Some(Err(e)));
-                }
-            }
-        }
-        if !sent.is_empty() {
-            let ok = self
-                .running
-                .as_ref()
-                .and_then(|run| run.requests.as_ref())
-                .is_some_and(|tx| tx.send(lines).is_ok());
-            let mut failure: Option<AdapterError> = (!ok).then(|| {
-                self.running = None;
-                self.err(AdapterErrorKind::Crashed(
-                    "the shim stopped reading its input".into(),
-                ))
-            });
-            for (i, lowered) in sent {
-                if let Some(e) = &failure {
-                    results[i] = Some(Err(e.clone()));
+                if let Err(e) = self.ensure_running() {
+                    // As for a window that could not start: a window's worth fails.
+                    let end = (next + self.window).min(n);
+                    for slot in &mut results[next..end] {
+                        *slot = Some(Err(e.clone()));
+                    }
+                    next = end;
+                    self.consecutive_failures += 1;
                     continue;
                 }
-                let r = match self.receive(self.timeout) {
-                    Ok(line) => {
-                        let r = self.observation_line(&requests[i], lowered, &line);
-                        self.recycle(line);
-                        r
+            }
+            if next < n && in_flight.len() <= self.window / 4 {
+                // Build requests up to a full window; one that cannot be sent (not
+                // applicable, a model error) is answered here and not sent.
+                let mut lines = self.spare_buffer();
+                let before = in_flight.len();
+                while next < n && in_flight.len() < self.window {
+                    let len = lines.len();
+                    match self.message(&requests[next], &mut lines) {
+                        Ok(lowered) => in_flight.push_back((next, lowered)),
+                        Err(e) => {
+                            lines.truncate(len);
+                            results[next] = Some(Err(e));
+                        }
                     }
-                    Err(e) => Err(e),
-                };
-                if let Err(e) = &r
-                    && self.running.is_none()
-                {
+                    next += 1;
+                }
+                if in_flight.len() > before {
+                    let sent = self
+                        .running
+                        .as_ref()
+                        .and_then(|run| run.requests.as_ref())
+                        .is_some_and(|tx| tx.send(lines).is_ok());
+                    if !sent {
+                        self.running = None;
+                        let e = self.err(AdapterErrorKind::Crashed(
+                            "the shim stopped reading its input".into(),
+                        ));
+                        for (i, _) in in_flight.drain(..) {
+                            results[i] = Some(Err(e.clone()));
+                        }
+                        self.consecutive_failures += 1;
+                        continue;
+                    }
+                }
+            }
+            let Some((i, lowered)) = in_flight.pop_front() else {
+                continue;
+            };
+            let r = match self.receive(self.timeout) {
+                Ok(line) => {
+                    let r = self.observation_line(&requests[i], lowered, &line);
+                    self.recycle(line);
+                    r
+                }
+                Err(e) => Err(e),
+            };
+            match &r {
+                Err(e) if self.running.is_none() => {
                     // The shim is gone: every request still in flight is lost with it.
-                    failure = Some(AdapterError {
+                    let lost = AdapterError {
                         adapter: e.adapter.clone(),
                         kind: AdapterErrorKind::Crashed(format!(
                             "in flight when the shim failed ({})",
                             e.kind
                         )),
-                    });
+                    };
+                    for (j, _) in in_flight.drain(..) {
+                        results[j] = Some(Err(lost.clone()));
+                    }
+                    self.consecutive_failures += 1;
                 }
-                results[i] = Some(r);
+                _ => self.consecutive_failures = 0,
             }
+            results[i] = Some(r);
         }
         results
             .into_iter()
