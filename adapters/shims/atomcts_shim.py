@@ -42,12 +42,14 @@ def _answer(handler, req):
 
 
 def serve(handler, name, capabilities=(), level="text", version=None, window=64,
-          stdin=None, stdout=None):
+          stdin=None, stdout=None, implementation=None, profile=None):
     """Serves requests on standard input until it closes.
 
     level: "text" or "semantic" (version 2). version: the highest version the shim speaks
     (default: 2 for a semantic shim, else 1). window: requests accepted in flight (1: no
-    pipelining, the `window` key is left out of the handshake)."""
+    pipelining, the `window` key is left out of the handshake). implementation, profile: the
+    handshake's optional keys (what runs behind the shim, with versions; the profile it
+    claims)."""
     fd_in = (stdin or sys.stdin).fileno()
     out = stdout or sys.stdout
     if version is None:
@@ -71,6 +73,10 @@ def serve(handler, name, capabilities=(), level="text", version=None, window=64,
                          "name": name, "capabilities": list(capabilities)}
                 if spoken >= 2:
                     hello["level"] = level
+                if implementation is not None:
+                    hello["implementation"] = implementation
+                if profile is not None:
+                    hello["profile"] = profile
                 if window > 1:
                     hello["window"] = window
                 answers.append(json.dumps(hello))

@@ -25,9 +25,7 @@ On a real NVIDIA GPU (Numba's CUDA target, numba-cuda): set NUMBA_ENABLE_CUDASIM
 then calls itself `numba-cuda` and answers not applicable where Numba's typing refuses a type
 (e.g. atomic inc on s32). Its findings: adapters/shims/numba_cuda_gpu.baseline.
 """
-import json
 import os
-import sys
 
 import atomcts_shim
 
@@ -222,20 +220,12 @@ def run(req):
 
 
 def main():
-    for line in sys.stdin:
-        req = json.loads(line)
-        if req.get("type") == "hello":
-            ans = {"type": "hello", "protocol": "atomcts-adapter", "version": 2,
-                   "level": "semantic", "name": "numba-cudasim" if SIMULATOR else "numba-cuda",
-                   "implementation": IMPLEMENTATION, "profile": "nvidia-ptx",
-                   "capabilities": ["u64_atomics", "f32_atomic_add", "f64_atomic_add"]}
-        else:
-            try:
-                ans = run(req)
-            except Exception as e:  # report, never die: the runner counts it as an error
-                ans = {"outcome": "error", "why": "%s: %s" % (type(e).__name__, e)}
-            ans["id"] = req["id"]
-        print(json.dumps(ans), flush=True)
+    # The shared helper does the handshake, the ids, errors as `error` answers, and pipelining:
+    # up to NUMBA_CUDASIM_WINDOW requests in flight (default 64; 1: one at a time).
+    atomcts_shim.serve(run, name="numba-cudasim" if SIMULATOR else "numba-cuda", level="semantic", version=2,
+                       capabilities=["u64_atomics", "f32_atomic_add", "f64_atomic_add"],
+                       implementation=IMPLEMENTATION, profile="nvidia-ptx",
+                       window=int(os.environ.get("NUMBA_CUDASIM_WINDOW", "64")))
 
 
 if __name__ == "__main__":

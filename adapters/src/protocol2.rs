@@ -3,9 +3,11 @@
 //! returned value) that the runner turns into a final state with the reference's writeback.
 
 use crate::plan::{Returned, complete};
+use crate::subprocess::wire::{Hex, Seq};
 use atomcts_reference::ir::{Dest, Instr, Lowered, RegField, Source, Upper};
 use atomcts_reference::state::State;
 use atomcts_reference::types::Space;
+use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::{Value, json};
 
 fn hex(v: u64) -> Value {
@@ -85,28 +87,185 @@ pub fn lowered_to_json(l: &Lowered) -> Value {
     })
 }
 
+/// The protocol's JSON form of a lowered instruction, streamed (issue 9): the same bytes as
+/// `serde_json::to_vec(&lowered_to_json(l))`, keys in the same sorted order, no tree built.
+pub struct LoweredOut<'a>(pub &'a Lowered);
+
+struct FieldOut<'a>(&'a RegField);
+
+impl Serialize for FieldOut<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let f = self.0;
+        let (upper, width) = match f.upper {
+            Upper::Keep => ("keep", None),
+            Upper::Zero { width } => ("zero", Some(width)),
+            Upper::Sign { width } => ("sign", Some(width)),
+            Upper::Unspecified { width } => ("unspecified", Some(width)),
+        };
+        let mut m = s.serialize_map(Some(6))?;
+        m.serialize_entry("bits", &f.bits)?;
+        m.serialize_entry("idx", &f.idx)?;
+        m.serialize_entry("lo", &f.lo)?;
+        m.serialize_entry("name", &f.name)?;
+        m.serialize_entry("upper", upper)?;
+        m.serialize_entry("width", &width)?;
+        m.end()
+    }
+}
+
+struct DestOut<'a>(&'a Dest);
+
+impl Serialize for DestOut<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Dest::None => s.serialize_seq(Some(0))?.end(),
+            Dest::Fields(fs) => Seq(fs, FieldOut).serialize(s),
+            Dest::CasWeak { ok, expected } => {
+                struct Inner<'a>(&'a Option<RegField>, &'a RegField);
+                impl Serialize for Inner<'_> {
+                    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                        let mut m = s.serialize_map(Some(2))?;
+                        m.serialize_entry("expected", &FieldOut(self.1))?;
+                        m.serialize_entry("ok", &self.0.as_ref().map(FieldOut))?;
+                        m.end()
+                    }
+                }
+                let mut m = s.serialize_map(Some(1))?;
+                m.serialize_entry("cas_weak", &Inner(ok, expected))?;
+                m.end()
+            }
+        }
+    }
+}
+
+struct AccessOut<'a>(&'a atomcts_reference::ir::Access);
+
+impl Serialize for AccessOut<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let a = self.0;
+        let mut m = s.serialize_map(Some(5))?;
+        m.serialize_entry("addr", &Hex(a.addr))?;
+        m.serialize_entry("dst", &DestOut(&a.dst))?;
+        m.serialize_entry("fault", &a.fault.map(|c| c.name()))?;
+        m.serialize_entry("lane", &a.lane)?;
+        m.serialize_entry("src", &[Hex(a.src[0]), Hex(a.src[1])])?;
+        m.end()
+    }
+}
+
+struct InstrOut<'a>(&'a Instr);
+
+impl Serialize for InstrOut<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Instr::Mem(mi) => {
+                // The float environment: keys in the Value route's (sorted) order.
+                #[derive(serde::Serialize)]
+                struct Ftz {
+                    inputs: bool,
+                    outputs: bool,
+                }
+                let mut m = s.serialize_map(Some(9))?;
+                m.serialize_entry("accesses", &Seq(&mi.accesses, AccessOut))?;
+                m.serialize_entry(
+                    "compare",
+                    match mi.env.compare {
+                        atomcts_reference::ir::Compare::Bitwise => "bitwise",
+                        atomcts_reference::ir::Compare::Numeric { .. } => "numeric",
+                    },
+                )?;
+                m.serialize_entry(
+                    "ftz",
+                    &Ftz {
+                        inputs: mi.env.ftz.inputs,
+                        outputs: mi.env.ftz.outputs,
+                    },
+                )?;
+                m.serialize_entry("kind", "mem")?;
+                m.serialize_entry("op", mi.op.name())?;
+                m.serialize_entry(
+                    "round",
+                    match mi.env.round {
+                        atomcts_reference::float::Round::NearestEven => "nearest_even",
+                        atomcts_reference::float::Round::TowardZero => "toward_zero",
+                    },
+                )?;
+                m.serialize_entry("space", mi.space.name())?;
+                m.serialize_entry("type", mi.ty.name())?;
+                m.serialize_entry("weak", &mi.env.weak)?;
+                m.end()
+            }
+            Instr::Shuffle(sh) => {
+                let lane = |(lane, src): &(u32, Source)| match src {
+                    Source::Data(j) => LaneOut(*lane, Some(("data", *j))),
+                    Source::Fill(j) => LaneOut(*lane, Some(("fill", *j))),
+                    Source::Undefined => LaneOut(*lane, None),
+                };
+                let mut m = s.serialize_map(Some(5))?;
+                m.serialize_entry("data", &sh.data)?;
+                m.serialize_entry("dst", &sh.dst)?;
+                m.serialize_entry("fill", &sh.fill)?;
+                m.serialize_entry("kind", "shuffle")?;
+                m.serialize_entry("lanes", &Seq(&sh.lanes, lane))?;
+                m.end()
+            }
+        }
+    }
+}
+
+/// `[lane, "data", j]`, `[lane, "fill", j]` or `[lane, "undefined"]`.
+struct LaneOut(u32, Option<(&'static str, u32)>);
+
+impl Serialize for LaneOut {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.1 {
+            Some((from, j)) => (self.0, from, j).serialize(s),
+            None => (self.0, "undefined").serialize(s),
+        }
+    }
+}
+
+impl Serialize for LoweredOut<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        struct Write<'a>(&'a atomcts_reference::ir::StaticWrite);
+        impl Serialize for Write<'_> {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let mut m = s.serialize_map(Some(3))?;
+                m.serialize_entry("idx", &self.0.idx)?;
+                m.serialize_entry("name", &self.0.name)?;
+                m.serialize_entry("value", &Hex(self.0.value))?;
+                m.end()
+            }
+        }
+        struct Declare<'a>(&'a (String, atomcts_reference::state::Reg));
+        impl Serialize for Declare<'_> {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let mut m = s.serialize_map(Some(3))?;
+                m.serialize_entry("elems", &self.0.1.elems.len())?;
+                m.serialize_entry("name", &self.0.0)?;
+                m.serialize_entry("type", self.0.1.ty.visa_name())?;
+                m.end()
+            }
+        }
+        let l = self.0;
+        let mut m = s.serialize_map(Some(3))?;
+        m.serialize_entry("declare", &Seq(&l.declare, Declare))?;
+        m.serialize_entry("instr", &InstrOut(&l.instr))?;
+        m.serialize_entry("writes", &Seq(&l.writes, Write))?;
+        m.end()
+    }
+}
+
 /// Turns a v2 `accesses` answer (`memory` as in a state, `returned` one hex value per access
 /// in order, optional `ok` booleans for compare-exchange) into the final state.
 pub fn accesses_answer(l: &Lowered, state: &State, answer: &Value) -> Result<State, String> {
-    let mut with_memory = state.clone();
-    if let Some(mem) = answer.get("memory") {
-        // Reuse the state parser for the memory part: same shape as a state's `memory`.
-        let probe = json!({"lanes": state.lanes, "memory": mem});
-        let parsed = crate::subprocess::state_from_json(&probe)?;
-        for space in [Space::Global, Space::Shared] {
-            let want: Vec<_> = state.memory(space).ranges().collect();
-            let got: Vec<_> = parsed.memory(space).ranges().collect();
-            if want != got {
-                return Err(format!(
-                    "answer memory.{} has other ranges than the request",
-                    space.name()
-                ));
-            }
-            *with_memory.memory_mut(space) = parsed.memory(space).clone();
-        }
-    } else {
+    let Some(mem) = answer.get("memory") else {
         return Err("an `accesses` answer needs `memory`".into());
-    }
+    };
+    // Reuse the state parser for the memory part: same shape as a state's `memory`.
+    let probe = json!({"lanes": state.lanes, "memory": mem});
+    let parsed = crate::subprocess::state_from_json(&probe)?;
+    let with_memory = answer_memory(state, &parsed)?;
     let old = answer
         .get("returned")
         .and_then(Value::as_array)
@@ -126,6 +285,38 @@ pub fn accesses_answer(l: &Lowered, state: &State, answer: &Value) -> Result<Sta
         .map(|a| a.iter().map(|b| b.as_bool().unwrap_or(true)).collect())
         .unwrap_or_default();
     complete(l, &with_memory, &Returned { old, ok })
+}
+
+/// The typed reader's route to [`accesses_answer`] (issue 9): the answer's memory, returned
+/// values and `ok` flags already read; the same checks and result.
+pub(crate) fn accesses_typed(
+    l: &Lowered,
+    state: &State,
+    mem: &crate::subprocess::wire::MemoryIn<'_>,
+    old: Vec<u64>,
+    ok: Vec<bool>,
+) -> Result<State, String> {
+    let parsed = crate::subprocess::wire::memory_state(state.lanes, mem)?;
+    let with_memory = answer_memory(state, &parsed)?;
+    complete(l, &with_memory, &Returned { old, ok })
+}
+
+/// `state` with the answer's memory (`parsed`: a state holding only it), which must have the
+/// request's ranges.
+fn answer_memory(state: &State, parsed: &State) -> Result<State, String> {
+    let mut with_memory = state.clone();
+    for space in [Space::Global, Space::Shared] {
+        let want: Vec<_> = state.memory(space).ranges().collect();
+        let got: Vec<_> = parsed.memory(space).ranges().collect();
+        if want != got {
+            return Err(format!(
+                "answer memory.{} has other ranges than the request",
+                space.name()
+            ));
+        }
+        *with_memory.memory_mut(space) = parsed.memory(space).clone();
+    }
+    Ok(with_memory)
 }
 
 #[cfg(test)]

@@ -12,12 +12,15 @@ use atomcts_reference::outcome::FaultClass;
 use atomcts_reference::state::{AtomicType, Buffer, MAX_ELEMS, Reg, State, Window};
 use atomcts_reference::types::{ElemType, Space};
 use serde_json::{Map, Value, json};
+use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::time::{Duration, Instant};
 
 mod concurrent;
+pub(crate) mod wire;
+pub use wire::StateOut;
 
 /// Protocol version spoken.
 pub const VERSION: u64 = 1;
@@ -54,6 +57,10 @@ struct Running {
     /// Requests to the writer thread (which owns the shim's stdin).
     requests: Option<Sender<Vec<u8>>>,
     events: Receiver<Event>,
+    /// Request buffers the writer thread has written and hands back for reuse.
+    spare: Receiver<Vec<u8>>,
+    /// Answer buffers handed back to the reader thread for reuse.
+    recycle: Sender<Vec<u8>>,
     /// Answers this instance has given.
     answered: u64,
 }
@@ -142,8 +149,8 @@ pub struct SubprocessAdapter {
     /// Requests the shim accepts in flight at once (its handshake's `window`, at most
     /// [`MAX_WINDOW`]); 1 without pipelining.
     window: usize,
-    /// The request's `profile` object, built once per profile name.
-    profile_json: Option<(String, Value)>,
+    /// The request's `profile` object, serialized once per profile name.
+    profile_json: Option<(String, Vec<u8>)>,
 }
 
 /// The most requests the runner keeps in flight to one shim (issue 9): offered as `window`
@@ -263,10 +270,14 @@ impl SubprocessAdapter {
         };
         let (etx, events) = channel();
         let wtx = etx.clone();
+        // Answer buffers come back from the runner once read (issue 9: no allocation and
+        // regrowth per answer line).
+        let (recycle, lines_back) = channel::<Vec<u8>>();
         std::thread::spawn(move || {
-            let mut r = BufReader::new(stdout);
+            let mut r = BufReader::with_capacity(1 << 16, stdout);
             loop {
-                let mut buf = Vec::new();
+                let mut buf = lines_back.try_recv().unwrap_or_default();
+                buf.clear();
                 let ev = match (&mut r).take(MAX_LINE).read_until(b'\n', &mut buf) {
                     Ok(0) | Err(_) => Event::Eof,
                     Ok(_) => Event::Line(buf),
@@ -280,18 +291,23 @@ impl SubprocessAdapter {
         // Writes go through their own thread, so a shim that stops reading cannot block the
         // runner past the case deadline (issue 7, D4).
         let (requests, rx) = channel::<Vec<u8>>();
+        let (give_back, spare) = channel::<Vec<u8>>();
         std::thread::spawn(move || {
-            for msg in rx {
+            for mut msg in rx {
                 if let Err(e) = stdin.write_all(&msg).and_then(|_| stdin.flush()) {
                     let _ = wtx.send(Event::WriteFailed(e.to_string()));
                     return;
                 }
+                msg.clear();
+                let _ = give_back.send(msg);
             }
         });
         Ok(Running {
             child,
             requests: Some(requests),
             events,
+            spare,
+            recycle,
             answered: 0,
         })
     }
@@ -384,14 +400,25 @@ impl SubprocessAdapter {
         Ok(())
     }
 
-    /// Sends one line and waits for one answer line, both within `timeout`; on any failure the
+    /// Sends one message and waits for one answer, both within `timeout`; on any failure the
     /// shim's process group is stopped.
     fn exchange(&mut self, msg: &Value, timeout: Duration) -> Result<Value, AdapterError> {
+        let mut line = msg.to_string().into_bytes();
+        line.push(b'\n');
+        let answer = self.exchange_line(line, timeout)?;
+        parse_answer(&answer).map_err(|kind| {
+            self.running = None;
+            self.err(kind)
+        })
+    }
+
+    /// Sends one line (with its `\n`) and waits for one answer line, both within `timeout`;
+    /// the answer is UTF-8 and within [`MAX_ANSWER_OBJECTS`] (not parsed yet). On any failure
+    /// the shim's process group is stopped.
+    fn exchange_line(&mut self, line: Vec<u8>, timeout: Duration) -> Result<Vec<u8>, AdapterError> {
         let Some(run) = self.running.as_mut() else {
             return Err(self.err(AdapterErrorKind::Crashed("not running".into())));
         };
-        let mut line = msg.to_string().into_bytes();
-        line.push(b'\n');
         let sent = run.requests.as_ref().map(|tx| tx.send(line).is_ok());
         let result = if sent != Some(true) {
             Err(AdapterErrorKind::Crashed(
@@ -401,7 +428,10 @@ impl SubprocessAdapter {
             match run.events.recv_timeout(timeout) {
                 Ok(Event::Line(bytes)) => {
                     run.answered += 1;
-                    parse_answer(&bytes)
+                    match check_answer(&bytes) {
+                        Ok(_) => Ok(bytes),
+                        Err(e) => Err(e),
+                    }
                 }
                 Ok(Event::WriteFailed(e)) => Err(gone(run, &format!("writing to it failed: {e}"))),
                 Ok(Event::Eof) | Err(RecvTimeoutError::Disconnected) => {
@@ -436,6 +466,18 @@ fn gone(run: &mut Running, otherwise: &str) -> AdapterErrorKind {
 
 /// An answer line: UTF-8 JSON, or a protocol error quoting (escaped, shortened) what came.
 fn parse_answer(bytes: &[u8]) -> Result<Value, AdapterErrorKind> {
+    let line = check_answer(bytes)?;
+    serde_json::from_str::<Value>(line.trim()).map_err(|e| {
+        AdapterErrorKind::Protocol(format!(
+            "answer is not JSON ({e}): `{}`",
+            crate::escape_controls(&shorten(line.trim(), 200))
+        ))
+    })
+}
+
+/// An answer line's text: UTF-8 and at most [`MAX_ANSWER_OBJECTS`] objects (counted before
+/// anything is parsed), or a protocol error quoting (escaped, shortened) what came.
+fn check_answer(bytes: &[u8]) -> Result<&str, AdapterErrorKind> {
     let line = std::str::from_utf8(bytes).map_err(|e| {
         AdapterErrorKind::Protocol(format!(
             "answer is not UTF-8 (invalid byte at offset {}): `{}`",
@@ -450,12 +492,7 @@ fn parse_answer(bytes: &[u8]) -> Result<Value, AdapterErrorKind> {
             bytes.len()
         )));
     }
-    serde_json::from_str::<Value>(line.trim()).map_err(|e| {
-        AdapterErrorKind::Protocol(format!(
-            "answer is not JSON ({e}): `{}`",
-            crate::escape_controls(&shorten(line.trim(), 200))
-        ))
-    })
+    Ok(line)
 }
 
 /// How many times `b` occurs in `bytes`.
@@ -567,17 +604,38 @@ impl Adapter for SubprocessAdapter {
 impl SubprocessAdapter {
     fn run_once(&mut self, r: &Request<'_>) -> Result<Observation, AdapterError> {
         self.ensure_running()?;
-        let (msg, lowered) = self.message(r)?;
+        let mut line = self.spare_buffer();
+        let lowered = self.message(r, &mut line)?;
         let timeout = self.timeout;
-        let answer = self.exchange(&msg, timeout)?;
-        self.observation(r, lowered, answer)
+        let answer = self.exchange_line(line, timeout)?;
+        self.observation_line(r, lowered, &answer)
     }
 
-    /// The request line's object for `r`, and the lowered IR sent in it (version 2).
+    /// Hands an answer line's buffer back to the reader thread (not a huge one: its memory
+    /// would stay held).
+    fn recycle(&self, line: Vec<u8>) {
+        if line.capacity() <= 1 << 20
+            && let Some(run) = &self.running
+        {
+            let _ = run.recycle.send(line);
+        }
+    }
+
+    /// An empty buffer for request lines: one the writer thread has handed back, or a new one.
+    fn spare_buffer(&self) -> Vec<u8> {
+        self.running
+            .as_ref()
+            .and_then(|run| run.spare.try_recv().ok())
+            .unwrap_or_default()
+    }
+
+    /// Appends the request line for `r` to `buf` (streamed, issue 9) and returns the lowered
+    /// IR sent in it (version 2).
     fn message(
         &mut self,
         r: &Request<'_>,
-    ) -> Result<(Value, Option<atomcts_reference::ir::Lowered>), AdapterError> {
+        buf: &mut Vec<u8>,
+    ) -> Result<Option<atomcts_reference::ir::Lowered>, AdapterError> {
         if self.profile_json.as_ref().map(|(n, _)| n) != Some(&r.profile.name) {
             let knobs: Map<String, Value> = atomcts_reference::knobs::KNOBS
                 .iter()
@@ -588,34 +646,65 @@ impl SubprocessAdapter {
                     )
                 })
                 .collect();
-            self.profile_json = Some((
-                r.profile.name.clone(),
-                json!({"name": r.profile.name, "knobs": knobs}),
-            ));
+            let profile = json!({"name": r.profile.name, "knobs": knobs});
+            self.profile_json = Some((r.profile.name.clone(), profile.to_string().into_bytes()));
         }
-        let profile = self
-            .profile_json
-            .as_ref()
-            .map_or(Value::Null, |(_, p)| p.clone());
         let lowered = if self.version >= 2 {
             self.lower(r)?
         } else {
             None
         };
-        let mut msg = json!({
-            "type": "run",
-            "id": r.id,
-            "dialect": r.dialect.name(),
-            "asm": r.asm,
-            "profile": profile,
-            "state": state_to_json(r.state),
-        });
-        if self.version >= 2 {
-            msg["lowered"] = lowered
-                .as_ref()
-                .map_or(Value::Null, crate::protocol2::lowered_to_json);
+        let profile = self.profile_json.as_ref().map_or(&b"null"[..], |(_, p)| p);
+        wire::write_run(
+            buf,
+            r,
+            profile,
+            (self.version >= 2).then_some(lowered.as_ref()),
+        );
+        Ok(lowered)
+    }
+
+    /// The observation an answer line to `r` gives: answers of the common shapes are read
+    /// typed (no `Value` tree); anything else, and anything the typed reader refuses, goes
+    /// through [`Self::observation`] exactly as before (the same results and messages).
+    fn observation_line(
+        &mut self,
+        r: &Request<'_>,
+        lowered: Option<atomcts_reference::ir::Lowered>,
+        bytes: &[u8],
+    ) -> Result<Observation, AdapterError> {
+        // `bytes` passed `check_answer` (UTF-8, bounded object count) when it was received.
+        let text = std::str::from_utf8(bytes).unwrap_or("");
+        if let Ok(a) = serde_json::from_str::<wire::AnswerIn<'_>>(text)
+            && a.id == r.id
+        {
+            match (&*a.outcome, a.state) {
+                ("completed", Some(st)) => {
+                    if let Ok(s) = st.into_state() {
+                        return Ok(Observation::Completed(s));
+                    }
+                }
+                ("accesses", _) if self.version >= 2 => {
+                    if let (Some(l), Some(mem), Some(returned)) = (&lowered, &a.memory, &a.returned)
+                        && let Ok(s) = crate::protocol2::accesses_typed(
+                            l,
+                            r.state,
+                            mem,
+                            returned.iter().map(|h| h.0).collect(),
+                            a.ok.clone().unwrap_or_default(),
+                        )
+                    {
+                        return Ok(Observation::Completed(s));
+                    }
+                }
+                _ => {}
+            }
         }
-        Ok((msg, lowered))
+        let answer = parse_answer(bytes).map_err(|kind| {
+            self.running = None;
+            self.err(kind)
+        })?;
+        self.observation(r, lowered, answer)
     }
 
     /// The observation an answer to `r` gives.
@@ -706,90 +795,107 @@ impl SubprocessAdapter {
 /// Pipelining (issue 9, adapters/PROTOCOL.md "Pipelining"): up to a window of requests in
 /// flight, answered in order.
 impl SubprocessAdapter {
-    /// Runs `requests` through a pipelining shim, a window at a time. Each answer has the case
-    /// deadline, counted from the previous answer (or from sending); a shim that crashes,
-    /// hangs or speaks garbage costs the requests in flight, each an adapter error, and is
-    /// restarted for the next window.
+    /// Runs `requests` through a pipelining shim with a sliding window: up to a window in
+    /// flight, topped up (one write per batch) whenever half of it has been answered, so the
+    /// shim keeps working while the runner reads answers and writes the next requests. Each
+    /// answer has the case deadline, counted from the previous answer (or from sending); a
+    /// shim that crashes, hangs or speaks garbage costs the requests in flight, each an adapter
+    /// error, and is restarted for the requests not sent yet. The circuit breaker counts each
+    /// such failure once; any answer resets it.
     fn run_pipelined(
         &mut self,
         requests: &[Request<'_>],
     ) -> Vec<Result<Observation, AdapterError>> {
-        let mut out = Vec::with_capacity(requests.len());
-        let mut rest = requests;
-        while !rest.is_empty() {
-            let n = rest.len().min(self.window.max(1));
-            let (now, later) = rest.split_at(n);
-            rest = later;
-            let results = self.run_window(now);
-            // The circuit breaker counts a window that stopped the shim as one failure.
-            if self.running.is_none() && results.iter().any(Result::is_err) {
-                self.consecutive_failures += 1;
-            } else {
-                self.consecutive_failures = 0;
-            }
-            out.extend(results);
-            if self.window <= 1 {
-                // The shim was restarted and no longer pipelines: one at a time.
-                out.extend(rest.iter().map(|r| self.run(r)));
-                break;
-            }
-        }
-        out
-    }
-
-    fn run_window(&mut self, requests: &[Request<'_>]) -> Vec<Result<Observation, AdapterError>> {
-        if let Err(e) = self.ensure_running() {
-            return requests.iter().map(|_| Err(e.clone())).collect();
-        }
-        // Build every request; one that cannot be sent (not applicable, a model error) is
-        // answered here and not sent.
-        let mut results: Vec<Option<Result<Observation, AdapterError>>> = Vec::new();
-        let mut sent = Vec::new();
-        let mut lines = Vec::new();
-        for (i, r) in requests.iter().enumerate() {
-            match self.message(r) {
-                Ok((msg, lowered)) => {
-                    let _ = serde_json::to_writer(&mut lines, &msg);
-                    lines.push(b'\n');
-                    sent.push((i, lowered));
-                    results.push(None);
+        let n = requests.len();
+        let mut results: Vec<Option<Result<Observation, AdapterError>>> =
+            (0..n).map(|_| None).collect();
+        let mut in_flight: VecDeque<(usize, Option<atomcts_reference::ir::Lowered>)> =
+            VecDeque::new();
+        let mut next = 0;
+        while next < n || !in_flight.is_empty() {
+            if in_flight.is_empty() {
+                if self.window <= 1 {
+                    // The shim was restarted and no longer pipelines: one at a time.
+                    for (slot, r) in results[next..].iter_mut().zip(&requests[next..]) {
+                        *slot = Some(self.run(r));
+                    }
+                    break;
                 }
-                Err(e) => results.push(Some(Err(e))),
-            }
-        }
-        if !sent.is_empty() {
-            let ok = self
-                .running
-                .as_ref()
-                .and_then(|run| run.requests.as_ref())
-                .is_some_and(|tx| tx.send(lines).is_ok());
-            let mut failure: Option<AdapterError> = (!ok).then(|| {
-                self.running = None;
-                self.err(AdapterErrorKind::Crashed(
-                    "the shim stopped reading its input".into(),
-                ))
-            });
-            for (i, lowered) in sent {
-                if let Some(e) = &failure {
-                    results[i] = Some(Err(e.clone()));
+                if let Err(e) = self.ensure_running() {
+                    // As for a window that could not start: a window's worth fails.
+                    let end = (next + self.window).min(n);
+                    for slot in &mut results[next..end] {
+                        *slot = Some(Err(e.clone()));
+                    }
+                    next = end;
+                    self.consecutive_failures += 1;
                     continue;
                 }
-                let answer = self.receive(self.timeout);
-                let r = answer.and_then(|a| self.observation(&requests[i], lowered, a));
-                if let Err(e) = &r
-                    && self.running.is_none()
-                {
+            }
+            if next < n && in_flight.len() <= self.window / 4 {
+                // Build requests up to a full window; one that cannot be sent (not
+                // applicable, a model error) is answered here and not sent.
+                let mut lines = self.spare_buffer();
+                let before = in_flight.len();
+                while next < n && in_flight.len() < self.window {
+                    let len = lines.len();
+                    match self.message(&requests[next], &mut lines) {
+                        Ok(lowered) => in_flight.push_back((next, lowered)),
+                        Err(e) => {
+                            lines.truncate(len);
+                            results[next] = Some(Err(e));
+                        }
+                    }
+                    next += 1;
+                }
+                if in_flight.len() > before {
+                    let sent = self
+                        .running
+                        .as_ref()
+                        .and_then(|run| run.requests.as_ref())
+                        .is_some_and(|tx| tx.send(lines).is_ok());
+                    if !sent {
+                        self.running = None;
+                        let e = self.err(AdapterErrorKind::Crashed(
+                            "the shim stopped reading its input".into(),
+                        ));
+                        for (i, _) in in_flight.drain(..) {
+                            results[i] = Some(Err(e.clone()));
+                        }
+                        self.consecutive_failures += 1;
+                        continue;
+                    }
+                }
+            }
+            let Some((i, lowered)) = in_flight.pop_front() else {
+                continue;
+            };
+            let r = match self.receive(self.timeout) {
+                Ok(line) => {
+                    let r = self.observation_line(&requests[i], lowered, &line);
+                    self.recycle(line);
+                    r
+                }
+                Err(e) => Err(e),
+            };
+            match &r {
+                Err(e) if self.running.is_none() => {
                     // The shim is gone: every request still in flight is lost with it.
-                    failure = Some(AdapterError {
+                    let lost = AdapterError {
                         adapter: e.adapter.clone(),
                         kind: AdapterErrorKind::Crashed(format!(
                             "in flight when the shim failed ({})",
                             e.kind
                         )),
-                    });
+                    };
+                    for (j, _) in in_flight.drain(..) {
+                        results[j] = Some(Err(lost.clone()));
+                    }
+                    self.consecutive_failures += 1;
                 }
-                results[i] = Some(r);
+                _ => self.consecutive_failures = 0,
             }
+            results[i] = Some(r);
         }
         results
             .into_iter()
@@ -799,15 +905,19 @@ impl SubprocessAdapter {
             .collect()
     }
 
-    /// Reads one answer line within `timeout`; on any failure the shim is stopped.
-    fn receive(&mut self, timeout: Duration) -> Result<Value, AdapterError> {
+    /// Reads one answer line within `timeout` (UTF-8, bounded, not parsed yet); on any failure
+    /// the shim is stopped.
+    fn receive(&mut self, timeout: Duration) -> Result<Vec<u8>, AdapterError> {
         let Some(run) = self.running.as_mut() else {
             return Err(self.err(AdapterErrorKind::Crashed("not running".into())));
         };
         let result = match run.events.recv_timeout(timeout) {
             Ok(Event::Line(bytes)) => {
                 run.answered += 1;
-                parse_answer(&bytes)
+                match check_answer(&bytes) {
+                    Ok(_) => Ok(bytes),
+                    Err(e) => Err(e),
+                }
             }
             Ok(Event::WriteFailed(e)) => Err(gone(run, &format!("writing to it failed: {e}"))),
             Ok(Event::Eof) | Err(RecvTimeoutError::Disconnected) => {

@@ -4,7 +4,7 @@
 //! never failures. Version 1 shims keep working (runner/tests/subprocess.rs). Needs `python3`.
 
 mod common;
-use common::text;
+use common::{text, tmp, write};
 use std::process::{Command, Output};
 
 fn run(bug: &str, cases: &str, extra: &[&str]) -> Output {
@@ -78,4 +78,111 @@ fn a_planted_bug_in_a_semantic_shim_is_caught() {
     let (_, fail, _, _) = totals(&t);
     assert!(fail > 0, "{t}");
     assert!(t.contains("FAIL sass/atom/"), "{t}");
+}
+
+/// The streamed request forms (issue 9: no `Value` tree per message) write exactly the bytes
+/// of the `Value` forms, for every case of the corpus that builds, in both dialect-neutral
+/// parts (the state and the lowered IR), and the state read back is the state sent.
+#[test]
+fn streamed_requests_are_the_value_forms_bytes_on_the_corpus() {
+    use atomcts_adapters::protocol2::{LoweredOut, lowered_to_json};
+    use atomcts_adapters::subprocess::{StateOut, state_from_json, state_to_json};
+    use atomcts_reference::ir::Lowering;
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../spec-cases");
+    let loaded = atomcts::case::load(std::path::Path::new(root));
+    let profile = atomcts_reference::Profile::default();
+    let (mut states, mut lowered) = (0, 0);
+    for c in &loaded.cases {
+        let Ok(st) = atomcts::build::build_state(c) else {
+            continue;
+        };
+        let tree = state_to_json(&st);
+        let streamed = serde_json::to_string(&StateOut(&st)).unwrap();
+        assert_eq!(streamed, tree.to_string(), "{}", c.id);
+        assert_eq!(state_from_json(&tree).as_ref(), Ok(&st), "{}", c.id);
+        states += 1;
+        let Ok(p) = atomcts_reference::program::Program::parse(c.dialect, &c.asm) else {
+            continue;
+        };
+        if let Ok(Lowering::Run(l)) = p.lower(&st, &profile) {
+            let streamed = serde_json::to_string(&LoweredOut(&l)).unwrap();
+            assert_eq!(streamed, lowered_to_json(&l).to_string(), "{}", c.id);
+            lowered += 1;
+        }
+    }
+    assert!(
+        states > 1000 && lowered > 500,
+        "{states} states, {lowered} lowered"
+    );
+}
+
+/// The sliding window (issue 9): a pipelining shim that dies on its 21st request, with 60
+/// requests in one `run_batch` and a window of 8, loses only requests that were in flight (at
+/// most the window), each an adapter error; the requests answered before and every request
+/// sent after the restart are answered, each with its own state.
+#[test]
+fn a_sliding_window_loses_only_the_requests_in_flight() {
+    use atomcts_adapters::{Adapter, Observation, Request, SubprocessAdapter};
+    let d = tmp("sliding");
+    let mark = d.join("crashed");
+    let shim = write(
+        &d,
+        "crashy.py",
+        &format!(
+            r#"import os, sys
+sys.path.insert(0, "{root}/adapters/shims")
+import atomcts_shim
+seen = [0]
+def run(req):
+    seen[0] += 1
+    if seen[0] == 21 and not os.path.exists("{mark}"):
+        open("{mark}", "w").close()
+        os._exit(3)
+    return {{"outcome": "completed", "state": req["state"]}}
+atomcts_shim.serve(run, name="crashy", window=8)
+"#,
+            root = concat!(env!("CARGO_MANIFEST_DIR"), "/.."),
+            mark = mark.display()
+        ),
+    );
+    let profile = atomcts_reference::Profile::default();
+    let cases = atomcts::generate::generate(1, 60, &profile).unwrap();
+    let states: Vec<_> = cases
+        .iter()
+        .map(|c| atomcts::build::build_state(c).unwrap())
+        .collect();
+    let requests: Vec<Request<'_>> = cases
+        .iter()
+        .zip(&states)
+        .map(|(c, s)| Request {
+            id: &c.id,
+            dialect: c.dialect,
+            asm: &c.asm,
+            state: s,
+            profile: &profile,
+        })
+        .collect();
+    let cmd = format!("python3 {}", shim.display());
+    let mut a = SubprocessAdapter::start(&cmd, std::time::Duration::from_secs(30)).unwrap();
+    assert_eq!(a.window(), 8);
+    let answers = a.run_batch(&requests);
+    assert_eq!(answers.len(), 60);
+    assert!(mark.exists(), "the shim never crashed");
+    let lost: Vec<usize> = (0..60).filter(|i| answers[*i].is_err()).collect();
+    assert!(!lost.is_empty() && lost.len() <= 8, "lost {lost:?}");
+    // In flight together: within one window of the 21st request.
+    assert!(lost.iter().all(|i| (12..=27).contains(i)), "lost {lost:?}");
+    for (i, ans) in answers.iter().enumerate() {
+        match ans {
+            Ok(Observation::Completed(s)) => assert_eq!(s, &states[i], "{i}"),
+            Ok(other) => panic!("{i}: {other:?}"),
+            Err(e) => {
+                let m = e.to_string();
+                assert!(
+                    m.contains("in flight when the shim failed") || m.contains("exit status 3"),
+                    "{i}: {m}"
+                );
+            }
+        }
+    }
 }

@@ -259,6 +259,7 @@ pub fn emit(
             String::new()
         },
         elem_bytes: 1,
+        args: None,
     })
 }
 

@@ -7,8 +7,11 @@
 //! emulated: the bounded CUDA/SASS INC/DEC (no OpenCL built-in: `atomic_inc`/`atomic_dec`
 //! are the plain wrapping forms), 16-bit atomics, float arithmetic atomics, numeric CAS.
 //!
-//! The kernel is self-contained (operands and element indices are constants in its text), so
-//! the source printed beside a failing case reproduces it with any OpenCL host.
+//! The kernel's text depends only on the case's shape (op, type, space, built-in form): the
+//! element indices and operands are kernel arguments ([`Args`]), so one built program serves
+//! every case of that shape (issue 9: PoCL spends about 0.14 s of CPU building one). The
+//! listing printed beside a failing case ([`Kernel::listing`]) gives the source with every
+//! argument's values, enough to reproduce the dispatch with any OpenCL host.
 
 use crate::plan::{NotApplicable, Plan};
 use atomcts_reference::ir::{AtomicOp, Compare};
@@ -61,6 +64,56 @@ pub struct Kernel {
     pub options: String,
     /// Size of one buffer element (the datum) in bytes.
     pub elem_bytes: u64,
+    /// The per-case arguments after `mem`, `ret` and `ok`, for a kernel whose text holds none
+    /// of the case's data (`None`: the text holds everything).
+    pub args: Option<Args>,
+}
+
+/// The per-case kernel arguments of a shape kernel (after `mem`, `ret`, `ok`): `IDX` (element
+/// index of each work-item's datum), `SRC0` and `SRC1` (operands, `elem_bytes` wide each), `N`
+/// (the work-items that run an access), and for shared memory the `__local` buffer (its size)
+/// and its element count `ELEMS`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Args {
+    /// Element index per work-item.
+    pub idx: Vec<u32>,
+    /// First operand per work-item.
+    pub src0: Vec<u64>,
+    /// Second operand per work-item (compare-exchange's new value; zero otherwise).
+    pub src1: Vec<u64>,
+    /// The case's lane per work-item (for the listing only).
+    pub lanes: Vec<u32>,
+    /// Bytes of the `__local` copy of memory (shared-memory cases), else `None`.
+    pub local_bytes: Option<u64>,
+}
+
+impl Kernel {
+    /// The source with its build options, the work-group size it ran with (`local`) and (for a
+    /// shape kernel) every argument's values, as printed beside a failing case.
+    pub fn listing(&self, title: &str, local: usize) -> String {
+        let mut s = format!(
+            "// atomcts: {title}\n// build options: `{}`; dispatch: one work-group of {local} work-items\n",
+            self.options
+        );
+        if let Some(a) = &self.args {
+            let list = |v: &mut dyn Iterator<Item = String>| v.collect::<Vec<_>>().join(", ");
+            let _ = writeln!(
+                s,
+                "// arguments 3..: IDX = {{{}}}, SRC0 = {{{}}}, SRC1 = {{{}}}, N = {}{} (work-item i runs lane LANE[i] = {{{}}})",
+                list(&mut a.idx.iter().map(|v| format!("{v}"))),
+                list(&mut a.src0.iter().map(|v| format!("{v:#x}"))),
+                list(&mut a.src1.iter().map(|v| format!("{v:#x}"))),
+                a.idx.len(),
+                a.local_bytes.map_or(String::new(), |b| format!(
+                    ", lm = __local {b} bytes, ELEMS = {}",
+                    b / self.elem_bytes.max(1)
+                )),
+                list(&mut a.lanes.iter().map(|v| format!("{v}"))),
+            );
+        }
+        s.push_str(&self.source);
+        s
+    }
 }
 
 fn na<T>(why: impl Into<String>) -> Result<T, NotApplicable> {
@@ -204,12 +257,12 @@ pub fn emit(
     let atomic_t = format!("atomic_{t}");
     let shared = plan.space == Space::Shared;
     let c11 = matches!(fm, Form::C11(_));
+    let _ = title;
     let mut s = String::new();
     let w = &mut s;
-    let _ = writeln!(w, "// atomcts: {title}");
     let _ = writeln!(
         w,
-        "// {} {} on {} memory: {n} work-items in one work-group, one per lane",
+        "// {} {} on {} memory: one work-item per lane, in one work-group",
         plan.op.name(),
         plan.ty.name(),
         plan.space.name()
@@ -224,54 +277,35 @@ pub fn emit(
             "#pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable"
         );
     }
-    let list = |f: &dyn Fn(&crate::plan::Item) -> String| {
-        plan.items.iter().map(f).collect::<Vec<_>>().join(", ")
-    };
-    let _ = writeln!(
-        w,
-        "__constant uint LANE[{n}] = {{{}}};",
-        list(&|i| i.lane.to_string())
-    );
-    let _ = writeln!(
-        w,
-        "__constant uint IDX[{n}] = {{{}}}; // element index in the buffer",
-        list(&|i| format!("{}u", i.offset / bytes))
-    );
-    let _ = writeln!(
-        w,
-        "__constant {t} SRC0[{n}] = {{{}}};",
-        list(&|i| literal(t, i.src[0]))
-    );
-    if plan.op == AtomicOp::Cas {
-        let _ = writeln!(
-            w,
-            "__constant {t} SRC1[{n}] = {{{}}};",
-            list(&|i| literal(t, i.src[1]))
-        );
-    }
     let elems = plan.layout().size / bytes;
     let mem_param = if c11 && !shared {
         format!("volatile __global {atomic_t} *mem")
     } else {
         format!("__global {t} *mem")
     };
+    // The element count of `mem` (and of the `__local` copy) is an argument too.
+    let lm_param = if !shared {
+        String::new()
+    } else if c11 {
+        format!(", __local {atomic_t} *lm, const uint ELEMS")
+    } else {
+        format!(", __local {t} *lm, const uint ELEMS")
+    };
     let _ = writeln!(
         w,
-        "__kernel void {KERNEL_NAME}({mem_param}, __global ulong *ret, __global int *ok) {{"
+        "__kernel void {KERNEL_NAME}({mem_param}, __global ulong *ret, __global int *ok,\n    __global const uint *IDX, __global const {t} *SRC0, __global const {t} *SRC1,\n    const uint N{lm_param}) {{"
     );
     let _ = writeln!(w, "    const size_t i = get_local_id(0);");
     let buf = if shared {
         if c11 {
-            let _ = writeln!(w, "    __local {atomic_t} lm[{elems}];");
             let _ = writeln!(
                 w,
-                "    for (size_t j = i; j < {elems}; j += get_local_size(0))\n        atomic_store_explicit(&lm[j], mem[j], memory_order_relaxed, memory_scope_work_group);"
+                "    for (size_t j = i; j < ELEMS; j += get_local_size(0))\n        atomic_store_explicit(&lm[j], mem[j], memory_order_relaxed, memory_scope_work_group);"
             );
         } else {
-            let _ = writeln!(w, "    __local {t} lm[{elems}];");
             let _ = writeln!(
                 w,
-                "    for (size_t j = i; j < {elems}; j += get_local_size(0))\n        lm[j] = mem[j];"
+                "    for (size_t j = i; j < ELEMS; j += get_local_size(0))\n        lm[j] = mem[j];"
             );
         }
         let _ = writeln!(w, "    barrier(CLK_LOCAL_MEM_FENCE);");
@@ -285,6 +319,9 @@ pub fn emit(
     let p = format!("&{buf}[IDX[i]]");
     let _ = writeln!(w, "    {t} old = 0;");
     let _ = writeln!(w, "    int success = 1;");
+    // The work-group may be larger than the case (a power of two, so that a driver that
+    // specializes kernels per work-group size builds few): work-items past N only copy memory.
+    let _ = writeln!(w, "    if (i < N) {{");
     match fm {
         Form::Legacy(name) => {
             let f = if wide {
@@ -336,6 +373,7 @@ pub fn emit(
     }
     let _ = writeln!(w, "    ret[i] = (ulong)old;");
     let _ = writeln!(w, "    ok[i] = success;");
+    let _ = writeln!(w, "    }}");
     if shared {
         let _ = writeln!(w, "    barrier(CLK_LOCAL_MEM_FENCE);");
         let load = if c11 {
@@ -345,10 +383,21 @@ pub fn emit(
         };
         let _ = writeln!(
             w,
-            "    for (size_t j = i; j < {elems}; j += get_local_size(0))\n        mem[j] = {load};"
+            "    for (size_t j = i; j < ELEMS; j += get_local_size(0))\n        mem[j] = {load};"
         );
     }
     let _ = writeln!(w, "}}");
+    let args = Args {
+        idx: plan
+            .items
+            .iter()
+            .map(|i| u32::try_from(i.offset / bytes).unwrap_or(u32::MAX))
+            .collect(),
+        src0: plan.items.iter().map(|i| i.src[0]).collect(),
+        src1: plan.items.iter().map(|i| i.src[1]).collect(),
+        lanes: plan.items.iter().map(|i| i.lane).collect(),
+        local_bytes: shared.then_some(elems * bytes),
+    };
     Ok(Kernel {
         source: s,
         options: if c11 {
@@ -357,6 +406,7 @@ pub fn emit(
             String::new()
         },
         elem_bytes: bytes,
+        args: Some(args),
     })
 }
 
@@ -405,9 +455,23 @@ mod tests {
             "{}",
             k.source
         );
-        assert!(k.source.contains("__constant uint IDX[2] = {0u, 2u};"));
-        assert!(k.source.contains("0x00000005u, 0x00000006u"));
+        let a = k.args.as_ref().unwrap();
+        assert_eq!((&a.idx[..], &a.src0[..]), (&[0, 2][..], &[5, 6][..]));
+        assert!(
+            k.listing("t", 2)
+                .contains("IDX = {0, 2}, SRC0 = {0x5, 0x6}")
+        );
         assert_eq!(k.options, "");
+        // The text is the shape's: other operands and addresses, the same program.
+        let other = emit(
+            &plan("ATOM.E.ADD.U32 R0, [R2+0x4], R5"),
+            &ALL,
+            Plant::None,
+            "u",
+        )
+        .unwrap();
+        assert_eq!(other.source, k.source);
+        assert_ne!(other.args, k.args);
         let k = emit(&plan("ATOM.E.MIN.S64 R0, [R2], R4"), &ALL, Plant::None, "t").unwrap();
         assert!(k.source.contains("atom_min((volatile __global long *)"));
         assert!(k.source.contains("cl_khr_int64_extended_atomics"));

@@ -354,14 +354,16 @@ impl Adapter for OpenClAdapter {
                 self.device.info.max_work_group
             )))));
         }
-        self.last = Some(format!(
-            "// build options: `{}`\n{}",
-            kernel.options, kernel.source
-        ));
         let mut mem = plan.layout().bytes(r.state, plan.space);
+        // A power-of-two work-group (work-items past `n` only copy memory): drivers that
+        // specialize a kernel per work-group size (PoCL) then build one of few per shape.
+        let local = Some(n.next_power_of_two())
+            .filter(|p| *p <= self.device.info.max_work_group)
+            .unwrap_or(n);
+        self.last = Some(kernel.listing(r.id, local));
         let (old, ok) = self
             .device
-            .run(&kernel, n, &mut mem)
+            .run_ndrange(&kernel, local, local, n, &mut mem)
             .map_err(|e| self.err(AdapterErrorKind::Crashed(e)))?;
         let (global, shared) = match plan.space {
             Space::Global => (mem, plan.shared.bytes(r.state, Space::Shared)),

@@ -20,7 +20,8 @@ use cl3::device::{
 };
 use cl3::kernel::{create_kernel, release_kernel, set_kernel_arg};
 use cl3::memory::{
-    CL_MEM_COPY_HOST_PTR, CL_MEM_READ_WRITE, CL_MEM_WRITE_ONLY, create_buffer, release_mem_object,
+    CL_MEM_COPY_HOST_PTR, CL_MEM_READ_ONLY, CL_MEM_READ_WRITE, CL_MEM_WRITE_ONLY, create_buffer,
+    release_mem_object,
 };
 use cl3::platform::{CL_PLATFORM_NAME, get_platform_ids, get_platform_info};
 use cl3::program::{
@@ -28,6 +29,7 @@ use cl3::program::{
     release_program,
 };
 use cl3::types::{cl_command_queue, cl_context, cl_device_id, cl_mem};
+use std::collections::HashMap;
 use std::ffi::{CString, c_void};
 use std::ptr;
 
@@ -60,10 +62,34 @@ pub struct Device {
     queue: cl_command_queue,
     /// What it reports.
     pub info: DeviceInfo,
+    /// Built programs and their kernel by (source, build options): a shape kernel
+    /// ([`Kernel::args`]) is built once and dispatched for every case of its shape (issue 9).
+    programs: HashMap<(String, String), Built>,
 }
+
+/// A built program and its kernel object, released with the device (or when the cache is
+/// emptied).
+struct Built {
+    program: cl3::types::cl_program,
+    kernel: cl3::types::cl_kernel,
+}
+
+impl Drop for Built {
+    fn drop(&mut self) {
+        unsafe {
+            let _ = release_kernel(self.kernel);
+            let _ = release_program(self.program);
+        }
+    }
+}
+
+/// The most programs kept built; when full, the cache is emptied (shape kernels are few: about
+/// one per op, type, space and built-in form).
+const MAX_PROGRAMS: usize = 256;
 
 impl Drop for Device {
     fn drop(&mut self) {
+        self.programs.clear();
         unsafe {
             let _ = release_command_queue(self.queue);
             let _ = release_context(self.context);
@@ -179,13 +205,14 @@ impl Device {
             context,
             queue,
             info,
+            programs: HashMap::new(),
         })
     }
 
     /// Builds `kernel`, runs it with `n` work-items in one work-group on `mem` (updated in
     /// place), and returns each work-item's `ret` and `ok`.
     pub fn run(
-        &self,
+        &mut self,
         kernel: &Kernel,
         n: usize,
         mem: &mut [u8],
@@ -197,7 +224,7 @@ impl Device {
     /// `local` on `mem` (updated in place); `ret` and `ok` hold `slots` values each (a
     /// concurrent case: one work-group per instruction, issue 12).
     pub fn run_ndrange(
-        &self,
+        &mut self,
         kernel: &Kernel,
         global: usize,
         local: usize,
@@ -206,21 +233,16 @@ impl Device {
     ) -> Result<(Vec<u64>, Vec<i32>), String> {
         let n = slots.max(1);
         let mut g = Guard::default();
-        let program = create_program_with_source(self.context, &[&kernel.source])
-            .map_err(|e| format!("clCreateProgramWithSource: error {e}"))?;
-        g.program = Some(program);
-        let options = CString::new(kernel.options.as_str()).map_err(|e| e.to_string())?;
-        if let Err(e) = build_program(program, &[self.id], &options, None, ptr::null_mut()) {
-            let log = text(get_program_build_info(
-                program,
-                self.id,
-                CL_PROGRAM_BUILD_LOG,
-            ));
-            return Err(format!("clBuildProgram: error {e}: {log}"));
-        }
-        let name = CString::new(KERNEL_NAME).map_err(|e| e.to_string())?;
-        let k = create_kernel(program, &name).map_err(|e| format!("clCreateKernel: error {e}"))?;
-        g.kernel = Some(k);
+        // A shape kernel (its data in arguments) is built once and kept; a kernel holding its
+        // case's data in its text is built for this run only.
+        let k = if kernel.args.is_some() {
+            self.cached(kernel)?
+        } else {
+            let built = self.build(kernel)?;
+            let k = built.kernel;
+            g.built = Some(built);
+            k
+        };
         let mem_buf = unsafe {
             create_buffer(
                 self.context,
@@ -249,6 +271,78 @@ impl Device {
                 )
             }
             .map_err(|e| format!("clSetKernelArg {i}: error {e}"))?;
+        }
+        if let Some(a) = &kernel.args {
+            // IDX (uint), SRC0 and SRC1 (the datum's width), N, then the __local copy and
+            // its element count for shared memory.
+            let wide = kernel.elem_bytes == 8;
+            let words = |v: &[u64]| -> Vec<u8> {
+                let mut out = Vec::with_capacity(8 * v.len());
+                for x in v {
+                    if wide {
+                        out.extend_from_slice(&x.to_le_bytes());
+                    } else {
+                        out.extend_from_slice(&(*x as u32).to_le_bytes());
+                    }
+                }
+                out
+            };
+            let idx: Vec<u8> = a.idx.iter().flat_map(|x| x.to_le_bytes()).collect();
+            for (i, mut bytes) in [idx, words(&a.src0), words(&a.src1)]
+                .into_iter()
+                .enumerate()
+            {
+                if bytes.is_empty() {
+                    bytes = vec![0; 8];
+                }
+                let b = unsafe {
+                    create_buffer(
+                        self.context,
+                        CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                        bytes.len(),
+                        bytes.as_mut_ptr().cast::<c_void>(),
+                    )
+                }
+                .map_err(|e| format!("clCreateBuffer: error {e}"))?;
+                g.mems.push(b);
+                let arg = 3 + i as u32;
+                unsafe {
+                    set_kernel_arg(
+                        k,
+                        arg,
+                        std::mem::size_of::<cl_mem>(),
+                        ptr::from_ref(&b).cast::<c_void>(),
+                    )
+                }
+                .map_err(|e| format!("clSetKernelArg {arg}: error {e}"))?;
+            }
+            let count =
+                u32::try_from(a.idx.len()).map_err(|_| "too many work-items".to_string())?;
+            unsafe {
+                set_kernel_arg(
+                    k,
+                    6,
+                    std::mem::size_of::<u32>(),
+                    ptr::from_ref(&count).cast::<c_void>(),
+                )
+            }
+            .map_err(|e| format!("clSetKernelArg 6: error {e}"))?;
+            if let Some(lb) = a.local_bytes {
+                let elems = u32::try_from(lb / kernel.elem_bytes.max(1))
+                    .map_err(|_| "too many local elements".to_string())?;
+                // A __local argument: its size, no value.
+                unsafe { set_kernel_arg(k, 7, lb.max(1) as usize, ptr::null()) }
+                    .map_err(|e| format!("clSetKernelArg 7 (__local): error {e}"))?;
+                unsafe {
+                    set_kernel_arg(
+                        k,
+                        8,
+                        std::mem::size_of::<u32>(),
+                        ptr::from_ref(&elems).cast::<c_void>(),
+                    )
+                }
+                .map_err(|e| format!("clSetKernelArg 8: error {e}"))?;
+            }
         }
         let (gsize, lsize) = ([global], [local]);
         let ev = unsafe {
@@ -292,6 +386,49 @@ impl Device {
     }
 }
 
+impl Device {
+    /// Builds `kernel`'s program and creates its kernel object.
+    fn build(&self, kernel: &Kernel) -> Result<Built, String> {
+        let program = create_program_with_source(self.context, &[&kernel.source])
+            .map_err(|e| format!("clCreateProgramWithSource: error {e}"))?;
+        let release = |e: String| {
+            unsafe {
+                let _ = release_program(program);
+            }
+            e
+        };
+        let options = CString::new(kernel.options.as_str()).map_err(|e| release(e.to_string()))?;
+        if let Err(e) = build_program(program, &[self.id], &options, None, ptr::null_mut()) {
+            let log = text(get_program_build_info(
+                program,
+                self.id,
+                CL_PROGRAM_BUILD_LOG,
+            ));
+            return Err(release(format!("clBuildProgram: error {e}: {log}")));
+        }
+        let name = CString::new(KERNEL_NAME).map_err(|e| release(e.to_string()))?;
+        let k = create_kernel(program, &name)
+            .map_err(|e| release(format!("clCreateKernel: error {e}")))?;
+        Ok(Built { program, kernel: k })
+    }
+
+    /// The kernel object of a shape kernel's program, built once per (source, options) and
+    /// kept.
+    fn cached(&mut self, kernel: &Kernel) -> Result<cl3::types::cl_kernel, String> {
+        let key = (kernel.source.clone(), kernel.options.clone());
+        if let Some(b) = self.programs.get(&key) {
+            return Ok(b.kernel);
+        }
+        let built = self.build(kernel)?;
+        let k = built.kernel;
+        if self.programs.len() >= MAX_PROGRAMS {
+            self.programs.clear();
+        }
+        self.programs.insert(key, built);
+        Ok(k)
+    }
+}
+
 fn release_event(ev: cl3::types::cl_event) {
     if !ev.is_null() {
         unsafe {
@@ -303,8 +440,7 @@ fn release_event(ev: cl3::types::cl_event) {
 /// Releases what a run created, on every path.
 #[derive(Default)]
 struct Guard {
-    program: Option<cl3::types::cl_program>,
-    kernel: Option<cl3::types::cl_kernel>,
+    built: Option<Built>,
     mems: Vec<cl_mem>,
 }
 
@@ -314,13 +450,9 @@ impl Drop for Guard {
             for m in self.mems.drain(..) {
                 let _ = release_mem_object(m);
             }
-            if let Some(k) = self.kernel.take() {
-                let _ = release_kernel(k);
-            }
-            if let Some(p) = self.program.take() {
-                let _ = release_program(p);
-            }
         }
+        // The kernel and program after the buffers.
+        self.built = None;
     }
 }
 
