@@ -210,6 +210,10 @@ pub struct Case {
     /// For a concurrent case: its instructions (then `asm` joins their texts with ` || `,
     /// `given` holds the shared memory and `expect` the final shared memory).
     pub concurrent: Vec<ConcurrentInstr>,
+    /// For a generated case (issue 9): its state, expectation and reference run, made once by
+    /// the generator from the same entries, so a run neither rebuilds nor reruns them. `None`
+    /// for a loaded case.
+    pub prebuilt: Option<Box<crate::generate::Prebuilt>>,
 }
 
 impl Case {
@@ -553,6 +557,7 @@ pub fn parse_file(root: &Path, file: &Path, text: String) -> Loaded {
             expect_if,
             encoding,
             concurrent,
+            prebuilt: None,
         });
     }
     out

@@ -595,14 +595,57 @@ pub fn case_table(
 
 /// The expectation table of `gc`: the reference's outcome under `profile`.
 pub fn expect_table(gc: &GenCase, profile: &Profile) -> Result<Table, String> {
-    let state = load_state(gc)?;
-    let run = program::run(gc.dialect, &gc.asm, &state, profile).map_err(|e| e.to_string())?;
+    let (state, run) = reference_run(gc, profile)?;
     Ok(expectation(
         gc.dialect,
         &state,
         &run.outcome,
         run.lowered.as_ref(),
     ))
+}
+
+/// The initial state of `gc` and the reference's run of it under `profile`.
+fn reference_run(gc: &GenCase, profile: &Profile) -> Result<(State, program::Run), String> {
+    let state = load_state(gc)?;
+    let run = program::run(gc.dialect, &gc.asm, &state, profile).map_err(|e| e.to_string())?;
+    Ok((state, run))
+}
+
+/// What the generator already made for a generated case (issue 9): the initial state, the
+/// reference's run under the generator's profile, and the expectation built from the case's
+/// `expect` entries, exactly what [`crate::run::prepare`] would build from the same entries.
+/// A run under another profile ignores it and builds its own.
+#[derive(Clone, Debug)]
+pub struct Prebuilt {
+    /// The profile the reference ran under.
+    pub profile: std::sync::Arc<Profile>,
+    /// The initial state (`build_state` of the case's `given`).
+    pub state: State,
+    /// The reference's run.
+    pub reference: program::Run,
+    /// `build_expectation` of the case's `expect`.
+    pub expectation: crate::build::Expectation,
+}
+
+impl Prebuilt {
+    /// The prebuilt parts of `case`, whose state is `state` and reference run `reference`
+    /// under `profile`; `None` when its expectation does not build (the run then reports the
+    /// error as for any case).
+    fn of(
+        case: &Case,
+        state: State,
+        reference: program::Run,
+        profile: &std::sync::Arc<Profile>,
+    ) -> Option<Box<Prebuilt>> {
+        let (entries, at) = case.expect.as_ref()?;
+        let expectation = crate::build::build_expectation(case, &state, entries, at).ok()?;
+        Some(Box::new(Prebuilt {
+            profile: profile.clone(),
+            state,
+            reference,
+            expectation,
+        }))
+    }
 }
 
 /// Entries of a table as the loader makes them, every one at `pos`.
@@ -644,6 +687,7 @@ impl GenCase {
             encoding: None,
             concurrent: vec![],
             pos,
+            prebuilt: None,
         }
     }
 }
@@ -970,7 +1014,7 @@ pub struct Generator {
     seed: u64,
     next: u64,
     count: u64,
-    profile: Profile,
+    profile: std::sync::Arc<Profile>,
     /// The citation of every generated case.
     cite: String,
 }
@@ -989,7 +1033,7 @@ impl Generator {
             seed,
             next: 0,
             count,
-            profile: profile.clone(),
+            profile: std::sync::Arc::new(profile.clone()),
             cite: format!(
                 "generated (atomcts gen --seed {seed}); expectation from the reference model, profile {}",
                 profile.name
@@ -1027,7 +1071,8 @@ impl Generator {
 
 impl Generator {
     /// The next generated case with its expectation, as a loaded [`Case`] (no text), or
-    /// `None` at the end.
+    /// `None` at the end. Its state is built and the reference run once, here: the case
+    /// carries them ([`Prebuilt`]) so that a run under the same profile reuses them.
     pub fn next_case(&mut self) -> Option<Result<Case, GenError>> {
         if self.next >= self.count {
             return None;
@@ -1037,18 +1082,36 @@ impl Generator {
         let seed = self.seed;
         let gc = gen_case(&mut self.rng);
         let name = format!("gen_{seed}_{k}");
-        let expect = match expect_table(&gc, &self.profile) {
-            Ok(t) => t,
-            Err(message) => return Some(Err(GenError { name, message })),
-        };
         let file = format!("generated/seed{seed}/{}.toml", gc.dialect.name());
         let id = format!("generated/seed{seed}/{}::{name}", gc.dialect.name());
-        Some(Ok(gc.into_case(
-            id,
-            Path::new(&file),
-            self.cite.clone(),
-            Some(expect),
-        )))
+        let mut case = gc.into_case(id, Path::new(&file), self.cite.clone(), None);
+        let state = match crate::build::build_state(&case) {
+            Ok(s) => s,
+            Err(e) => {
+                return Some(Err(GenError {
+                    name,
+                    message: e.message,
+                }));
+            }
+        };
+        let reference = match program::run(case.dialect, &case.asm, &state, &self.profile) {
+            Ok(r) => r,
+            Err(e) => {
+                return Some(Err(GenError {
+                    name,
+                    message: e.to_string(),
+                }));
+            }
+        };
+        let expect = expectation(
+            case.dialect,
+            &state,
+            &reference.outcome,
+            reference.lowered.as_ref(),
+        );
+        case.expect = Some((entries_of(expect, &case.pos), case.pos.clone()));
+        case.prebuilt = Prebuilt::of(&case, state, reference, &self.profile);
+        Some(Ok(case))
     }
 
     /// Cases not generated yet.
