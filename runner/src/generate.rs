@@ -209,9 +209,7 @@ fn gen_sass(e: &mut dyn Entropy) -> Draft {
         ""
     };
     if e.chance(1, 10) {
-        let act: Vec<G> = (0..lanes)
-            .map(|_| G::Bool(!e.chance(1, 4)))
-            .collect();
+        let act: Vec<G> = (0..lanes).map(|_| G::Bool(!e.chance(1, 4))).collect();
         given.insert("active", G::List(act));
     }
     let rd = if e.chance(1, 10) { "RZ" } else { "R0" };
@@ -478,9 +476,7 @@ fn gen_simd(e: &mut dyn Entropy) -> Draft {
         .collect();
     given.insert("x", G::List(data));
     if e.chance(1, 5) {
-        let act: Vec<G> = (0..lanes)
-            .map(|_| G::Bool(!e.chance(1, 4)))
-            .collect();
+        let act: Vec<G> = (0..lanes).map(|_| G::Bool(!e.chance(1, 4))).collect();
         given.insert("active", G::List(act));
     }
     let arg = |e: &mut dyn Entropy, g: &mut Draft| -> String {
@@ -572,41 +568,24 @@ fn reference_run(gc: &GenCase, profile: &Profile) -> Result<(State, program::Run
     Ok((state, run))
 }
 
-/// What the generator already made for a generated case (issue 9): the initial state, the
-/// reference's run under the generator's profile, and the expectation built from the case's
-/// `expect` entries, exactly what [`crate::run::prepare`] would build from the same entries.
-/// A run under another profile ignores it and builds its own.
+/// What the generator already made for a generated case (issue 9): its typed state (the
+/// case's `given` stays empty: [`crate::build::build_state`] builds from this draft), the
+/// initial state, the reference's run under the generator's profile, and the expectation
+/// built from the case's `expect` entries: exactly what [`crate::run::prepare`] would build
+/// from the case's text. A run under another profile uses only the draft.
 #[derive(Clone, Debug)]
 pub struct Prebuilt {
+    /// The case as the generator drew it.
+    pub draft: Draft,
     /// The profile the reference ran under.
     pub profile: std::sync::Arc<Profile>,
-    /// The initial state (`build_state` of the case's `given`).
+    /// The initial state.
     pub state: State,
     /// The reference's run.
     pub reference: program::Run,
-    /// `build_expectation` of the case's `expect`.
-    pub expectation: crate::build::Expectation,
-}
-
-impl Prebuilt {
-    /// The prebuilt parts of `case`, whose state is `state` and reference run `reference`
-    /// under `profile`; `None` when its expectation does not build (the run then reports the
-    /// error as for any case).
-    fn of(
-        case: &Case,
-        state: State,
-        reference: program::Run,
-        profile: &std::sync::Arc<Profile>,
-    ) -> Option<Box<Prebuilt>> {
-        let (entries, at) = case.expect.as_ref()?;
-        let expectation = crate::build::build_expectation(case, &state, entries, at).ok()?;
-        Some(Box::new(Prebuilt {
-            profile: profile.clone(),
-            state,
-            reference,
-            expectation,
-        }))
-    }
+    /// `build_expectation` of the case's `expect`, unless that is an error (which the run
+    /// then reports as for any case).
+    pub expectation: Option<crate::build::Expectation>,
 }
 
 /// Entries of a table as the loader makes them, every one at `pos`.
@@ -626,7 +605,7 @@ impl GenCase {
     /// [`GenCase::to_case`], without copying the state.
     pub fn into_case(self, id: String, file: &Path, cite: String, expect: Option<Table>) -> Case {
         let pos = Pos {
-            file: file.to_path_buf(),
+            file: std::sync::Arc::from(file),
             line: 0,
             col: 0,
         };
@@ -1051,9 +1030,13 @@ impl Generator {
             Ok(s) => s,
             Err(message) => return Some(Err(GenError { name, message })),
         };
-        let mut case = draft
-            .gen_case()
-            .into_case(id, Path::new(&file), self.cite.clone(), None);
+        let shell = GenCase {
+            dialect: draft.dialect,
+            asm: draft.asm.clone(),
+            lanes: draft.lanes,
+            given: Table::new(),
+        };
+        let mut case = shell.into_case(id, Path::new(&file), self.cite.clone(), None);
         let reference = match program::run(case.dialect, &case.asm, &state, &self.profile) {
             Ok(r) => r,
             Err(e) => {
@@ -1069,8 +1052,16 @@ impl Generator {
             &reference.outcome,
             reference.lowered.as_ref(),
         );
-        case.expect = Some((entries_of(expect, &case.pos), case.pos.clone()));
-        case.prebuilt = Prebuilt::of(&case, state, reference, &self.profile);
+        let (entries, at) = (entries_of(expect, &case.pos), case.pos.clone());
+        let expectation = crate::build::build_expectation(&case, &state, &entries, &at).ok();
+        case.expect = Some((entries, at));
+        case.prebuilt = Some(Box::new(Prebuilt {
+            draft,
+            profile: self.profile.clone(),
+            state,
+            reference,
+            expectation,
+        }));
         Some(Ok(case))
     }
 
@@ -1200,7 +1191,11 @@ mod tests {
                 (c.dialect, &c.asm, c.lanes, &c.cite),
                 (t.dialect, &t.asm, t.lanes, &t.cite)
             );
-            assert_eq!(strip(&c.given), strip(&t.given), "{}", c.id);
+            // A generated case's state is its draft: its TOML form is the file's `given`.
+            assert!(c.given.is_empty());
+            let draft = c.prebuilt.as_ref().unwrap().draft.gen_case();
+            let given = entries_of(draft.given, &c.pos);
+            assert_eq!(strip(&given), strip(&t.given), "{}", c.id);
             let (ce, te) = (c.expect.as_ref().unwrap(), t.expect.as_ref().unwrap());
             assert_eq!(strip(&ce.0), strip(&te.0), "{}", c.id);
             assert_eq!(

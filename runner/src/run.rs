@@ -434,10 +434,11 @@ pub fn prepare<'c>(case: &'c Case, adapter: &dyn Adapter, opts: &Options) -> Ste
         .prebuilt
         .as_deref()
         .filter(|p| *p.profile == *profile && case.probe.is_none())
+        .and_then(|p| Some((p, p.expectation.as_ref()?)))
     {
-        Some(p) => (
+        Some((p, expectation)) => (
             Cow::Borrowed(&p.state),
-            Cow::Borrowed(&p.expectation),
+            Cow::Borrowed(expectation),
             Some(Cow::Borrowed(&p.reference)),
         ),
         None => {
