@@ -43,6 +43,18 @@ fn main() {
             (0..len).map(|_| rng.next_u64() as u8).collect()
         })
         .collect();
+    if std::env::args().nth(2).as_deref() == Some("fuzz-target") {
+        // What the fuzz target does per input: decode and check (for profiling).
+        let t = Instant::now();
+        for d in &inputs {
+            atomcts::oracles::diff_fast_reference(d);
+        }
+        println!(
+            "{n} inputs through diff_fast_reference: {:.0}/s",
+            n as f64 / t.elapsed().as_secs_f64()
+        );
+        return;
+    }
     let decoded: Vec<_> = inputs.iter().map(|d| decode_diff_input(d)).collect();
     let t = Instant::now();
     let mut failures = 0;
@@ -58,10 +70,7 @@ fn main() {
     let values = cases.iter().filter(|c| load_state(c).is_ok()).count();
     let values_s = t.elapsed().as_secs_f64();
     let t = Instant::now();
-    let via_text = cases
-        .iter()
-        .filter(|c| state_via_text(c).is_some())
-        .count();
+    let via_text = cases.iter().filter(|c| state_via_text(c).is_some()).count();
     let text_s = t.elapsed().as_secs_f64();
     assert_eq!(direct, via_text, "the routes load the same cases");
     assert_eq!(direct, values, "the routes load the same cases");

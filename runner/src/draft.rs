@@ -251,11 +251,26 @@ fn fill_mem(mem: &mut atomcts_reference::memory::Memory, v: &G) -> Result<(), St
         .collect::<Result<_, _>>()
         .or_else(|_| bad("mem"))?;
     cells.sort_unstable_by_key(|c| c.0);
+    // One allocation per run of touching or overlapping cells (the memory merges touching
+    // ranges, so this is the memory that one allocation per cell makes), then the writes in
+    // the same order.
+    let mut i = 0;
+    while i < cells.len() {
+        let start = cells[i].0;
+        let mut end = u128::from(start);
+        let mut j = i;
+        while j < cells.len() && u128::from(cells[j].0) <= end {
+            end = end.max(u128::from(cells[j].0) + u128::from(cells[j].2 / 8));
+            j += 1;
+        }
+        let len = u64::try_from(end - u128::from(start))
+            .map_err(|_| format!("mem {start:#x}: past 2^64"))?;
+        mem.alloc(start, len)
+            .map_err(|e| format!("mem {start:#x}: {e}"))?;
+        i = j;
+    }
     for (addr, value, width) in cells {
-        let bytes = u64::from(width / 8);
-        mem.alloc(addr, bytes)
-            .map_err(|e| format!("mem {addr:#x}: {e}"))?;
-        mem.write(addr, bytes, value);
+        mem.write(addr, u64::from(width / 8), value);
     }
     Ok(())
 }

@@ -17,7 +17,6 @@ use crate::case::parse_file;
 use crate::draft::Draft;
 use crate::generate::{Entropy, GenCase, case_table, file_text, gen_draft};
 use crate::run::{Options, run_case};
-use arbitrary::{Arbitrary, Unstructured};
 use atomcts_adapters::ReferenceAdapter;
 use atomcts_reference::check::{Judgement, judge};
 use atomcts_reference::exec;
@@ -40,23 +39,23 @@ pub const FUZZ_RACE_BUDGET: u64 = 20_000;
 /// error, so every input decodes to a case; [`Entropy::below`] takes only as many bytes as the
 /// range needs, so short inputs still reach many cases.
 pub struct BytesEntropy<'a> {
-    u: Unstructured<'a>,
+    data: &'a [u8],
 }
 
 impl<'a> BytesEntropy<'a> {
     /// Entropy over `data`.
     pub fn new(data: &'a [u8]) -> BytesEntropy<'a> {
-        BytesEntropy {
-            u: Unstructured::new(data),
-        }
+        BytesEntropy { data }
     }
 
     /// The next `n` bytes (at most 8) as a little-endian number; zeros past the end.
     fn take(&mut self, n: u32) -> u64 {
-        (0..n.min(8)).fold(0, |acc, i| {
-            let b = u8::arbitrary(&mut self.u).unwrap_or(0);
-            acc | (u64::from(b) << (8 * i))
-        })
+        let n = (n as usize).min(8);
+        let (head, rest) = self.data.split_at(n.min(self.data.len()));
+        self.data = rest;
+        head.iter()
+            .enumerate()
+            .fold(0, |acc, (i, b)| acc | (u64::from(*b) << (8 * i)))
     }
 }
 
