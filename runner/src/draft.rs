@@ -520,7 +520,7 @@ mod tests {
         fn run(&mut self, r: &Request<'_>) -> Result<Observation, atomcts_adapters::AdapterError> {
             let h = crate::run::stable_hash(r.id);
             Ok(match self.0.run(r)? {
-                Observation::Completed(mut st) if h % 3 == 0 => {
+                Observation::Completed(mut st) if h.is_multiple_of(3) => {
                     let first = st.global.ranges().next();
                     if let Some((base, _)) = first {
                         let old = st.global.read(base, 1).unwrap_or(0);
@@ -528,7 +528,7 @@ mod tests {
                     }
                     Observation::Completed(st)
                 }
-                Observation::Fault(_) | Observation::Invalid(_) if h % 5 == 0 => {
+                Observation::Fault(_) | Observation::Invalid(_) if h.is_multiple_of(5) => {
                     Observation::Completed(r.state.clone())
                 }
                 o => o,
