@@ -945,8 +945,10 @@ pub const MAX_GENERATED: u64 = 1_000_000_000;
 /// Cases per file that `atomcts gen` writes.
 pub const CHUNK: u64 = 5_000;
 
-/// Cases the [`Generator`] yields at a time (the memory one chunk of a streamed run holds).
-pub const RUN_CHUNK: usize = 512;
+/// Cases the [`Generator`] yields at a time (the memory one chunk of a streamed run holds):
+/// small, so that a chunk's cases stay in the cache and the allocator reuses their memory;
+/// a pipelined adapter takes chunks of its window instead ([`Generator::next_chunk`]).
+pub const RUN_CHUNK: usize = 64;
 
 /// A stream of generated cases: the same cases, in chunks, as [`generate`] makes at once.
 pub struct Generator {
@@ -1076,8 +1078,15 @@ impl Iterator for Generator {
 
     /// The next chunk of at most [`RUN_CHUNK`] cases, in the order they are generated.
     fn next(&mut self) -> Option<Self::Item> {
+        self.next_chunk(RUN_CHUNK)
+    }
+}
+
+impl Generator {
+    /// The next chunk of at most `n` cases, in the order they are generated.
+    pub fn next_chunk(&mut self, n: usize) -> Option<Result<Vec<Case>, GenError>> {
         let mut out = Vec::new();
-        while out.len() < RUN_CHUNK {
+        while out.len() < n.max(1) {
             match self.next_case() {
                 None => break,
                 Some(Ok(c)) => out.push(c),
