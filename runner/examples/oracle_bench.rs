@@ -1,6 +1,7 @@
 //! Throughput of the `diff_fast_reference` oracle (issue 9, point 5) without libFuzzer:
 //! `N` seeded pseudo-random inputs of up to 256 bytes through `check_diff`, and the cost of
-//! building their states directly (what the oracle does now) against the old route through
+//! building their states directly from the generator's typed values (what the oracle does
+//! now) against the loader's route from TOML values (`load_state`) and the oldest route through
 //! the TOML text (`file_text` + `parse_file` + `build_state`).
 //!
 //! `cargo run --release --example oracle_bench -- 100000`
@@ -42,6 +43,18 @@ fn main() {
             (0..len).map(|_| rng.next_u64() as u8).collect()
         })
         .collect();
+    if std::env::args().nth(2).as_deref() == Some("fuzz-target") {
+        // What the fuzz target does per input: decode and check (for profiling).
+        let t = Instant::now();
+        for d in &inputs {
+            atomcts::oracles::diff_fast_reference(d);
+        }
+        println!(
+            "{n} inputs through diff_fast_reference: {:.0}/s",
+            n as f64 / t.elapsed().as_secs_f64()
+        );
+        return;
+    }
     let decoded: Vec<_> = inputs.iter().map(|d| decode_diff_input(d)).collect();
     let t = Instant::now();
     let mut failures = 0;
@@ -50,22 +63,22 @@ fn main() {
     }
     let oracle = t.elapsed().as_secs_f64();
     let t = Instant::now();
-    let direct = decoded
-        .iter()
-        .filter(|i| load_state(&i.case).is_ok())
-        .count();
+    let direct = decoded.iter().filter(|i| i.draft.state().is_ok()).count();
     let direct_s = t.elapsed().as_secs_f64();
+    let cases: Vec<GenCase> = decoded.iter().map(|i| i.case()).collect();
     let t = Instant::now();
-    let via_text = decoded
-        .iter()
-        .filter(|i| state_via_text(&i.case).is_some())
-        .count();
+    let values = cases.iter().filter(|c| load_state(c).is_ok()).count();
+    let values_s = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let via_text = cases.iter().filter(|c| state_via_text(c).is_some()).count();
     let text_s = t.elapsed().as_secs_f64();
-    assert_eq!(direct, via_text, "the two routes load the same cases");
+    assert_eq!(direct, via_text, "the routes load the same cases");
+    assert_eq!(direct, values, "the routes load the same cases");
     println!(
-        "{n} inputs: check_diff {:.0}/s ({failures} differences); states built directly {:.0}/s, through the text {:.0}/s; the oracle through the text would run at about {:.0}/s",
+        "{n} inputs: check_diff {:.0}/s ({failures} differences); states built directly {:.0}/s, from TOML values {:.0}/s, through the text {:.0}/s; the oracle through the text would run at about {:.0}/s",
         n as f64 / oracle,
         n as f64 / direct_s,
+        n as f64 / values_s,
         n as f64 / text_s,
         n as f64 / (oracle - direct_s + text_s)
     );

@@ -340,6 +340,11 @@ fn typed_vector(
 
 /// Builds the initial state of a case.
 pub fn build_state(case: &Case) -> Result<State, BuildError> {
+    // A generated case: its state comes from the generator's draft (issue 9), which builds
+    // the state these functions build from the draft's TOML form (`crate::draft`).
+    if let Some(p) = &case.prebuilt {
+        return p.draft.state().or_else(|m| err(&case.pos, m));
+    }
     let lanes = case.lanes;
     if case.dialect == Dialect::Sass && lanes > 32 {
         return err(

@@ -5,13 +5,14 @@ use atomcts_reference::program::Dialect;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use toml::{Spanned, Value};
 
 /// A position in a case file.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Pos {
-    /// File path as given.
-    pub file: PathBuf,
+    /// File path as given (shared: every position of a file points at one copy).
+    pub file: Arc<Path>,
     /// 1-based line.
     pub line: usize,
     /// 1-based column (in characters).
@@ -29,7 +30,7 @@ impl fmt::Display for Pos {
 #[derive(Clone, Debug)]
 pub struct Source {
     /// The file.
-    pub file: PathBuf,
+    pub file: Arc<Path>,
     text: String,
     line_starts: Vec<usize>,
 }
@@ -41,7 +42,7 @@ impl Source {
             .chain(text.match_indices('\n').map(|(i, _)| i + 1))
             .collect();
         Source {
-            file: file.to_path_buf(),
+            file: Arc::from(file),
             text,
             line_starts,
         }
@@ -204,7 +205,7 @@ pub struct Case {
     pub cite: String,
     /// Lanes (default 1).
     pub lanes: u32,
-    /// Initial state as written.
+    /// Initial state as written (empty for a generated case: see `prebuilt`).
     pub given: Entries,
     /// Expectation as written, if not a probe.
     pub expect: Option<(Entries, Pos)>,
@@ -223,6 +224,10 @@ pub struct Case {
     /// For a concurrent case: its instructions (then `asm` joins their texts with ` || `,
     /// `given` holds the shared memory and `expect` the final shared memory).
     pub concurrent: Vec<ConcurrentInstr>,
+    /// For a generated case (issue 9): its state, expectation and reference run, made once by
+    /// the generator from the same entries, so a run neither rebuilds nor reruns them. `None`
+    /// for a loaded case.
+    pub prebuilt: Option<Box<crate::generate::Prebuilt>>,
 }
 
 impl Case {
@@ -579,6 +584,7 @@ pub fn parse_file(root: &Path, file: &Path, text: String) -> Loaded {
             expect_if,
             encoding,
             concurrent,
+            prebuilt: None,
         });
     }
     out
@@ -591,7 +597,7 @@ pub const MAX_CASE_FILE: u64 = 8 << 20;
 fn io_error(file: &Path, message: String) -> LoadError {
     LoadError {
         pos: Pos {
-            file: file.to_path_buf(),
+            file: Arc::from(file),
             line: 0,
             col: 0,
         },

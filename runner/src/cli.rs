@@ -627,7 +627,9 @@ fn cmd_run(a: RunArgs) -> Result<u8> {
     // JSON line (issue 9).
     let mut collector =
         atomcts::report::Collector::new(known.clone(), estimate, jsonl).with_flaky(flaky.clone());
-    // Corpus first, then generated cases chunk by chunk: generated, run, judged, dropped.
+    // Corpus first, then generated cases chunk by chunk: generated, run, judged, dropped (a
+    // chunk at least a pipelined adapter's window).
+    let gen_chunk = atomcts::generate::RUN_CHUNK.max(adapter.window());
     let mut run_chunk = |cases: Vec<Case>| {
         let mut todo: Vec<&Case> = Vec::new();
         for c in &cases {
@@ -678,8 +680,10 @@ fn cmd_run(a: RunArgs) -> Result<u8> {
         }
     };
     run_chunk(corpus);
-    for chunk in generator.into_iter().flatten() {
-        run_chunk(chunk.map_err(|e| anyhow::anyhow!("{e}"))?);
+    if let Some(mut g) = generator {
+        while let Some(chunk) = g.next_chunk(gen_chunk) {
+            run_chunk(chunk.map_err(|e| anyhow::anyhow!("{e}"))?);
+        }
     }
     if let Some(b) = bar {
         b.finish_and_clear();

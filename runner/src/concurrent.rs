@@ -38,6 +38,7 @@ fn instr_case(case: &Case, k: usize) -> Case {
     c.lanes = i.lanes;
     c.given = case.given.iter().chain(&i.given).cloned().collect();
     c.concurrent = Vec::new();
+    c.prebuilt = None;
     c
 }
 

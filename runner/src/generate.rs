@@ -7,6 +7,7 @@
 //! libFuzzer's bytes for the fuzz targets, so a fuzz finding is a case like any other.
 
 use crate::case::{Case, Entries, Pos};
+use crate::draft::{Draft, G, per_lane};
 use atomcts_reference::exec::{Resolved, resolve};
 use atomcts_reference::float::Format;
 use atomcts_reference::ir::{Instr, Lowered};
@@ -115,16 +116,14 @@ fn typed(ty: &str, v: u64) -> Value {
     Value::String(format!("{ty}:{v:#x}"))
 }
 
-fn per_lane(vals: &[Value]) -> Value {
-    if vals.windows(2).all(|w| w[0] == w[1]) && !vals.is_empty() {
-        vals[0].clone()
-    } else {
-        Value::Array(vals.to_vec())
-    }
-}
-
 /// Generates one case of a random dialect.
 pub fn gen_case(e: &mut dyn Entropy) -> GenCase {
+    gen_draft(e).gen_case()
+}
+
+/// Generates one case of a random dialect, its state as typed values (the same draws and the
+/// same case as [`gen_case`]).
+pub fn gen_draft(e: &mut dyn Entropy) -> Draft {
     match e.below(10) {
         0..=3 => gen_sass(e),
         4..=6 => gen_visa(e),
@@ -132,7 +131,7 @@ pub fn gen_case(e: &mut dyn Entropy) -> GenCase {
     }
 }
 
-fn gen_sass(e: &mut dyn Entropy) -> GenCase {
+fn gen_sass(e: &mut dyn Entropy) -> Draft {
     use sass::atom::{Op, Size};
     let op = pick(e, Op::ALL);
     let size = if e.chance(1, 12) {
@@ -155,20 +154,20 @@ fn gen_sass(e: &mut dyn Entropy) -> GenCase {
             _ => value(e, width, fmt),
         }
     };
-    let mut given = Table::new();
+    let mut given = Draft::new(Dialect::Sass, lanes);
     let base = 0x1000u64;
     let slots = 8u64;
-    let mut mem = Table::new();
-    let ty = if wide { "u64" } else { "u32" };
+    let mut mem = Vec::new();
+    let tyw = if wide { 64 } else { 32 };
     for k in 0..slots {
-        mem.insert(format!("{:#x}", base + 8 * k), typed(ty, elem(e)));
+        mem.push((base + 8 * k, G::Typed(tyw, elem(e))));
         if !wide {
-            mem.insert(format!("{:#x}", base + 8 * k + 4), typed("u32", elem(e)));
+            mem.push((base + 8 * k + 4, G::Typed(32, elem(e))));
         }
     }
-    given.insert("mem".into(), Value::Table(mem));
+    given.insert("mem", G::Mem(mem));
     if e.chance(1, 10) {
-        given.insert("shared_window".into(), Value::String("0x8000+0x100".into()));
+        given.insert("shared_window", G::Range(0x8000, 0x100));
     }
     let imm: i64 = if e.chance(1, 3) {
         8 * (e.below(4) as i64) - 8
@@ -182,38 +181,36 @@ fn gen_sass(e: &mut dyn Entropy) -> GenCase {
         let addr = match e.below(20) {
             0 => base + 8 * e.below(slots) + 2,
             1 => 0x2000 + 8 * e.below(4),
-            2 if given.contains_key("shared_window") => 0x8000,
+            2 if given.get("shared_window").is_some() => 0x8000,
             3..=10 => base + 8 * shared,
             _ => base + 8 * e.below(slots) + if wide { 0 } else { 4 * e.below(2) },
         };
-        ra.push(int((addr as i64 - imm) as u64 & 0xFFFF_FFFF));
+        ra.push(G::Int((addr as i64 - imm) as u64 & 0xFFFF_FFFF));
         let b = if matches!(op, Op::Inc | Op::Dec) {
             let small = e.next_u64() & 0xFF;
             pick(e, &[0, 1, 5, 0xFFFF_FFFF, small])
         } else {
             elem(e)
         };
-        rb.push(typed(ty, b));
-        rc.push(typed(ty, elem(e)));
+        rb.push(G::Typed(tyw, b));
+        rc.push(G::Typed(tyw, elem(e)));
     }
-    given.insert("R2".into(), per_lane(&ra));
-    given.insert("R4".into(), per_lane(&rb));
+    given.insert("R2", per_lane(ra));
+    given.insert("R4", per_lane(rb));
     if op == Op::Cas {
         let r = if wide { "R6" } else { "R5" };
-        given.insert(r.into(), per_lane(&rc));
+        given.insert(r, per_lane(rc));
     }
     let guard = if e.chance(1, 5) {
-        let ps: Vec<Value> = (0..lanes).map(|_| Value::Boolean(e.chance(1, 2))).collect();
-        given.insert("P0".into(), per_lane(&ps));
+        let ps: Vec<G> = (0..lanes).map(|_| G::Bool(e.chance(1, 2))).collect();
+        given.insert("P0", per_lane(ps));
         if e.chance(1, 2) { "@P0 " } else { "@!P0 " }
     } else {
         ""
     };
     if e.chance(1, 10) {
-        let act: Vec<Value> = (0..lanes)
-            .map(|_| Value::Boolean(!e.chance(1, 4)))
-            .collect();
-        given.insert("active".into(), Value::Array(act));
+        let act: Vec<G> = (0..lanes).map(|_| G::Bool(!e.chance(1, 4))).collect();
+        given.insert("active", G::List(act));
     }
     let rd = if e.chance(1, 10) { "RZ" } else { "R0" };
     let sparse = e.chance(1, 20);
@@ -241,29 +238,23 @@ fn gen_sass(e: &mut dyn Entropy) -> GenCase {
         op.name(),
         size.spelling()
     );
-    GenCase {
-        dialect: Dialect::Sass,
-        asm,
-        lanes,
-        given,
-    }
+    given.asm = asm;
+    given
 }
 
-fn fix_ra(v: &mut Value, imm: i64) {
-    let f = |x: &Value| match x {
-        Value::Integer(i) => {
-            Value::Integer(((*i as u64).wrapping_add(imm as u64) & 0xFFFF_FFFF) as i64)
-        }
+fn fix_ra(v: &mut G, imm: i64) {
+    let f = |x: &G| match x {
+        G::Int(i) => G::Int(i.wrapping_add(imm as u64) & 0xFFFF_FFFF),
         o => o.clone(),
     };
     let new = match &*v {
-        Value::Array(a) => Value::Array(a.iter().map(f).collect()),
+        G::List(a) => G::List(a.iter().map(f).collect()),
         o => f(o),
     };
     *v = new;
 }
 
-fn gen_visa(e: &mut dyn Entropy) -> GenCase {
+fn gen_visa(e: &mut dyn Entropy) -> Draft {
     if e.chance(1, 6) {
         return gen_scatter4(e);
     }
@@ -282,26 +273,26 @@ fn gen_visa(e: &mut dyn Entropy) -> GenCase {
     let width = if w16 { 16 } else { 32 };
     let bytes = u64::from(width / 8);
     let slm = e.chance(1, 2);
-    let mut given = Table::new();
+    let mut given = Draft::new(Dialect::Visa, 1);
     let size = 64 * bytes;
-    let mut mem = Table::new();
+    let mut mem = Vec::new();
     let base = if slm { 0 } else { 0x1000 };
     for k in 0..(size / 4) {
-        mem.insert(
-            format!("{:#x}", base + 4 * k),
-            typed("u32", value(e, 32, fmt.filter(|_| !w16).or(None))),
-        );
+        mem.push((
+            base + 4 * k,
+            G::Typed(32, value(e, 32, fmt.filter(|_| !w16).or(None))),
+        ));
     }
     if slm {
-        let mut t = Table::new();
-        t.insert("size".into(), int(size));
-        t.insert("mem".into(), Value::Table(mem));
-        given.insert("slm".into(), Value::Table(t));
+        given.insert(
+            "slm",
+            G::Table(vec![("size", G::Int(size)), ("mem", G::Mem(mem))]),
+        );
     } else {
-        given.insert("mem".into(), Value::Table(mem));
+        given.insert("mem", G::Mem(mem));
     }
     let shared = e.below(16);
-    let offs: Vec<Value> = (0..exec)
+    let offs: Vec<G> = (0..exec)
         .map(|_| {
             let o = match e.below(16) {
                 0 => bytes * e.below(64) + 1,
@@ -309,16 +300,12 @@ fn gen_visa(e: &mut dyn Entropy) -> GenCase {
                 2..=6 => bytes * shared,
                 _ => bytes * e.below(64),
             };
-            int(base + o)
+            G::Int(base + o)
         })
         .collect();
-    let vec = |vals: Vec<Value>, t: &str| {
-        let mut tb = Table::new();
-        tb.insert(t.into(), Value::Array(vals));
-        Value::Table(tb)
-    };
-    given.insert("V10".into(), vec(offs, "ud"));
-    let data = |e: &mut dyn Entropy| -> Vec<Value> {
+    let vec = |vals: Vec<G>, t: &'static str| G::Table(vec![(t, G::List(vals))]);
+    given.insert("V10", vec(offs, "ud"));
+    let data = |e: &mut dyn Entropy| -> Vec<G> {
         (0..exec)
             .map(|_| {
                 let v = value(e, width, fmt);
@@ -327,20 +314,20 @@ fn gen_visa(e: &mut dyn Entropy) -> GenCase {
                 } else {
                     0
                 };
-                int(v | junk)
+                G::Int(v | junk)
             })
             .collect()
     };
     let needs_src0 = !matches!(name, "inc" | "dec" | "predec");
     let needs_src1 = matches!(name, "cmpxchg" | "fcmpwr");
     let src0 = if needs_src0 {
-        given.insert("V11".into(), vec(data(e), ty));
+        given.insert("V11", vec(data(e), ty));
         "V11"
     } else {
         "V0"
     };
     let src1 = if needs_src1 {
-        given.insert("V12".into(), vec(data(e), ty));
+        given.insert("V12", vec(data(e), ty));
         "V12"
     } else {
         "V0"
@@ -349,19 +336,19 @@ fn gen_visa(e: &mut dyn Entropy) -> GenCase {
         "V0"
     } else {
         given.insert(
-            "V13".into(),
-            vec((0..exec).map(|_| int(0xDDDD_DDDD)).collect(), ty),
+            "V13",
+            vec((0..exec).map(|_| G::Int(0xDDDD_DDDD)).collect(), ty),
         );
         "V13"
     };
     let pred = if e.chance(1, 5) {
-        given.insert("P1".into(), int(e.next_u64() & 0xFFFF));
+        given.insert("P1", G::Int(e.next_u64() & 0xFFFF));
         if e.chance(1, 2) { "(P1) " } else { "(!P1) " }
     } else {
         ""
     };
     if e.chance(1, 5) {
-        given.insert("emask".into(), int(e.next_u64() & 0xFFFF_FFFF));
+        given.insert("emask", G::Int(e.next_u64() & 0xFFFF_FFFF));
     }
     let mask = match e.below(6) {
         0 => "M1_NM, ".to_string(),
@@ -373,15 +360,11 @@ fn gen_visa(e: &mut dyn Entropy) -> GenCase {
         "{pred}DWORD_ATOMIC.{name}{} ({mask}{exec}) {surface} V10 {src0} {src1} {dst}",
         if w16 { ".16" } else { "" }
     );
-    GenCase {
-        dialect: Dialect::Visa,
-        asm,
-        lanes: 1,
-        given,
-    }
+    given.asm = asm;
+    given
 }
 
-fn gen_scatter4(e: &mut dyn Entropy) -> GenCase {
+fn gen_scatter4(e: &mut dyn Entropy) -> Draft {
     let exec = pick(e, &[8u64, 16]);
     let mut chans = String::new();
     let bits = 1 + e.below(15);
@@ -390,42 +373,29 @@ fn gen_scatter4(e: &mut dyn Entropy) -> GenCase {
             chans.push(c);
         }
     }
-    let mut given = Table::new();
-    let mut t = Table::new();
-    t.insert("uq".into(), int(0x1000));
-    given.insert("V20".into(), Value::Table(t));
-    let offs: Vec<Value> = (0..exec)
+    let mut given = Draft::new(Dialect::Visa, 1);
+    given.insert("V20", G::Table(vec![("uq", G::Int(0x1000))]));
+    let offs: Vec<G> = (0..exec)
         .map(|i| match e.below(12) {
-            0 => int(16 * i + 2),
-            1 => int(0x10_0000),
-            2..=3 => int(0),
-            _ => int(16 * i),
+            0 => G::Int(16 * i + 2),
+            1 => G::Int(0x10_0000),
+            2..=3 => G::Int(0),
+            _ => G::Int(16 * i),
         })
         .collect();
-    let mut t = Table::new();
-    t.insert("uq".into(), Value::Array(offs));
-    given.insert("V21".into(), Value::Table(t));
-    let src: Vec<Value> = (0..64).map(|_| int(value(e, 32, None))).collect();
-    let mut t = Table::new();
-    t.insert("ud".into(), Value::Array(src));
-    given.insert("V22".into(), Value::Table(t));
-    given.insert(
-        "alloc".into(),
-        Value::Array(vec![Value::String("0x1000+0x200".into())]),
-    );
+    given.insert("V21", G::Table(vec![("uq", G::List(offs))]));
+    let src: Vec<G> = (0..64).map(|_| G::Int(value(e, 32, None))).collect();
+    given.insert("V22", G::Table(vec![("ud", G::List(src))]));
+    given.insert("alloc", G::List(vec![G::Range(0x1000, 0x200)]));
     if e.chance(1, 5) {
-        given.insert("emask".into(), int(e.next_u64() & 0xFFFF));
+        given.insert("emask", G::Int(e.next_u64() & 0xFFFF));
     }
     let asm = format!("SVM_SCATTER4_SCALED.{chans} ({exec}) V20 V21 V22");
-    GenCase {
-        dialect: Dialect::Visa,
-        asm,
-        lanes: 1,
-        given,
-    }
+    given.asm = asm;
+    given
 }
 
-fn gen_msl(e: &mut dyn Entropy) -> GenCase {
+fn gen_msl(e: &mut dyn Entropy) -> Draft {
     if e.chance(1, 3) {
         return gen_simd(e);
     }
@@ -442,24 +412,25 @@ fn gen_msl(e: &mut dyn Entropy) -> GenCase {
     };
     let len = 1 + e.below(6);
     let fmt = (ty == AtomicType::Float).then_some(Format::F32);
-    let mut given = Table::new();
-    let mut b = Table::new();
-    b.insert("space".into(), Value::String(space.into()));
-    b.insert("type".into(), Value::String(ty.name().into()));
-    b.insert(
-        "init".into(),
-        Value::Array((0..len).map(|_| int(value(e, 32, fmt))).collect()),
+    let mut given = Draft::new(Dialect::Msl, lanes);
+    let init = G::List((0..len).map(|_| G::Int(value(e, 32, fmt))).collect());
+    given.insert(
+        "buf",
+        G::Table(vec![
+            ("space", G::Str(space)),
+            ("type", G::Str(ty.name())),
+            ("init", init),
+        ]),
     );
-    given.insert("buf".into(), Value::Table(b));
-    let idx: Vec<Value> = (0..lanes)
+    let idx: Vec<G> = (0..lanes)
         .map(|_| match e.below(16) {
-            0 => int(len + e.below(3)),
-            1..=8 => int(0),
-            _ => int(e.below(len)),
+            0 => G::Int(len + e.below(3)),
+            1..=8 => G::Int(0),
+            _ => G::Int(e.below(len)),
         })
         .collect();
-    given.insert("i".into(), Value::Array(idx));
-    let vals: Vec<Value> = (0..lanes).map(|_| int(value(e, 32, fmt))).collect();
+    given.insert("i", G::List(idx));
+    let vals: Vec<G> = (0..lanes).map(|_| G::Int(value(e, 32, fmt))).collect();
     let opty = if ty == AtomicType::Float {
         "float"
     } else if ty == AtomicType::Int {
@@ -467,17 +438,13 @@ fn gen_msl(e: &mut dyn Entropy) -> GenCase {
     } else {
         "uint"
     };
-    let mut t = Table::new();
-    t.insert(opty.into(), Value::Array(vals));
-    given.insert("v".into(), Value::Table(t));
+    given.insert("v", G::Table(vec![(opty, G::List(vals))]));
     let key = pick(e, msl::atomic::Key::ALL);
     let asm = match e.below(10) {
         0 => "r = atomic_exchange_explicit(&buf[i], v, memory_order_relaxed)".to_string(),
         1 => {
-            let exp: Vec<Value> = (0..lanes).map(|_| int(value(e, 32, None))).collect();
-            let mut t = Table::new();
-            t.insert("uint".into(), Value::Array(exp));
-            given.insert("ex".into(), Value::Table(t));
+            let exp: Vec<G> = (0..lanes).map(|_| G::Int(value(e, 32, None))).collect();
+            given.insert("ex", G::Table(vec![("uint", G::List(exp))]));
             "ok = atomic_compare_exchange_weak_explicit(&buf[i], &ex, v, memory_order_relaxed, memory_order_relaxed)".to_string()
         }
         2 => format!(
@@ -489,15 +456,11 @@ fn gen_msl(e: &mut dyn Entropy) -> GenCase {
             key.name()
         ),
     };
-    GenCase {
-        dialect: Dialect::Msl,
-        asm,
-        lanes,
-        given,
-    }
+    given.asm = asm;
+    given
 }
 
-fn gen_simd(e: &mut dyn Entropy) -> GenCase {
+fn gen_simd(e: &mut dyn Entropy) -> Draft {
     use msl::simd::SimdFunction as F;
     let width = pick(e, &[4u64, 8, 16, 32]);
     let lanes = if e.chance(1, 4) {
@@ -506,22 +469,20 @@ fn gen_simd(e: &mut dyn Entropy) -> GenCase {
         width
     } as u32;
     let f = pick(e, F::ALL);
-    let mut given = Table::new();
-    given.insert("simd_width".into(), int(width));
-    let data: Vec<Value> = (0..lanes)
-        .map(|_| int(e.next_u64() & 0xFFFF_FFFF))
+    let mut given = Draft::new(Dialect::Msl, lanes);
+    given.insert("simd_width", G::Int(width));
+    let data: Vec<G> = (0..lanes)
+        .map(|_| G::Int(e.next_u64() & 0xFFFF_FFFF))
         .collect();
-    given.insert("x".into(), Value::Array(data));
+    given.insert("x", G::List(data));
     if e.chance(1, 5) {
-        let act: Vec<Value> = (0..lanes)
-            .map(|_| Value::Boolean(!e.chance(1, 4)))
-            .collect();
-        given.insert("active".into(), Value::Array(act));
+        let act: Vec<G> = (0..lanes).map(|_| G::Bool(!e.chance(1, 4))).collect();
+        given.insert("active", G::List(act));
     }
-    let arg = |e: &mut dyn Entropy, g: &mut Table| -> String {
+    let arg = |e: &mut dyn Entropy, g: &mut Draft| -> String {
         if e.chance(1, 6) {
-            let vals: Vec<Value> = (0..lanes).map(|_| int(e.below(width + 2))).collect();
-            g.insert("d".into(), Value::Array(vals));
+            let vals: Vec<G> = (0..lanes).map(|_| G::Int(e.below(width + 2))).collect();
+            g.insert("d", G::List(vals));
             "d".into()
         } else {
             pick(e, &[0, 1, 2, 3, width - 1, width, width + 1]).to_string()
@@ -529,10 +490,10 @@ fn gen_simd(e: &mut dyn Entropy) -> GenCase {
     };
     let asm = match f {
         F::ShuffleAndFillUp | F::ShuffleAndFillDown => {
-            let fill: Vec<Value> = (0..lanes)
-                .map(|_| int(e.next_u64() & 0xFFFF_FFFF))
+            let fill: Vec<G> = (0..lanes)
+                .map(|_| G::Int(e.next_u64() & 0xFFFF_FFFF))
                 .collect();
-            given.insert("y".into(), Value::Array(fill));
+            given.insert("y", G::List(fill));
             let d = arg(e, &mut given);
             if e.chance(1, 2) {
                 format!(
@@ -549,12 +510,8 @@ fn gen_simd(e: &mut dyn Entropy) -> GenCase {
             format!("r = {}(x, {d})", f.name())
         }
     };
-    GenCase {
-        dialect: Dialect::Msl,
-        asm,
-        lanes,
-        given,
-    }
+    given.asm = asm;
+    given
 }
 
 /// A case file's text: a header comment, the dialect, and the cases.
@@ -595,14 +552,40 @@ pub fn case_table(
 
 /// The expectation table of `gc`: the reference's outcome under `profile`.
 pub fn expect_table(gc: &GenCase, profile: &Profile) -> Result<Table, String> {
-    let state = load_state(gc)?;
-    let run = program::run(gc.dialect, &gc.asm, &state, profile).map_err(|e| e.to_string())?;
+    let (state, run) = reference_run(gc, profile)?;
     Ok(expectation(
         gc.dialect,
         &state,
         &run.outcome,
         run.lowered.as_ref(),
     ))
+}
+
+/// The initial state of `gc` and the reference's run of it under `profile`.
+fn reference_run(gc: &GenCase, profile: &Profile) -> Result<(State, program::Run), String> {
+    let state = load_state(gc)?;
+    let run = program::run(gc.dialect, &gc.asm, &state, profile).map_err(|e| e.to_string())?;
+    Ok((state, run))
+}
+
+/// What the generator already made for a generated case (issue 9): its typed state (the
+/// case's `given` stays empty: [`crate::build::build_state`] builds from this draft), the
+/// initial state, the reference's run under the generator's profile, and the expectation
+/// built from the case's `expect` entries: exactly what [`crate::run::prepare`] would build
+/// from the case's text. A run under another profile uses only the draft.
+#[derive(Clone, Debug)]
+pub struct Prebuilt {
+    /// The case as the generator drew it.
+    pub draft: Draft,
+    /// The profile the reference ran under.
+    pub profile: std::sync::Arc<Profile>,
+    /// The initial state.
+    pub state: State,
+    /// The reference's run.
+    pub reference: program::Run,
+    /// `build_expectation` of the case's `expect`, unless that is an error (which the run
+    /// then reports as for any case).
+    pub expectation: Option<crate::build::Expectation>,
 }
 
 /// Entries of a table as the loader makes them, every one at `pos`.
@@ -622,7 +605,7 @@ impl GenCase {
     /// [`GenCase::to_case`], without copying the state.
     pub fn into_case(self, id: String, file: &Path, cite: String, expect: Option<Table>) -> Case {
         let pos = Pos {
-            file: file.to_path_buf(),
+            file: std::sync::Arc::from(file),
             line: 0,
             col: 0,
         };
@@ -644,6 +627,7 @@ impl GenCase {
             encoding: None,
             concurrent: vec![],
             pos,
+            prebuilt: None,
         }
     }
 }
@@ -961,8 +945,10 @@ pub const MAX_GENERATED: u64 = 1_000_000_000;
 /// Cases per file that `atomcts gen` writes.
 pub const CHUNK: u64 = 5_000;
 
-/// Cases the [`Generator`] yields at a time (the memory one chunk of a streamed run holds).
-pub const RUN_CHUNK: usize = 512;
+/// Cases the [`Generator`] yields at a time (the memory one chunk of a streamed run holds):
+/// small, so that a chunk's cases stay in the cache and the allocator reuses their memory;
+/// a pipelined adapter takes chunks of its window instead ([`Generator::next_chunk`]).
+pub const RUN_CHUNK: usize = 64;
 
 /// A stream of generated cases: the same cases, in chunks, as [`generate`] makes at once.
 pub struct Generator {
@@ -970,7 +956,7 @@ pub struct Generator {
     seed: u64,
     next: u64,
     count: u64,
-    profile: Profile,
+    profile: std::sync::Arc<Profile>,
     /// The citation of every generated case.
     cite: String,
 }
@@ -989,7 +975,7 @@ impl Generator {
             seed,
             next: 0,
             count,
-            profile: profile.clone(),
+            profile: std::sync::Arc::new(profile.clone()),
             cite: format!(
                 "generated (atomcts gen --seed {seed}); expectation from the reference model, profile {}",
                 profile.name
@@ -1027,7 +1013,8 @@ impl Generator {
 
 impl Generator {
     /// The next generated case with its expectation, as a loaded [`Case`] (no text), or
-    /// `None` at the end.
+    /// `None` at the end. Its state is built and the reference run once, here: the case
+    /// carries them ([`Prebuilt`]) so that a run under the same profile reuses them.
     pub fn next_case(&mut self) -> Option<Result<Case, GenError>> {
         if self.next >= self.count {
             return None;
@@ -1035,20 +1022,49 @@ impl Generator {
         let k = self.next;
         self.next += 1;
         let seed = self.seed;
-        let gc = gen_case(&mut self.rng);
+        let draft = gen_draft(&mut self.rng);
         let name = format!("gen_{seed}_{k}");
-        let expect = match expect_table(&gc, &self.profile) {
-            Ok(t) => t,
+        let file = format!("generated/seed{seed}/{}.toml", draft.dialect.name());
+        let id = format!("generated/seed{seed}/{}::{name}", draft.dialect.name());
+        // The state straight from the generator's values (the loader's state of the same
+        // entries: see `crate::draft`).
+        let state = match draft.state() {
+            Ok(s) => s,
             Err(message) => return Some(Err(GenError { name, message })),
         };
-        let file = format!("generated/seed{seed}/{}.toml", gc.dialect.name());
-        let id = format!("generated/seed{seed}/{}::{name}", gc.dialect.name());
-        Some(Ok(gc.into_case(
-            id,
-            Path::new(&file),
-            self.cite.clone(),
-            Some(expect),
-        )))
+        let shell = GenCase {
+            dialect: draft.dialect,
+            asm: draft.asm.clone(),
+            lanes: draft.lanes,
+            given: Table::new(),
+        };
+        let mut case = shell.into_case(id, Path::new(&file), self.cite.clone(), None);
+        let reference = match program::run(case.dialect, &case.asm, &state, &self.profile) {
+            Ok(r) => r,
+            Err(e) => {
+                return Some(Err(GenError {
+                    name,
+                    message: e.to_string(),
+                }));
+            }
+        };
+        let expect = expectation(
+            case.dialect,
+            &state,
+            &reference.outcome,
+            reference.lowered.as_ref(),
+        );
+        let (entries, at) = (entries_of(expect, &case.pos), case.pos.clone());
+        let expectation = crate::build::build_expectation(&case, &state, &entries, &at).ok();
+        case.expect = Some((entries, at));
+        case.prebuilt = Some(Box::new(Prebuilt {
+            draft,
+            profile: self.profile.clone(),
+            state,
+            reference,
+            expectation,
+        }));
+        Some(Ok(case))
     }
 
     /// Cases not generated yet.
@@ -1062,8 +1078,15 @@ impl Iterator for Generator {
 
     /// The next chunk of at most [`RUN_CHUNK`] cases, in the order they are generated.
     fn next(&mut self) -> Option<Self::Item> {
+        self.next_chunk(RUN_CHUNK)
+    }
+}
+
+impl Generator {
+    /// The next chunk of at most `n` cases, in the order they are generated.
+    pub fn next_chunk(&mut self, n: usize) -> Option<Result<Vec<Case>, GenError>> {
         let mut out = Vec::new();
-        while out.len() < RUN_CHUNK {
+        while out.len() < n.max(1) {
             match self.next_case() {
                 None => break,
                 Some(Ok(c)) => out.push(c),
@@ -1177,7 +1200,11 @@ mod tests {
                 (c.dialect, &c.asm, c.lanes, &c.cite),
                 (t.dialect, &t.asm, t.lanes, &t.cite)
             );
-            assert_eq!(strip(&c.given), strip(&t.given), "{}", c.id);
+            // A generated case's state is its draft: its TOML form is the file's `given`.
+            assert!(c.given.is_empty());
+            let draft = c.prebuilt.as_ref().unwrap().draft.gen_case();
+            let given = entries_of(draft.given, &c.pos);
+            assert_eq!(strip(&given), strip(&t.given), "{}", c.id);
             let (ce, te) = (c.expect.as_ref().unwrap(), t.expect.as_ref().unwrap());
             assert_eq!(strip(&ce.0), strip(&te.0), "{}", c.id);
             assert_eq!(

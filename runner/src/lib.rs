@@ -10,6 +10,7 @@ pub mod build;
 pub mod case;
 pub mod concurrent;
 pub mod conformance;
+pub mod draft;
 pub mod fuzz;
 pub mod generate;
 pub mod oracles;

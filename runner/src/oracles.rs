@@ -14,9 +14,9 @@
 
 use crate::build::{build_expectation, build_state};
 use crate::case::parse_file;
-use crate::generate::{Entropy, GenCase, case_table, file_text, gen_case, load_state};
+use crate::draft::Draft;
+use crate::generate::{Entropy, GenCase, case_table, file_text, gen_draft};
 use crate::run::{Options, run_case};
-use arbitrary::{Arbitrary, Unstructured};
 use atomcts_adapters::ReferenceAdapter;
 use atomcts_reference::check::{Judgement, judge};
 use atomcts_reference::exec;
@@ -39,23 +39,23 @@ pub const FUZZ_RACE_BUDGET: u64 = 20_000;
 /// error, so every input decodes to a case; [`Entropy::below`] takes only as many bytes as the
 /// range needs, so short inputs still reach many cases.
 pub struct BytesEntropy<'a> {
-    u: Unstructured<'a>,
+    data: &'a [u8],
 }
 
 impl<'a> BytesEntropy<'a> {
     /// Entropy over `data`.
     pub fn new(data: &'a [u8]) -> BytesEntropy<'a> {
-        BytesEntropy {
-            u: Unstructured::new(data),
-        }
+        BytesEntropy { data }
     }
 
     /// The next `n` bytes (at most 8) as a little-endian number; zeros past the end.
     fn take(&mut self, n: u32) -> u64 {
-        (0..n.min(8)).fold(0, |acc, i| {
-            let b = u8::arbitrary(&mut self.u).unwrap_or(0);
-            acc | (u64::from(b) << (8 * i))
-        })
+        let n = (n as usize).min(8);
+        let (head, rest) = self.data.split_at(n.min(self.data.len()));
+        self.data = rest;
+        head.iter()
+            .enumerate()
+            .fold(0, |acc, (i, b)| acc | (u64::from(*b) << (8 * i)))
     }
 }
 
@@ -78,8 +78,16 @@ impl Entropy for BytesEntropy<'_> {
 pub struct DiffInput {
     /// A named profile, or the default with a few knobs set to other options.
     pub profile: Profile,
-    /// The generated case.
-    pub case: GenCase,
+    /// The generated case, its state as typed values (built into a state directly, without
+    /// the TOML values of the case format: issue 9).
+    pub draft: Draft,
+}
+
+impl DiffInput {
+    /// The case in the case format (for messages and regression files).
+    pub fn case(&self) -> GenCase {
+        self.draft.gen_case()
+    }
 }
 
 /// A profile from the entropy: a named one half of the time, else the default with one to
@@ -115,16 +123,16 @@ pub fn fuzz_profile(e: &mut dyn Entropy) -> Profile {
 pub fn decode_diff_input(data: &[u8]) -> DiffInput {
     let mut e = BytesEntropy::new(data);
     let profile = fuzz_profile(&mut e);
-    let case = gen_case(&mut e);
-    DiffInput { profile, case }
+    let draft = gen_draft(&mut e);
+    DiffInput { profile, draft }
 }
 
 /// The case as people read it: profile, dialect, lanes, instruction and initial state.
 fn describe(input: &DiffInput) -> String {
-    let given = toml::to_string(&input.case.given).unwrap_or_default();
+    let given = toml::to_string(&input.case().given).unwrap_or_default();
     format!(
         "profile {}, dialect {}, lanes {}\nasm: {}\ngiven:\n{}",
-        input.profile.name, input.case.dialect, input.case.lanes, input.case.asm, given
+        input.profile.name, input.draft.dialect, input.draft.lanes, input.draft.asm, given
     )
 }
 
@@ -144,8 +152,10 @@ pub fn diff_fast_reference(data: &[u8]) {
 
 /// The check behind [`diff_fast_reference`]: `Err` says what differs.
 pub fn check_diff(input: &DiffInput) -> Result<(), String> {
-    let gc = &input.case;
-    let state = load_state(gc).map_err(|m| format!("the generated case does not load: {m}"))?;
+    let gc = &input.draft;
+    let state = gc
+        .state()
+        .map_err(|m| format!("the generated case does not load: {m}"))?;
     // The front end is the reference's: the fast path runs the same lowered instruction.
     let Ok(program) = Program::parse(gc.dialect, &gc.asm) else {
         return Ok(());
@@ -384,7 +394,8 @@ pub fn regression_case(target: &str, artifact: &str, data: &[u8]) -> Result<Regr
     let (profile, gc) = match target {
         "diff_fast_reference" => {
             let input = decode_diff_input(data);
-            (input.profile, input.case)
+            let gc = input.case();
+            (input.profile, gc)
         }
         "load_case" => {
             return Err(
@@ -479,10 +490,9 @@ mod tests {
         for data in inputs(11, 500, 256) {
             let a = decode_diff_input(&data);
             let b = decode_diff_input(&data);
-            assert_eq!(a.case.asm, b.case.asm);
-            assert_eq!(a.case.given, b.case.given);
+            assert_eq!(a.draft, b.draft);
             assert_eq!(a.profile, b.profile);
-            dialects.insert(a.case.dialect);
+            dialects.insert(a.draft.dialect);
             if a.profile.name.contains('+') {
                 mixed += 1;
             }
@@ -493,8 +503,8 @@ mod tests {
         // and make every `chance` true (guard @P0, destination RZ, the sparse form).
         let empty = decode_diff_input(&[]);
         assert_eq!(empty.profile.name, PROFILES[0].0);
-        assert_eq!(empty.case.dialect, Dialect::Sass);
-        assert_eq!(empty.case.asm, "@P0 ATOM.ADD.U32 P1, RZ, [R2], R4");
+        assert_eq!(empty.draft.dialect, Dialect::Sass);
+        assert_eq!(empty.draft.asm, "@P0 ATOM.ADD.U32 P1, RZ, [R2], R4");
     }
 
     #[test]
@@ -543,20 +553,20 @@ mod tests {
         let input = (0..2000u64)
             .map(|s| decode_diff_input(&s.to_le_bytes().repeat(40)))
             .find(|i| {
-                let Ok(state) = load_state(&i.case) else {
+                let Ok(state) = i.draft.state() else {
                     return false;
                 };
                 matches!(
-                    atomcts_reference::program::run(i.case.dialect, &i.case.asm, &state, &i.profile)
+                    atomcts_reference::program::run(i.draft.dialect, &i.draft.asm, &state, &i.profile)
                         .map(|r| r.outcome),
                     Ok(Outcome::Completed(ref c)) if c.state.global.ranges().next().is_some()
                 )
             })
             .expect("some seed completes with global memory");
-        let state = load_state(&input.case).unwrap();
+        let state = input.draft.state().unwrap();
         let run = atomcts_reference::program::run(
-            input.case.dialect,
-            &input.case.asm,
+            input.draft.dialect,
+            &input.draft.asm,
             &state,
             &input.profile,
         )
@@ -682,8 +692,8 @@ mod tests {
         let loaded = parse_file(Path::new(""), Path::new("r.toml"), r.text.clone());
         assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
         let case = &loaded.cases[0];
-        assert_eq!(case.asm, input.case.asm);
-        assert_eq!(case.dialect, input.case.dialect);
+        assert_eq!(case.asm, input.draft.asm);
+        assert_eq!(case.dialect, input.draft.dialect);
         assert_eq!(case.tags, vec!["fuzz_regression".to_string()]);
         let opts = Options {
             profile: input.profile.clone(),

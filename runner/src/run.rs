@@ -11,6 +11,7 @@ use atomcts_reference::outcome::Outcome;
 use atomcts_reference::program::{self, Dialect};
 use atomcts_reference::{Profile, Reason};
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 
 /// How one case ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -367,9 +368,9 @@ pub fn run_case(case: &Case, adapter: &mut dyn Adapter, opts: &Options) -> CaseR
 pub struct Prepared<'c> {
     case: &'c Case,
     r: CaseResult,
-    state: atomcts_reference::state::State,
-    expectation: Expectation,
-    reference: program::Run,
+    state: Cow<'c, atomcts_reference::state::State>,
+    expectation: Cow<'c, Expectation>,
+    reference: Cow<'c, program::Run>,
 }
 
 impl Prepared<'_> {
@@ -432,28 +433,45 @@ pub fn prepare<'c>(case: &'c Case, adapter: &dyn Adapter, opts: &Options) -> Ste
         // Concurrent cases run on their own path (issue 12), never in a pipelined window.
         return Step::Concurrent(case, Box::new(r));
     }
-    let state = match build_state(case) {
-        Ok(s) => s,
-        Err(e) => return done(error_result(case, opts, e.to_string())),
-    };
-    // The expectation for this profile.
-    let (entries, at) = match (&case.probe, &case.expect) {
-        (Some(knob), _) => {
-            let picked = profile.get(knob).unwrap_or("?");
-            match case.expect_if.iter().find(|(o, _, _)| o == picked) {
-                Some((_, e, p)) => (e.clone(), p.clone()),
-                None => {
-                    let why = format!("the probe has no expectation for {knob} = {picked}");
-                    return done(not_applicable(r, "probe", why));
+    // A generated case carries its state, expectation and reference run, made by the
+    // generator from the same entries under the same profile (issue 9): built once.
+    let (state, expectation, reference) = match case
+        .prebuilt
+        .as_deref()
+        .filter(|p| *p.profile == *profile && case.probe.is_none())
+        .and_then(|p| Some((p, p.expectation.as_ref()?)))
+    {
+        Some((p, expectation)) => (
+            Cow::Borrowed(&p.state),
+            Cow::Borrowed(expectation),
+            Some(Cow::Borrowed(&p.reference)),
+        ),
+        None => {
+            let state = match build_state(case) {
+                Ok(s) => s,
+                Err(e) => return done(error_result(case, opts, e.to_string())),
+            };
+            // The expectation for this profile.
+            let (entries, at) = match (&case.probe, &case.expect) {
+                (Some(knob), _) => {
+                    let picked = profile.get(knob).unwrap_or("?");
+                    match case.expect_if.iter().find(|(o, _, _)| o == picked) {
+                        Some((_, e, p)) => (e, p),
+                        None => {
+                            let why = format!("the probe has no expectation for {knob} = {picked}");
+                            return done(not_applicable(r, "probe", why));
+                        }
+                    }
                 }
-            }
+                (None, Some((e, p))) => (e, p),
+                (None, None) => return done(error_result(case, opts, "no expectation".into())),
+            };
+            let expectation = match build_expectation(case, &state, entries, at) {
+                Ok(e) => e,
+                Err(e) => return done(error_result(case, opts, e.to_string())),
+            };
+            (Cow::Owned(state), Cow::Owned(expectation), None)
         }
-        (None, Some((e, p))) => (e.clone(), p.clone()),
-        (None, None) => return done(error_result(case, opts, "no expectation".into())),
-    };
-    let expectation = match build_expectation(case, &state, &entries, &at) {
-        Ok(e) => e,
-        Err(e) => return done(error_result(case, opts, e.to_string())),
     };
     if adapter.level() == Level::Semantic
         && let Some(why) = semantic_not_applicable(&expectation)
@@ -461,13 +479,16 @@ pub fn prepare<'c>(case: &'c Case, adapter: &dyn Adapter, opts: &Options) -> Ste
         return done(not_applicable(r, "level", why));
     }
     // The reference's answer (for input errors and the race-aware cross-check).
-    let reference = match program::run(case.dialect, &case.asm, &state, profile) {
-        Ok(run) => run,
-        Err(e) => return done(error_result(case, opts, format!("reference model: {e}"))),
+    let reference = match reference {
+        Some(run) => run,
+        None => match program::run(case.dialect, &case.asm, &state, profile) {
+            Ok(run) => Cow::Owned(run),
+            Err(e) => return done(error_result(case, opts, format!("reference model: {e}"))),
+        },
     };
     if let Outcome::Invalid(rej) = &reference.outcome {
         let unparsable = matches!(rej.reason, Reason::Syntax | Reason::UnknownOperation);
-        if unparsable && !matches!(expectation, Expectation::Invalid(_)) {
+        if unparsable && !matches!(*expectation, Expectation::Invalid(_)) {
             let col = case.asm_pos.col + 1 + rej.column.unwrap_or(0);
             return done(error_result(
                 case,
