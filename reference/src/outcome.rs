@@ -56,16 +56,6 @@ pub struct Fault {
     pub lanes: Vec<(u32, FaultClass)>,
 }
 
-impl Fault {
-    /// The classes present, deduplicated, in [`FaultClass::ALL`] order.
-    pub fn classes(&self) -> Vec<FaultClass> {
-        let mut c: Vec<_> = self.lanes.iter().map(|l| l.1).collect();
-        c.sort();
-        c.dedup();
-        c
-    }
-}
-
 /// Bits of a location the documents leave open.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Allowed {

@@ -156,6 +156,16 @@ fn under(name: &str, cases: &[atomcts::case::Case]) -> (Score, Vec<String>) {
                 };
                 let rejected = if through_runner.insert(p.kind) {
                     let r = run_case(case, &mut Planted(p.observation.clone()), &opts);
+                    // A wrong class: the report names the class it saw, for people.
+                    if let Observation::Fault(seen) = &p.observation
+                        && p.kind == PlantKind::FaultClass
+                        && r.status == Status::Fail
+                        && !seen
+                            .iter()
+                            .all(|(_, c)| r.findings.iter().any(|f| f.observed.contains(c.name())))
+                    {
+                        problem("the report", format!("{:?}", r.findings));
+                    }
                     r.status == Status::Fail
                 } else {
                     !check(&exp, &state, &p.observation, lanes_are_lanes).is_empty()

@@ -6,6 +6,7 @@ use atomcts::case::{corpus_root, parse_file};
 use atomcts::run::{Options, Status, run_case};
 use atomcts_adapters::ReferenceAdapter;
 use atomcts_reference::Profile;
+use atomcts_reference::outcome::Outcome;
 use atomcts_reference::program::{Program, run};
 use std::path::Path;
 
@@ -95,6 +96,21 @@ fn corpus_file(path: &Path, contents: String) -> datatest_stable::Result<()> {
         }
         for profile in profiles_for(case)? {
             let name = profile.name.clone();
+            // A rejection explained to people (`atomcts explain`, encoding findings) states its
+            // reason code first.
+            if let Ok(state) = build_state(case)
+                && let Ok(r) = run(case.dialect, &case.asm, &state, &profile)
+                && let Outcome::Invalid(rej) = &r.outcome
+                && !rej
+                    .to_string()
+                    .starts_with(&format!("{}: ", rej.reason.code()))
+            {
+                problems.push(format!(
+                    "{} under {name}: the rejection reads `{rej}`, not `{}: ...`",
+                    case.id,
+                    rej.reason.code()
+                ));
+            }
             let opts = Options {
                 profile,
                 race_budget: atomcts_reference::race::DEFAULT_BUDGET,
