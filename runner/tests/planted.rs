@@ -293,7 +293,29 @@ fn planted_wrong_encodings_are_rejected() {
             ("surface", |s| &mut s.surface),
             ("channels", |s| &mut s.channels),
         ];
+        // A field the instruction does not have, stated alone beside the others: DWORD_ATOMIC
+        // has no Channels(ub), SVM_SCATTER4_SCALED no Op(ub) and no Surface(ub).
+        let scatter4 = case.asm.contains("SVM_SCATTER4_SCALED");
         for (name, field) in fields {
+            let foreign = if scatter4 {
+                name == "op" || name == "surface"
+            } else {
+                name == "channels"
+            };
+            let mut wrong = *stated;
+            if foreign && field(&mut wrong).is_none() {
+                *field(&mut wrong) = Some(0x01);
+                let mut c = case.clone();
+                c.encoding = Some((wrong, at.clone()));
+                planted += 1;
+                let r = run_case(&c, &mut atomcts_adapters::ReferenceAdapter, &opts);
+                if r.status != Status::Fail {
+                    problems.push(format!(
+                        "{}: a stated {name} field, which the instruction lacks: {:?}",
+                        case.id, r.status
+                    ));
+                }
+            }
             for bit in 0..8 {
                 let mut wrong = *stated;
                 let Some(b) = field(&mut wrong) else {
