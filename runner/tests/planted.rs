@@ -53,6 +53,7 @@ type Score = BTreeMap<PlantKind, [usize; 4]>;
 /// reference's judge) without rebuilding the case each time.
 fn under(name: &str, cases: &[atomcts::case::Case]) -> (Score, Vec<String>) {
     let base = Profile::named(name).unwrap();
+    let requested = name.to_string();
     let mut score = Score::new();
     let mut problems = Vec::new();
     let base_opts = Options {
@@ -156,6 +157,12 @@ fn under(name: &str, cases: &[atomcts::case::Case]) -> (Score, Vec<String>) {
                 };
                 let rejected = if through_runner.insert(p.kind) {
                     let r = run_case(case, &mut Planted(p.observation.clone()), &opts);
+                    // The repro command reruns it under the same named profile.
+                    if !r.repro.contains(&format!(" --profile {requested} "))
+                        && !r.repro.ends_with(&format!(" --profile {requested}"))
+                    {
+                        problem("the repro command", r.repro.clone());
+                    }
                     // A wrong class: the report names the class it saw, for people.
                     if let Observation::Fault(seen) = &p.observation
                         && p.kind == PlantKind::FaultClass
