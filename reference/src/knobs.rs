@@ -6,7 +6,6 @@
 //! (`research/semantics.md` §3); N-numbers are ambiguities this project found in the seed
 //! documents themselves, listed in `spec-cases/FORMAT.md` ("Ambiguities").
 
-use std::fmt;
 
 /// Static description of a knob, for listings and reports.
 #[derive(Clone, Copy, Debug)]
@@ -458,12 +457,6 @@ impl Profile {
     /// The names of all profiles.
     pub fn names() -> impl Iterator<Item = &'static str> {
         PROFILES.iter().map(|p| p.0)
-    }
-}
-
-impl fmt::Display for Profile {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.name)
     }
 }
 
