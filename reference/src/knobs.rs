@@ -6,7 +6,6 @@
 //! (`research/semantics.md` §3); N-numbers are ambiguities this project found in the seed
 //! documents themselves, listed in `spec-cases/FORMAT.md` ("Ambiguities").
 
-
 /// Static description of a knob, for listings and reports.
 #[derive(Clone, Copy, Debug)]
 pub struct KnobInfo {
