@@ -7,7 +7,7 @@
 //! What is planted, per case and profile:
 //! - a completed outcome: one bit flipped in a register element outside every racing
 //!   destination and every open field (unwritten elements and written ones alike); one bit
-//!   flipped in a memory byte outside the racing addresses; the final value of a racing
+//!   flipped in a memory byte outside the racing addresses; a register left out; the final value of a racing
 //!   address, or the value one racing lane got back, set to a value that no order of the lanes
 //!   (and no alternative result the profile allows) produces: confirmed here by brute force
 //!   over every order and every allowed effect, for histories of at most [`BRUTE_FORCE_LANES`]
@@ -45,6 +45,8 @@ const ELEMS_PER_REG: usize = 6;
 pub enum PlantKind {
     /// A bit flipped in a register element that is neither racing nor open.
     RegisterBit,
+    /// A register of the final state left out of the answer.
+    RegisterMissing,
     /// A bit flipped in a memory byte outside the racing addresses.
     MemoryBit,
     /// A racing address left with a value no order produces.
@@ -65,6 +67,7 @@ impl PlantKind {
     /// Every kind.
     pub const ALL: &'static [PlantKind] = &[
         PlantKind::RegisterBit,
+        PlantKind::RegisterMissing,
         PlantKind::MemoryBit,
         PlantKind::RacingFinal,
         PlantKind::RacingReturn,
@@ -78,6 +81,7 @@ impl PlantKind {
     pub fn name(self) -> &'static str {
         match self {
             PlantKind::RegisterBit => "register bit",
+            PlantKind::RegisterMissing => "register missing",
             PlantKind::MemoryBit => "memory bit",
             PlantKind::RacingFinal => "racing final value",
             PlantKind::RacingReturn => "racing lane's return",
@@ -318,6 +322,20 @@ fn completed(c: &Completed, initial: &State, lowered: Option<&Lowered>, out: &mu
     // What the instruction wrote first (plants are capped per kind).
     out.append(&mut written);
     out.append(&mut unwritten);
+    // A register left out (PROTOCOL.md: the final state has every register, written ones
+    // included), where none of its elements races.
+    for (name, reg) in &fin.regs {
+        if (0..reg.elems.len() as u32).any(|i| racy_regs.contains(&(name.clone(), i))) {
+            continue;
+        }
+        let mut st = fin.clone();
+        st.regs.remove(name);
+        out.push(Plant {
+            kind: PlantKind::RegisterMissing,
+            what: format!("{name} left out"),
+            observation: Observation::Completed(st),
+        });
+    }
     // Memory bits: the first and last byte of every allocated range, and the bytes beside each
     // racing address.
     for space in [Space::Global, Space::Shared] {
