@@ -7,7 +7,7 @@ use crate::error::ModelError;
 use crate::exec::{Resolved, resolve};
 use crate::float;
 use crate::ir::{Dest, Instr, Lowered, MemInstr, SameAddress, Upper};
-use crate::outcome::{Completed, Field};
+use crate::outcome::{Allowed, Completed};
 use crate::race::{self, Observed, Problem};
 use crate::semantics::OpStep;
 use crate::state::{Loc, State};
@@ -167,18 +167,18 @@ fn compare_plain(
 }
 
 /// Whether the observed register value is allowed given the reference's value and open fields.
+/// A register's open fields are the bits the documents leave undefined (unspecified upper bits,
+/// undefined shuffle lanes): any value. A field of another kind would be compared exactly.
 fn admits(reference: &Completed, loc: &Loc, expected: Option<u64>, observed: Option<u64>) -> bool {
     let (Some(e), Some(o)) = (expected, observed) else {
         return expected == observed;
     };
-    let fields: Vec<&Field> = reference
+    let covered = reference
         .open
         .iter()
-        .filter(|(l, _)| l == loc)
-        .map(|(_, f)| f)
-        .collect();
-    let covered = fields.iter().fold(0u64, |m, f| m | f.mask());
-    (e ^ o) & !covered == 0 && fields.iter().all(|f| f.admits(o))
+        .filter(|(l, f)| l == loc && f.allowed == Allowed::Any)
+        .fold(0u64, |m, (_, f)| m | f.mask());
+    (e ^ o) & !covered == 0
 }
 
 enum AddressVerdict {

@@ -6,8 +6,6 @@
 //! (`research/semantics.md` §3); N-numbers are ambiguities this project found in the seed
 //! documents themselves, listed in `spec-cases/FORMAT.md` ("Ambiguities").
 
-use std::fmt;
-
 /// Static description of a knob, for listings and reports.
 #[derive(Clone, Copy, Debug)]
 pub struct KnobInfo {
@@ -284,6 +282,13 @@ knobs! {
         Fault = "fault" => "A14 option: an address fault",
     } default Undefined;
 
+    /// vISA SCATTER4: channel letters written out of RGBA order.
+    visa_channel_order: ChannelOrder = "visa.channel_order", "N5",
+        "whether SVM_SCATTER4_SCALED's `.<channels>` may name its channels out of RGBA order (`.GR`)" {
+        Rgba = "rgba" => "IGC vISA assembler lexer (visa/CISA.l, CHANNEL MASK token): channel letters only in RGBA order, each at most once; `.GR` is no channel mask (a syntax error)",
+        AnyOrder = "any_order" => "vISA SVM_SCATTER4_SCALED Channels(ub): a set of bits, R bit 0 .. A bit 3, and Text `.<channels>` states no order; Src is read in RGBA order whatever the text's order",
+    } default Rgba;
+
     /// SASS address arithmetic of `[Ra + ImmS20]`.
     sass_address_arithmetic: AddressArithmetic = "sass.address_arithmetic", "A16",
         "where `Ra + ImmS20` wraps: in 32 bits before zero-extension, or in 40 bits" {
@@ -452,12 +457,6 @@ impl Profile {
     /// The names of all profiles.
     pub fn names() -> impl Iterator<Item = &'static str> {
         PROFILES.iter().map(|p| p.0)
-    }
-}
-
-impl fmt::Display for Profile {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.name)
     }
 }
 

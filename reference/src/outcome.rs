@@ -3,7 +3,7 @@
 //! outcomes ([`crate::error::ModelError`]).
 
 use crate::error::Rejection;
-use crate::float::{self, Format};
+use crate::float::Format;
 use crate::state::{Loc, State};
 use std::fmt;
 
@@ -56,25 +56,13 @@ pub struct Fault {
     pub lanes: Vec<(u32, FaultClass)>,
 }
 
-impl Fault {
-    /// The classes present, deduplicated, in [`FaultClass::ALL`] order.
-    pub fn classes(&self) -> Vec<FaultClass> {
-        let mut c: Vec<_> = self.lanes.iter().map(|l| l.1).collect();
-        c.sort();
-        c.dedup();
-        c
-    }
-}
-
 /// Bits of a location the documents leave open.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Allowed {
     /// Any value.
     Any,
-    /// Any NaN of the format (A4 `any`).
+    /// Any NaN of the format (A4 `any`; memory only: the race checker judges those bytes).
     AnyNan(Format),
-    /// One of these values.
-    OneOf(Vec<u64>),
 }
 
 /// A bit field `[lo, lo+bits)` of a location and what it may hold.
@@ -89,16 +77,6 @@ pub struct Field {
 }
 
 impl Field {
-    /// Whether `value`'s field satisfies the pattern.
-    pub fn admits(&self, value: u64) -> bool {
-        let v = (value >> self.lo) & crate::types::mask(self.bits);
-        match &self.allowed {
-            Allowed::Any => true,
-            Allowed::AnyNan(f) => float::is_nan(*f, v),
-            Allowed::OneOf(vs) => vs.iter().any(|x| *x & crate::types::mask(self.bits) == v),
-        }
-    }
-
     /// The field's bits as a mask of the location.
     pub fn mask(&self) -> u64 {
         crate::types::mask(self.bits) << self.lo

@@ -7,12 +7,13 @@
 //! What is planted, per case and profile:
 //! - a completed outcome: one bit flipped in a register element outside every racing
 //!   destination and every open field (unwritten elements and written ones alike); one bit
-//!   flipped in a memory byte outside the racing addresses; the final value of a racing
+//!   flipped in a memory byte outside the racing addresses; a register left out; the final value of a racing
 //!   address, or the value one racing lane got back, set to a value that no order of the lanes
 //!   (and no alternative result the profile allows) produces: confirmed here by brute force
 //!   over every order and every allowed effect, for histories of at most [`BRUTE_FORCE_LANES`]
 //!   accesses to one address; the wrong kind of outcome;
-//! - a fault: another class; another set of lanes (where the case names them); the wrong kind;
+//! - a fault: another class; another set of lanes (the case's `fault_lanes`, else the
+//!   reference's faulting lanes); the wrong kind;
 //! - a rejection: another reason; the wrong kind.
 
 use crate::build::Expectation;
@@ -44,6 +45,8 @@ const ELEMS_PER_REG: usize = 6;
 pub enum PlantKind {
     /// A bit flipped in a register element that is neither racing nor open.
     RegisterBit,
+    /// A register of the final state left out of the answer.
+    RegisterMissing,
     /// A bit flipped in a memory byte outside the racing addresses.
     MemoryBit,
     /// A racing address left with a value no order produces.
@@ -64,6 +67,7 @@ impl PlantKind {
     /// Every kind.
     pub const ALL: &'static [PlantKind] = &[
         PlantKind::RegisterBit,
+        PlantKind::RegisterMissing,
         PlantKind::MemoryBit,
         PlantKind::RacingFinal,
         PlantKind::RacingReturn,
@@ -77,6 +81,7 @@ impl PlantKind {
     pub fn name(self) -> &'static str {
         match self {
             PlantKind::RegisterBit => "register bit",
+            PlantKind::RegisterMissing => "register missing",
             PlantKind::MemoryBit => "memory bit",
             PlantKind::RacingFinal => "racing final value",
             PlantKind::RacingReturn => "racing lane's return",
@@ -101,12 +106,14 @@ pub struct Plant {
 
 /// The wrong answers derived from a case's reference outcome and the expectation the profile
 /// selects. `initial` is the case's state, `reference` the reference's outcome on it under the
-/// profile, `lowered` its IR.
+/// profile, `lowered` its IR, `lane_bound` the lanes a fault may name
+/// ([`crate::verify::fault_lane_bound`]).
 pub fn plants(
     expectation: &Expectation,
     initial: &State,
     reference: &Outcome,
     lowered: Option<&Lowered>,
+    lane_bound: u32,
 ) -> Vec<Plant> {
     let mut out = Vec::new();
     match (expectation, reference) {
@@ -130,22 +137,35 @@ pub fn plants(
                 what: format!("{other} instead of {class}"),
                 observation: Observation::Fault(f.lanes.iter().map(|(l, _)| (*l, other)).collect()),
             });
-            if let Some(want) = lanes {
-                let extra = want.iter().max().map_or(0, |m| m + 1);
-                let mut got: Vec<(u32, FaultClass)> = want.iter().map(|l| (*l, *class)).collect();
-                got.push((extra, *class));
+            // Other lanes, against the reference's faulting lanes (which the runner compares
+            // whenever an implementation reports lanes), whether or not the case names them.
+            let want: Vec<u32> = match lanes {
+                Some(l) => l.clone(),
+                None => f.lanes.iter().map(|(l, _)| *l).collect(),
+            };
+            let faulting = |l: &u32| want.contains(l);
+            let spare = (0..lane_bound).find(|l| !faulting(l));
+            // A lane that does not fault (or, where every lane faults, one the case lacks).
+            let extra = spare.unwrap_or(lane_bound);
+            let mut got: Vec<(u32, FaultClass)> = want.iter().map(|l| (*l, *class)).collect();
+            got.push((extra, *class));
+            out.push(Plant {
+                kind: PlantKind::FaultLanes,
+                what: format!("lane {extra} faults too"),
+                observation: Observation::Fault(got),
+            });
+            if want.len() > 1 {
                 out.push(Plant {
                     kind: PlantKind::FaultLanes,
-                    what: format!("lane {extra} faults too"),
-                    observation: Observation::Fault(got),
+                    what: format!("only lane {} faults", want[0]),
+                    observation: Observation::Fault(vec![(want[0], *class)]),
                 });
-                if want.len() > 1 {
-                    out.push(Plant {
-                        kind: PlantKind::FaultLanes,
-                        what: format!("only lane {} faults", want[0]),
-                        observation: Observation::Fault(vec![(want[0], *class)]),
-                    });
-                }
+            } else if let (Some(other), Some(first)) = (spare, want.first()) {
+                out.push(Plant {
+                    kind: PlantKind::FaultLanes,
+                    what: format!("lane {other} faults instead of lane {first}"),
+                    observation: Observation::Fault(vec![(other, *class)]),
+                });
             }
             out.push(Plant {
                 kind: PlantKind::OutcomeKind,
@@ -302,6 +322,20 @@ fn completed(c: &Completed, initial: &State, lowered: Option<&Lowered>, out: &mu
     // What the instruction wrote first (plants are capped per kind).
     out.append(&mut written);
     out.append(&mut unwritten);
+    // A register left out (PROTOCOL.md: the final state has every register, written ones
+    // included), where none of its elements races.
+    for (name, reg) in &fin.regs {
+        if (0..reg.elems.len() as u32).any(|i| racy_regs.contains(&(name.clone(), i))) {
+            continue;
+        }
+        let mut st = fin.clone();
+        st.regs.remove(name);
+        out.push(Plant {
+            kind: PlantKind::RegisterMissing,
+            what: format!("{name} left out"),
+            observation: Observation::Completed(st),
+        });
+    }
     // Memory bits: the first and last byte of every allocated range, and the bytes beside each
     // racing address.
     for space in [Space::Global, Space::Shared] {

@@ -604,6 +604,12 @@ pub fn finish(
                 Err(e) => return error_result(case, opts, format!("reference model: {e}")),
             }
         }
+        // The expectation's own `fault_lanes` finding, if any, says it already.
+        (Outcome::Fault(f), Observation::Fault(seen), _)
+            if !findings.iter().any(|x| x.location == "fault_lanes") =>
+        {
+            findings.extend(verify::fault_against_reference(&f.lanes, seen));
+        }
         (Outcome::Unspecified(_), _, _) => {}
         (o, seen, _) if o.kind() != seen.kind() => findings.push(Finding {
             location: "outcome".into(),

@@ -4,6 +4,7 @@
 use crate::build::{Check, Expectation, Target};
 use crate::value::{Human, Pat, hex};
 use atomcts_adapters::Observation;
+use atomcts_reference::outcome::FaultClass;
 use atomcts_reference::state::State;
 use atomcts_reference::types::Space;
 use std::collections::BTreeSet;
@@ -222,6 +223,36 @@ pub fn check(
         }
     }
     out
+}
+
+/// The faulting lanes and their classes against the reference's, which knows them whether or
+/// not the case names `fault_lanes`: a fault on other lanes, on fewer lanes, or of another class
+/// on a lane fails. An empty list (PROTOCOL.md: the lanes are unknown) is not compared here; it
+/// already fails a fault expectation with its own finding, never passes.
+pub fn fault_against_reference(
+    reference: &[(u32, FaultClass)],
+    got: &[(u32, FaultClass)],
+) -> Option<Finding> {
+    if got.is_empty() {
+        return None;
+    }
+    let set = |v: &[(u32, FaultClass)]| v.iter().copied().collect::<BTreeSet<_>>();
+    let (want, seen) = (set(reference), set(got));
+    if want == seen {
+        return None;
+    }
+    let show = |s: &BTreeSet<(u32, FaultClass)>| {
+        s.iter()
+            .map(|(l, c)| format!("lane {l}: {c}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    Some(Finding {
+        location: "fault_lanes".into(),
+        expected: show(&want),
+        observed: show(&seen),
+        note: "reference model: other faulting lanes or classes".into(),
+    })
 }
 
 /// The lanes a fault may name: the case's lanes (SASS, MSL), or the 32 channels of the widest

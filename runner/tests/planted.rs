@@ -11,7 +11,7 @@ use atomcts::build::{Expectation, build_expectation, build_state};
 use atomcts::case::load;
 use atomcts::plant::{PlantKind, plants};
 use atomcts::run::{Options, Status, run_case};
-use atomcts::verify::check;
+use atomcts::verify::{check, fault_against_reference, fault_lane_bound};
 use atomcts_adapters::{Adapter, AdapterError, CAPABILITIES, Observation, Request};
 use atomcts_reference::Profile;
 use atomcts_reference::check::{Judgement, judge};
@@ -52,82 +52,155 @@ type Score = BTreeMap<PlantKind, [usize; 4]>;
 /// per case; every plant goes through the same two checks it makes (the expectation, then the
 /// reference's judge) without rebuilding the case each time.
 fn under(name: &str, cases: &[atomcts::case::Case]) -> (Score, Vec<String>) {
-    let profile = Profile::named(name).unwrap();
+    let base = Profile::named(name).unwrap();
+    let requested = name.to_string();
     let mut score = Score::new();
     let mut problems = Vec::new();
-    let opts = Options {
-        profile: profile.clone(),
+    let base_opts = Options {
+        profile: base.clone(),
         race_budget: DEFAULT_BUDGET,
         cases_arg: "spec-cases".into(),
         adapter_arg: String::new(),
     };
     for case in cases {
-        if case
-            .where_
-            .iter()
-            .any(|(k, o)| profile.get(k).ok() != Some(o.as_str()))
-        {
-            continue;
-        }
-        let state = build_state(case).unwrap();
-        let (entries, at) = match (&case.probe, &case.expect) {
+        // A probe's options: the profile's pick, and under `default` every option (each with
+        // the knob set to it), so that faults only an option gives are planted too.
+        let variants: Vec<(Profile, _)> = match (&case.probe, &case.expect) {
+            (Some(knob), _) if name == "default" => case
+                .expect_if
+                .iter()
+                .map(|(o, e, p)| {
+                    let mut v = base.clone();
+                    v.set(knob, o).unwrap();
+                    (v, (e.clone(), p.clone()))
+                })
+                .collect(),
             (Some(knob), _) => {
-                let picked = profile.get(knob).unwrap();
+                let picked = base.get(knob).unwrap();
                 match case.expect_if.iter().find(|(o, _, _)| o == picked) {
-                    Some((_, e, p)) => (e.clone(), p.clone()),
+                    Some((_, e, p)) => vec![(base.clone(), (e.clone(), p.clone()))],
                     None => continue,
                 }
             }
-            (None, Some((e, p))) => (e.clone(), p.clone()),
+            (None, Some((e, p))) => vec![(base.clone(), (e.clone(), p.clone()))],
             (None, None) => panic!("{}: no expectation", case.id),
         };
-        let exp: Expectation = build_expectation(case, &state, &entries, &at).unwrap();
-        let reference = run(case.dialect, &case.asm, &state, &profile).unwrap();
-        let lanes_are_lanes = case.dialect != Dialect::Visa;
-        let mut through_runner = BTreeSet::new();
-        for p in plants(&exp, &state, &reference.outcome, reference.lowered.as_ref()) {
-            let s = score.entry(p.kind).or_default();
-            s[0] += 1;
-            let mut problem = |who: &str, said: String| {
-                problems.push(format!(
-                    "{} under {name}: {} ({}): {who} says {said}",
-                    case.id,
-                    p.what,
-                    p.kind.name()
-                ))
-            };
-            let judged = match (&p.observation, &reference.outcome, &reference.lowered) {
-                (Observation::Completed(seen), Outcome::Completed(c), Some(l)) => {
-                    Some(judge(l, &state, c, seen, DEFAULT_BUDGET))
-                }
-                _ => None,
-            };
-            let rejected = if through_runner.insert(p.kind) {
-                let r = run_case(case, &mut Planted(p.observation.clone()), &opts);
-                r.status == Status::Fail
-            } else {
-                !check(&exp, &state, &p.observation, lanes_are_lanes).is_empty()
-                    || matches!(judged, Some(Ok(Judgement::Fail(_))))
-                    || reference.outcome.kind() != p.observation.kind()
-            };
-            if rejected {
-                s[1] += 1;
-            } else {
-                problem("the runner", "pass".into());
+        for (profile, (entries, at)) in variants {
+            if case
+                .where_
+                .iter()
+                .any(|(k, o)| profile.get(k).ok() != Some(o.as_str()))
+            {
+                continue;
             }
-            if let Some(verdict) = judged {
-                s[2] += 1;
-                match verdict {
-                    // Only the final value is wrong: the lanes' returns fit program order, so the
-                    // report's longest consistent prefix is every lane.
-                    Ok(Judgement::Fail(ms))
-                        if p.kind == PlantKind::RacingFinal
-                            && !ms.iter().any(|m| whole_prefix(&m.why)) =>
-                    {
-                        problem("the judge's report", format!("{ms:?}"))
+            let opts = Options {
+                profile: profile.clone(),
+                ..base_opts.clone()
+            };
+            // The profile, with the probe's option where one is set.
+            let name = match &case.probe {
+                Some(knob) => format!("{name} ({knob} = {})", profile.get(knob).unwrap()),
+                None => name.to_string(),
+            };
+            let state = build_state(case).unwrap();
+            let exp: Expectation = build_expectation(case, &state, &entries, &at).unwrap();
+            let reference = run(case.dialect, &case.asm, &state, &profile).unwrap();
+            let lanes_are_lanes = case.dialect != Dialect::Visa;
+            let bound = fault_lane_bound(&state, lanes_are_lanes);
+            let mut through_runner = BTreeSet::new();
+            let planted = plants(
+                &exp,
+                &state,
+                &reference.outcome,
+                reference.lowered.as_ref(),
+                bound,
+            );
+            // Every fault the reference knows the lanes of gets other lanes planted, whether or not
+            // the case names `fault_lanes`.
+            if let (Outcome::Fault(_), Expectation::Fault { .. }) = (&reference.outcome, &exp)
+                && !planted.iter().any(|p| p.kind == PlantKind::FaultLanes)
+            {
+                problems.push(format!(
+                    "{} under {name}: no other fault lanes planted",
+                    case.id
+                ));
+            }
+            // An implementation that cannot tell the lanes says so (an empty list): never a pass,
+            // and the report says why.
+            if let Expectation::Fault { .. } = &exp {
+                let r = run_case(case, &mut Planted(Observation::Fault(vec![])), &opts);
+                if r.status != Status::Fail
+                    || !r.findings.iter().any(|f| f.note.contains("without lanes"))
+                {
+                    problems.push(format!(
+                        "{} under {name}: a fault without lanes gives {:?} {:?}",
+                        case.id, r.status, r.findings
+                    ));
+                }
+            }
+            for p in planted {
+                let s = score.entry(p.kind).or_default();
+                s[0] += 1;
+                let mut problem = |who: &str, said: String| {
+                    problems.push(format!(
+                        "{} under {name}: {} ({}): {who} says {said}",
+                        case.id,
+                        p.what,
+                        p.kind.name()
+                    ))
+                };
+                let judged = match (&p.observation, &reference.outcome, &reference.lowered) {
+                    (Observation::Completed(seen), Outcome::Completed(c), Some(l)) => {
+                        Some(judge(l, &state, c, seen, DEFAULT_BUDGET))
                     }
-                    Ok(Judgement::Fail(_)) => s[3] += 1,
-                    other => problem("the judge alone", format!("{other:?}")),
+                    _ => None,
+                };
+                let rejected = if through_runner.insert(p.kind) {
+                    let r = run_case(case, &mut Planted(p.observation.clone()), &opts);
+                    // The repro command reruns it under the same named profile.
+                    if !r.repro.contains(&format!(" --profile {requested} "))
+                        && !r.repro.ends_with(&format!(" --profile {requested}"))
+                    {
+                        problem("the repro command", r.repro.clone());
+                    }
+                    // A wrong class: the report names the class it saw, for people.
+                    if let Observation::Fault(seen) = &p.observation
+                        && p.kind == PlantKind::FaultClass
+                        && r.status == Status::Fail
+                        && !seen
+                            .iter()
+                            .all(|(_, c)| r.findings.iter().any(|f| f.observed.contains(c.name())))
+                    {
+                        problem("the report", format!("{:?}", r.findings));
+                    }
+                    r.status == Status::Fail
+                } else {
+                    !check(&exp, &state, &p.observation, lanes_are_lanes).is_empty()
+                        || matches!(judged, Some(Ok(Judgement::Fail(_))))
+                        || reference.outcome.kind() != p.observation.kind()
+                        || matches!((&reference.outcome, &p.observation),
+                        (Outcome::Fault(f), Observation::Fault(seen))
+                            if fault_against_reference(&f.lanes, seen).is_some())
+                };
+                if rejected {
+                    s[1] += 1;
+                } else {
+                    problem("the runner", "pass".into());
+                }
+                if let Some(verdict) = judged {
+                    s[2] += 1;
+                    match verdict {
+                        // Only the final value is wrong: the lanes' returns fit program order, so the
+                        // report's longest consistent prefix is every lane.
+                        Ok(Judgement::Fail(ms))
+                            if p.kind == PlantKind::RacingFinal
+                                && !ms.iter().any(|m| whole_prefix(&m.why)) =>
+                        {
+                            problem("the judge's report", format!("{ms:?}"))
+                        }
+                        Ok(Judgement::Fail(_)) => s[3] += 1,
+                        other => problem("the judge alone", format!("{other:?}")),
+                    }
                 }
             }
         }
@@ -227,7 +300,29 @@ fn planted_wrong_encodings_are_rejected() {
             ("surface", |s| &mut s.surface),
             ("channels", |s| &mut s.channels),
         ];
+        // A field the instruction does not have, stated alone beside the others: DWORD_ATOMIC
+        // has no Channels(ub), SVM_SCATTER4_SCALED no Op(ub) and no Surface(ub).
+        let scatter4 = case.asm.contains("SVM_SCATTER4_SCALED");
         for (name, field) in fields {
+            let foreign = if scatter4 {
+                name == "op" || name == "surface"
+            } else {
+                name == "channels"
+            };
+            let mut wrong = *stated;
+            if foreign && field(&mut wrong).is_none() {
+                *field(&mut wrong) = Some(0x01);
+                let mut c = case.clone();
+                c.encoding = Some((wrong, at.clone()));
+                planted += 1;
+                let r = run_case(&c, &mut atomcts_adapters::ReferenceAdapter, &opts);
+                if r.status != Status::Fail {
+                    problems.push(format!(
+                        "{}: a stated {name} field, which the instruction lacks: {:?}",
+                        case.id, r.status
+                    ));
+                }
+            }
             for bit in 0..8 {
                 let mut wrong = *stated;
                 let Some(b) = field(&mut wrong) else {
@@ -305,7 +400,8 @@ fn race_budget_is_exact_and_enforced() {
         let (Outcome::Completed(c), Some(l)) = (&reference.outcome, &reference.lowered) else {
             continue;
         };
-        for p in plants(&exp, &state, &reference.outcome, Some(l)) {
+        let bound = fault_lane_bound(&state, case.dialect != Dialect::Visa);
+        for p in plants(&exp, &state, &reference.outcome, Some(l), bound) {
             let (PlantKind::RacingFinal, Observation::Completed(seen)) = (p.kind, &p.observation)
             else {
                 continue;

@@ -6,7 +6,8 @@ use atomcts::case::{corpus_root, parse_file};
 use atomcts::run::{Options, Status, run_case};
 use atomcts_adapters::ReferenceAdapter;
 use atomcts_reference::Profile;
-use atomcts_reference::program::{Program, run};
+use atomcts_reference::outcome::Outcome;
+use atomcts_reference::program::{Dialect, Program, run};
 use std::path::Path;
 
 /// The profiles a case is checked under: every option of a probe's knob; otherwise every named
@@ -82,6 +83,19 @@ fn corpus_file(path: &Path, contents: String) -> datatest_stable::Result<()> {
         problems.push(format!("{}: no cases", path.display()));
     }
     for case in &loaded.cases {
+        // The dialect's name is what a shim's request states (PROTOCOL.md `dialect`) and what
+        // `atomcts fuzz` matches knob areas with: it must name the case's dialect.
+        if Dialect::from_name(case.dialect.name()) != Some(case.dialect)
+            || case.dialect.to_string() != case.dialect.name()
+        {
+            problems.push(format!(
+                "{}: dialect {:?} is named `{}` and shown as `{}`",
+                case.id,
+                case.dialect,
+                case.dialect.name(),
+                case.dialect
+            ));
+        }
         // The model's printer states the instruction it parsed: parsing the printed text gives
         // the same instruction (reports and repro commands print it).
         if let Ok(p) = Program::parse(case.dialect, &case.asm) {
@@ -95,6 +109,21 @@ fn corpus_file(path: &Path, contents: String) -> datatest_stable::Result<()> {
         }
         for profile in profiles_for(case)? {
             let name = profile.name.clone();
+            // A rejection explained to people (`atomcts explain`, encoding findings) states its
+            // reason code first.
+            if let Ok(state) = build_state(case)
+                && let Ok(r) = run(case.dialect, &case.asm, &state, &profile)
+                && let Outcome::Invalid(rej) = &r.outcome
+                && !rej
+                    .to_string()
+                    .starts_with(&format!("{}: ", rej.reason.code()))
+            {
+                problems.push(format!(
+                    "{} under {name}: the rejection reads `{rej}`, not `{}: ...`",
+                    case.id,
+                    rej.reason.code()
+                ));
+            }
             let opts = Options {
                 profile,
                 race_budget: atomcts_reference::race::DEFAULT_BUDGET,

@@ -307,13 +307,16 @@ pub fn agree(text: &str, stated: &Stated) -> Result<Agreement, Rejection> {
                 stated.channels,
                 Some(encode_channels(s.channels)),
             );
+            // Bytes have no channel order: the text's order (N5) is not compared.
             let decoded = scatter4::Scatter4 {
                 exec: norm(exec),
                 channels,
+                written_order: None,
                 ..s.clone()
             };
             let text_form = scatter4::Scatter4 {
                 exec: norm(s.exec),
+                written_order: None,
                 ..s.clone()
             };
             if decoded != text_form {

@@ -12,7 +12,9 @@ use crate::ir::{
     Access, AtomicOp, Dest, Env, Instr, Lowered, Lowering, MemInstr, Misaligned, OutOfRange,
     SameAddress,
 };
-use crate::knobs::{GrfSize, Profile, ScatterSameAddress, SvmUnallocated, VisaMisaligned};
+use crate::knobs::{
+    ChannelOrder, GrfSize, Profile, ScatterSameAddress, SvmUnallocated, VisaMisaligned,
+};
 use crate::state::State;
 use crate::types::{DataType, ElemType, Space};
 use std::fmt;
@@ -64,10 +66,12 @@ impl Channels {
         self.0.count_ones()
     }
 
-    /// Parses the `<channels>` suffix: enabled channels in RGBA order, each once.
-    fn parse(col: usize, s: &str) -> Result<Channels, Rejection> {
+    /// Parses the `<channels>` suffix: enabled channels, each once (Channels(ub) has one bit
+    /// per channel). Also gives the letters as written when they are not in RGBA order: whether
+    /// that is legal is knob `visa.channel_order` (N5), decided when lowering.
+    fn parse(col: usize, s: &str) -> Result<(Channels, Option<String>), Rejection> {
         let mut bits = 0u8;
-        let mut next = 0usize;
+        let mut in_order = true;
         for ch in s.chars() {
             let up = ch.to_ascii_uppercase();
             let pos = RGBA.iter().position(|&c| c == up).ok_or_else(|| {
@@ -77,20 +81,21 @@ impl Channels {
                     format!("`{ch}` is not a channel R, G, B or A"),
                 )
             })?;
-            if pos < next {
+            if bits & (1 << pos) != 0 {
                 return Err(Rejection::at(
                     Reason::Syntax,
                     col,
-                    format!("channels `{s}` are not each once in RGBA order"),
+                    format!("channels `{s}` name {up} twice"),
                 ));
             }
+            in_order &= bits >> pos == 0;
             bits |= 1 << pos;
-            next = pos + 1;
         }
-        Channels::new(bits).map_err(|r| Rejection {
+        let c = Channels::new(bits).map_err(|r| Rejection {
             column: Some(col),
             ..r
-        })
+        })?;
+        Ok((c, (!in_order).then(|| s.to_ascii_uppercase())))
     }
 }
 
@@ -113,6 +118,10 @@ pub struct Scatter4 {
     pub pred: Option<Predicate>,
     /// Channels: the RGBA write mask.
     pub channels: Channels,
+    /// The channel letters as the text wrote them, where that is not RGBA order (`.GR`; knob
+    /// `visa.channel_order`, N5); `None` in RGBA order and for decoded bytes, which have no
+    /// order.
+    pub written_order: Option<String>,
     /// Exec_size: 8 or 16 channels and the execution-mask control.
     pub exec: ExecSize,
     /// Address: the global byte offset (a UQ scalar).
@@ -128,10 +137,14 @@ impl fmt::Display for Scatter4 {
         if let Some(p) = &self.pred {
             write!(f, "{p} ")?;
         }
+        match &self.written_order {
+            Some(w) => write!(f, "{MNEMONIC}.{w}")?,
+            None => write!(f, "{MNEMONIC}.{}", self.channels)?,
+        }
         write!(
             f,
-            "{MNEMONIC}.{} {} {} {} {}",
-            self.channels, self.exec, self.address, self.element_offset, self.src
+            " {} {} {} {}",
+            self.exec, self.address, self.element_offset, self.src
         )
     }
 }
@@ -162,7 +175,7 @@ pub(crate) fn parse_line(line: &Line<'_>) -> Result<Scatter4, Rejection> {
             format!("`{mnemonic}` is not SVM_SCATTER4_SCALED"),
         ));
     };
-    let channels = Channels::parse(col + MNEMONIC.len() + 1, suffix)?;
+    let (channels, written_order) = Channels::parse(col + MNEMONIC.len() + 1, suffix)?;
     let exec = ExecSize::parse(line.exec, EXEC_SIZES)?;
     let ops = operands(line, 3)?;
     let [address, offset, src] = ops.as_slice() else {
@@ -174,6 +187,7 @@ pub(crate) fn parse_line(line: &Line<'_>) -> Result<Scatter4, Rejection> {
     let s = Scatter4 {
         pred,
         channels,
+        written_order,
         exec,
         address: Var::parse(*address)?,
         element_offset: Var::parse(*offset)?,
@@ -213,6 +227,14 @@ pub fn lower(s: &Scatter4, state: &State, p: &Profile) -> Lowering {
 }
 
 fn bind(s: &Scatter4, state: &State, p: &Profile) -> Bind<Lowered> {
+    if let Some(w) = &s.written_order
+        && p.visa_channel_order == ChannelOrder::Rgba
+    {
+        return Err(Rejection::new(
+            Reason::Syntax,
+            format!("channels `{w}` are not in RGBA order (knob visa.channel_order = rgba, N5)"),
+        ));
+    }
     let n = s.exec.size;
     let stride = channel_stride(n, p.visa_grf_size);
 
@@ -362,6 +384,7 @@ mod tests {
                         let s = Scatter4 {
                             pred,
                             channels: Channels::new(bits).unwrap(),
+                            written_order: None,
                             exec: ExecSize {
                                 size,
                                 mask,
@@ -380,6 +403,32 @@ mod tests {
         assert_eq!(n, 15 * 2 * 16 * 2);
     }
 
+    /// N5: letters out of RGBA order parse (and print as written); `rgba` rejects them when
+    /// lowering, `any_order` lowers them as the same set in RGBA order.
+    #[test]
+    fn channel_order_is_a_knob() {
+        let s = parse("SVM_SCATTER4_SCALED.ar (8) V1 V2 V3").unwrap();
+        assert_eq!(s.channels.bits(), 0b1001);
+        assert_eq!(s.written_order.as_deref(), Some("AR"));
+        assert_eq!(s.to_string(), "SVM_SCATTER4_SCALED.AR (8) V1 V2 V3");
+        assert_eq!(parse(&s.to_string()).unwrap(), s);
+        assert_eq!(
+            parse("SVM_SCATTER4_SCALED.RA (8) V1 V2 V3")
+                .unwrap()
+                .written_order,
+            None
+        );
+        let st = state();
+        let p = Profile::default();
+        let e = lowered("SVM_SCATTER4_SCALED.AR (8) V1 V2 V3", &st, &p).unwrap_err();
+        assert_eq!(e.reason, Reason::Syntax);
+        let any = with("visa.channel_order", "any_order");
+        assert_eq!(
+            lowered("SVM_SCATTER4_SCALED.AR (8) V1 V2 V3", &st, &any).unwrap(),
+            lowered("SVM_SCATTER4_SCALED.RA (8) V1 V2 V3", &st, &p).unwrap()
+        );
+    }
+
     #[test]
     fn parse_rejections() {
         let r = |t: &str| parse(t).unwrap_err().reason;
@@ -389,8 +438,8 @@ mod tests {
         );
         for t in [
             "SVM_SCATTER4_SCALED (8) V1 V2 V3",
-            "SVM_SCATTER4_SCALED.AR (8) V1 V2 V3",
             "SVM_SCATTER4_SCALED.RR (8) V1 V2 V3",
+            "SVM_SCATTER4_SCALED.GRG (8) V1 V2 V3",
             "SVM_SCATTER4_SCALED.RGX (8) V1 V2 V3",
             "SVM_SCATTER4_SCALED.R.16 (8) V1 V2 V3",
             "SVM_SCATTER4_SCALED.R (8) V1 V2",
