@@ -802,6 +802,59 @@ impl ConcurrentPlan {
         self.finish_with(states, &image[..g], shared, old, ok)
     }
 
+    /// The observation of a launch from what the device left: its buffer `image`
+    /// ([`ConcurrentPlan::image`]'s layout) and the flat `old`/`ok` arrays
+    /// (`[group][iteration][item]`). Every iteration's returned value (and a compare-and-swap's
+    /// success) is reported; a compare-and-swap loop's registers are those its last successful
+    /// attempt leaves ([`crate::concurrent::finish_loops`]). `counts`, where the launch reports
+    /// them, are each slot's attempts: a loop's count, 1 for any other instruction.
+    pub fn observe(
+        &self,
+        lowered: &[Lowered],
+        states: &[State],
+        image: &[u8],
+        old: &[u64],
+        ok: &[bool],
+        counts: Option<&[u32]>,
+    ) -> Result<crate::concurrent::ConcurrentObservation, String> {
+        let (mut finals, per) = self.finish_image(states, image, old, ok)?;
+        let mut attempts = Vec::new();
+        for (k, g) in self.groups.iter().enumerate() {
+            let n = g.items.len();
+            let base = self.ret_base(k);
+            let looped = self.loops.get(k).copied().flatten().is_some();
+            attempts.push(
+                (0..self.iterations[k] as usize)
+                    .map(|it| {
+                        (0..n)
+                            .map(|i| match counts {
+                                Some(c) if looped => c.get(base + it * n + i).copied().unwrap_or(0),
+                                _ => 1,
+                            })
+                            .collect()
+                    })
+                    .collect(),
+            );
+            if looped && let Some(last) = per[k].last() {
+                crate::concurrent::finish_loops(&lowered[k], &mut finals[k], &last.old)?;
+            }
+        }
+        let returned = per
+            .iter()
+            .zip(lowered)
+            .map(|(its, l)| {
+                its.iter()
+                    .map(|x| crate::concurrent::observed_of(l, &x.old, &x.ok))
+                    .collect()
+            })
+            .collect();
+        Ok(crate::concurrent::ConcurrentObservation {
+            states: finals,
+            returned: Some(returned),
+            attempts: counts.map(|_| attempts),
+        })
+    }
+
     /// Plans a concurrent request whose instructions the reference lowered to `lowered`:
     /// [`ConcurrentPlan::new_or_local`] over the request's states and iterations, with its
     /// compare-and-swap loops and the start line as `ATOMCTS_START_LINE` says.

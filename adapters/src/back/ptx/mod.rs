@@ -117,21 +117,7 @@ pub fn observe(
         ));
     }
     let ok = concurrent::successes(cp, old);
-    let (finals, per) = cp.finish(states, mem, old, &ok)?;
-    let returned = per
-        .iter()
-        .zip(lowered)
-        .map(|(its, l)| {
-            its.iter()
-                .map(|x| crate::concurrent::observed_of(l, &x.old, &x.ok))
-                .collect()
-        })
-        .collect();
-    Ok(ConcurrentObservation {
-        attempts: None,
-        states: finals,
-        returned: Some(returned),
-    })
+    cp.observe(lowered, states, mem, old, &ok, None)
 }
 
 /// Lowers a request to a plan, or says why it does not apply to a semantic-level back end.

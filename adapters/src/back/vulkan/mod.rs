@@ -368,24 +368,9 @@ impl Adapter for VulkanAdapter {
             .iter()
             .map(|v| *v != 0)
             .collect();
-        let (finals, per) = p
-            .plan
-            .finish_image(&p.states, &d.buffers[0].bytes, &old, &ok)
-            .map_err(|e| self.err(AdapterErrorKind::Model(e)))?;
-        let returned = per
-            .iter()
-            .zip(&p.lowered)
-            .map(|(its, l)| {
-                its.iter()
-                    .map(|x| crate::concurrent::observed_of(l, &x.old, &x.ok))
-                    .collect()
-            })
-            .collect();
-        Ok(ConcurrentObservation {
-            attempts: None,
-            states: finals,
-            returned: Some(returned),
-        })
+        p.plan
+            .observe(&p.lowered, &p.states, &d.buffers[0].bytes, &old, &ok, None)
+            .map_err(|e| self.err(AdapterErrorKind::Model(e)))
     }
 
     fn run(&mut self, r: &Request<'_>) -> Result<Observation, AdapterError> {
