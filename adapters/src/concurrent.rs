@@ -95,6 +95,16 @@ impl ConcurrentRequest<'_> {
             .collect()
     }
 
+    /// Each instruction's initial state, in order.
+    pub fn states(&self) -> Vec<State> {
+        self.instrs.iter().map(|i| i.state.clone()).collect()
+    }
+
+    /// Each instruction's iterations, in order.
+    pub fn iterations(&self) -> Vec<u32> {
+        self.instrs.iter().map(|i| i.iterations).collect()
+    }
+
     /// Whether any instruction is a compare-and-swap loop.
     pub fn has_loops(&self) -> bool {
         self.instrs.iter().any(|i| i.cas_loop.is_some())

@@ -862,8 +862,8 @@ impl ConcurrentPlan {
         r: &crate::concurrent::ConcurrentRequest<'_>,
         lowered: &[Lowered],
     ) -> Result<ConcurrentPlan, NotApplicable> {
-        let states: Vec<State> = r.instrs.iter().map(|i| i.state.clone()).collect();
-        let iterations: Vec<u32> = r.instrs.iter().map(|i| i.iterations).collect();
+        let states = r.states();
+        let iterations = r.iterations();
         let mut cp = ConcurrentPlan::new_or_local(lowered, &states, &iterations)?;
         cp.loops = r.instrs.iter().map(|i| i.cas_loop).collect();
         cp.start_line = start_line_from_env();

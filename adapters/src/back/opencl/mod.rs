@@ -225,8 +225,7 @@ impl Adapter for OpenClAdapter {
         let (_, lowered) = r
             .lowered()
             .map_err(|e| self.err(AdapterErrorKind::NotApplicable(e)))?;
-        let states: Vec<atomcts_reference::State> =
-            r.instrs.iter().map(|i| i.state.clone()).collect();
+        let states = r.states();
         let cp =
             crate::plan::ConcurrentPlan::for_request(r, &lowered).map_err(|e| self.err(na(e)))?;
         let kernel =

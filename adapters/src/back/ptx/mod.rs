@@ -190,9 +190,8 @@ impl Adapter for CudaAdapter {
         let (_, lowered) = r
             .lowered()
             .map_err(|e| self.err(AdapterErrorKind::NotApplicable(e)))?;
-        let states: Vec<atomcts_reference::State> =
-            r.instrs.iter().map(|i| i.state.clone()).collect();
-        let iterations: Vec<u32> = r.instrs.iter().map(|i| i.iterations).collect();
+        let states = r.states();
+        let iterations = r.iterations();
         let cp =
             ConcurrentPlan::new(&lowered, &states, &iterations).map_err(|e| self.err(na(e)))?;
         let kernel =

@@ -267,8 +267,8 @@ pub fn prepare_concurrent(
 ) -> Result<PreparedConcurrent, AdapterErrorKind> {
     let na = |why: NotApplicable| AdapterErrorKind::NotApplicable(why.0);
     let (_, lowered) = r.lowered().map_err(AdapterErrorKind::NotApplicable)?;
-    let states: Vec<atomcts_reference::State> = r.instrs.iter().map(|i| i.state.clone()).collect();
-    let iterations: Vec<u32> = r.instrs.iter().map(|i| i.iterations).collect();
+    let states = r.states();
+    let iterations = r.iterations();
     let mut plan = ConcurrentPlan::new_or_local(&lowered, &states, &iterations).map_err(na)?;
     plan.start_line = crate::plan::start_line_from_env();
     let mem = plan.image(&states[0]);
