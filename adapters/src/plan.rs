@@ -628,23 +628,7 @@ impl ConcurrentPlan {
         states: &[State],
         iterations: &[u32],
     ) -> Result<ConcurrentPlan, NotApplicable> {
-        let mut groups = Vec::new();
-        for (k, (l, s)) in lowered.iter().zip(states).enumerate() {
-            let p = Plan::new(l, s).map_err(|e| NotApplicable(format!("instruction {k}: {e}")))?;
-            if p.space != Space::Global {
-                return Err(NotApplicable(format!(
-                    "instruction {k} works on work-group local memory ({}): concurrent instructions on it would be sub-groups of one work-group, which this plan does not lay out",
-                    p.space.name()
-                )));
-            }
-            if p.items.is_empty() {
-                return Err(NotApplicable(format!(
-                    "instruction {k} has no enabled access: nothing to dispatch"
-                )));
-            }
-            groups.push(p);
-        }
-        ConcurrentPlan::assemble(groups, iterations, false)
+        ConcurrentPlan::assemble(lowered, states, iterations, false)
     }
 
     /// Plans the instructions `lowered[k]` on `states[k]` as disjoint ranges of work-items of
@@ -657,17 +641,7 @@ impl ConcurrentPlan {
         states: &[State],
         iterations: &[u32],
     ) -> Result<ConcurrentPlan, NotApplicable> {
-        let mut groups = Vec::new();
-        for (k, (l, s)) in lowered.iter().zip(states).enumerate() {
-            let p = Plan::new(l, s).map_err(|e| NotApplicable(format!("instruction {k}: {e}")))?;
-            if p.items.is_empty() {
-                return Err(NotApplicable(format!(
-                    "instruction {k} has no enabled access: nothing to dispatch"
-                )));
-            }
-            groups.push(p);
-        }
-        ConcurrentPlan::assemble(groups, iterations, true)
+        ConcurrentPlan::assemble(lowered, states, iterations, true)
     }
 
     /// [`ConcurrentPlan::new_local`] when some instruction works on work-group local memory,
@@ -687,11 +661,30 @@ impl ConcurrentPlan {
         }
     }
 
+    /// One plan per instruction, in one work-group (`local`) or one work-group each (global
+    /// memory only: local memory is one work-group's).
     fn assemble(
-        groups: Vec<Plan>,
+        lowered: &[Lowered],
+        states: &[State],
         iterations: &[u32],
         local: bool,
     ) -> Result<ConcurrentPlan, NotApplicable> {
+        let mut groups = Vec::new();
+        for (k, (l, s)) in lowered.iter().zip(states).enumerate() {
+            let p = Plan::new(l, s).map_err(|e| NotApplicable(format!("instruction {k}: {e}")))?;
+            if !local && p.space != Space::Global {
+                return Err(NotApplicable(format!(
+                    "instruction {k} works on work-group local memory ({}): concurrent instructions on it would be sub-groups of one work-group, which this plan does not lay out",
+                    p.space.name()
+                )));
+            }
+            if p.items.is_empty() {
+                return Err(NotApplicable(format!(
+                    "instruction {k} has no enabled access: nothing to dispatch"
+                )));
+            }
+            groups.push(p);
+        }
         let Some(first) = groups.first() else {
             return Err(NotApplicable("no instructions".into()));
         };
