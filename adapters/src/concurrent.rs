@@ -100,6 +100,13 @@ impl ConcurrentRequest<'_> {
         self.instrs.iter().map(|i| i.state.clone()).collect()
     }
 
+    /// The instructions lowered ([`ConcurrentRequest::lowered`]) with their initial states:
+    /// what a semantic-level back end plans; a front end's rejection is not applicable there.
+    pub fn lowered_states(&self) -> Result<(Vec<Lowered>, Vec<State>), AdapterErrorKind> {
+        let (_, lowered) = self.lowered().map_err(AdapterErrorKind::NotApplicable)?;
+        Ok((lowered, self.states()))
+    }
+
     /// Each instruction's iterations, in order.
     pub fn iterations(&self) -> Vec<u32> {
         self.instrs.iter().map(|i| i.iterations).collect()

@@ -222,10 +222,7 @@ impl Adapter for OpenClAdapter {
     ) -> Result<crate::concurrent::ConcurrentObservation, AdapterError> {
         self.last = None;
         let na = |why: NotApplicable| AdapterErrorKind::NotApplicable(why.0);
-        let (_, lowered) = r
-            .lowered()
-            .map_err(|e| self.err(AdapterErrorKind::NotApplicable(e)))?;
-        let states = r.states();
+        let (lowered, states) = r.lowered_states().map_err(|k| self.err(k))?;
         let cp =
             crate::plan::ConcurrentPlan::for_request(r, &lowered).map_err(|e| self.err(na(e)))?;
         let kernel =

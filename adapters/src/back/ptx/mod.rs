@@ -187,10 +187,7 @@ impl Adapter for CudaAdapter {
     ) -> Result<ConcurrentObservation, AdapterError> {
         self.last = None;
         let na = |why: NotApplicable| AdapterErrorKind::NotApplicable(why.0);
-        let (_, lowered) = r
-            .lowered()
-            .map_err(|e| self.err(AdapterErrorKind::NotApplicable(e)))?;
-        let states = r.states();
+        let (lowered, states) = r.lowered_states().map_err(|k| self.err(k))?;
         let iterations = r.iterations();
         let cp =
             ConcurrentPlan::new(&lowered, &states, &iterations).map_err(|e| self.err(na(e)))?;

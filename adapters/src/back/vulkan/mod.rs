@@ -266,8 +266,7 @@ pub fn prepare_concurrent(
     plant: Plant,
 ) -> Result<PreparedConcurrent, AdapterErrorKind> {
     let na = |why: NotApplicable| AdapterErrorKind::NotApplicable(why.0);
-    let (_, lowered) = r.lowered().map_err(AdapterErrorKind::NotApplicable)?;
-    let states = r.states();
+    let (lowered, states) = r.lowered_states()?;
     let iterations = r.iterations();
     let mut plan = ConcurrentPlan::new_or_local(&lowered, &states, &iterations).map_err(na)?;
     plan.start_line = crate::plan::start_line_from_env();
