@@ -95,6 +95,23 @@ impl ConcurrentRequest<'_> {
             .collect()
     }
 
+    /// Each instruction's initial state, in order.
+    pub fn states(&self) -> Vec<State> {
+        self.instrs.iter().map(|i| i.state.clone()).collect()
+    }
+
+    /// The instructions lowered ([`ConcurrentRequest::lowered`]) with their initial states:
+    /// what a semantic-level back end plans; a front end's rejection is not applicable there.
+    pub fn lowered_states(&self) -> Result<(Vec<Lowered>, Vec<State>), AdapterErrorKind> {
+        let (_, lowered) = self.lowered().map_err(AdapterErrorKind::NotApplicable)?;
+        Ok((lowered, self.states()))
+    }
+
+    /// Each instruction's iterations, in order.
+    pub fn iterations(&self) -> Vec<u32> {
+        self.instrs.iter().map(|i| i.iterations).collect()
+    }
+
     /// Whether any instruction is a compare-and-swap loop.
     pub fn has_loops(&self) -> bool {
         self.instrs.iter().any(|i| i.cas_loop.is_some())

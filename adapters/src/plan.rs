@@ -628,23 +628,7 @@ impl ConcurrentPlan {
         states: &[State],
         iterations: &[u32],
     ) -> Result<ConcurrentPlan, NotApplicable> {
-        let mut groups = Vec::new();
-        for (k, (l, s)) in lowered.iter().zip(states).enumerate() {
-            let p = Plan::new(l, s).map_err(|e| NotApplicable(format!("instruction {k}: {e}")))?;
-            if p.space != Space::Global {
-                return Err(NotApplicable(format!(
-                    "instruction {k} works on work-group local memory ({}): concurrent instructions on it would be sub-groups of one work-group, which this plan does not lay out",
-                    p.space.name()
-                )));
-            }
-            if p.items.is_empty() {
-                return Err(NotApplicable(format!(
-                    "instruction {k} has no enabled access: nothing to dispatch"
-                )));
-            }
-            groups.push(p);
-        }
-        ConcurrentPlan::assemble(groups, iterations, false)
+        ConcurrentPlan::assemble(lowered, states, iterations, false)
     }
 
     /// Plans the instructions `lowered[k]` on `states[k]` as disjoint ranges of work-items of
@@ -657,17 +641,7 @@ impl ConcurrentPlan {
         states: &[State],
         iterations: &[u32],
     ) -> Result<ConcurrentPlan, NotApplicable> {
-        let mut groups = Vec::new();
-        for (k, (l, s)) in lowered.iter().zip(states).enumerate() {
-            let p = Plan::new(l, s).map_err(|e| NotApplicable(format!("instruction {k}: {e}")))?;
-            if p.items.is_empty() {
-                return Err(NotApplicable(format!(
-                    "instruction {k} has no enabled access: nothing to dispatch"
-                )));
-            }
-            groups.push(p);
-        }
-        ConcurrentPlan::assemble(groups, iterations, true)
+        ConcurrentPlan::assemble(lowered, states, iterations, true)
     }
 
     /// [`ConcurrentPlan::new_local`] when some instruction works on work-group local memory,
@@ -687,11 +661,30 @@ impl ConcurrentPlan {
         }
     }
 
+    /// One plan per instruction, in one work-group (`local`) or one work-group each (global
+    /// memory only: local memory is one work-group's).
     fn assemble(
-        groups: Vec<Plan>,
+        lowered: &[Lowered],
+        states: &[State],
         iterations: &[u32],
         local: bool,
     ) -> Result<ConcurrentPlan, NotApplicable> {
+        let mut groups = Vec::new();
+        for (k, (l, s)) in lowered.iter().zip(states).enumerate() {
+            let p = Plan::new(l, s).map_err(|e| NotApplicable(format!("instruction {k}: {e}")))?;
+            if !local && p.space != Space::Global {
+                return Err(NotApplicable(format!(
+                    "instruction {k} works on work-group local memory ({}): concurrent instructions on it would be sub-groups of one work-group, which this plan does not lay out",
+                    p.space.name()
+                )));
+            }
+            if p.items.is_empty() {
+                return Err(NotApplicable(format!(
+                    "instruction {k} has no enabled access: nothing to dispatch"
+                )));
+            }
+            groups.push(p);
+        }
         let Some(first) = groups.first() else {
             return Err(NotApplicable("no instructions".into()));
         };
@@ -802,6 +795,59 @@ impl ConcurrentPlan {
         self.finish_with(states, &image[..g], shared, old, ok)
     }
 
+    /// The observation of a launch from what the device left: its buffer `image`
+    /// ([`ConcurrentPlan::image`]'s layout) and the flat `old`/`ok` arrays
+    /// (`[group][iteration][item]`). Every iteration's returned value (and a compare-and-swap's
+    /// success) is reported; a compare-and-swap loop's registers are those its last successful
+    /// attempt leaves ([`crate::concurrent::finish_loops`]). `counts`, where the launch reports
+    /// them, are each slot's attempts: a loop's count, 1 for any other instruction.
+    pub fn observe(
+        &self,
+        lowered: &[Lowered],
+        states: &[State],
+        image: &[u8],
+        old: &[u64],
+        ok: &[bool],
+        counts: Option<&[u32]>,
+    ) -> Result<crate::concurrent::ConcurrentObservation, String> {
+        let (mut finals, per) = self.finish_image(states, image, old, ok)?;
+        let mut attempts = Vec::new();
+        for (k, g) in self.groups.iter().enumerate() {
+            let n = g.items.len();
+            let base = self.ret_base(k);
+            let looped = self.loops.get(k).copied().flatten().is_some();
+            attempts.push(
+                (0..self.iterations[k] as usize)
+                    .map(|it| {
+                        (0..n)
+                            .map(|i| match counts {
+                                Some(c) if looped => c.get(base + it * n + i).copied().unwrap_or(0),
+                                _ => 1,
+                            })
+                            .collect()
+                    })
+                    .collect(),
+            );
+            if looped && let Some(last) = per[k].last() {
+                crate::concurrent::finish_loops(&lowered[k], &mut finals[k], &last.old)?;
+            }
+        }
+        let returned = per
+            .iter()
+            .zip(lowered)
+            .map(|(its, l)| {
+                its.iter()
+                    .map(|x| crate::concurrent::observed_of(l, &x.old, &x.ok))
+                    .collect()
+            })
+            .collect();
+        Ok(crate::concurrent::ConcurrentObservation {
+            states: finals,
+            returned: Some(returned),
+            attempts: counts.map(|_| attempts),
+        })
+    }
+
     /// Plans a concurrent request whose instructions the reference lowered to `lowered`:
     /// [`ConcurrentPlan::new_or_local`] over the request's states and iterations, with its
     /// compare-and-swap loops and the start line as `ATOMCTS_START_LINE` says.
@@ -809,8 +855,8 @@ impl ConcurrentPlan {
         r: &crate::concurrent::ConcurrentRequest<'_>,
         lowered: &[Lowered],
     ) -> Result<ConcurrentPlan, NotApplicable> {
-        let states: Vec<State> = r.instrs.iter().map(|i| i.state.clone()).collect();
-        let iterations: Vec<u32> = r.instrs.iter().map(|i| i.iterations).collect();
+        let states = r.states();
+        let iterations = r.iterations();
         let mut cp = ConcurrentPlan::new_or_local(lowered, &states, &iterations)?;
         cp.loops = r.instrs.iter().map(|i| i.cas_loop).collect();
         cp.start_line = start_line_from_env();

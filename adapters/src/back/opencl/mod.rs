@@ -222,11 +222,7 @@ impl Adapter for OpenClAdapter {
     ) -> Result<crate::concurrent::ConcurrentObservation, AdapterError> {
         self.last = None;
         let na = |why: NotApplicable| AdapterErrorKind::NotApplicable(why.0);
-        let (_, lowered) = r
-            .lowered()
-            .map_err(|e| self.err(AdapterErrorKind::NotApplicable(e)))?;
-        let states: Vec<atomcts_reference::State> =
-            r.instrs.iter().map(|i| i.state.clone()).collect();
+        let (lowered, states) = r.lowered_states().map_err(|k| self.err(k))?;
         let cp =
             crate::plan::ConcurrentPlan::for_request(r, &lowered).map_err(|e| self.err(na(e)))?;
         let kernel =
@@ -257,52 +253,10 @@ impl Adapter for OpenClAdapter {
             )
             .map_err(|e| self.err(AdapterErrorKind::Crashed(e)))?;
         // A loop's `ok` slots hold its attempts; it always ends with a success.
-        let counts = ok;
-        let ok: Vec<bool> = counts.iter().map(|v| *v != 0).collect();
-        let (mut finals, per) = cp
-            .finish_image(&states, &mem, &old, &ok)
-            .map_err(|e| self.err(AdapterErrorKind::Model(e)))?;
-        let mut attempts = Vec::new();
-        for (k, g) in cp.groups.iter().enumerate() {
-            let n = g.items.len();
-            let base = cp.ret_base(k);
-            let looped = cp.loops.get(k).copied().flatten().is_some();
-            attempts.push(
-                (0..cp.iterations[k] as usize)
-                    .map(|it| {
-                        (0..n)
-                            .map(|i| {
-                                if looped {
-                                    counts
-                                        .get(base + it * n + i)
-                                        .map_or(0, |c| u32::try_from(*c).unwrap_or(0))
-                                } else {
-                                    1
-                                }
-                            })
-                            .collect()
-                    })
-                    .collect(),
-            );
-            if looped && let Some(last) = per[k].last() {
-                crate::concurrent::finish_loops(&lowered[k], &mut finals[k], &last.old)
-                    .map_err(|e| self.err(AdapterErrorKind::Model(e)))?;
-            }
-        }
-        let returned = per
-            .iter()
-            .zip(&lowered)
-            .map(|(its, l)| {
-                its.iter()
-                    .map(|x| crate::concurrent::observed_of(l, &x.old, &x.ok))
-                    .collect()
-            })
-            .collect();
-        Ok(crate::concurrent::ConcurrentObservation {
-            states: finals,
-            returned: Some(returned),
-            attempts: Some(attempts),
-        })
+        let counts: Vec<u32> = ok.iter().map(|c| u32::try_from(*c).unwrap_or(0)).collect();
+        let ok: Vec<bool> = ok.iter().map(|v| *v != 0).collect();
+        cp.observe(&lowered, &states, &mem, &old, &ok, Some(&counts))
+            .map_err(|e| self.err(AdapterErrorKind::Model(e)))
     }
 
     fn run(&mut self, r: &Request<'_>) -> Result<Observation, AdapterError> {

@@ -117,21 +117,7 @@ pub fn observe(
         ));
     }
     let ok = concurrent::successes(cp, old);
-    let (finals, per) = cp.finish(states, mem, old, &ok)?;
-    let returned = per
-        .iter()
-        .zip(lowered)
-        .map(|(its, l)| {
-            its.iter()
-                .map(|x| crate::concurrent::observed_of(l, &x.old, &x.ok))
-                .collect()
-        })
-        .collect();
-    Ok(ConcurrentObservation {
-        attempts: None,
-        states: finals,
-        returned: Some(returned),
-    })
+    cp.observe(lowered, states, mem, old, &ok, None)
 }
 
 /// Lowers a request to a plan, or says why it does not apply to a semantic-level back end.
@@ -201,12 +187,8 @@ impl Adapter for CudaAdapter {
     ) -> Result<ConcurrentObservation, AdapterError> {
         self.last = None;
         let na = |why: NotApplicable| AdapterErrorKind::NotApplicable(why.0);
-        let (_, lowered) = r
-            .lowered()
-            .map_err(|e| self.err(AdapterErrorKind::NotApplicable(e)))?;
-        let states: Vec<atomcts_reference::State> =
-            r.instrs.iter().map(|i| i.state.clone()).collect();
-        let iterations: Vec<u32> = r.instrs.iter().map(|i| i.iterations).collect();
+        let (lowered, states) = r.lowered_states().map_err(|k| self.err(k))?;
+        let iterations = r.iterations();
         let cp =
             ConcurrentPlan::new(&lowered, &states, &iterations).map_err(|e| self.err(na(e)))?;
         let kernel =

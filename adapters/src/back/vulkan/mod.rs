@@ -266,9 +266,8 @@ pub fn prepare_concurrent(
     plant: Plant,
 ) -> Result<PreparedConcurrent, AdapterErrorKind> {
     let na = |why: NotApplicable| AdapterErrorKind::NotApplicable(why.0);
-    let (_, lowered) = r.lowered().map_err(AdapterErrorKind::NotApplicable)?;
-    let states: Vec<atomcts_reference::State> = r.instrs.iter().map(|i| i.state.clone()).collect();
-    let iterations: Vec<u32> = r.instrs.iter().map(|i| i.iterations).collect();
+    let (lowered, states) = r.lowered_states()?;
+    let iterations = r.iterations();
     let mut plan = ConcurrentPlan::new_or_local(&lowered, &states, &iterations).map_err(na)?;
     plan.start_line = crate::plan::start_line_from_env();
     let mem = plan.image(&states[0]);
@@ -368,24 +367,9 @@ impl Adapter for VulkanAdapter {
             .iter()
             .map(|v| *v != 0)
             .collect();
-        let (finals, per) = p
-            .plan
-            .finish_image(&p.states, &d.buffers[0].bytes, &old, &ok)
-            .map_err(|e| self.err(AdapterErrorKind::Model(e)))?;
-        let returned = per
-            .iter()
-            .zip(&p.lowered)
-            .map(|(its, l)| {
-                its.iter()
-                    .map(|x| crate::concurrent::observed_of(l, &x.old, &x.ok))
-                    .collect()
-            })
-            .collect();
-        Ok(ConcurrentObservation {
-            attempts: None,
-            states: finals,
-            returned: Some(returned),
-        })
+        p.plan
+            .observe(&p.lowered, &p.states, &d.buffers[0].bytes, &old, &ok, None)
+            .map_err(|e| self.err(AdapterErrorKind::Model(e)))
     }
 
     fn run(&mut self, r: &Request<'_>) -> Result<Observation, AdapterError> {
