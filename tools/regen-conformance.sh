@@ -13,6 +13,13 @@ cd "$(dirname "$0")/.."
 cargo build --release -q -p atomcts
 target/release/atomcts report --out docs/conformance --runs target/conformance-runs \
   --readme README.md "$@"
+# The GPU columns: the committed runs of tools/nvidia/gpu-run.sh (docs/conformance/gpu/; no GPU
+# here or in CI), added to the runs just made.
+if compgen -G "docs/conformance/gpu/*.json" >/dev/null; then
+  from=()
+  for f in target/conformance-runs/*.json docs/conformance/gpu/*.json; do from+=(--from "$f"); done
+  target/release/atomcts report --out docs/conformance --readme README.md "${from[@]}"
+fi
 if command -v chromium >/dev/null 2>&1; then
   tools/check-report-html.sh docs/conformance/conformance.html
 else
