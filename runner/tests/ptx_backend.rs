@@ -446,7 +446,15 @@ fn corpus_concurrent_plans() -> (Vec<(String, ConcurrentPlan)>, BTreeMap<String,
         for profile in Profile::names().filter_map(|n| Profile::named(n).ok()) {
             let lowered = lower_all(&parts, &profile).expect("a corpus case lowers");
             match ConcurrentPlan::new(&lowered, &states, &iterations) {
-                Ok(p) => plans.push((format!("{} [{}]", case.id, profile.name), p)),
+                Ok(mut p) => {
+                    // The case's compare-and-swap loops, as the adapter plans them.
+                    p.loops = case
+                        .concurrent
+                        .iter()
+                        .map(|i| i.cas_loop.as_ref().map(|(l, _)| *l))
+                        .collect();
+                    plans.push((format!("{} [{}]", case.id, profile.name), p))
+                }
                 Err(why) => {
                     // The instruction number and space name vary; the reason's kind does not.
                     let kind = why.0.split(':').nth(1).unwrap_or(&why.0).trim().to_string();

@@ -22,7 +22,12 @@
 //! Parameters ([`PARAMS`], all `.u64`): `mem` (the flat global buffer), `items` (three u64 per
 //! thread of every group, group after group: byte offset, src0, src1), `ret` (one u64 per
 //! operation, zero-extended), `ctl` (two u64: start time, stopped flag; zeroed before the
-//! launch) and `budget_ns`.
+//! launch), `budget_ns` and `att` (one u32 per operation: a compare-and-swap loop's attempts).
+//!
+//! A compare-and-swap loop (FORMAT.md, "Compare-and-swap loops") is a real retry loop around
+//! `atom.cas` (PTX ISA, `atom`: `.cas` stores `c` when the old value equals `b` and returns the
+//! old value): a failed attempt's returned value is the next compare, the new value is
+//! `update(compare, operand)`, and each iteration ends at its first success.
 
 use super::emit::{Class, KERNEL_NAME, MAX_THREADS, Plant, spelling, version};
 use crate::plan::{ConcurrentPlan, NotApplicable};
@@ -33,7 +38,7 @@ use std::fmt::Write as _;
 
 /// The kernel's parameters in order, each a `.u64` (device pointers and the budget): `run.rs`
 /// pushes exactly these, in this order (a unit test reads them back from the emitted `.entry`).
-pub const PARAMS: [&str; 5] = ["mem", "items", "ret", "ctl", "budget_ns"];
+pub const PARAMS: [&str; 6] = ["mem", "items", "ret", "ctl", "budget_ns", "att"];
 
 /// How many iterations a thread runs between two reads of `%globaltimer`.
 pub const DEADLINE_CHECK: u32 = 256;
@@ -144,6 +149,8 @@ pub fn emit(
         let _ = writeln!(w, "  cvta.to.global.u64 %rd{r}, %rd{r};");
     }
     let _ = writeln!(w, "  ld.param.u64 %rd5, [budget_ns];");
+    let _ = writeln!(w, "  ld.param.u64 %rd22, [att];");
+    let _ = writeln!(w, "  cvta.to.global.u64 %rd22, %rd22;");
     let _ = writeln!(w, "  mov.u32 %r1, %ctaid.x;");
     let _ = writeln!(w, "  mov.u32 %r2, %tid.x;");
     // The start of the run: the first thread's clock (ctl[0] is zero before the launch).
@@ -187,16 +194,21 @@ pub fn emit(
         let _ = writeln!(w, "  shl.b64 %rd14, %rd14, 3;");
         let _ = writeln!(w, "  add.u64 %rd14, %rd3, %rd14;");
         let _ = writeln!(w, "  mov.u32 %r5, 0;");
+        let looped = cp.loops.get(k).copied().flatten();
+        if let Some(lp) = looped {
+            loop_setup(w, k, sp.class, a, lp, ret_base)?;
+        }
         let _ = writeln!(w, "L{k}:");
         let dst = dst(sp.class);
-        let access = match split(g.op, g.ty, sp.class, plant) {
-            Some(lines) => {
+        let access = match (looped, split(g.op, g.ty, sp.class, plant)) {
+            (Some(lp), _) => loop_body(w, k, g.ty, sp.class, lp, sem, n)?,
+            (None, Some(lines)) => {
                 for l in &lines {
                     let _ = writeln!(w, "  {l}");
                 }
                 lines.join(" ")
             }
-            None => {
+            (None, None) => {
                 let atom = if g.op == AtomicOp::Cas {
                     format!("atom{sem}.global.{} {dst}, [%rd13], {a}, {b};", sp.op)
                 } else {
@@ -237,6 +249,93 @@ pub fn emit(
         grid: groups as u32,
         block: block as u32,
     })
+}
+
+/// A compare-and-swap loop's registers before its first iteration: the compare starts as the
+/// instruction's compare operand (`a`), the operand `k` in a register, and the attempts
+/// pointer `att + 4 * (ret_base + tid)` in `%rd21`.
+fn loop_setup(
+    w: &mut String,
+    k: usize,
+    class: Class,
+    a: &str,
+    lp: atomcts_reference::concurrent::CasLoop,
+    ret_base: usize,
+) -> Result<(), NotApplicable> {
+    match class {
+        Class::B32 => {
+            let _ = writeln!(w, "  mov.b32 %r7, {a};");
+            let _ = writeln!(w, "  mov.b32 %r4, 0x{:08x};", lp.operand as u32);
+        }
+        Class::B64 => {
+            let _ = writeln!(w, "  mov.b64 %rd19, {a};");
+            let _ = writeln!(w, "  mov.b64 %rd23, 0x{:016x};", lp.operand);
+        }
+        _ => {
+            return na(format!(
+                "instruction {k}: a compare-and-swap loop needs integer data"
+            ));
+        }
+    }
+    let _ = writeln!(w, "  cvt.u64.u32 %rd21, %r2;");
+    let _ = writeln!(w, "  add.u64 %rd21, %rd21, {ret_base};");
+    let _ = writeln!(w, "  shl.b64 %rd21, %rd21, 2;");
+    let _ = writeln!(w, "  add.u64 %rd21, %rd22, %rd21;");
+    Ok(())
+}
+
+/// One iteration of a compare-and-swap loop: attempts until one succeeds; leaves the
+/// successful attempt's returned value in the class's destination (for `widen`), stores the
+/// attempts, and sets the next iteration's compare to the value stored. Returns the `atom`.
+fn loop_body(
+    w: &mut String,
+    k: usize,
+    ty: DataType,
+    class: Class,
+    lp: atomcts_reference::concurrent::CasLoop,
+    sem: &str,
+    n: usize,
+) -> Result<String, NotApplicable> {
+    let signed = ty.is_signed();
+    let (cmp, new, kk, d, bits) = match class {
+        Class::B32 => ("%r7", "%r8", "%r4", "%r12", 32),
+        Class::B64 => ("%rd19", "%rd20", "%rd23", "%rd18", 64),
+        _ => {
+            return na(format!(
+                "instruction {k}: a compare-and-swap loop needs integer data"
+            ));
+        }
+    };
+    let update = match lp.update {
+        AtomicOp::Add => format!("add.u{bits} {new}, {cmp}, {kk};"),
+        AtomicOp::Sub => format!("sub.u{bits} {new}, {cmp}, {kk};"),
+        AtomicOp::And => format!("and.b{bits} {new}, {cmp}, {kk};"),
+        AtomicOp::Or => format!("or.b{bits} {new}, {cmp}, {kk};"),
+        AtomicOp::Xor => format!("xor.b{bits} {new}, {cmp}, {kk};"),
+        AtomicOp::Min if signed => format!("min.s{bits} {new}, {cmp}, {kk};"),
+        AtomicOp::Min => format!("min.u{bits} {new}, {cmp}, {kk};"),
+        AtomicOp::Max if signed => format!("max.s{bits} {new}, {cmp}, {kk};"),
+        AtomicOp::Max => format!("max.u{bits} {new}, {cmp}, {kk};"),
+        other => {
+            return na(format!(
+                "instruction {k}: cas_loop update {} is not emitted",
+                other.name()
+            ));
+        }
+    };
+    let atom = format!("atom{sem}.global.cas.b{bits} {d}, [%rd13], {cmp}, {new};");
+    let _ = writeln!(w, "  mov.u32 %r9, 0;");
+    let _ = writeln!(w, "C{k}:");
+    let _ = writeln!(w, "  {update}");
+    let _ = writeln!(w, "  add.u32 %r9, %r9, 1;");
+    let _ = writeln!(w, "  {atom}");
+    let _ = writeln!(w, "  setp.ne.b{bits} %p4, {d}, {cmp};");
+    let _ = writeln!(w, "  mov.b{bits} {cmp}, {d};");
+    let _ = writeln!(w, "  @%p4 bra C{k};");
+    let _ = writeln!(w, "  st.global.u32 [%rd21], %r9;");
+    let _ = writeln!(w, "  add.u64 %rd21, %rd21, {};", 4 * n);
+    let _ = writeln!(w, "  mov.b{bits} {cmp}, {new};");
+    Ok(atom)
 }
 
 /// The operands in the datum's register class, from `%rd11` (src0) and `%rd12` (src1).
@@ -371,7 +470,8 @@ pub fn items(cp: &ConcurrentPlan) -> Vec<u64> {
 pub fn successes(cp: &ConcurrentPlan, old: &[u64]) -> Vec<bool> {
     let mut ok = vec![true; cp.ret_len()];
     for (k, g) in cp.groups.iter().enumerate() {
-        if g.op != AtomicOp::Cas {
+        // A loop's every iteration ends with its successful attempt.
+        if g.op != AtomicOp::Cas || cp.loops.get(k).copied().flatten().is_some() {
             continue;
         }
         let (base, n) = (cp.ret_base(k), g.items.len());
@@ -456,6 +556,34 @@ mod tests {
             .collect();
         let iterations: Vec<u32> = instrs.iter().map(|i| i.3).collect();
         ConcurrentPlan::new(&lowered, &states, &iterations).unwrap()
+    }
+
+    #[test]
+    fn a_cas_loop_retries_with_the_returned_value_and_counts_its_attempts() {
+        let mut cp = plan(&[
+            ("ATOM.CAS R0, [R2], R4, R5", 2, 0, 4),
+            ("ATOM.ADD R0, [R2], R4", 2, 1, 4),
+        ]);
+        cp.loops[0] = Some(atomcts_reference::concurrent::CasLoop {
+            update: AtomicOp::Add,
+            operand: 3,
+        });
+        let k = emit(&cp, 90, Plant::None, "t").unwrap();
+        let src = &k.source;
+        for line in [
+            "mov.b32 %r7, %r10;",
+            "mov.b32 %r4, 0x00000003;",
+            "C0:\n  add.u32 %r8, %r7, %r4;\n  add.u32 %r9, %r9, 1;\n  atom.relaxed.gpu.global.cas.b32 %r12, [%rd13], %r7, %r8;\n  setp.ne.b32 %p4, %r12, %r7;\n  mov.b32 %r7, %r12;\n  @%p4 bra C0;",
+            "st.global.u32 [%rd21], %r9;",
+            "mov.b32 %r7, %r8;",
+        ] {
+            assert!(src.contains(line), "{line}\n{src}");
+        }
+        // The add group is not a loop: one atom per iteration, no retry label.
+        assert!(!src.contains("C1:"), "{src}");
+        // Every iteration of a loop succeeds, whatever the value it returned.
+        let ok = successes(&cp, &[9, 9, 9, 9, 9, 9, 9, 9, 0, 0, 0, 0, 0, 0, 0, 0]);
+        assert!(ok.iter().all(|o| *o), "{ok:?}");
     }
 
     #[test]

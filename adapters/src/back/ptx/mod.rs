@@ -108,6 +108,7 @@ pub fn observe(
     states: &[State],
     mem: &[u8],
     old: &[u64],
+    attempts: Option<&[u32]>,
 ) -> Result<ConcurrentObservation, String> {
     if old.len() != cp.ret_len() {
         return Err(format!(
@@ -117,7 +118,7 @@ pub fn observe(
         ));
     }
     let ok = concurrent::successes(cp, old);
-    cp.observe(lowered, states, mem, old, &ok, None)
+    cp.observe(lowered, states, mem, old, &ok, attempts)
 }
 
 /// Lowers a request to a plan, or says why it does not apply to a semantic-level back end.
@@ -175,6 +176,11 @@ impl Adapter for CudaAdapter {
         Level::Semantic
     }
 
+    /// Compare-and-swap loops are real retry loops around `atom.cas` (`concurrent.rs`).
+    fn runs_cas_loops(&self) -> bool {
+        true
+    }
+
     fn last_program(&self) -> Option<String> {
         self.last.clone()
     }
@@ -189,8 +195,9 @@ impl Adapter for CudaAdapter {
         let na = |why: NotApplicable| AdapterErrorKind::NotApplicable(why.0);
         let (lowered, states) = r.lowered_states().map_err(|k| self.err(k))?;
         let iterations = r.iterations();
-        let cp =
+        let mut cp =
             ConcurrentPlan::new(&lowered, &states, &iterations).map_err(|e| self.err(na(e)))?;
+        cp.loops = r.instrs.iter().map(|i| i.cas_loop).collect();
         let kernel =
             concurrent::emit(&cp, self.sm, self.plant, r.id).map_err(|e| self.err(na(e)))?;
         let items = concurrent::items(&cp);
@@ -215,7 +222,7 @@ impl Adapter for CudaAdapter {
                 })
             })
             .and_then(|b| run::concurrent_answer(ret_len, self.timeout, b));
-        let (mem, old) = match result {
+        let (mem, old, attempts) = match result {
             Ok(r) => r,
             Err(run::LaunchError::Timeout(why)) => {
                 // The report shows the program of a case in error: say there why it stopped.
@@ -229,7 +236,7 @@ impl Adapter for CudaAdapter {
                 return Err(self.err(AdapterErrorKind::Crashed(why)));
             }
         };
-        observe(&cp, &lowered, &states, &mem, &old)
+        observe(&cp, &lowered, &states, &mem, &old, Some(&attempts))
             .map_err(|e| self.err(AdapterErrorKind::Model(e)))
     }
 
@@ -389,7 +396,7 @@ mod tests {
             assert_eq!(order.len(), cp.ret_len());
             let mut mem = cp.global.bytes(&states[0], Space::Global);
             let old = device(&cp, &mut mem, order, lose);
-            let obs = observe(&cp, &lowered, &states, &mem, &old).unwrap();
+            let obs = observe(&cp, &lowered, &states, &mem, &old, None).unwrap();
             let returned = obs.returned.as_deref().unwrap();
             assert_eq!(returned.len(), 3);
             assert_eq!(returned.iter().map(Vec::len).collect::<Vec<_>>(), [3, 2, 1]);
@@ -411,6 +418,6 @@ mod tests {
         }
         // The length of the returned values is checked.
         let mem = cp.global.bytes(&states[0], Space::Global);
-        assert!(observe(&cp, &lowered, &states, &mem, &[0; 3]).is_err());
+        assert!(observe(&cp, &lowered, &states, &mem, &[0; 3], None).is_err());
     }
 }

@@ -310,19 +310,23 @@ pub fn concurrent_launch(
             Arg::Buffer(vec![0; 8 * ret_len.max(1)]),
             Arg::Buffer(vec![0; 16]),
             Arg::U64(u64::try_from(budget.as_nanos()).unwrap_or(u64::MAX)),
+            Arg::Buffer(vec![0; 4 * ret_len.max(1)]),
         ],
     })
 }
 
-/// The answer of [`concurrent_launch`]'s launch: the memory after it and the returned values.
+/// The answer of [`concurrent_launch`]'s launch: the memory after it, the returned values and
+/// the attempts (of compare-and-swap loops; zero elsewhere).
+#[allow(clippy::type_complexity)]
 pub fn concurrent_answer(
     ret_len: usize,
     budget: Duration,
     buffers: Vec<Vec<u8>>,
-) -> Result<(Vec<u8>, Vec<u64>), LaunchError> {
-    let [mem, _items, ret, ctl]: [Vec<u8>; 4] = buffers.try_into().map_err(|b: Vec<Vec<u8>>| {
-        LaunchError::Failed(format!("the worker answered {} buffers, not 4", b.len()))
-    })?;
+) -> Result<(Vec<u8>, Vec<u64>, Vec<u32>), LaunchError> {
+    let [mem, _items, ret, ctl, att]: [Vec<u8>; 5] =
+        buffers.try_into().map_err(|b: Vec<Vec<u8>>| {
+            LaunchError::Failed(format!("the worker answered {} buffers, not 5", b.len()))
+        })?;
     let words = |b: &[u8]| -> Vec<u64> {
         b.chunks_exact(8)
             .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
@@ -342,5 +346,10 @@ pub fn concurrent_answer(
         )));
     }
     ret.truncate(ret_len);
-    Ok((mem, ret))
+    let attempts: Vec<u32> = att
+        .chunks_exact(4)
+        .take(ret_len)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    Ok((mem, ret, attempts))
 }
