@@ -8,6 +8,7 @@ use atomcts_adapters::ReferenceAdapter;
 use atomcts_reference::Profile;
 use atomcts_reference::outcome::Outcome;
 use atomcts_reference::program::{Dialect, Program, run};
+use atomcts_reference::state::AtomicType;
 use std::path::Path;
 
 /// The profiles a case is checked under: every option of a probe's knob; otherwise every named
@@ -95,6 +96,20 @@ fn corpus_file(path: &Path, contents: String) -> datatest_stable::Result<()> {
                 case.dialect.name(),
                 case.dialect
             ));
+        }
+        // A buffer's type name is what a shim's request states (PROTOCOL.md `buffers`, `type`
+        // = `atomic_int` | `atomic_uint` | `atomic_float`): it must name the buffer's type.
+        if let Ok(state) = build_state(case) {
+            for (name, b) in &state.buffers {
+                if AtomicType::from_name(b.ty.name()) != Some(b.ty) {
+                    problems.push(format!(
+                        "{}: buffer {name} of type {:?} is named `{}` in a request",
+                        case.id,
+                        b.ty,
+                        b.ty.name()
+                    ));
+                }
+            }
         }
         // The model's printer states the instruction it parsed: parsing the printed text gives
         // the same instruction (reports and repro commands print it).
