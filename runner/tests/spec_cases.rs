@@ -8,7 +8,7 @@ use atomcts_adapters::ReferenceAdapter;
 use atomcts_reference::Profile;
 use atomcts_reference::outcome::Outcome;
 use atomcts_reference::program::{Dialect, Program, run};
-use atomcts_reference::state::AtomicType;
+use atomcts_reference::state::{AtomicType, Loc};
 use std::path::Path;
 
 /// The profiles a case is checked under: every option of a probe's knob; otherwise every named
@@ -138,6 +138,30 @@ fn corpus_file(path: &Path, contents: String) -> datatest_stable::Result<()> {
                     case.id,
                     rej.reason.code()
                 ));
+            }
+            // `atomcts exec` prints each open location (`open: V4[0] bits 16..32`): it must
+            // name the register element or the memory address.
+            if let Ok(state) = build_state(case)
+                && let Ok(r) = run(case.dialect, &case.asm, &state, &profile)
+                && let Outcome::Completed(c) = &r.outcome
+            {
+                for (loc, _) in &c.open {
+                    let shown = loc.to_string();
+                    let names = match loc {
+                        Loc::Reg { name, idx } => {
+                            shown.starts_with(name.as_str()) && shown.contains(&format!("[{idx}]"))
+                        }
+                        Loc::Mem { space, addr, .. } => {
+                            shown.starts_with(space.name()) && shown.contains(&format!("{addr:#x}"))
+                        }
+                    };
+                    if !names {
+                        problems.push(format!(
+                            "{} under {name}: open location {loc:?} is shown as `{shown}`",
+                            case.id
+                        ));
+                    }
+                }
             }
             let opts = Options {
                 profile,
