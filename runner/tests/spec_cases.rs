@@ -8,6 +8,7 @@ use atomcts_adapters::ReferenceAdapter;
 use atomcts_reference::Profile;
 use atomcts_reference::outcome::Outcome;
 use atomcts_reference::program::{Dialect, Program, run};
+use atomcts_reference::state::{AtomicType, Loc};
 use std::path::Path;
 
 /// The profiles a case is checked under: every option of a probe's knob; otherwise every named
@@ -96,6 +97,20 @@ fn corpus_file(path: &Path, contents: String) -> datatest_stable::Result<()> {
                 case.dialect
             ));
         }
+        // A buffer's type name is what a shim's request states (PROTOCOL.md `buffers`, `type`
+        // = `atomic_int` | `atomic_uint` | `atomic_float`): it must name the buffer's type.
+        if let Ok(state) = build_state(case) {
+            for (name, b) in &state.buffers {
+                if AtomicType::from_name(b.ty.name()) != Some(b.ty) {
+                    problems.push(format!(
+                        "{}: buffer {name} of type {:?} is named `{}` in a request",
+                        case.id,
+                        b.ty,
+                        b.ty.name()
+                    ));
+                }
+            }
+        }
         // The model's printer states the instruction it parsed: parsing the printed text gives
         // the same instruction (reports and repro commands print it).
         if let Ok(p) = Program::parse(case.dialect, &case.asm) {
@@ -123,6 +138,30 @@ fn corpus_file(path: &Path, contents: String) -> datatest_stable::Result<()> {
                     case.id,
                     rej.reason.code()
                 ));
+            }
+            // `atomcts exec` prints each open location (`open: V4[0] bits 16..32`): it must
+            // name the register element or the memory address.
+            if let Ok(state) = build_state(case)
+                && let Ok(r) = run(case.dialect, &case.asm, &state, &profile)
+                && let Outcome::Completed(c) = &r.outcome
+            {
+                for (loc, _) in &c.open {
+                    let shown = loc.to_string();
+                    let names = match loc {
+                        Loc::Reg { name, idx } => {
+                            shown.starts_with(name.as_str()) && shown.contains(&format!("[{idx}]"))
+                        }
+                        Loc::Mem { space, addr, .. } => {
+                            shown.starts_with(space.name()) && shown.contains(&format!("{addr:#x}"))
+                        }
+                    };
+                    if !names {
+                        problems.push(format!(
+                            "{} under {name}: open location {loc:?} is shown as `{shown}`",
+                            case.id
+                        ));
+                    }
+                }
             }
             let opts = Options {
                 profile,
