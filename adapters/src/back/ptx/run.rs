@@ -250,11 +250,8 @@ pub fn single_answer(n: usize, mut buffers: Vec<Vec<u8>>) -> Result<(Vec<u8>, Ve
     }
     let old_bytes = buffers.pop().unwrap_or_default();
     let mem = buffers.swap_remove(0);
-    let old: Vec<u64> = old_bytes
-        .chunks_exact(8)
-        .take(n)
-        .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
-        .collect();
+    let mut old = le_words(&old_bytes);
+    old.truncate(n);
     if old.len() != n {
         return Err(format!(
             "the worker answered {} returned values, not {n}",
@@ -327,18 +324,13 @@ pub fn concurrent_answer(
         buffers.try_into().map_err(|b: Vec<Vec<u8>>| {
             LaunchError::Failed(format!("the worker answered {} buffers, not 5", b.len()))
         })?;
-    let words = |b: &[u8]| -> Vec<u64> {
-        b.chunks_exact(8)
-            .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
-            .collect()
-    };
-    if words(&ctl).get(1).copied().unwrap_or(0) != 0 {
+    if le_words(&ctl).get(1).copied().unwrap_or(0) != 0 {
         return Err(LaunchError::Timeout(format!(
             "the kernel stopped itself at its budget of {} ms before every thread ran all its iterations",
             budget.as_millis()
         )));
     }
-    let mut ret = words(&ret);
+    let mut ret = le_words(&ret);
     if ret.len() < ret_len {
         return Err(LaunchError::Failed(format!(
             "the worker answered {} returned values, not {ret_len}",
@@ -352,4 +344,12 @@ pub fn concurrent_answer(
         .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
         .collect();
     Ok((mem, ret, attempts))
+}
+
+/// A device buffer of u64s (little-endian, as the GPU writes them); a trailing partial word is
+/// dropped.
+fn le_words(b: &[u8]) -> Vec<u64> {
+    b.chunks_exact(8)
+        .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
+        .collect()
 }

@@ -187,12 +187,7 @@ impl Worker {
 
 impl Drop for Worker {
     fn drop(&mut self) {
-        if let Some(mut l) = self.live.take() {
-            // End of input: the worker exits on its own; kill it if it does not.
-            drop(l.stdin);
-            let _ = l.child.kill();
-            let _ = l.child.wait();
-        }
+        self.stop();
     }
 }
 
