@@ -27,6 +27,17 @@ import sys
 import time
 
 TESTS = ["cargo", "test", "-q", "-p", "atomcts", "--test", "spec_cases", "--test", "perturb", "--test", "planted"]
+# Run in this order, stopping at the first that fails: most mutants are caught by spec_cases alone.
+STAGES = [["spec_cases"], ["perturb", "planted"]]
+# A build that fails for one of these reasons is the machine's fault, not the mutant's.
+ENVIRONMENT_FAILURES = ("No space left on device", "Out of diskspace", "Cannot allocate memory")
+
+
+def stage_command(names):
+    cmd = TESTS[:5]
+    for n in names:
+        cmd += ["--test", n]
+    return cmd
 EQUIVALENT = "tools/mutants-equivalent.txt"
 
 
@@ -113,6 +124,11 @@ def main():
         muts = random.Random(seed).sample(muts, min(a.sample, len(muts)))
     else:
         print(f"{len(muts)} mutants", flush=True)
+    # The unmutated tree must build: otherwise every mutant would be reported unviable.
+    base = subprocess.run(TESTS + ["--no-run"], cwd=wt, capture_output=True, text=True, env=env)
+    if base.returncode:
+        print(f"error: the unmutated tree in {wt} does not build:\n{base.stderr[-4000:]}", file=sys.stderr)
+        return 2
     counts = {}
     per_file = {}
     survivors = []
@@ -124,17 +140,27 @@ def main():
         t0 = time.time()
         if subprocess.run(["patch", "-p1", "--quiet"], input="\n".join(lines) + "\n", text=True, cwd=wt).returncode:
             verdict = "UNAPPLIED"
-        elif subprocess.run(TESTS + ["--no-run"], cwd=wt, capture_output=True, env=env).returncode:
+        elif (build := subprocess.run(TESTS + ["--no-run"], cwd=wt, capture_output=True, text=True, env=env)).returncode:
             verdict = "UNVIABLE"
+            if any(r in build.stderr for r in ENVIRONMENT_FAILURES):
+                print(f"error: building {m['name']} failed for a reason that is not the mutant:\n{build.stderr[-4000:]}", file=sys.stderr)
+                return 2
         else:
-            # Its own process group, so a timeout stops the test binaries too, not only cargo.
-            p = subprocess.Popen(TESTS, cwd=wt, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, env=env)
-            try:
-                verdict = "CAUGHT" if p.wait(timeout=a.timeout) else "MISSED"
-            except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.wait()
-                verdict = "TIMEOUT"
+            verdict = "MISSED"
+            deadline = time.time() + a.timeout
+            for names in STAGES:
+                # Its own process group, so a timeout stops the test binaries too, not only cargo.
+                p = subprocess.Popen(stage_command(names), cwd=wt, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, env=env)
+                try:
+                    failed = p.wait(timeout=max(1, deadline - time.time()))
+                except subprocess.TimeoutExpired:
+                    os.killpg(p.pid, signal.SIGKILL)
+                    p.wait()
+                    verdict = "TIMEOUT"
+                    break
+                if failed:
+                    verdict = "CAUGHT"
+                    break
         subprocess.run(["git", "checkout", "--", m["file"]], cwd=wt, check=True)
         for leftover in (m["file"] + ".orig", m["file"] + ".rej"):
             if os.path.exists(os.path.join(wt, leftover)):
