@@ -386,6 +386,7 @@ pub fn emit(
         }))
         .collect(),
         ret_bytes,
+        operands: String::new(),
     })
 }
 

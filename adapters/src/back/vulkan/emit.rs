@@ -27,8 +27,12 @@
 //! when `lane + delta >= N` (SPIR-V leaves both undefined). The rotate and and_fill functions
 //! have no SPIR-V instruction on Vulkan 1.3 without SPV_KHR_subgroup_rotate: not applicable.
 //!
-//! Operands are constants in the module (arrays in `Private` variables indexed by the
-//! invocation), so the disassembly printed beside a failing case is the whole program.
+//! A module's words depend only on the case's shape (op, type, space, float mode, work-group
+//! size rounded up to a power of two, workgroup memory rounded likewise; for a shuffle the
+//! function, width and invocations): the element indices and operands are read from storage
+//! buffers ([`Dispatch::operands`] lists them beside the disassembly printed for a failing
+//! case), so one pipeline serves every case of a shape (issue 9: lavapipe compiles each
+//! pipeline with LLVM, about 0.1 s of CPU).
 
 use crate::plan::{NotApplicable, Plan};
 use crate::shuffle::ShufflePlan;
@@ -177,6 +181,9 @@ pub struct Dispatch {
     pub buffers: Vec<Buffer>,
     /// Element size of the results buffer (binding 1 for atomics, 0 for shuffles).
     pub ret_bytes: u64,
+    /// The case's values in the input buffers, one comment line per buffer, as printed beside
+    /// the disassembly (empty where the module holds them).
+    pub operands: String,
 }
 
 impl Dispatch {
@@ -187,6 +194,29 @@ impl Dispatch {
             Err(e) => format!("(cannot disassemble: {e})"),
         }
     }
+
+    /// The disassembly after the input buffers' values ([`Dispatch::operands`]).
+    pub fn listing(&self) -> String {
+        format!("{}{}", self.operands, self.disassemble())
+    }
+}
+
+/// One comment line: binding `binding` (`role`) holds `values` (fixed-width hex of `bytes`).
+pub(crate) fn operand_line(binding: u32, role: &str, bytes: u64, values: &[u64]) -> String {
+    let w = (bytes * 2) as usize;
+    let v: Vec<String> = values
+        .iter()
+        .map(|x| format!("{x:#0w$x}", w = w + 2))
+        .collect();
+    format!("; binding {binding} ({role}): {{{}}}\n", v.join(", "))
+}
+
+/// Little-endian bytes of `values`, `bytes` wide each.
+pub(crate) fn le_bytes(bytes: u64, values: &[u64]) -> Vec<u8> {
+    values
+        .iter()
+        .flat_map(|v| v.to_le_bytes()[..bytes as usize].to_vec())
+        .collect()
 }
 
 pub(super) fn na<T>(why: impl Into<String>) -> Result<T, NotApplicable> {
@@ -301,6 +331,17 @@ impl Ctx {
         self.b.load(elem, None, at, None, []).map_err(bug)
     }
 
+    /// Loads element `idx` of storage buffer `var`.
+    pub(super) fn load_storage(
+        &mut self,
+        var: Word,
+        elem: Word,
+        idx: Word,
+    ) -> Result<Word, NotApplicable> {
+        let p = self.element(var, elem, idx)?;
+        self.b.load(elem, None, p, None, []).map_err(bug)
+    }
+
     /// A pointer to element `idx` of storage buffer `var`.
     pub(super) fn element(
         &mut self,
@@ -367,6 +408,19 @@ impl Ctx {
         step: u32,
         body: impl FnOnce(&mut Ctx, Word) -> Result<(), NotApplicable>,
     ) -> Result<(), NotApplicable> {
+        let end_c = self.c32(end);
+        self.for_loop_to(counter, start, end_c, step, body)
+    }
+
+    /// [`Ctx::for_loop`] with the end a value of the module (`end`, a u32 id).
+    pub(super) fn for_loop_to(
+        &mut self,
+        counter: Word,
+        start: Word,
+        end_c: Word,
+        step: u32,
+        body: impl FnOnce(&mut Ctx, Word) -> Result<(), NotApplicable>,
+    ) -> Result<(), NotApplicable> {
         let (u, bt) = (self.u32_t, self.bool_t);
         self.b.store(counter, start, None, []).map_err(bug)?;
         let (header, check, body_l, cont, merge) = (
@@ -384,7 +438,6 @@ impl Ctx {
         self.b.branch(check).map_err(bug)?;
         self.b.begin_block(Some(check)).map_err(bug)?;
         let j = self.b.load(u, None, counter, None, []).map_err(bug)?;
-        let end_c = self.c32(end);
         let more = self.b.u_less_than(bt, None, j, end_c).map_err(bug)?;
         self.b
             .branch_conditional(more, body_l, merge, [])
@@ -657,6 +710,14 @@ pub fn emit_atomic(
             layout.size, f.max_shared_bytes
         ));
     }
+    // The shape: a power-of-two work-group (invocations past `n` only copy workgroup memory)
+    // and workgroup memory of a power-of-two element count, where the device allows.
+    let local = Some(n.next_power_of_two())
+        .filter(|l| *l <= f.max_invocations)
+        .unwrap_or(n);
+    let lm_elems = Some(elems.max(1).next_power_of_two())
+        .filter(|e| e * bytes <= u64::from(f.max_shared_bytes))
+        .unwrap_or(elems);
     let mut cx = Ctx::new();
     let wide = bytes == 8;
     if wide {
@@ -719,30 +780,27 @@ pub fn emit_atomic(
     let mem_var = cx.storage_buffer(elem_t, bytes as u32, 0);
     let ret_var = cx.storage_buffer(int_t, bytes as u32, 1);
     let ok_var = cx.storage_buffer(u32_t, 4, 2);
+    // 3: N, ELEMS, then each invocation's element index; 4: first operands; 5: second
+    // operands (compare-exchange).
+    let inv_var = cx.storage_buffer(u32_t, 4, 3);
+    let src0_var = cx.storage_buffer(elem_t, bytes as u32, 4);
+    let src1_var = (plan.op == AtomicOp::Cas).then(|| cx.storage_buffer(elem_t, bytes as u32, 5));
     let lid_var = cx.builtin(BuiltIn::LocalInvocationIndex);
-    let idx: Vec<u64> = plan.items.iter().map(|i| i.offset / bytes).collect();
-    let idx_var = cx.const_array(u32_t, 4, &idx);
-    let src0_var = cx.const_array(
-        elem_t,
-        bytes,
-        &plan.items.iter().map(|i| i.src[0]).collect::<Vec<_>>(),
-    );
-    let src1_var = (plan.op == AtomicOp::Cas).then(|| {
-        cx.const_array(
-            elem_t,
-            bytes,
-            &plan.items.iter().map(|i| i.src[1]).collect::<Vec<_>>(),
-        )
-    });
+    let inv: Vec<u64> = [u64::from(n), elems]
+        .into_iter()
+        .chain(plan.items.iter().map(|i| i.offset / bytes))
+        .collect();
+    let src0: Vec<u64> = plan.items.iter().map(|i| i.src[0]).collect();
+    let src1: Vec<u64> = plan.items.iter().map(|i| i.src[1]).collect();
     let lm_var = if shared {
-        let len = cx.c32(elems as u32);
+        let len = cx.c32(lm_elems as u32);
         let arr = cx.b.type_array(elem_t, len);
         let p = cx.b.type_pointer(None, StorageClass::Workgroup, arr);
         Some(cx.b.variable(p, None, StorageClass::Workgroup, None))
     } else {
         None
     };
-    let f_id = cx.begin_main(n)?;
+    let f_id = cx.begin_main(local)?;
     if let Some(flush) = float_flush {
         cx.b.execution_mode(
             f_id,
@@ -761,6 +819,10 @@ pub fn emit_atomic(
         None
     };
     let lid = cx.b.load(u32_t, None, lid_var, None, []).map_err(bug)?;
+    let zero = cx.c32(0);
+    let one = cx.c32(1);
+    let n_c = cx.load_storage(inv_var, u32_t, zero)?;
+    let elems_c = cx.load_storage(inv_var, u32_t, one)?;
     let wg = cx.c32(2); // Scope Workgroup
     let barrier_sem = cx.c32(0x108); // AcquireRelease | WorkgroupMemory
     let lm_elem_ptr = |cx: &mut Ctx, j: Word| -> Result<Word, NotApplicable> {
@@ -770,7 +832,7 @@ pub fn emit_atomic(
     };
     if let (Some(_), Some(counter)) = (lm_var, counter) {
         // Workgroup memory starts as the buffer's image.
-        cx.for_loop(counter, lid, elems as u32, n, |cx, j| {
+        cx.for_loop_to(counter, lid, elems_c, local, |cx, j| {
             let src = cx.element(mem_var, elem_t, j)?;
             let v = cx.b.load(elem_t, None, src, None, []).map_err(bug)?;
             let dst = lm_elem_ptr(cx, j)?;
@@ -778,45 +840,49 @@ pub fn emit_atomic(
         })?;
         cx.b.control_barrier(wg, wg, barrier_sem).map_err(bug)?;
     }
-    let i = cx.load_private(idx_var, u32_t, lid)?;
-    let ptr = if shared {
-        lm_elem_ptr(&mut cx, i)?
-    } else {
-        cx.element(mem_var, elem_t, i)?
-    };
-    let scope = cx.c32(if shared { 2 } else { 1 }); // Workgroup / Device
-    let src0 = cx.load_private(src0_var, elem_t, lid)?;
-    let src1 = match src1_var {
-        Some(var) => Some(cx.load_private(var, elem_t, lid)?),
-        None => None,
-    };
-    let (old, success) = atomic_instruction(
-        &mut cx,
-        (plan.op, plan.ty, datum),
-        elem_t,
-        ptr,
-        scope,
-        (src0, src1),
-        plant,
-    )?;
-    let old_bits = if datum == Datum::Float {
-        cx.b.bitcast(int_t, None, old).map_err(bug)?
-    } else {
-        old
-    };
-    let rp = cx.element(ret_var, int_t, lid)?;
-    cx.b.store(rp, old_bits, None, []).map_err(bug)?;
-    let one = cx.c32(1);
-    let zero = cx.c32(0);
-    let okv = match success {
-        Some(s) => cx.b.select(u32_t, None, s, one, zero).map_err(bug)?,
-        None => one,
-    };
-    let op_ = cx.element(ok_var, u32_t, lid)?;
-    cx.b.store(op_, okv, None, []).map_err(bug)?;
+    let bool_t = cx.bool_t;
+    let runs = cx.b.u_less_than(bool_t, None, lid, n_c).map_err(bug)?;
+    cx.if_then(runs, |cx| {
+        let two = cx.c32(2);
+        let at = cx.b.i_add(u32_t, None, lid, two).map_err(bug)?;
+        let i = cx.load_storage(inv_var, u32_t, at)?;
+        let ptr = if shared {
+            lm_elem_ptr(cx, i)?
+        } else {
+            cx.element(mem_var, elem_t, i)?
+        };
+        let scope = cx.c32(if shared { 2 } else { 1 }); // Workgroup / Device
+        let src0 = cx.load_storage(src0_var, elem_t, lid)?;
+        let src1 = match src1_var {
+            Some(var) => Some(cx.load_storage(var, elem_t, lid)?),
+            None => None,
+        };
+        let (old, success) = atomic_instruction(
+            cx,
+            (plan.op, plan.ty, datum),
+            elem_t,
+            ptr,
+            scope,
+            (src0, src1),
+            plant,
+        )?;
+        let old_bits = if datum == Datum::Float {
+            cx.b.bitcast(int_t, None, old).map_err(bug)?
+        } else {
+            old
+        };
+        let rp = cx.element(ret_var, int_t, lid)?;
+        cx.b.store(rp, old_bits, None, []).map_err(bug)?;
+        let okv = match success {
+            Some(s) => cx.b.select(u32_t, None, s, one, zero).map_err(bug)?,
+            None => one,
+        };
+        let op_ = cx.element(ok_var, u32_t, lid)?;
+        cx.b.store(op_, okv, None, []).map_err(bug)
+    })?;
     if let (Some(_), Some(counter)) = (lm_var, counter) {
         cx.b.control_barrier(wg, wg, barrier_sem).map_err(bug)?;
-        cx.for_loop(counter, lid, elems as u32, n, |cx, j| {
+        cx.for_loop_to(counter, lid, elems_c, local, |cx, j| {
             let src = lm_elem_ptr(cx, j)?;
             let v = cx.b.load(elem_t, None, src, None, []).map_err(bug)?;
             let dst = cx.element(mem_var, elem_t, j)?;
@@ -824,26 +890,55 @@ pub fn emit_atomic(
         })?;
     }
     let words = cx.end_main(f_id)?;
+    let mut operands = operand_line(3, "N, ELEMS, element index per invocation", 4, &inv);
+    operands.push_str(&operand_line(
+        4,
+        "first operand per invocation",
+        bytes,
+        &src0,
+    ));
+    let mut buffers = vec![
+        Buffer {
+            role: "memory",
+            bytes: mem,
+        },
+        Buffer {
+            role: "returned values",
+            bytes: vec![0; (n as u64 * bytes) as usize],
+        },
+        Buffer {
+            role: "compare-exchange success",
+            bytes: vec![0; n as usize * 4],
+        },
+        Buffer {
+            role: "invocations",
+            bytes: le_bytes(4, &inv),
+        },
+        Buffer {
+            role: "first operands",
+            bytes: le_bytes(bytes, &src0),
+        },
+    ];
+    if src1_var.is_some() {
+        operands.push_str(&operand_line(
+            5,
+            "second operand per invocation",
+            bytes,
+            &src1,
+        ));
+        buffers.push(Buffer {
+            role: "second operands",
+            bytes: le_bytes(bytes, &src1),
+        });
+    }
     Ok(Dispatch {
         words,
-        local_size: n,
+        local_size: local,
         groups: 1,
         subgroup_size: None,
-        buffers: vec![
-            Buffer {
-                role: "memory",
-                bytes: mem,
-            },
-            Buffer {
-                role: "returned values",
-                bytes: vec![0; (n as u64 * bytes) as usize],
-            },
-            Buffer {
-                role: "compare-exchange success",
-                bytes: vec![0; n as usize * 4],
-            },
-        ],
+        buffers,
         ret_bytes: bytes,
+        operands,
     })
 }
 
@@ -1011,26 +1106,21 @@ pub fn emit_shuffle(
     let t = cx.b.type_int(if wide { 64 } else { 32 }, 0);
     let bytes = if wide { 8 } else { 4 };
     let (u32_t, bool_t) = (cx.u32_t, cx.bool_t);
+    // 0: results; 1: each thread's datum; 2: each thread's argument, then whether it is
+    // active, then its SIMD-group's size (`threads` words each).
     let out_var = cx.storage_buffer(t, bytes as u32, 0);
+    let data_var = cx.storage_buffer(t, bytes as u32, 1);
+    let tab_var = cx.storage_buffer(u32_t, 4, 2);
     let sg_id = cx.builtin(BuiltIn::SubgroupId);
     let sg_lane = cx.builtin(BuiltIn::SubgroupLocalInvocationId);
     let th = &plan.threads;
-    let data_var = cx.const_array(t, bytes, &th.iter().map(|x| x.data).collect::<Vec<_>>());
-    let arg_var = cx.const_array(
-        u32_t,
-        4,
-        &th.iter().map(|x| u64::from(x.arg)).collect::<Vec<_>>(),
-    );
-    let active_var = cx.const_array(
-        u32_t,
-        4,
-        &th.iter().map(|x| u64::from(x.active)).collect::<Vec<_>>(),
-    );
-    let n_var = cx.const_array(
-        u32_t,
-        4,
-        &th.iter().map(|x| u64::from(x.n)).collect::<Vec<_>>(),
-    );
+    let data: Vec<u64> = th.iter().map(|x| x.data).collect();
+    let tab: Vec<u64> = th
+        .iter()
+        .map(|x| u64::from(x.arg))
+        .chain(th.iter().map(|x| u64::from(x.active)))
+        .chain(th.iter().map(|x| u64::from(x.n)))
+        .collect();
     let f_id = cx.begin_main(threads)?;
     // Metal thread t = SIMD-group * w + SIMD lane, taken from the sub-group built-ins.
     let g = cx.b.load(u32_t, None, sg_id, None, []).map_err(bug)?;
@@ -1038,14 +1128,16 @@ pub fn emit_shuffle(
     let wc = cx.c32(w);
     let gw = cx.b.i_mul(u32_t, None, g, wc).map_err(bug)?;
     let tid = cx.b.i_add(u32_t, None, gw, l).map_err(bug)?;
-    let active = cx.load_private(active_var, u32_t, tid)?;
+    let tc = cx.c32(threads);
+    let active_at = cx.b.i_add(u32_t, None, tid, tc).map_err(bug)?;
+    let active = cx.load_storage(tab_var, u32_t, active_at)?;
     let zero = cx.c32(0);
     let is_active = cx.b.i_not_equal(bool_t, None, active, zero).map_err(bug)?;
     let function = plan.function;
     let broadcast_lane = plan.uniform_arg().unwrap_or(0);
     cx.if_then(is_active, |cx| {
-        let x = cx.load_private(data_var, t, tid)?;
-        let a = cx.load_private(arg_var, u32_t, tid)?;
+        let x = cx.load_storage(data_var, t, tid)?;
+        let a = cx.load_storage(tab_var, u32_t, tid)?;
         let sub = cx.c32(3); // Scope Subgroup
         let r = match function {
             SimdFunction::Shuffle => {
@@ -1077,7 +1169,8 @@ pub fn emit_shuffle(
                     cx.b.group_non_uniform_shuffle_down(t, None, sub, x, a)
                         .map_err(bug)?;
                 // Metal: the upper delta lanes keep their value (N: the group's size).
-                let n = cx.load_private(n_var, u32_t, tid)?;
+                let n_at = cx.b.i_add(u32_t, None, active_at, tc).map_err(bug)?;
+                let n = cx.load_storage(tab_var, u32_t, n_at)?;
                 let la = cx.b.i_add(u32_t, None, l, a).map_err(bug)?;
                 let inside = cx.b.u_less_than(bool_t, None, la, n).map_err(bug)?;
                 cx.b.select(t, None, inside, s, x).map_err(bug)?
@@ -1093,11 +1186,31 @@ pub fn emit_shuffle(
         local_size: threads,
         groups: 1,
         subgroup_size: Some(w),
-        buffers: vec![Buffer {
-            role: "results",
-            bytes: vec![0; (u64::from(threads) * bytes) as usize],
-        }],
+        buffers: vec![
+            Buffer {
+                role: "results",
+                bytes: vec![0; (u64::from(threads) * bytes) as usize],
+            },
+            Buffer {
+                role: "data",
+                bytes: le_bytes(bytes, &data),
+            },
+            Buffer {
+                role: "arguments, active, group sizes",
+                bytes: le_bytes(4, &tab),
+            },
+        ],
         ret_bytes: bytes,
+        operands: format!(
+            "{}{}",
+            operand_line(1, "datum per thread", bytes, &data),
+            operand_line(
+                2,
+                "argument per thread, then active (1) per thread, then SIMD-group size per thread",
+                4,
+                &tab
+            )
+        ),
     })
 }
 

@@ -89,7 +89,12 @@ pub struct VulkanAdapter {
     device: run::Device,
     plant: Plant,
     last: Option<String>,
+    /// naga's SPIR-V by WGSL source (the WGSL route; a shader's text is its shape's).
+    compiled: std::collections::HashMap<String, Result<Vec<u32>, wgsl::CompileError>>,
 }
+
+/// The most WGSL shaders kept compiled; when full, the map is emptied.
+const MAX_COMPILED: usize = 512;
 
 impl VulkanAdapter {
     /// Opens the device `selector` names (a known driver or a device name substring).
@@ -122,6 +127,7 @@ impl VulkanAdapter {
             device,
             plant,
             last: None,
+            compiled: std::collections::HashMap::new(),
         })
     }
 
@@ -152,6 +158,24 @@ impl VulkanAdapter {
     /// The features the emitters use.
     pub fn features(&self) -> Features {
         self.device.info.features
+    }
+
+    /// naga's SPIR-V for `src`, compiled once per shader text.
+    fn compile(&mut self, src: &str) -> Result<Vec<u32>, wgsl::CompileError> {
+        if let Some(r) = self.compiled.get(src) {
+            return r.clone();
+        }
+        if self.compiled.len() >= MAX_COMPILED {
+            self.compiled.clear();
+        }
+        let r = wgsl::compile(src);
+        self.compiled.insert(src.to_string(), r.clone());
+        r
+    }
+
+    /// Pipelines built and runs that reused a built one, since the device was opened.
+    pub fn pipeline_counts(&self) -> (u64, u64) {
+        self.device.pipeline_counts()
     }
 
     fn err(&self, kind: AdapterErrorKind) -> AdapterError {
@@ -355,7 +379,7 @@ impl Adapter for VulkanAdapter {
             "; {} work-group(s) of {} invocations\n{}",
             p.dispatch.groups,
             p.dispatch.local_size,
-            p.dispatch.disassemble()
+            p.dispatch.listing()
         ));
         let d = &mut p.dispatch;
         self.device
@@ -377,10 +401,10 @@ impl Adapter for VulkanAdapter {
         let f = self.device.info.features;
         let mut prepared = prepare(self.route, r, &f, self.plant).map_err(|e| self.err(e))?;
         if let Some(src) = &prepared.wgsl {
-            self.last = Some(src.clone());
+            self.last = Some(format!("{}{src}", prepared.dispatch.operands));
         }
         let words = match &prepared.wgsl {
-            Some(src) => match wgsl::compile(src) {
+            Some(src) => match self.compile(src) {
                 Ok(words) => words,
                 Err(wgsl::CompileError::Rejected(e)) => {
                     return Err(self.err(AdapterErrorKind::NotApplicable(format!(
@@ -399,7 +423,8 @@ impl Adapter for VulkanAdapter {
         prepared.dispatch.words = words;
         self.last = Some(match &prepared.wgsl {
             Some(src) => format!(
-                "{src}\n// naga's SPIR-V:\n{}",
+                "{}{src}\n// naga's SPIR-V:\n{}",
+                prepared.dispatch.operands,
                 prepared
                     .dispatch
                     .disassemble()
@@ -407,7 +432,7 @@ impl Adapter for VulkanAdapter {
                     .map(|l| format!("// {l}\n"))
                     .collect::<String>()
             ),
-            None => prepared.dispatch.disassemble(),
+            None => prepared.dispatch.listing(),
         });
         let d = &mut prepared.dispatch;
         self.device

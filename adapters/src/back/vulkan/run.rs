@@ -3,7 +3,9 @@
 //!
 //! The calls are foreign functions; this module allows `unsafe` for them. Every call's result
 //! is checked; buffers are host-visible and coherent, read only after a pipeline barrier to the
-//! host and the fence; every object is destroyed on every path ([`Guard`]). With validation
+//! host and the fence; every object is destroyed on every path (with the device, or on a
+//! failed run or creation). Pipelines are built once per module and kept, and a run reuses
+//! the command buffer, fence, descriptor pool and buffers of the last (issue 9). With validation
 //! on (`ATOMCTS_VULKAN_VALIDATION=1`), the Khronos validation layer is enabled and each of its
 //! warnings and errors during a case makes that case an infrastructure error.
 #![allow(unsafe_code)]
@@ -71,6 +73,12 @@ pub struct Device {
     queue: vk::Queue,
     family: u32,
     memory: vk::PhysicalDeviceMemoryProperties,
+    /// Built pipelines by module.
+    pipelines: Pipelines,
+    /// The driver's pipeline cache (shared by every pipeline built here).
+    pipeline_cache: vk::PipelineCache,
+    /// What runs reuse (`None` before the first run and after a failed one).
+    reused: Option<Reused>,
     /// What it reports.
     pub info: DeviceInfo,
 }
@@ -79,6 +87,14 @@ impl Drop for Device {
     fn drop(&mut self) {
         unsafe {
             let _ = self.device.device_wait_idle();
+            if let Some(mut r) = self.reused.take() {
+                r.destroy(&self.device);
+            }
+            self.pipelines.clear(&self.device);
+            if self.pipeline_cache != vk::PipelineCache::null() {
+                self.device
+                    .destroy_pipeline_cache(self.pipeline_cache, None);
+            }
             self.device.destroy_device(None);
             if let Some((d, m)) = self.debug.take() {
                 d.destroy_debug_utils_messenger(m, None);
@@ -349,8 +365,10 @@ impl Device {
         let memory = unsafe { instance.get_physical_device_memory_properties(pd) };
         let debug = opened.debug.take();
         opened.instance = None;
+        let pipeline_cache =
+            unsafe { device.create_pipeline_cache(&vk::PipelineCacheCreateInfo::default(), None) };
         let startup = take_messages();
-        let dev = Device {
+        let mut dev = Device {
             _entry: entry,
             instance,
             debug,
@@ -358,6 +376,9 @@ impl Device {
             queue,
             family,
             memory,
+            pipelines: Pipelines::default(),
+            pipeline_cache: vk::PipelineCache::null(),
+            reused: None,
             info: DeviceInfo {
                 name,
                 api_version: version(props.api_version),
@@ -365,6 +386,7 @@ impl Device {
                 features,
             },
         };
+        dev.pipeline_cache = pipeline_cache.map_err(|e| format!("vkCreatePipelineCache: {e}"))?;
         if !startup.is_empty() {
             return Err(format!(
                 "validation layer at device creation: {}",
@@ -374,20 +396,18 @@ impl Device {
         Ok(dev)
     }
 
-    fn memory_type(&self, bits: u32) -> Option<u32> {
-        let want = vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT;
-        (0..self.memory.memory_type_count).find(|i| {
-            bits & (1 << i) != 0
-                && self.memory.memory_types[*i as usize]
-                    .property_flags
-                    .contains(want)
-        })
-    }
-
     /// Runs `d` (`d.groups` work-groups) and reads every buffer back into `d.buffers`.
-    pub fn run(&self, d: &mut Dispatch) -> Result<(), String> {
+    ///
+    /// The pipeline of `d`'s module is built once and kept ([`Pipelines`]: issue 9, lavapipe
+    /// compiles every pipeline with LLVM); the command buffer, fence, descriptor pool and
+    /// host-visible buffers are created once and reused ([`Reused`]). After a failed run the
+    /// reused objects are destroyed (the device waited idle) and made again by the next run.
+    pub fn run(&mut self, d: &mut Dispatch) -> Result<(), String> {
         take_messages();
         let r = self.run_inner(d);
+        if r.is_err() {
+            self.drop_reused();
+        }
         let msgs = take_messages();
         match r {
             Ok(()) if msgs.is_empty() => Ok(()),
@@ -397,101 +417,183 @@ impl Device {
         }
     }
 
-    fn run_inner(&self, d: &mut Dispatch) -> Result<(), String> {
+    /// Pipelines built (each was kept in the cache) and runs that reused one, since the open.
+    pub fn pipeline_counts(&self) -> (u64, u64) {
+        (self.pipelines.built, self.pipelines.hits)
+    }
+
+    /// The cached pipeline for `d`, built on a miss.
+    fn pipeline(&mut self, d: &Dispatch) -> Result<Cached, String> {
+        let key = PipelineKey {
+            words: d.words.clone(),
+            subgroup_size: d.subgroup_size,
+            bindings: d.buffers.len() as u32,
+        };
+        if let Some(c) = self.pipelines.map.get(&key) {
+            self.pipelines.hits += 1;
+            return Ok(*c);
+        }
+        if self.pipelines.map.len() >= MAX_PIPELINES {
+            self.pipelines.clear(&self.device);
+        }
+        let c = build_pipeline(&self.device, self.pipeline_cache, &key)?;
+        self.pipelines.built += 1;
+        self.pipelines.map.insert(key, c);
+        Ok(c)
+    }
+
+    /// The reused objects, made on first use (or after a failed run).
+    fn reused(&mut self) -> Result<(), String> {
+        if self.reused.is_some() {
+            return Ok(());
+        }
         let dev = &self.device;
-        let mut g = Guard::default_for(dev);
-        let smci = vk::ShaderModuleCreateInfo::default().code(&d.words);
-        let module = unsafe { dev.create_shader_module(&smci, None) }
-            .map_err(|e| format!("vkCreateShaderModule: {e}"))?;
-        g.module = module;
-        // Buffers.
-        let mut mapped = Vec::new();
-        for b in &d.buffers {
-            let size = (b.bytes.len().max(8) as u64).div_ceil(8) * 8;
-            let bci = vk::BufferCreateInfo::default()
-                .size(size)
-                .usage(vk::BufferUsageFlags::STORAGE_BUFFER)
-                .sharing_mode(vk::SharingMode::EXCLUSIVE);
-            let buf = unsafe { dev.create_buffer(&bci, None) }
-                .map_err(|e| format!("vkCreateBuffer ({}): {e}", b.role))?;
-            g.buffers.push(buf);
-            let req = unsafe { dev.get_buffer_memory_requirements(buf) };
-            let ty = self
-                .memory_type(req.memory_type_bits)
+        let mut r = Reused::null();
+        let made = (|| -> Result<(), String> {
+            let cpci = vk::CommandPoolCreateInfo::default().queue_family_index(self.family);
+            r.command_pool = unsafe { dev.create_command_pool(&cpci, None) }
+                .map_err(|e| format!("vkCreateCommandPool: {e}"))?;
+            let cbai = vk::CommandBufferAllocateInfo::default()
+                .command_pool(r.command_pool)
+                .level(vk::CommandBufferLevel::PRIMARY)
+                .command_buffer_count(1);
+            r.command_buffer = unsafe { dev.allocate_command_buffers(&cbai) }
+                .map_err(|e| format!("vkAllocateCommandBuffers: {e}"))?[0];
+            r.fence = unsafe { dev.create_fence(&vk::FenceCreateInfo::default(), None) }
+                .map_err(|e| format!("vkCreateFence: {e}"))?;
+            let sizes = [vk::DescriptorPoolSize::default()
+                .ty(vk::DescriptorType::STORAGE_BUFFER)
+                .descriptor_count(MAX_BINDINGS)];
+            let dpci = vk::DescriptorPoolCreateInfo::default()
+                .max_sets(1)
+                .pool_sizes(&sizes);
+            r.pool = unsafe { dev.create_descriptor_pool(&dpci, None) }
+                .map_err(|e| format!("vkCreateDescriptorPool: {e}"))?;
+            Ok(())
+        })();
+        match made {
+            Ok(()) => {
+                self.reused = Some(r);
+                Ok(())
+            }
+            Err(e) => {
+                r.destroy(dev);
+                Err(e)
+            }
+        }
+    }
+
+    /// Destroys the reused objects after waiting for the device.
+    fn drop_reused(&mut self) {
+        if let Some(mut r) = self.reused.take() {
+            unsafe {
+                let _ = self.device.device_wait_idle();
+            }
+            r.destroy(&self.device);
+        }
+    }
+
+    /// Reused host-visible buffer `i`, at least `size` bytes (grown by powers of two).
+    fn host_buffer(&mut self, i: usize, size: u64) -> Result<HostBuffer, String> {
+        let Some(r) = self.reused.as_mut() else {
+            return Err("no reused objects (a back-end bug)".into());
+        };
+        if let Some(b) = r.buffers.get(i)
+            && b.size >= size
+        {
+            return Ok(*b);
+        }
+        let dev = &self.device;
+        let want = size.next_power_of_two().max(256);
+        let bci = vk::BufferCreateInfo::default()
+            .size(want)
+            .usage(vk::BufferUsageFlags::STORAGE_BUFFER)
+            .sharing_mode(vk::SharingMode::EXCLUSIVE);
+        let buffer = unsafe { dev.create_buffer(&bci, None) }
+            .map_err(|e| format!("vkCreateBuffer (binding {i}): {e}"))?;
+        let mut hb = HostBuffer {
+            buffer,
+            memory: vk::DeviceMemory::null(),
+            ptr: std::ptr::null_mut(),
+            size: want,
+        };
+        let bound = (|| -> Result<(), String> {
+            let req = unsafe { dev.get_buffer_memory_requirements(buffer) };
+            let want_flags =
+                vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT;
+            let ty = (0..self.memory.memory_type_count)
+                .find(|t| {
+                    req.memory_type_bits & (1 << t) != 0
+                        && self.memory.memory_types[*t as usize]
+                            .property_flags
+                            .contains(want_flags)
+                })
                 .ok_or("no host-visible coherent memory type")?;
             let mai = vk::MemoryAllocateInfo::default()
                 .allocation_size(req.size)
                 .memory_type_index(ty);
-            let mem = unsafe { dev.allocate_memory(&mai, None) }
+            hb.memory = unsafe { dev.allocate_memory(&mai, None) }
                 .map_err(|e| format!("vkAllocateMemory: {e}"))?;
-            g.memories.push(mem);
-            unsafe { dev.bind_buffer_memory(buf, mem, 0) }
+            unsafe { dev.bind_buffer_memory(buffer, hb.memory, 0) }
                 .map_err(|e| format!("vkBindBufferMemory: {e}"))?;
-            let p = unsafe { dev.map_memory(mem, 0, size, vk::MemoryMapFlags::empty()) }
+            hb.ptr = unsafe { dev.map_memory(hb.memory, 0, want, vk::MemoryMapFlags::empty()) }
                 .map_err(|e| format!("vkMapMemory: {e}"))?
                 .cast::<u8>();
+            Ok(())
+        })();
+        if let Err(e) = bound {
+            hb.destroy(dev);
+            return Err(e);
+        }
+        if let Some(old) = r.buffers.get_mut(i) {
+            // The fence of the last run was waited for: the old buffer is idle.
+            old.destroy(dev);
+            *old = hb;
+        } else {
+            r.buffers.push(hb);
+        }
+        Ok(hb)
+    }
+
+    fn run_inner(&mut self, d: &mut Dispatch) -> Result<(), String> {
+        if d.buffers.len() > MAX_BINDINGS as usize {
+            return Err(format!(
+                "{} storage buffers (this back end binds at most {MAX_BINDINGS})",
+                d.buffers.len()
+            ));
+        }
+        let p = self.pipeline(d)?;
+        self.reused()?;
+        // Buffers: each binding's range is the case's size (as a buffer of its own would be).
+        let mut mapped = Vec::with_capacity(d.buffers.len());
+        for (i, b) in d.buffers.iter().enumerate() {
+            let size = (b.bytes.len().max(8) as u64).div_ceil(8) * 8;
+            let hb = self.host_buffer(i, size)?;
             unsafe {
-                std::ptr::write_bytes(p, 0, size as usize);
-                std::ptr::copy_nonoverlapping(b.bytes.as_ptr(), p, b.bytes.len());
+                std::ptr::write_bytes(hb.ptr, 0, size as usize);
+                std::ptr::copy_nonoverlapping(b.bytes.as_ptr(), hb.ptr, b.bytes.len());
             }
-            mapped.push((p, size));
+            mapped.push((hb, size));
         }
-        let bindings: Vec<_> = (0..d.buffers.len() as u32)
-            .map(|i| {
-                vk::DescriptorSetLayoutBinding::default()
-                    .binding(i)
-                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-                    .descriptor_count(1)
-                    .stage_flags(vk::ShaderStageFlags::COMPUTE)
-            })
-            .collect();
-        let dslci = vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings);
-        g.set_layout = unsafe { dev.create_descriptor_set_layout(&dslci, None) }
-            .map_err(|e| format!("vkCreateDescriptorSetLayout: {e}"))?;
-        let layouts = [g.set_layout];
-        let plci = vk::PipelineLayoutCreateInfo::default().set_layouts(&layouts);
-        g.pipeline_layout = unsafe { dev.create_pipeline_layout(&plci, None) }
-            .map_err(|e| format!("vkCreatePipelineLayout: {e}"))?;
-        let entry = CString::new(ENTRY).map_err(|e| e.to_string())?;
-        let mut required = vk::PipelineShaderStageRequiredSubgroupSizeCreateInfo::default()
-            .required_subgroup_size(d.subgroup_size.unwrap_or(0));
-        let mut stage = vk::PipelineShaderStageCreateInfo::default()
-            .stage(vk::ShaderStageFlags::COMPUTE)
-            .module(module)
-            .name(&entry);
-        if d.subgroup_size.is_some() {
-            stage = stage
-                .flags(vk::PipelineShaderStageCreateFlags::REQUIRE_FULL_SUBGROUPS)
-                .push_next(&mut required);
-        }
-        let cpci = [vk::ComputePipelineCreateInfo::default()
-            .stage(stage)
-            .layout(g.pipeline_layout)];
-        let pipelines =
-            unsafe { dev.create_compute_pipelines(vk::PipelineCache::null(), &cpci, None) }
-                .map_err(|(_, e)| format!("vkCreateComputePipelines: {e}"))?;
-        g.pipeline = pipelines[0];
-        let sizes = [vk::DescriptorPoolSize::default()
-            .ty(vk::DescriptorType::STORAGE_BUFFER)
-            .descriptor_count(d.buffers.len().max(1) as u32)];
-        let dpci = vk::DescriptorPoolCreateInfo::default()
-            .max_sets(1)
-            .pool_sizes(&sizes);
-        g.pool = unsafe { dev.create_descriptor_pool(&dpci, None) }
-            .map_err(|e| format!("vkCreateDescriptorPool: {e}"))?;
+        let dev = &self.device;
+        let Some(r) = self.reused.as_ref() else {
+            return Err("no reused objects (a back-end bug)".into());
+        };
+        unsafe { dev.reset_descriptor_pool(r.pool, vk::DescriptorPoolResetFlags::empty()) }
+            .map_err(|e| format!("vkResetDescriptorPool: {e}"))?;
+        let layouts = [p.set_layout];
         let dsai = vk::DescriptorSetAllocateInfo::default()
-            .descriptor_pool(g.pool)
+            .descriptor_pool(r.pool)
             .set_layouts(&layouts);
         let set = unsafe { dev.allocate_descriptor_sets(&dsai) }
             .map_err(|e| format!("vkAllocateDescriptorSets: {e}"))?[0];
-        let infos: Vec<[vk::DescriptorBufferInfo; 1]> = g
-            .buffers
+        let infos: Vec<[vk::DescriptorBufferInfo; 1]> = mapped
             .iter()
-            .map(|b| {
+            .map(|(hb, size)| {
                 [vk::DescriptorBufferInfo::default()
-                    .buffer(*b)
+                    .buffer(hb.buffer)
                     .offset(0)
-                    .range(vk::WHOLE_SIZE)]
+                    .range(*size)]
             })
             .collect();
         let writes: Vec<_> = infos
@@ -506,28 +608,22 @@ impl Device {
             })
             .collect();
         unsafe { dev.update_descriptor_sets(&writes, &[]) };
-        let cpci = vk::CommandPoolCreateInfo::default().queue_family_index(self.family);
-        g.command_pool = unsafe { dev.create_command_pool(&cpci, None) }
-            .map_err(|e| format!("vkCreateCommandPool: {e}"))?;
-        let cbai = vk::CommandBufferAllocateInfo::default()
-            .command_pool(g.command_pool)
-            .level(vk::CommandBufferLevel::PRIMARY)
-            .command_buffer_count(1);
-        let cb = unsafe { dev.allocate_command_buffers(&cbai) }
-            .map_err(|e| format!("vkAllocateCommandBuffers: {e}"))?[0];
+        let cb = r.command_buffer;
         let begin = vk::CommandBufferBeginInfo::default()
             .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
         let to_host = [vk::MemoryBarrier::default()
             .src_access_mask(vk::AccessFlags::SHADER_WRITE)
             .dst_access_mask(vk::AccessFlags::HOST_READ)];
         unsafe {
+            dev.reset_command_pool(r.command_pool, vk::CommandPoolResetFlags::empty())
+                .map_err(|e| format!("vkResetCommandPool: {e}"))?;
             dev.begin_command_buffer(cb, &begin)
                 .map_err(|e| format!("vkBeginCommandBuffer: {e}"))?;
-            dev.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, g.pipeline);
+            dev.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, p.pipeline);
             dev.cmd_bind_descriptor_sets(
                 cb,
                 vk::PipelineBindPoint::COMPUTE,
-                g.pipeline_layout,
+                p.pipeline_layout,
                 0,
                 &[set],
                 &[],
@@ -545,14 +641,14 @@ impl Device {
             dev.end_command_buffer(cb)
                 .map_err(|e| format!("vkEndCommandBuffer: {e}"))?;
         }
-        g.fence = unsafe { dev.create_fence(&vk::FenceCreateInfo::default(), None) }
-            .map_err(|e| format!("vkCreateFence: {e}"))?;
         let cbs = [cb];
         let submit = [vk::SubmitInfo::default().command_buffers(&cbs)];
         unsafe {
-            dev.queue_submit(self.queue, &submit, g.fence)
+            dev.reset_fences(&[r.fence])
+                .map_err(|e| format!("vkResetFences: {e}"))?;
+            dev.queue_submit(self.queue, &submit, r.fence)
                 .map_err(|e| format!("vkQueueSubmit: {e}"))?;
-            dev.wait_for_fences(&[g.fence], true, fence_timeout_ns())
+            dev.wait_for_fences(&[r.fence], true, fence_timeout_ns())
                 .map_err(|e| {
                     format!(
                         "vkWaitForFences: {e} (the dispatch, which on a CPU driver includes compiling the shader, did not finish within {} s; ATOMCTS_VULKAN_TIMEOUT_S sets the limit)",
@@ -560,10 +656,197 @@ impl Device {
                     )
                 })?;
         }
-        for (b, (p, _)) in d.buffers.iter_mut().zip(&mapped) {
-            unsafe { std::ptr::copy_nonoverlapping(*p, b.bytes.as_mut_ptr(), b.bytes.len()) };
+        for (b, (hb, _)) in d.buffers.iter_mut().zip(&mapped) {
+            unsafe { std::ptr::copy_nonoverlapping(hb.ptr, b.bytes.as_mut_ptr(), b.bytes.len()) };
         }
         Ok(())
+    }
+}
+
+/// The most storage buffers a dispatch binds (the emitters use at most 6).
+const MAX_BINDINGS: u32 = 8;
+
+/// The most pipelines kept; when full, the cache is emptied (a module's text depends only on
+/// its shape: op, type, space, invocations; the corpus has a few hundred).
+const MAX_PIPELINES: usize = 512;
+
+/// What identifies a pipeline: the module, the required sub-group size and the bindings.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct PipelineKey {
+    words: Vec<u32>,
+    subgroup_size: Option<u32>,
+    bindings: u32,
+}
+
+/// A built pipeline and what it needs, destroyed with the device (or when the cache is
+/// emptied).
+#[derive(Clone, Copy, Debug)]
+struct Cached {
+    module: vk::ShaderModule,
+    set_layout: vk::DescriptorSetLayout,
+    pipeline_layout: vk::PipelineLayout,
+    pipeline: vk::Pipeline,
+}
+
+impl Cached {
+    fn destroy(&self, d: &ash::Device) {
+        unsafe {
+            if self.pipeline != vk::Pipeline::null() {
+                d.destroy_pipeline(self.pipeline, None);
+            }
+            if self.pipeline_layout != vk::PipelineLayout::null() {
+                d.destroy_pipeline_layout(self.pipeline_layout, None);
+            }
+            if self.set_layout != vk::DescriptorSetLayout::null() {
+                d.destroy_descriptor_set_layout(self.set_layout, None);
+            }
+            if self.module != vk::ShaderModule::null() {
+                d.destroy_shader_module(self.module, None);
+            }
+        }
+    }
+}
+
+/// Built pipelines by module (issue 9: one per shape, not one per case).
+#[derive(Default)]
+struct Pipelines {
+    map: std::collections::HashMap<PipelineKey, Cached>,
+    built: u64,
+    hits: u64,
+}
+
+impl Pipelines {
+    /// Destroys every pipeline (none is in use: each run waits for its fence).
+    fn clear(&mut self, d: &ash::Device) {
+        for (_, c) in self.map.drain() {
+            c.destroy(d);
+        }
+    }
+}
+
+/// Builds the shader module, layouts and compute pipeline of `key`; on failure destroys what
+/// it made.
+fn build_pipeline(
+    dev: &ash::Device,
+    cache: vk::PipelineCache,
+    key: &PipelineKey,
+) -> Result<Cached, String> {
+    let mut c = Cached {
+        module: vk::ShaderModule::null(),
+        set_layout: vk::DescriptorSetLayout::null(),
+        pipeline_layout: vk::PipelineLayout::null(),
+        pipeline: vk::Pipeline::null(),
+    };
+    let made = (|| -> Result<(), String> {
+        let smci = vk::ShaderModuleCreateInfo::default().code(&key.words);
+        c.module = unsafe { dev.create_shader_module(&smci, None) }
+            .map_err(|e| format!("vkCreateShaderModule: {e}"))?;
+        let bindings: Vec<_> = (0..key.bindings)
+            .map(|i| {
+                vk::DescriptorSetLayoutBinding::default()
+                    .binding(i)
+                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                    .descriptor_count(1)
+                    .stage_flags(vk::ShaderStageFlags::COMPUTE)
+            })
+            .collect();
+        let dslci = vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings);
+        c.set_layout = unsafe { dev.create_descriptor_set_layout(&dslci, None) }
+            .map_err(|e| format!("vkCreateDescriptorSetLayout: {e}"))?;
+        let layouts = [c.set_layout];
+        let plci = vk::PipelineLayoutCreateInfo::default().set_layouts(&layouts);
+        c.pipeline_layout = unsafe { dev.create_pipeline_layout(&plci, None) }
+            .map_err(|e| format!("vkCreatePipelineLayout: {e}"))?;
+        let entry = CString::new(ENTRY).map_err(|e| e.to_string())?;
+        let mut required = vk::PipelineShaderStageRequiredSubgroupSizeCreateInfo::default()
+            .required_subgroup_size(key.subgroup_size.unwrap_or(0));
+        let mut stage = vk::PipelineShaderStageCreateInfo::default()
+            .stage(vk::ShaderStageFlags::COMPUTE)
+            .module(c.module)
+            .name(&entry);
+        if key.subgroup_size.is_some() {
+            stage = stage
+                .flags(vk::PipelineShaderStageCreateFlags::REQUIRE_FULL_SUBGROUPS)
+                .push_next(&mut required);
+        }
+        let cpci = [vk::ComputePipelineCreateInfo::default()
+            .stage(stage)
+            .layout(c.pipeline_layout)];
+        let pipelines = unsafe { dev.create_compute_pipelines(cache, &cpci, None) }
+            .map_err(|(_, e)| format!("vkCreateComputePipelines: {e}"))?;
+        c.pipeline = pipelines[0];
+        Ok(())
+    })();
+    match made {
+        Ok(()) => Ok(c),
+        Err(e) => {
+            c.destroy(dev);
+            Err(e)
+        }
+    }
+}
+
+/// A host-visible, coherent storage buffer, mapped for its lifetime.
+#[derive(Clone, Copy, Debug)]
+struct HostBuffer {
+    buffer: vk::Buffer,
+    memory: vk::DeviceMemory,
+    ptr: *mut u8,
+    size: u64,
+}
+
+impl HostBuffer {
+    fn destroy(&self, d: &ash::Device) {
+        unsafe {
+            if self.buffer != vk::Buffer::null() {
+                d.destroy_buffer(self.buffer, None);
+            }
+            if self.memory != vk::DeviceMemory::null() {
+                // Freeing unmaps it.
+                d.free_memory(self.memory, None);
+            }
+        }
+    }
+}
+
+/// What every run reuses: one command pool and buffer, one fence, one descriptor pool (one
+/// set, reset per run) and the buffers by binding.
+struct Reused {
+    command_pool: vk::CommandPool,
+    command_buffer: vk::CommandBuffer,
+    fence: vk::Fence,
+    pool: vk::DescriptorPool,
+    buffers: Vec<HostBuffer>,
+}
+
+impl Reused {
+    fn null() -> Reused {
+        Reused {
+            command_pool: vk::CommandPool::null(),
+            command_buffer: vk::CommandBuffer::null(),
+            fence: vk::Fence::null(),
+            pool: vk::DescriptorPool::null(),
+            buffers: Vec::new(),
+        }
+    }
+
+    /// Destroys everything (the device must be idle).
+    fn destroy(&mut self, d: &ash::Device) {
+        unsafe {
+            if self.fence != vk::Fence::null() {
+                d.destroy_fence(self.fence, None);
+            }
+            if self.command_pool != vk::CommandPool::null() {
+                d.destroy_command_pool(self.command_pool, None);
+            }
+            if self.pool != vk::DescriptorPool::null() {
+                d.destroy_descriptor_pool(self.pool, None);
+            }
+        }
+        for b in self.buffers.drain(..) {
+            b.destroy(d);
+        }
+        *self = Reused::null();
     }
 }
 
@@ -592,73 +875,6 @@ impl Drop for OpenGuard {
             }
             if let Some(i) = self.instance.take() {
                 i.destroy_instance(None);
-            }
-        }
-    }
-}
-
-/// Destroys what a run created, on every path.
-struct Guard<'a> {
-    device: &'a ash::Device,
-    module: vk::ShaderModule,
-    buffers: Vec<vk::Buffer>,
-    memories: Vec<vk::DeviceMemory>,
-    set_layout: vk::DescriptorSetLayout,
-    pipeline_layout: vk::PipelineLayout,
-    pipeline: vk::Pipeline,
-    pool: vk::DescriptorPool,
-    command_pool: vk::CommandPool,
-    fence: vk::Fence,
-}
-
-impl<'a> Guard<'a> {
-    fn default_for(device: &'a ash::Device) -> Guard<'a> {
-        Guard {
-            device,
-            module: vk::ShaderModule::null(),
-            buffers: Vec::new(),
-            memories: Vec::new(),
-            set_layout: vk::DescriptorSetLayout::null(),
-            pipeline_layout: vk::PipelineLayout::null(),
-            pipeline: vk::Pipeline::null(),
-            pool: vk::DescriptorPool::null(),
-            command_pool: vk::CommandPool::null(),
-            fence: vk::Fence::null(),
-        }
-    }
-}
-
-impl Drop for Guard<'_> {
-    fn drop(&mut self) {
-        let d = self.device;
-        unsafe {
-            let _ = d.device_wait_idle();
-            if self.fence != vk::Fence::null() {
-                d.destroy_fence(self.fence, None);
-            }
-            if self.command_pool != vk::CommandPool::null() {
-                d.destroy_command_pool(self.command_pool, None);
-            }
-            if self.pool != vk::DescriptorPool::null() {
-                d.destroy_descriptor_pool(self.pool, None);
-            }
-            if self.pipeline != vk::Pipeline::null() {
-                d.destroy_pipeline(self.pipeline, None);
-            }
-            if self.pipeline_layout != vk::PipelineLayout::null() {
-                d.destroy_pipeline_layout(self.pipeline_layout, None);
-            }
-            if self.set_layout != vk::DescriptorSetLayout::null() {
-                d.destroy_descriptor_set_layout(self.set_layout, None);
-            }
-            for b in self.buffers.drain(..) {
-                d.destroy_buffer(b, None);
-            }
-            for m in self.memories.drain(..) {
-                d.free_memory(m, None);
-            }
-            if self.module != vk::ShaderModule::null() {
-                d.destroy_shader_module(self.module, None);
             }
         }
     }

@@ -22,10 +22,16 @@
 //! shader-creation error applies to it). The Metal boundary rule of simd_shuffle_up/down is
 //! added with `select`, as in the SPIR-V route.
 //!
+//! As on the SPIR-V route, the shader's text depends only on the case's shape: indices and
+//! operands are read from `var<storage, read>` buffers (listed as comments above the shader
+//! printed for a failing case), so naga compiles, and the driver builds, one shader per shape.
+//!
 //! The WGSL rules on shader creation that naga must enforce are checked by
 //! `adapters/wgsl-cases/shader_creation.toml` (test `wgsl_shader_creation`).
 
-use crate::back::vulkan::emit::{Buffer, Dispatch, Features, check_shuffle};
+use crate::back::vulkan::emit::{
+    Buffer, Dispatch, Features, check_shuffle, le_bytes, operand_line,
+};
 use crate::plan::{NotApplicable, Plan};
 use crate::shuffle::ShufflePlan;
 use atomcts_reference::ir::{AtomicOp, Compare};
@@ -155,14 +161,26 @@ pub fn emit_atomic(plan: &Plan, mem: Vec<u8>, f: &Features) -> Result<Shader, No
             f.max_shared_bytes
         ));
     }
-    let list = |g: &dyn Fn(&crate::plan::Item) -> String| {
-        plan.items.iter().map(g).collect::<Vec<_>>().join(", ")
-    };
+    // The shape: a power-of-two workgroup (invocations past N only copy workgroup memory) and
+    // workgroup memory of a power-of-two element count, where the device allows.
+    let local = Some(n.next_power_of_two())
+        .filter(|l| *l as u32 <= f.max_invocations)
+        .unwrap_or(n);
+    let lm_elems = Some(elems.max(1).next_power_of_two())
+        .filter(|e| e * 4 <= u64::from(f.max_shared_bytes))
+        .unwrap_or(elems);
+    let inv: Vec<u64> = [n as u64, elems]
+        .into_iter()
+        .chain(plan.items.iter().map(|i| i.offset / 4))
+        .collect();
+    let src0: Vec<u64> = plan.items.iter().map(|i| i.src[0]).collect();
+    let src1: Vec<u64> = plan.items.iter().map(|i| i.src[1]).collect();
+    let cas = plan.op == AtomicOp::Cas;
     let mut s = String::new();
     let w = &mut s;
     let _ = writeln!(
         w,
-        "// atomcts: {} {} on {} memory, {n} invocations in one workgroup",
+        "// atomcts: {} {} on {} memory, N invocations of a workgroup of {local}",
         plan.op.name(),
         plan.ty.name(),
         plan.space.name()
@@ -186,83 +204,106 @@ pub fn emit_atomic(plan: &Plan, mem: Vec<u8>, f: &Features) -> Result<Shader, No
     );
     let _ = writeln!(
         w,
-        "var<private> IDX: array<u32, {n}> = array<u32, {n}>({});",
-        list(&|i| u32_lit(i.offset / 4))
+        "// INV: N, ELEMS, then each invocation's element index; SRC0, SRC1: its operands"
     );
     let _ = writeln!(
         w,
-        "var<private> SRC0: array<{t}, {n}> = array<{t}, {n}>({});",
-        list(&|i| lit(i.src[0]))
+        "@group(0) @binding(3) var<storage, read> INV: array<u32>;"
     );
-    if plan.op == AtomicOp::Cas {
+    let _ = writeln!(
+        w,
+        "@group(0) @binding(4) var<storage, read> SRC0: array<{t}>;"
+    );
+    if cas {
         let _ = writeln!(
             w,
-            "var<private> SRC1: array<{t}, {n}> = array<{t}, {n}>({});",
-            list(&|i| lit(i.src[1]))
+            "@group(0) @binding(5) var<storage, read> SRC1: array<{t}>;"
         );
     }
     if shared {
-        let _ = writeln!(w, "var<workgroup> lm: array<atomic<{t}>, {elems}>;");
+        let _ = writeln!(w, "var<workgroup> lm: array<atomic<{t}>, {lm_elems}>;");
     }
-    let _ = writeln!(w, "@compute @workgroup_size({n})");
+    let _ = writeln!(w, "@compute @workgroup_size({local})");
     let _ = writeln!(w, "fn main(@builtin(local_invocation_index) i: u32) {{");
     let buf = if shared {
         let _ = writeln!(
             w,
-            "    for (var j = i; j < {elems}u; j += {n}u) {{ atomicStore(&lm[j], mem[j]); }}"
+            "    for (var j = i; j < INV[1]; j += {local}u) {{ atomicStore(&lm[j], mem[j]); }}"
         );
         let _ = writeln!(w, "    workgroupBarrier();");
         "lm"
     } else {
         "mem"
     };
-    let p = format!("&{buf}[IDX[i]]");
+    let _ = writeln!(w, "    if (i < INV[0]) {{");
+    let p = format!("&{buf}[INV[i + 2u]]");
     match plan.op {
         AtomicOp::Store => {
-            let _ = writeln!(w, "    {call}({p}, SRC0[i]);");
-            let _ = writeln!(w, "    ret[i] = {};", lit(0));
-            let _ = writeln!(w, "    ok[i] = 1u;");
+            let _ = writeln!(w, "        {call}({p}, SRC0[i]);");
+            let _ = writeln!(w, "        ret[i] = {};", lit(0));
+            let _ = writeln!(w, "        ok[i] = 1u;");
         }
         AtomicOp::Cas => {
-            let _ = writeln!(w, "    let r = {call}({p}, SRC0[i], SRC1[i]);");
-            let _ = writeln!(w, "    ret[i] = r.old_value;");
-            let _ = writeln!(w, "    ok[i] = select(0u, 1u, r.exchanged);");
+            let _ = writeln!(w, "        let r = {call}({p}, SRC0[i], SRC1[i]);");
+            let _ = writeln!(w, "        ret[i] = r.old_value;");
+            let _ = writeln!(w, "        ok[i] = select(0u, 1u, r.exchanged);");
         }
         _ => {
-            let _ = writeln!(w, "    ret[i] = {call}({p}, SRC0[i]);");
-            let _ = writeln!(w, "    ok[i] = 1u;");
+            let _ = writeln!(w, "        ret[i] = {call}({p}, SRC0[i]);");
+            let _ = writeln!(w, "        ok[i] = 1u;");
         }
     }
+    let _ = writeln!(w, "    }}");
     if shared {
         let _ = writeln!(w, "    workgroupBarrier();");
         let _ = writeln!(
             w,
-            "    for (var j = i; j < {elems}u; j += {n}u) {{ mem[j] = atomicLoad(&lm[j]); }}"
+            "    for (var j = i; j < INV[1]; j += {local}u) {{ mem[j] = atomicLoad(&lm[j]); }}"
         );
     }
     let _ = writeln!(w, "}}");
+    let comment = |l: String| l.replacen(';', "//", 1);
+    let mut operands = comment(operand_line(3, "INV", 4, &inv));
+    operands.push_str(&comment(operand_line(4, "SRC0", 4, &src0)));
+    let mut buffers = vec![
+        Buffer {
+            role: "memory",
+            bytes: mem,
+        },
+        Buffer {
+            role: "returned values",
+            bytes: vec![0; n * 4],
+        },
+        Buffer {
+            role: "compare-exchange success",
+            bytes: vec![0; n * 4],
+        },
+        Buffer {
+            role: "invocations",
+            bytes: le_bytes(4, &inv),
+        },
+        Buffer {
+            role: "first operands",
+            bytes: le_bytes(4, &src0),
+        },
+    ];
+    if cas {
+        operands.push_str(&comment(operand_line(5, "SRC1", 4, &src1)));
+        buffers.push(Buffer {
+            role: "second operands",
+            bytes: le_bytes(4, &src1),
+        });
+    }
     Ok(Shader {
         source: s,
         dispatch: Dispatch {
             words: Vec::new(),
-            local_size: n as u32,
+            local_size: local as u32,
             groups: 1,
             subgroup_size: None,
-            buffers: vec![
-                Buffer {
-                    role: "memory",
-                    bytes: mem,
-                },
-                Buffer {
-                    role: "returned values",
-                    bytes: vec![0; n * 4],
-                },
-                Buffer {
-                    role: "compare-exchange success",
-                    bytes: vec![0; n * 4],
-                },
-            ],
+            buffers,
             ret_bytes: 4,
+            operands,
         },
     })
 }
@@ -297,13 +338,18 @@ pub fn emit_shuffle(plan: &ShufflePlan, f: &Features) -> Result<Shader, NotAppli
                 "{call}: the argument differs between SIMD-groups, and WGSL requires it to be uniform",
             ));
         }
-        (false, _) => "ARG[t]".to_string(),
+        (false, _) => "TAB[t]".to_string(),
     };
     let w_ = plan.width;
     let threads = plan.threads.len();
-    let list = |g: &dyn Fn(&crate::shuffle::Thread) -> String| {
-        plan.threads.iter().map(g).collect::<Vec<_>>().join(", ")
-    };
+    let th = &plan.threads;
+    let data: Vec<u64> = th.iter().map(|x| x.data).collect();
+    let tab: Vec<u64> = th
+        .iter()
+        .map(|x| u64::from(x.arg))
+        .chain(th.iter().map(|x| u64::from(x.active)))
+        .chain(th.iter().map(|x| u64::from(x.n)))
+        .collect();
     let mut s = String::new();
     let w = &mut s;
     // WGSL §4.1.1 requires `enable subgroups;` before the subgroup built-ins; naga 30 rejects
@@ -321,23 +367,15 @@ pub fn emit_shuffle(plan: &ShufflePlan, f: &Features) -> Result<Shader, NotAppli
     );
     let _ = writeln!(
         w,
-        "var<private> DATA: array<u32, {threads}> = array<u32, {threads}>({});",
-        list(&|x| u32_lit(x.data))
+        "// DATA: each thread's datum; TAB: its argument, then whether it is active, then its SIMD-group's size ({threads} each)"
     );
     let _ = writeln!(
         w,
-        "var<private> ARG: array<u32, {threads}> = array<u32, {threads}>({});",
-        list(&|x| format!("{}u", x.arg))
+        "@group(0) @binding(1) var<storage, read> DATA: array<u32>;"
     );
     let _ = writeln!(
         w,
-        "var<private> ACTIVE: array<bool, {threads}> = array<bool, {threads}>({});",
-        list(&|x| x.active.to_string())
-    );
-    let _ = writeln!(
-        w,
-        "var<private> N: array<u32, {threads}> = array<u32, {threads}>({});",
-        list(&|x| format!("{}u", x.n))
+        "@group(0) @binding(2) var<storage, read> TAB: array<u32>;"
     );
     let _ = writeln!(w, "@compute @workgroup_size({threads})");
     let _ = writeln!(
@@ -345,12 +383,17 @@ pub fn emit_shuffle(plan: &ShufflePlan, f: &Features) -> Result<Shader, NotAppli
         "fn main(@builtin(subgroup_id) g: u32, @builtin(subgroup_invocation_id) l: u32) {{"
     );
     let _ = writeln!(w, "    let t = g * {w_}u + l;");
-    let _ = writeln!(w, "    if (ACTIVE[t]) {{");
+    let _ = writeln!(w, "    if (TAB[t + {threads}u] != 0u) {{");
     let _ = writeln!(w, "        let x = DATA[t];");
     let _ = writeln!(w, "        let a = {arg};");
     let expr = match plan.function {
         SimdFunction::ShuffleUp => format!("select(x, {call}(x, {arg}), l >= a)"),
-        SimdFunction::ShuffleDown => format!("select(x, {call}(x, {arg}), l + a < N[t])"),
+        SimdFunction::ShuffleDown => {
+            format!(
+                "select(x, {call}(x, {arg}), l + a < TAB[t + {}u])",
+                2 * threads
+            )
+        }
         _ => format!("{call}(x, {arg})"),
     };
     let _ = writeln!(w, "        out[t] = {expr};");
@@ -363,11 +406,26 @@ pub fn emit_shuffle(plan: &ShufflePlan, f: &Features) -> Result<Shader, NotAppli
             local_size: threads as u32,
             groups: 1,
             subgroup_size: Some(w_),
-            buffers: vec![Buffer {
-                role: "results",
-                bytes: vec![0; threads * 4],
-            }],
+            buffers: vec![
+                Buffer {
+                    role: "results",
+                    bytes: vec![0; threads * 4],
+                },
+                Buffer {
+                    role: "data",
+                    bytes: le_bytes(4, &data),
+                },
+                Buffer {
+                    role: "arguments, active, group sizes",
+                    bytes: le_bytes(4, &tab),
+                },
+            ],
             ret_bytes: 4,
+            operands: format!(
+                "{}{}",
+                operand_line(1, "DATA", 4, &data).replacen(';', "//", 1),
+                operand_line(2, "TAB", 4, &tab).replacen(';', "//", 1)
+            ),
         },
     })
 }
