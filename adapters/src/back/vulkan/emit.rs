@@ -1286,6 +1286,35 @@ mod tests {
     }
 
     #[test]
+    fn the_module_is_the_shapes_and_the_values_are_in_buffers() {
+        let all = Features::all();
+        let emit = |asm: &str| {
+            let p = sass(asm);
+            let mem = vec![0; p.layout().size as usize];
+            emit_atomic(&p, mem, &all, Plant::None).unwrap()
+        };
+        let a = emit("ATOM.E.ADD R0, [R2], R4");
+        let b = emit("ATOM.E.ADD R0, [R2+0x4], R5");
+        assert_eq!(a.words, b.words);
+        assert_ne!(a.buffers, b.buffers);
+        // Binding 3: N, ELEMS, the element indices; binding 4: the operands.
+        assert_eq!(a.buffers[3].bytes, le_bytes(4, &[2, 4, 0, 2]));
+        assert_eq!(a.buffers[4].bytes, le_bytes(4, &[5, 6]));
+        assert_eq!(b.buffers[3].bytes, le_bytes(4, &[2, 4, 1, 3]));
+        assert_eq!(b.buffers[4].bytes, le_bytes(4, &[7, 8]));
+        assert!(
+            a.listing()
+                .starts_with("; binding 3 (N, ELEMS, element index per invocation): {0x00000002, 0x00000004, 0x00000000, 0x00000002}\n; binding 4 (first operand per invocation): {0x00000005, 0x00000006}\n"),
+            "{}",
+            a.listing()
+        );
+        let c = emit("ATOM.E.CAS R0, [R2], R4, R5");
+        assert_eq!(c.buffers.len(), 6);
+        assert_eq!(c.buffers[5].bytes, le_bytes(4, &[7, 8]));
+        assert_ne!(c.words, a.words);
+    }
+
+    #[test]
     fn no_instruction_or_no_feature_is_not_applicable() {
         let all = Features::all();
         let why = spirv("ATOM.E.INC R0, [R2], R4", &all, Plant::None).unwrap_err();
