@@ -94,7 +94,7 @@ pub struct VulkanAdapter {
 }
 
 /// The most WGSL shaders kept compiled; when full, the map is emptied.
-const MAX_COMPILED: usize = 512;
+const MAX_COMPILED: usize = 256;
 
 impl VulkanAdapter {
     /// Opens the device `selector` names (a known driver or a device name substring).
