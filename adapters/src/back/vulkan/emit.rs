@@ -29,7 +29,7 @@
 //!
 //! A module's words depend only on the case's shape (op, type, space, float mode, work-group
 //! size rounded up to a power of two, workgroup memory rounded likewise; for a shuffle the
-//! function, width and invocations): the element indices and operands are read from storage
+//! function, width and invocations; see [`shape_sizes`]): the element indices and operands are read from storage
 //! buffers ([`Dispatch::operands`] lists them beside the disassembly printed for a failing
 //! case), so one pipeline serves every case of a shape (issue 9: lavapipe compiles each
 //! pipeline with LLVM, about 0.1 s of CPU).
@@ -210,6 +210,36 @@ pub(crate) fn operand_line(binding: u32, role: &str, bytes: u64, values: &[u64])
         .collect();
     format!("; binding {binding} ({role}): {{{}}}\n", v.join(", "))
 }
+
+/// The work-group size and workgroup-memory elements of a memory instruction's shape, for `n`
+/// accessing invocations and `elems` elements of `bytes` bytes: at least [`MIN_LOCAL`]
+/// invocations and [`MIN_LM_BYTES`] bytes, else the next power of two, where the device allows
+/// (invocations past `n` only copy workgroup memory; the copies stop at `elems`). Few shapes
+/// means few pipelines: a fuzzing campaign's cases have thousands of (op, type, lanes, memory
+/// size) combinations, lavapipe compiles each pipeline with LLVM.
+pub(crate) fn shape_sizes(n: u32, elems: u64, bytes: u64, f: &Features) -> (u32, u64) {
+    let local = Some(n.next_power_of_two().max(MIN_LOCAL))
+        .filter(|l| *l <= f.max_invocations)
+        .or(Some(n.next_power_of_two()).filter(|l| *l <= f.max_invocations))
+        .unwrap_or(n);
+    let lm = Some(
+        elems
+            .max(1)
+            .next_power_of_two()
+            .max(MIN_LM_BYTES / bytes.max(1)),
+    )
+    .filter(|e| e * bytes <= u64::from(f.max_shared_bytes))
+    .or(Some(elems.max(1).next_power_of_two())
+        .filter(|e| e * bytes <= u64::from(f.max_shared_bytes)))
+    .unwrap_or(elems);
+    (local, lm)
+}
+
+/// The smallest work-group of a memory instruction's shape ([`shape_sizes`]).
+pub const MIN_LOCAL: u32 = 32;
+
+/// The smallest workgroup memory of a memory instruction's shape, in bytes ([`shape_sizes`]).
+pub const MIN_LM_BYTES: u64 = 1024;
 
 /// Little-endian bytes of `values`, `bytes` wide each.
 pub(crate) fn le_bytes(bytes: u64, values: &[u64]) -> Vec<u8> {
@@ -710,14 +740,7 @@ pub fn emit_atomic(
             layout.size, f.max_shared_bytes
         ));
     }
-    // The shape: a power-of-two work-group (invocations past `n` only copy workgroup memory)
-    // and workgroup memory of a power-of-two element count, where the device allows.
-    let local = Some(n.next_power_of_two())
-        .filter(|l| *l <= f.max_invocations)
-        .unwrap_or(n);
-    let lm_elems = Some(elems.max(1).next_power_of_two())
-        .filter(|e| e * bytes <= u64::from(f.max_shared_bytes))
-        .unwrap_or(elems);
+    let (local, lm_elems) = shape_sizes(n, elems, bytes, f);
     let mut cx = Ctx::new();
     let wide = bytes == 8;
     if wide {
@@ -1312,6 +1335,20 @@ mod tests {
         assert_eq!(c.buffers.len(), 6);
         assert_eq!(c.buffers[5].bytes, le_bytes(4, &[7, 8]));
         assert_ne!(c.words, a.words);
+    }
+
+    #[test]
+    fn shapes_round_sizes_up_where_the_device_allows() {
+        let all = Features::all();
+        assert_eq!(shape_sizes(3, 5, 4, &all), (32, 256));
+        assert_eq!(shape_sizes(100, 300, 8, &all), (128, 512));
+        let small = Features {
+            max_invocations: 16,
+            max_shared_bytes: 512,
+            ..all
+        };
+        assert_eq!(shape_sizes(3, 5, 4, &small), (4, 8));
+        assert_eq!(shape_sizes(12, 200, 4, &small), (16, 200));
     }
 
     #[test]

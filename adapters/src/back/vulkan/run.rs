@@ -668,7 +668,7 @@ const MAX_BINDINGS: u32 = 8;
 
 /// The most pipelines kept; when full, the cache is emptied (a module's text depends only on
 /// its shape: op, type, space, invocations; the corpus has a few hundred).
-const MAX_PIPELINES: usize = 256;
+const MAX_PIPELINES: usize = 1024;
 
 /// What identifies a pipeline: the module, the required sub-group size and the bindings.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

@@ -30,7 +30,7 @@
 //! `adapters/wgsl-cases/shader_creation.toml` (test `wgsl_shader_creation`).
 
 use crate::back::vulkan::emit::{
-    Buffer, Dispatch, Features, check_shuffle, le_bytes, operand_line,
+    Buffer, Dispatch, Features, check_shuffle, le_bytes, operand_line, shape_sizes,
 };
 use crate::plan::{NotApplicable, Plan};
 use crate::shuffle::ShufflePlan;
@@ -161,14 +161,8 @@ pub fn emit_atomic(plan: &Plan, mem: Vec<u8>, f: &Features) -> Result<Shader, No
             f.max_shared_bytes
         ));
     }
-    // The shape: a power-of-two workgroup (invocations past N only copy workgroup memory) and
-    // workgroup memory of a power-of-two element count, where the device allows.
-    let local = Some(n.next_power_of_two())
-        .filter(|l| *l as u32 <= f.max_invocations)
-        .unwrap_or(n);
-    let lm_elems = Some(elems.max(1).next_power_of_two())
-        .filter(|e| e * 4 <= u64::from(f.max_shared_bytes))
-        .unwrap_or(elems);
+    // The shape's sizes (invocations past N only copy workgroup memory), as on the SPIR-V route.
+    let (local, lm_elems) = shape_sizes(n as u32, elems, 4, f);
     let inv: Vec<u64> = [n as u64, elems]
         .into_iter()
         .chain(plan.items.iter().map(|i| i.offset / 4))
