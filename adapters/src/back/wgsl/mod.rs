@@ -292,7 +292,7 @@ pub fn emit_atomic(plan: &Plan, mem: Vec<u8>, f: &Features) -> Result<Shader, No
         source: s,
         dispatch: Dispatch {
             words: Vec::new(),
-            local_size: local as u32,
+            local_size: local,
             groups: 1,
             subgroup_size: None,
             buffers,
