@@ -2,7 +2,8 @@
 //! and exit 2, and `list adapters` says what is available. With lavapipe installed
 //! (tools/install-implementations.sh vulkan; CI runs these with `--ignored`): planted wrong
 //! SPIR-V opcodes (ATOMCTS_VULKAN_PLANT) are caught by the corpus, and the SIMD-group cases of
-//! the device's width run while the others are not applicable with the reason.
+//! the device's width run while the others are not applicable with the reason; cases of one
+//! shape share one pipeline, and nothing carries over from one case to the next (issue 9).
 
 mod common;
 use common::{atomcts_env as atomcts, text};
@@ -132,5 +133,80 @@ fn simd_cases_of_the_device_width_run_and_the_others_say_why_not() {
             );
             assert!(t.contains("13 passed, 0 failed"), "{route} at {width}: {t}");
         }
+    }
+}
+
+/// Issue 9: cases of one shape share one pipeline and the reused buffers, fence and descriptor
+/// pool carry nothing from one case to the next (each case's values come out, not the last's).
+#[test]
+#[ignore = "needs lavapipe (tools/install-implementations.sh vulkan); CI runs it"]
+fn one_pipeline_per_shape_and_nothing_carried_between_cases() {
+    use atomcts_adapters::back::vulkan::{Route, VulkanAdapter};
+    use atomcts_adapters::{Adapter, Observation, Request};
+    use atomcts_reference::program::Dialect;
+    use atomcts_reference::state::Reg;
+    use atomcts_reference::types::ElemType;
+    use atomcts_reference::{Profile, State};
+    let state = |addrs: [u64; 2], vals: [u64; 2], init: u64| {
+        let mut s = State::new(2);
+        for (r, v) in [("R2", addrs), ("R3", [0, 0]), ("R4", vals)] {
+            s.regs.insert(
+                r.into(),
+                Reg {
+                    ty: ElemType::B32,
+                    elems: v.to_vec(),
+                },
+            );
+        }
+        s.global.alloc(0x1000, 16).unwrap();
+        for a in (0x1000..0x1010).step_by(4) {
+            s.global.write(a, 4, init);
+        }
+        s
+    };
+    let profile = Profile::default();
+    for route in [Route::Spirv, Route::WgslNaga] {
+        let mut a = VulkanAdapter::open(route, "lavapipe").unwrap();
+        let run = |a: &mut VulkanAdapter, asm: &str, s: &State| match a
+            .run(&Request {
+                id: "t",
+                dialect: Dialect::Sass,
+                asm,
+                state: s,
+                profile: &profile,
+            })
+            .unwrap()
+        {
+            Observation::Completed(end) => (0x1000..0x1010)
+                .step_by(4)
+                .map(|x| end.global.read(x, 4).unwrap())
+                .collect::<Vec<_>>(),
+            other => panic!("{other:?}"),
+        };
+        let add = "ATOM.E.ADD R0, [R2], R4";
+        assert_eq!(
+            run(&mut a, add, &state([0x1000, 0x1008], [5, 6], 0)),
+            [5, 0, 6, 0]
+        );
+        assert_eq!(
+            run(&mut a, add, &state([0x1004, 0x100c], [7, 8], 100)),
+            [100, 107, 100, 108]
+        );
+        assert_eq!(
+            run(&mut a, add, &state([0x1000, 0x1000], [1, 2], 0x10)),
+            [0x13, 0x10, 0x10, 0x10]
+        );
+        assert_eq!(a.pipeline_counts(), (1, 2), "{route:?}");
+        // Another op is another shape; the first is still kept.
+        let max = "ATOM.E.MAX.S32 R0, [R2], R4";
+        assert_eq!(
+            run(&mut a, max, &state([0x1000, 0x1004], [0xffff_ffff, 3], 0)),
+            [0, 3, 0, 0]
+        );
+        assert_eq!(
+            run(&mut a, add, &state([0x1008, 0x100c], [1, 1], 1)),
+            [1, 1, 2, 2]
+        );
+        assert_eq!(a.pipeline_counts(), (2, 3), "{route:?}");
     }
 }
