@@ -185,7 +185,8 @@ fn lower_input(input: &DiffInput) -> Result<Option<(Lowered, State)>, String> {
 /// (`check::judge`, race-aware) also look at the fast path's state, to say in the message
 /// whether the difference is at least an outcome some order of the lanes allows; the check
 /// fails either way. (The judge on states that are equal is the reference judging its own
-/// result: [`check_reference_judge`], run by the unit tests and by every `atomcts run`.)
+/// result: [`check_reference_judge`], run by the unit tests; `atomcts run` on the reference
+/// adapter judges the reference's own completed outcomes too.)
 pub fn check_diff(input: &DiffInput) -> Result<(), String> {
     let Some((lowered, state)) = lower_input(input)? else {
         return Ok(());
