@@ -304,6 +304,8 @@ fn sass_reg(st: &mut State, key: &str, v: &G) -> Result<(), String> {
     if !key.starts_with('R') || n > 254 {
         return bad(key);
     }
+    // The names of the register and the next one (a 64-bit pair), made once per entry.
+    let names = [format!("R{n}"), format!("R{}", n + 1)];
     for (l, x) in vals.into_iter().enumerate() {
         // Integers above 32 bits are 64-bit pair values.
         let (value, width) = bits(x, 32)
@@ -315,11 +317,19 @@ fn sass_reg(st: &mut State, key: &str, v: &G) -> Result<(), String> {
             return bad(key);
         }
         for w in 0..words {
-            let r = st.regs.entry(format!("R{}", n + w)).or_insert_with(|| Reg {
-                ty: ElemType::B32,
-                elems: vec![0; lanes],
-            });
-            r.elems[l] = (value >> (32 * w)) & 0xFFFF_FFFF;
+            let name = &names[w as usize];
+            if !st.regs.contains_key(name) {
+                st.regs.insert(
+                    name.clone(),
+                    Reg {
+                        ty: ElemType::B32,
+                        elems: vec![0; lanes],
+                    },
+                );
+            }
+            if let Some(r) = st.regs.get_mut(name) {
+                r.elems[l] = (value >> (32 * w)) & 0xFFFF_FFFF;
+            }
         }
     }
     Ok(())

@@ -604,14 +604,26 @@ impl GenCase {
 
     /// [`GenCase::to_case`], without copying the state.
     pub fn into_case(self, id: String, file: &Path, cite: String, expect: Option<Table>) -> Case {
+        self.into_case_at(id, file.to_path_buf(), file.into(), cite, expect)
+    }
+
+    /// [`GenCase::into_case`] with the file's path already made, both ways.
+    fn into_case_at(
+        self,
+        id: String,
+        file: std::path::PathBuf,
+        at: std::sync::Arc<Path>,
+        cite: String,
+        expect: Option<Table>,
+    ) -> Case {
         let pos = Pos {
-            file: std::sync::Arc::from(file),
+            file: at,
             line: 0,
             col: 0,
         };
         Case {
             id,
-            file: file.to_path_buf(),
+            file,
             dialect: self.dialect,
             asm: self.asm,
             asm_pos: pos.clone(),
@@ -754,14 +766,18 @@ fn expectation(
                     .iter()
                     .enumerate()
                     .map(|(i, v)| {
-                        let loc = Loc::Reg {
-                            name: name.clone(),
-                            idx: i as u32,
-                        };
-                        if racy_regs.contains(&(name.clone(), i as u32)) {
+                        if racy && racy_regs.iter().any(|(n, k)| n == name && *k == i as u32) {
                             return Value::String("any".into());
                         }
-                        let any = open_bits(&loc);
+                        // Open bits of this element (no location made unless some are open).
+                        let any = if opened {
+                            open_bits(&Loc::Reg {
+                                name: name.clone(),
+                                idx: i as u32,
+                            })
+                        } else {
+                            0
+                        };
                         let v = if reg.ty.kind == Kind::Bool {
                             *v & 1
                         } else {
@@ -959,6 +975,9 @@ pub struct Generator {
     profile: std::sync::Arc<Profile>,
     /// The citation of every generated case.
     cite: String,
+    /// Per dialect met so far: its file's path (as a path and shared) and the start of its
+    /// cases' ids (made once, not per case).
+    files: Vec<(Dialect, std::path::PathBuf, std::sync::Arc<Path>, String)>,
 }
 
 impl Generator {
@@ -980,6 +999,7 @@ impl Generator {
                 "generated (atomcts gen --seed {seed}); expectation from the reference model, profile {}",
                 profile.name
             ),
+            files: Vec::new(),
         })
     }
 
@@ -1023,14 +1043,32 @@ impl Generator {
         self.next += 1;
         let seed = self.seed;
         let draft = gen_draft(&mut self.rng);
-        let name = format!("gen_{seed}_{k}");
-        let file = format!("generated/seed{seed}/{}.toml", draft.dialect.name());
-        let id = format!("generated/seed{seed}/{}::{name}", draft.dialect.name());
+        let name = || format!("gen_{seed}_{k}");
+        // `generated/seed<seed>/<dialect>.toml`, made once per dialect, and the id in it.
+        let d = draft.dialect;
+        let slot = match self.files.iter().position(|(x, ..)| *x == d) {
+            Some(i) => i,
+            None => {
+                let file = format!("generated/seed{seed}/{}.toml", d.name());
+                let prefix = format!("generated/seed{seed}/{}::gen_{seed}_", d.name());
+                let path = std::path::PathBuf::from(file);
+                let at: std::sync::Arc<Path> = path.as_path().into();
+                self.files.push((d, path, at, prefix));
+                self.files.len() - 1
+            }
+        };
+        let (_, file, at, prefix) = &self.files[slot];
+        let mut id = String::with_capacity(prefix.len() + 20);
+        id.push_str(prefix);
+        let _ = write!(id, "{k}");
         // The state straight from the generator's values (the loader's state of the same
         // entries: see `crate::draft`).
         let state = match draft.state() {
             Ok(s) => s,
-            Err(message) => return Some(Err(GenError { name, message })),
+            Err(message) => {
+                let name = name();
+                return Some(Err(GenError { name, message }));
+            }
         };
         let shell = GenCase {
             dialect: draft.dialect,
@@ -1038,12 +1076,12 @@ impl Generator {
             lanes: draft.lanes,
             given: Table::new(),
         };
-        let mut case = shell.into_case(id, Path::new(&file), self.cite.clone(), None);
+        let mut case = shell.into_case_at(id, file.clone(), at.clone(), self.cite.clone(), None);
         let reference = match program::run(case.dialect, &case.asm, &state, &self.profile) {
             Ok(r) => r,
             Err(e) => {
                 return Some(Err(GenError {
-                    name,
+                    name: name(),
                     message: e.to_string(),
                 }));
             }

@@ -73,6 +73,8 @@ pub struct Collector {
     omitted: BTreeMap<String, Counts>,
     jsonl: Option<(String, std::io::BufWriter<std::fs::File>)>,
     jsonl_error: Option<String>,
+    /// Scratch for the key of an omitted result.
+    key: String,
 }
 
 impl Collector {
@@ -91,6 +93,7 @@ impl Collector {
             omitted: BTreeMap::new(),
             jsonl: jsonl.map(|(n, f)| (n, std::io::BufWriter::new(f))),
             jsonl_error: None,
+            key: String::new(),
         }
     }
 
@@ -125,10 +128,19 @@ impl Collector {
         if keep {
             self.results.push(r);
         } else {
-            self.omitted
-                .entry(format!("{} {}", r.dialect, r.op))
-                .or_default()
-                .add(r.status);
+            // The key `dialect op`, made in a reused buffer: a new one only for a new op.
+            self.key.clear();
+            self.key.push_str(&r.dialect);
+            self.key.push(' ');
+            self.key.push_str(&r.op);
+            match self.omitted.get_mut(self.key.as_str()) {
+                Some(c) => c.add(r.status),
+                None => self
+                    .omitted
+                    .entry(self.key.clone())
+                    .or_default()
+                    .add(r.status),
+            }
         }
     }
 

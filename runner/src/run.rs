@@ -214,8 +214,7 @@ pub fn op_label(dialect: Dialect, asm: &str) -> String {
                 .split_whitespace()
                 .find(|t| t.starts_with("ATOM"))
                 .unwrap_or("ATOM");
-            let parts: Vec<&str> = body.split('.').filter(|p| *p != "E").collect();
-            match parts.get(1) {
+            match body.split('.').filter(|p| *p != "E").nth(1) {
                 Some(op) => format!("ATOM.{op}"),
                 None => "ATOM".into(),
             }
@@ -314,12 +313,15 @@ pub fn semantic_not_applicable(expectation: &Expectation) -> Option<String> {
     }
 }
 
+/// Whether every character of `s` is safe in a shell word unquoted.
+fn shell_safe(s: &str) -> bool {
+    s.chars()
+        .all(|c| c.is_ascii_alphanumeric() || "_./:=+@%,-".contains(c))
+}
+
 /// A string as one shell word: as is when it holds only safe characters, else single-quoted.
 pub fn shell_quote(s: &str) -> String {
-    let safe = !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "_./:=+@%,-".contains(c));
-    if safe {
+    if !s.is_empty() && shell_safe(s) {
         s.to_string()
     } else {
         format!("'{}'", s.replace('\'', r"'\''"))
@@ -337,17 +339,26 @@ pub fn repro_line(case: &Case, opts: &Options) -> String {
         .filter(|(file, _)| file.starts_with("generated/seed"))
         .and_then(|(_, rest)| rest.split_once('_'))
         .and_then(|(seed, k)| Some((seed.parse::<u64>().ok()?, k.parse::<u64>().ok()?)));
-    let source = match generated {
-        Some((seed, k)) => format!("--generated-only --generated {} --seed {seed}", k + 1),
-        None => format!("--cases {}", shell_quote(&opts.cases_arg)),
+    // One string written in place (issue 9: this runs for every case).
+    use std::fmt::Write as _;
+    let mut s = String::with_capacity(160 + opts.adapter_arg.len());
+    s.push_str("atomcts run ");
+    let _ = match generated {
+        Some((seed, k)) => write!(s, "--generated-only --generated {} --seed {seed}", k + 1),
+        None => write!(s, "--cases {}", shell_quote(&opts.cases_arg)),
     };
+    s.push_str(" --filter ");
+    if shell_safe(&case.id) {
+        s.push_str("id:");
+        s.push_str(&case.id);
+    } else {
+        s.push_str(&shell_quote(&format!("id:{}", case.id)));
+    }
     let profile = opts.profile.name.split('+').next().unwrap_or("default");
-    format!(
-        "atomcts run {source} --filter {} --profile {}{}",
-        shell_quote(&format!("id:{}", case.id)),
-        shell_quote(profile),
-        opts.adapter_arg
-    )
+    s.push_str(" --profile ");
+    s.push_str(&shell_quote(profile));
+    s.push_str(&opts.adapter_arg);
+    s
 }
 
 /// Runs one case.

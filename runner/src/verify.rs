@@ -279,12 +279,14 @@ fn values(
     lanes_are_lanes: bool,
     out: &mut Vec<Finding>,
 ) {
-    let mut regs: BTreeSet<(String, u32)> = BTreeSet::new();
+    // Named register elements, borrowed from the checks (a 64-bit multiset's high register
+    // is the only name made here): no copy of a name per element checked (issue 9).
+    let mut regs: BTreeSet<(std::borrow::Cow<'_, str>, u32)> = BTreeSet::new();
     let mut bytes: BTreeSet<(Space, u64)> = BTreeSet::new();
     for c in checks {
         match &c.target {
             Target::Reg { name, idx } => {
-                regs.insert((name.clone(), *idx));
+                regs.insert((name.as_str().into(), *idx));
             }
             Target::Mem {
                 space,
@@ -297,11 +299,11 @@ fn values(
             }
             Target::Multiset { name, lanes, width } => {
                 for l in 0..*lanes {
-                    regs.insert((name.clone(), l));
+                    regs.insert((name.as_str().into(), l));
                     if *width > 32
                         && let Some(n) = name.strip_prefix('R').and_then(|n| n.parse::<u32>().ok())
                     {
-                        regs.insert((format!("R{}", n + 1), l));
+                        regs.insert((format!("R{}", n + 1).into(), l));
                     }
                 }
             }
@@ -359,20 +361,17 @@ fn values(
     // Every location not named is expected unchanged.
     let names: BTreeSet<&String> = initial.regs.keys().chain(st.regs.keys()).collect();
     for name in names {
-        let n = initial
-            .regs
-            .get(name)
+        let (before, after) = (initial.regs.get(name), st.regs.get(name));
+        let elem = |r: Option<&atomcts_reference::state::Reg>, i: u32| {
+            r.and_then(|r| r.elems.get(i as usize).copied())
+                .unwrap_or(0)
+        };
+        let n = before
             .map_or(0, |r| r.elems.len())
-            .max(st.regs.get(name).map_or(0, |r| r.elems.len()));
+            .max(after.map_or(0, |r| r.elems.len()));
         for idx in 0..n as u32 {
-            if regs.contains(&(name.clone(), idx)) {
-                continue;
-            }
-            let (a, b) = (
-                initial.elem(name, idx).unwrap_or(0),
-                st.elem(name, idx).unwrap_or(0),
-            );
-            if a != b {
+            let (a, b) = (elem(before, idx), elem(after, idx));
+            if a != b && !regs.contains(&(std::borrow::Cow::Borrowed(name.as_str()), idx)) {
                 let t = Target::Reg {
                     name: name.clone(),
                     idx,

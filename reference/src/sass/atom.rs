@@ -261,10 +261,40 @@ impl Reg {
 
     /// The state register name, `None` for RZ.
     fn state_name(self) -> Option<String> {
+        self.short_name().map(|n| n.as_str().to_string())
+    }
+
+    /// [`Reg::state_name`] without an allocation (the lowering reads registers per lane).
+    fn short_name(self) -> Option<ShortName> {
         match self {
-            Reg::R(n) => Some(format!("R{n}")),
+            Reg::R(n) => Some(ShortName::new(b'R', n)),
             Reg::RZ => None,
         }
+    }
+}
+
+/// A state name `R<n>` or `P<n>` (n at most 255) held on the stack.
+#[derive(Clone, Copy)]
+struct ShortName {
+    buf: [u8; 4],
+    len: usize,
+}
+
+impl ShortName {
+    fn new(prefix: u8, n: u8) -> ShortName {
+        let mut buf = [prefix, 0, 0, 0];
+        let mut len = 1;
+        for (d, at_least) in [(100u8, 100u8), (10, 10), (1, 0)] {
+            if n >= at_least {
+                buf[len] = b'0' + n / d % 10;
+                len += 1;
+            }
+        }
+        ShortName { buf, len }
+    }
+
+    fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.buf[..self.len]).unwrap_or("")
     }
 }
 
@@ -1032,7 +1062,9 @@ pub fn lower(i: &Instruction, state: &State, profile: &Profile) -> Result<Loweri
         i.guard.as_ref().is_none_or(|g| {
             let v = match g.pred {
                 Pred::PT => true,
-                Pred::P(n) => state.elem(&format!("P{n}"), lane).is_some_and(|v| v != 0),
+                Pred::P(n) => state
+                    .elem(ShortName::new(b'P', n).as_str(), lane)
+                    .is_some_and(|v| v != 0),
             };
             v != g.negated
         })
@@ -1068,8 +1100,8 @@ pub fn lower(i: &Instruction, state: &State, profile: &Profile) -> Result<Loweri
     let ty = i.size.data_type();
     let wide = i.size.is_64();
     let read = |r: Reg, lane: u32| -> u64 {
-        r.state_name()
-            .and_then(|n| state.elem(&n, lane))
+        r.short_name()
+            .and_then(|n| state.elem(n.as_str(), lane))
             .unwrap_or(0)
             & 0xFFFF_FFFF
     };
@@ -1083,7 +1115,9 @@ pub fn lower(i: &Instruction, state: &State, profile: &Profile) -> Result<Loweri
     let holds = |g: &Guard, lane: u32| -> bool {
         let v = match g.pred {
             Pred::PT => true,
-            Pred::P(n) => state.elem(&format!("P{n}"), lane).is_some_and(|v| v != 0),
+            Pred::P(n) => state
+                .elem(ShortName::new(b'P', n).as_str(), lane)
+                .is_some_and(|v| v != 0),
         };
         v != g.negated
     };
@@ -1224,6 +1258,16 @@ mod tests {
 
     use crate::outcome::Outcome;
     use crate::program::{Dialect, run};
+
+    #[test]
+    fn short_names_are_the_state_names() {
+        for n in 0..=255u8 {
+            assert_eq!(ShortName::new(b'R', n).as_str(), format!("R{n}"));
+            assert_eq!(ShortName::new(b'P', n).as_str(), format!("P{n}"));
+        }
+        assert_eq!(Reg::R(17).state_name().as_deref(), Some("R17"));
+        assert_eq!(Reg::RZ.state_name(), None);
+    }
     use crate::state::Window;
 
     // ---- helpers -------------------------------------------------------------------------
