@@ -194,12 +194,13 @@ impl<'a, T, U: Serialize + 'a, F: Fn(&'a T) -> U> Serialize for Named<'a, T, F> 
 }
 
 /// Appends one `run` request line (with its `\n`) to `buf`: the same bytes as the `Value`
-/// route. `profile` is the request's `profile` object, serialized once per profile;
-/// `lowered` is `Some` for version 2 (`Some(None)`: `"lowered": null`).
+/// route. `profile` is the request's `profile` object, serialized once per profile (`None`:
+/// no `profile` key, for a shim that takes the profile once); `lowered` is `Some` for version
+/// 2 (`Some(None)`: `"lowered": null`).
 pub fn write_run(
     buf: &mut Vec<u8>,
     r: &crate::Request<'_>,
-    profile: &[u8],
+    profile: Option<&[u8]>,
     lowered: Option<Option<&atomcts_reference::ir::Lowered>>,
 ) {
     // Writing into a Vec cannot fail; the keys come in sorted order, as a `Map` prints them.
@@ -217,8 +218,10 @@ pub fn write_run(
             Some(l) => put(buf, &crate::protocol2::LoweredOut(l)),
         }
     }
-    buf.extend_from_slice(b",\"profile\":");
-    buf.extend_from_slice(profile);
+    if let Some(profile) = profile {
+        buf.extend_from_slice(b",\"profile\":");
+        buf.extend_from_slice(profile);
+    }
     buf.extend_from_slice(b",\"state\":");
     put(buf, &StateOut(r.state));
     buf.extend_from_slice(b",\"type\":\"run\"}\n");
@@ -597,7 +600,7 @@ mod tests {
         };
         let p = json!({"name": "default", "knobs": {"k": "v"}});
         let mut line = Vec::new();
-        write_run(&mut line, &r, p.to_string().as_bytes(), None);
+        write_run(&mut line, &r, Some(p.to_string().as_bytes()), None);
         let want = json!({"type": "run", "id": r.id, "dialect": "sass", "asm": r.asm,
                           "profile": p, "state": state_to_json(&s)});
         assert_eq!(
@@ -605,7 +608,7 @@ mod tests {
             format!("{}\n", serde_json::to_string(&want).unwrap())
         );
         let mut line = Vec::new();
-        write_run(&mut line, &r, p.to_string().as_bytes(), Some(None));
+        write_run(&mut line, &r, Some(p.to_string().as_bytes()), Some(None));
         let mut want = want;
         want["lowered"] = Value::Null;
         assert_eq!(
