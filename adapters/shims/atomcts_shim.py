@@ -31,6 +31,10 @@ class Raw(str):
     """An answer line written as it is (no id, no JSON)."""
 
 
+# One encoder for every answer (json.dumps with separators builds a new one per call).
+_encode = json.JSONEncoder(separators=(",", ":")).encode
+
+
 def _answer(handler, req):
     try:
         ans = handler(req)
@@ -40,7 +44,7 @@ def _answer(handler, req):
         return str(ans)
     ans = dict(ans)
     ans["id"] = req.get("id")
-    return json.dumps(ans, separators=(",", ":"))
+    return _encode(ans)
 
 
 def serve(handler, name, capabilities=(), level="text", version=None, window=64,
@@ -58,7 +62,7 @@ def serve(handler, name, capabilities=(), level="text", version=None, window=64,
         version = 2 if level == "semantic" else 1
     pending = b""
     profile_msg = None  # the last `profile` message's profile (profile_once)
-    loads = json.loads
+    decode = json.JSONDecoder().decode
     while True:
         chunk = os.read(fd_in, 1 << 16)
         if not chunk:
@@ -69,7 +73,7 @@ def serve(handler, name, capabilities=(), level="text", version=None, window=64,
         for line in lines:
             if not line.strip():
                 continue
-            req = loads(line)
+            req = decode(line.decode())
             kind = req.get("type")
             if kind == "run" or kind == "run_concurrent":
                 if "profile" not in req:
