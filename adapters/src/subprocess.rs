@@ -887,7 +887,7 @@ impl SubprocessAdapter {
         };
         self.pending = buf;
         if self.pending_count >= (self.window / 4).max(1) && !self.flush() {
-            self.shim_stopped_reading();
+            let _ = self.shim_stopped_reading();
         }
         result
     }
@@ -906,13 +906,21 @@ impl SubprocessAdapter {
             .is_some_and(|tx| tx.send(buf).is_ok())
     }
 
-    /// The writer thread is gone (the shim stopped reading): every request in flight is lost.
-    fn shim_stopped_reading(&mut self) {
+    /// The writer thread is gone (the shim exited or stopped reading): every request in
+    /// flight is lost. Returns the failure, with the exit status when there is one.
+    fn shim_stopped_reading(&mut self) -> AdapterError {
+        let kind = match self.running.as_mut() {
+            Some(run) => gone(run, "stopped reading its input"),
+            None => AdapterErrorKind::Crashed("the shim stopped reading its input".into()),
+        };
         self.running = None;
-        let e = self.err(AdapterErrorKind::Crashed(
-            "the shim stopped reading its input".into(),
-        ));
-        self.lose_in_flight(&e);
+        let e = self.err(kind);
+        let lost = AdapterError {
+            adapter: e.adapter.clone(),
+            kind: AdapterErrorKind::Crashed(format!("in flight when the shim failed ({})", e.kind)),
+        };
+        self.lose_in_flight(&lost);
+        e
     }
 
     /// The shim is gone: every request sent to it and not answered is lost with it, each an
@@ -947,10 +955,7 @@ impl SubprocessAdapter {
         };
         // The oldest request not written yet: write what is pending first.
         if self.sent == self.pending_count && !self.flush() {
-            self.shim_stopped_reading();
-            return Err(self.err(AdapterErrorKind::Crashed(
-                "the shim stopped reading its input".into(),
-            )));
+            return Err(self.shim_stopped_reading());
         }
         self.sent -= 1;
         let result = match self.receive_line(self.timeout) {
