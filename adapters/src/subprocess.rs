@@ -5,7 +5,9 @@
 //! the next), every shim in its own process group (stopped as a whole, orphans included), and a
 //! circuit breaker after [`MAX_CONSECUTIVE_FAILURES`] failures in a row. A shim that offers a
 //! `window` in its handshake is pipelined (issue 9): up to [`MAX_WINDOW`] requests in flight,
-//! answered in order, through [`Adapter::run_batch`].
+//! answered in order, through [`Adapter::send`] and [`Adapter::receive`] (or
+//! [`Adapter::run_batch`]); one that answers `profile_once` gets the profile in a message of its
+//! own instead of in every request.
 
 use crate::{Adapter, AdapterError, AdapterErrorKind, Level, Observation, Request};
 use atomcts_reference::outcome::FaultClass;

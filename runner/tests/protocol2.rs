@@ -318,3 +318,46 @@ atomcts_shim.serve(run, name="once", window=8, stdin=Tap(r))
         }
     }
 }
+
+/// Concurrent cases among pipelined ones (issue 9): `run_cases` keeps the window full but lets
+/// a concurrent case run alone, once everything before it is answered. A shim with a window of
+/// 16 that runs both kinds (adapters/shims/concurrent_ir.py behind `atomcts_shim.serve`) gives
+/// the totals the same shim gives one request at a time.
+#[test]
+fn concurrent_cases_among_pipelined_ones_give_the_same_totals() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let d = tmp("pipelined_concurrent");
+    let shim = write(
+        &d,
+        "cwin.py",
+        &format!(
+            r#"import sys
+sys.path.insert(0, "{root}/adapters/shims")
+import atomcts_shim, concurrent_ir
+def handle(req):
+    if req.get("type") == "run_concurrent":
+        return concurrent_ir.run_concurrent(req)
+    return concurrent_ir.run(req)
+atomcts_shim.serve(handle, name="cwin", level="semantic", version=2, window=16,
+                   capabilities=["concurrent", "cas_loop"])
+"#
+        ),
+    );
+    let cases = format!("{root}/spec-cases/sass/atom");
+    let mut lines = Vec::new();
+    for cmd in [
+        format!("cmd:python3 {root}/adapters/shims/concurrent_ir.py"),
+        format!("cmd:python3 {}", shim.display()),
+    ] {
+        let o = Command::new(env!("CARGO_BIN_EXE_atomcts"))
+            .args(["run", "--no-progress", "--cases", &cases, "--adapter", &cmd])
+            .output()
+            .expect("run atomcts");
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(0), "{t}");
+        lines.push(t.lines().last().unwrap_or("").to_string());
+    }
+    let (passed, _, _, cases) = totals(&lines[0]);
+    assert!(passed > 100 && cases > passed, "{}", lines[0]);
+    assert_eq!(lines[0], lines[1]);
+}
