@@ -32,9 +32,13 @@ def write_case(path, keep_returns):
 def shim():
     for line in sys.stdin:
         req = json.loads(line)
+        if req["type"] == "profile":
+            continue  # the profile sent once (PROTOCOL.md): never answered, not used here
         if req["type"] == "hello":
             out = {"type": "hello", "protocol": "atomcts-adapter", "version": 1,
                    "name": "reverse-order", "capabilities": ["msl_atomic_float"]}
+            if req.get("profile_once"):
+                out["profile_once"] = True
         else:
             st = req["state"]
             mem = st["memory"]["global"][0]

@@ -12,8 +12,10 @@ authors: a shim is a function from a request to an answer.
 `serve` does the handshake (the highest version both sides speak, at most `version`), echoes
 each request's id, turns an exception in `run` into an `error` answer naming it, and
 pipelines: it offers `window` requests in flight (the runner sends up to that many before
-reading answers) and answers in order, writing a batch of answers at once. A handler may
-return `Raw(text)` to write a line as it is (tests of the runner's garbage handling).
+reading answers) and answers in order, writing a batch of answers at once. It takes the profile
+once (PROTOCOL.md, "The profile sent once") and puts it back into every request it hands to
+`run`, so `req["profile"]` is there either way. A handler may return `Raw(text)` to write a line
+as it is (tests of the runner's garbage handling).
 
 Run a shim from the repository root with the module on the path, e.g.
 `--adapter 'cmd:PYTHONPATH=adapters/shims python3 my_shim.py'`, or put a copy beside it.
@@ -29,6 +31,10 @@ class Raw(str):
     """An answer line written as it is (no id, no JSON)."""
 
 
+# One encoder for every answer (json.dumps with separators builds a new one per call).
+_encode = json.JSONEncoder(separators=(",", ":")).encode
+
+
 def _answer(handler, req):
     try:
         ans = handler(req)
@@ -38,7 +44,7 @@ def _answer(handler, req):
         return str(ans)
     ans = dict(ans)
     ans["id"] = req.get("id")
-    return json.dumps(ans, separators=(",", ":"))
+    return _encode(ans)
 
 
 def serve(handler, name, capabilities=(), level="text", version=None, window=64,
@@ -55,6 +61,8 @@ def serve(handler, name, capabilities=(), level="text", version=None, window=64,
     if version is None:
         version = 2 if level == "semantic" else 1
     pending = b""
+    profile_msg = None  # the last `profile` message's profile (profile_once)
+    decode = json.JSONDecoder().decode
     while True:
         chunk = os.read(fd_in, 1 << 16)
         if not chunk:
@@ -65,8 +73,15 @@ def serve(handler, name, capabilities=(), level="text", version=None, window=64,
         for line in lines:
             if not line.strip():
                 continue
-            req = json.loads(line)
-            if req.get("type") == "hello":
+            req = decode(line.decode())
+            kind = req.get("type")
+            if kind == "run" or kind == "run_concurrent":
+                if "profile" not in req:
+                    req["profile"] = profile_msg
+                answers.append(_answer(handler, req))
+            elif kind == "profile":  # never answered
+                profile_msg = req.get("profile")
+            elif kind == "hello":
                 offered = req.get("versions") or [req.get("version", 1)]
                 spoken = max([v for v in offered if v <= version] or [1])
                 hello = {"type": "hello", "protocol": PROTOCOL, "version": spoken,
@@ -79,6 +94,8 @@ def serve(handler, name, capabilities=(), level="text", version=None, window=64,
                     hello["profile"] = profile
                 if window > 1:
                     hello["window"] = window
+                if req.get("profile_once"):
+                    hello["profile_once"] = True
                 answers.append(json.dumps(hello))
             else:
                 answers.append(_answer(handler, req))

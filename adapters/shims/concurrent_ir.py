@@ -215,10 +215,14 @@ def run_concurrent(req):
 def main():
     for line in sys.stdin:
         req = json.loads(line)
+        if req.get("type") == "profile":
+            continue  # the profile sent once (PROTOCOL.md): never answered, not used here
         if req.get("type") == "hello":
             ans = {"type": "hello", "protocol": "atomcts-adapter", "version": 2,
                    "level": "semantic", "name": "concurrent-ir-" + MODE,
                    "capabilities": ["concurrent", "cas_loop"]}
+            if req.get("profile_once"):
+                ans["profile_once"] = True
         else:
             try:
                 ans = run_concurrent(req) if req.get("type") == "run_concurrent" else run(req)

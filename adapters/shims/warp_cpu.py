@@ -171,11 +171,15 @@ def main():
             sys.stdout = real_stdout
     for line in sys.stdin:
         req = json.loads(line)
+        if req.get("type") == "profile":
+            continue  # the profile sent once (PROTOCOL.md): never answered, not used here
         if req.get("type") == "hello":
             ans = {"type": "hello", "protocol": "atomcts-adapter", "version": 2,
                    "level": "semantic", "name": "warp-cpu",
                    "implementation": IMPLEMENTATION, "profile": "default",
                    "capabilities": ["u64_atomics", "f32_atomic_add", "f64_atomic_add"]}
+            if req.get("profile_once"):
+                ans["profile_once"] = True
         else:
             sys.stdout = sys.stderr
             try:

@@ -221,6 +221,57 @@ pub trait Adapter {
     fn run_batch(&mut self, requests: &[Request<'_>]) -> Vec<Result<Observation, AdapterError>> {
         requests.iter().map(|r| self.run(r)).collect()
     }
+    /// Streaming (issue 9): accepts one request to be answered by a later
+    /// [`Adapter::receive`]. `Err` answers it at once (not applicable, an error): it is then
+    /// not in flight. A caller keeps at most [`Adapter::window`] requests in flight and asks
+    /// for their answers in the order they were sent, so a pipelined adapter's window stays
+    /// full across as many requests as the caller has. The default sends nothing (`receive`
+    /// runs the request).
+    fn send(&mut self, request: &Request<'_>) -> Result<(), AdapterError> {
+        let _ = request;
+        Ok(())
+    }
+    /// The answer to the oldest request [`Adapter::send`] accepted; `request` is that request
+    /// again. The default runs it.
+    fn receive(&mut self, request: &Request<'_>) -> Result<Observation, AdapterError> {
+        self.run(request)
+    }
+}
+
+/// Runs `requests` through [`Adapter::send`] and [`Adapter::receive`], up to a window in
+/// flight (topped up after every answer); one answer per request, in order.
+pub fn run_streamed(
+    a: &mut dyn Adapter,
+    requests: &[Request<'_>],
+) -> Vec<Result<Observation, AdapterError>> {
+    let mut results: Vec<Option<Result<Observation, AdapterError>>> =
+        (0..requests.len()).map(|_| None).collect();
+    let mut in_flight = std::collections::VecDeque::new();
+    let mut next = 0;
+    loop {
+        while next < requests.len() && in_flight.len() < a.window().max(1) {
+            match a.send(&requests[next]) {
+                Ok(()) => in_flight.push_back(next),
+                Err(e) => results[next] = Some(Err(e)),
+            }
+            next += 1;
+        }
+        let Some(i) = in_flight.pop_front() else {
+            break;
+        };
+        results[i] = Some(a.receive(&requests[i]));
+    }
+    results
+        .into_iter()
+        .map(|r| {
+            r.unwrap_or_else(|| {
+                Err(AdapterError {
+                    adapter: a.name().to_string(),
+                    kind: AdapterErrorKind::Protocol("no answer".into()),
+                })
+            })
+        })
+        .collect()
 }
 
 /// The reference model as an adapter: it supports everything.

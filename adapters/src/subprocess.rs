@@ -5,7 +5,9 @@
 //! the next), every shim in its own process group (stopped as a whole, orphans included), and a
 //! circuit breaker after [`MAX_CONSECUTIVE_FAILURES`] failures in a row. A shim that offers a
 //! `window` in its handshake is pipelined (issue 9): up to [`MAX_WINDOW`] requests in flight,
-//! answered in order, through [`Adapter::run_batch`].
+//! answered in order, through [`Adapter::send`] and [`Adapter::receive`] (or
+//! [`Adapter::run_batch`]); one that answers `profile_once` gets the profile in a message of its
+//! own instead of in every request.
 
 use crate::{Adapter, AdapterError, AdapterErrorKind, Level, Observation, Request};
 use atomcts_reference::outcome::FaultClass;
@@ -63,6 +65,9 @@ struct Running {
     recycle: Sender<Vec<u8>>,
     /// Answers this instance has given.
     answered: u64,
+    /// The profile this instance last received in a `profile` message (profile_once): a
+    /// restarted shim gets it again before its first request.
+    profile: Option<atomcts_reference::Profile>,
 }
 
 impl Running {
@@ -149,8 +154,31 @@ pub struct SubprocessAdapter {
     /// Requests the shim accepts in flight at once (its handshake's `window`, at most
     /// [`MAX_WINDOW`]); 1 without pipelining.
     window: usize,
-    /// The request's `profile` object, serialized once per profile name.
-    profile_json: Option<(String, Vec<u8>)>,
+    /// The request's `profile` object, serialized once per profile.
+    profile_json: Option<(atomcts_reference::Profile, Vec<u8>)>,
+    /// The shim takes the profile once, in a `profile` message, instead of in every request
+    /// (its handshake's `profile_once`, PROTOCOL.md "The profile sent once").
+    profile_once: bool,
+    /// Requests [`Adapter::send`] accepted and [`Adapter::receive`] has not answered yet, in
+    /// order.
+    in_flight: VecDeque<Flight>,
+    /// How many of `in_flight` are [`Flight::Sent`].
+    sent: usize,
+    /// Request lines not yet handed to the writer thread (the last `pending_count` of the sent
+    /// requests).
+    pending: Vec<u8>,
+    pending_count: usize,
+}
+
+/// A request accepted by [`Adapter::send`], until [`Adapter::receive`] gives its answer.
+enum Flight {
+    /// Written to the shim, or waiting in `pending`; with the lowered IR sent with it.
+    Sent(Option<atomcts_reference::ir::Lowered>),
+    /// Lost with a shim that failed while it was in flight.
+    Lost(AdapterError),
+    /// Answered when it was sent: the shim (restarted without a window) takes one request at
+    /// a time, so `send` ran it (with nothing of the shim's in flight).
+    Done(Result<Observation, AdapterError>),
 }
 
 /// The most requests the runner keeps in flight to one shim (issue 9): offered as `window`
@@ -175,6 +203,11 @@ impl SubprocessAdapter {
             level: Level::Text,
             window: 1,
             profile_json: None,
+            profile_once: false,
+            in_flight: VecDeque::new(),
+            sent: 0,
+            pending: Vec::new(),
+            pending_count: 0,
         };
         a.ensure_running()?;
         Ok(a)
@@ -309,6 +342,7 @@ impl SubprocessAdapter {
             spare,
             recycle,
             answered: 0,
+            profile: None,
         })
     }
 
@@ -328,7 +362,7 @@ impl SubprocessAdapter {
 
     fn start_and_handshake(&mut self) -> Result<(), AdapterError> {
         self.running = Some(self.spawn()?);
-        let hello = json!({"type": "hello", "protocol": "atomcts-adapter", "version": VERSION, "versions": [VERSION, MAX_VERSION], "window": MAX_WINDOW});
+        let hello = json!({"type": "hello", "protocol": "atomcts-adapter", "version": VERSION, "versions": [VERSION, MAX_VERSION], "window": MAX_WINDOW, "profile_once": true});
         let t0 = Instant::now();
         let answer = self.exchange(&hello, self.handshake_timeout())?;
         self.first_startup.get_or_insert(t0.elapsed());
@@ -377,6 +411,8 @@ impl SubprocessAdapter {
                 }
             },
         };
+        // The profile sent once (issue 9): only a shim that says so.
+        self.profile_once = answer.get("profile_once").and_then(Value::as_bool) == Some(true);
         if let Some(n) = answer.get("name").and_then(Value::as_str) {
             self.name = format!("cmd:{}", crate::escape_controls(&shorten(n, 200)));
         }
@@ -577,7 +613,15 @@ impl Adapter for SubprocessAdapter {
         if self.window <= 1 {
             return requests.iter().map(|r| self.run(r)).collect();
         }
-        self.run_pipelined(requests)
+        crate::run_streamed(self, requests)
+    }
+
+    fn send(&mut self, r: &Request<'_>) -> Result<(), AdapterError> {
+        self.send_one(r)
+    }
+
+    fn receive(&mut self, r: &Request<'_>) -> Result<Observation, AdapterError> {
+        self.receive_one(r)
     }
 
     fn run(&mut self, r: &Request<'_>) -> Result<Observation, AdapterError> {
@@ -636,7 +680,7 @@ impl SubprocessAdapter {
         r: &Request<'_>,
         buf: &mut Vec<u8>,
     ) -> Result<Option<atomcts_reference::ir::Lowered>, AdapterError> {
-        if self.profile_json.as_ref().map(|(n, _)| n) != Some(&r.profile.name) {
+        if self.profile_json.as_ref().map(|(p, _)| p) != Some(r.profile) {
             let knobs: Map<String, Value> = atomcts_reference::knobs::KNOBS
                 .iter()
                 .map(|k| {
@@ -647,7 +691,7 @@ impl SubprocessAdapter {
                 })
                 .collect();
             let profile = json!({"name": r.profile.name, "knobs": knobs});
-            self.profile_json = Some((r.profile.name.clone(), profile.to_string().into_bytes()));
+            self.profile_json = Some((r.profile.clone(), profile.to_string().into_bytes()));
         }
         let lowered = if self.version >= 2 {
             self.lower(r)?
@@ -655,6 +699,20 @@ impl SubprocessAdapter {
             None
         };
         let profile = self.profile_json.as_ref().map_or(&b"null"[..], |(_, p)| p);
+        // With profile_once, a `profile` message goes before the first request of each profile
+        // to each shim instance (a restarted shim gets it again), and requests carry none.
+        let profile = match self.running.as_mut() {
+            Some(run) if self.profile_once => {
+                if run.profile.as_ref() != Some(r.profile) {
+                    buf.extend_from_slice(b"{\"type\":\"profile\",\"profile\":");
+                    buf.extend_from_slice(profile);
+                    buf.extend_from_slice(b"}\n");
+                    run.profile = Some(r.profile.clone());
+                }
+                None
+            }
+            _ => Some(profile),
+        };
         wire::write_run(
             buf,
             r,
@@ -793,121 +851,142 @@ impl SubprocessAdapter {
 }
 
 /// Pipelining (issue 9, adapters/PROTOCOL.md "Pipelining"): up to a window of requests in
-/// flight, answered in order.
+/// flight, answered in order, through [`Adapter::send`] and [`Adapter::receive`].
 impl SubprocessAdapter {
-    /// Runs `requests` through a pipelining shim with a sliding window: up to a window in
-    /// flight, topped up (one write per batch) whenever half of it has been answered, so the
-    /// shim keeps working while the runner reads answers and writes the next requests. Each
-    /// answer has the case deadline, counted from the previous answer (or from sending); a
-    /// shim that crashes, hangs or speaks garbage costs the requests in flight, each an adapter
-    /// error, and is restarted for the requests not sent yet. The circuit breaker counts each
-    /// such failure once; any answer resets it.
-    fn run_pipelined(
-        &mut self,
-        requests: &[Request<'_>],
-    ) -> Vec<Result<Observation, AdapterError>> {
-        let n = requests.len();
-        let mut results: Vec<Option<Result<Observation, AdapterError>>> =
-            (0..n).map(|_| None).collect();
-        let mut in_flight: VecDeque<(usize, Option<atomcts_reference::ir::Lowered>)> =
-            VecDeque::new();
-        let mut next = 0;
-        while next < n || !in_flight.is_empty() {
-            if in_flight.is_empty() {
-                if self.window <= 1 {
-                    // The shim was restarted and no longer pipelines: one at a time.
-                    for (slot, r) in results[next..].iter_mut().zip(&requests[next..]) {
-                        *slot = Some(self.run(r));
-                    }
-                    break;
-                }
-                if let Err(e) = self.ensure_running() {
-                    // As for a window that could not start: a window's worth fails.
-                    let end = (next + self.window).min(n);
-                    for slot in &mut results[next..end] {
-                        *slot = Some(Err(e.clone()));
-                    }
-                    next = end;
-                    self.consecutive_failures += 1;
-                    continue;
-                }
+    /// Accepts one request: its line goes into the pending buffer, handed to the writer thread
+    /// (one write) once it holds a quarter of the window, or when [`Self::receive_one`] needs
+    /// an answer not written yet. With nothing of the shim's in flight, a shim that has gone
+    /// is restarted first. A request that cannot be sent (not applicable, a model error, a
+    /// shim that cannot start) is answered here, as an error, and is not in flight.
+    fn send_one(&mut self, r: &Request<'_>) -> Result<(), AdapterError> {
+        if self.sent == 0 {
+            self.pending.clear();
+            self.pending_count = 0;
+            if let Err(e) = self.ensure_running() {
+                return self.record(Err(e));
             }
-            if next < n && in_flight.len() <= self.window / 4 {
-                // Build requests up to a full window; one that cannot be sent (not
-                // applicable, a model error) is answered here and not sent.
-                let mut lines = self.spare_buffer();
-                let before = in_flight.len();
-                while next < n && in_flight.len() < self.window {
-                    let len = lines.len();
-                    match self.message(&requests[next], &mut lines) {
-                        Ok(lowered) => in_flight.push_back((next, lowered)),
-                        Err(e) => {
-                            lines.truncate(len);
-                            results[next] = Some(Err(e));
-                        }
-                    }
-                    next += 1;
-                }
-                if in_flight.len() > before {
-                    let sent = self
-                        .running
-                        .as_ref()
-                        .and_then(|run| run.requests.as_ref())
-                        .is_some_and(|tx| tx.send(lines).is_ok());
-                    if !sent {
-                        self.running = None;
-                        let e = self.err(AdapterErrorKind::Crashed(
-                            "the shim stopped reading its input".into(),
-                        ));
-                        for (i, _) in in_flight.drain(..) {
-                            results[i] = Some(Err(e.clone()));
-                        }
-                        self.consecutive_failures += 1;
-                        continue;
-                    }
-                }
-            }
-            let Some((i, lowered)) = in_flight.pop_front() else {
-                continue;
-            };
-            let r = match self.receive(self.timeout) {
-                Ok(line) => {
-                    let r = self.observation_line(&requests[i], lowered, &line);
-                    self.recycle(line);
-                    r
-                }
-                Err(e) => Err(e),
-            };
-            match &r {
-                Err(e) if self.running.is_none() => {
-                    // The shim is gone: every request still in flight is lost with it.
-                    let lost = AdapterError {
-                        adapter: e.adapter.clone(),
-                        kind: AdapterErrorKind::Crashed(format!(
-                            "in flight when the shim failed ({})",
-                            e.kind
-                        )),
-                    };
-                    for (j, _) in in_flight.drain(..) {
-                        results[j] = Some(Err(lost.clone()));
-                    }
-                    self.consecutive_failures += 1;
-                }
-                _ => self.consecutive_failures = 0,
-            }
-            results[i] = Some(r);
         }
-        results
-            .into_iter()
-            .map(|r| {
-                r.unwrap_or_else(|| Err(self.err(AdapterErrorKind::Protocol("no answer".into()))))
-            })
-            .collect()
+        if self.window <= 1 {
+            // The shim was restarted and no longer pipelines (nothing of it is in flight, as
+            // the window only changes on a restart): it runs now, one at a time.
+            let answer = self.run(r);
+            self.in_flight.push_back(Flight::Done(answer));
+            return Ok(());
+        }
+        let mut buf = std::mem::take(&mut self.pending);
+        let len = buf.len();
+        let result = match self.message(r, &mut buf) {
+            Ok(lowered) => {
+                self.in_flight.push_back(Flight::Sent(lowered));
+                self.sent += 1;
+                self.pending_count += 1;
+                Ok(())
+            }
+            Err(e) => {
+                buf.truncate(len);
+                Err(e)
+            }
+        };
+        self.pending = buf;
+        if self.pending_count >= (self.window / 4).max(1) && !self.flush() {
+            let _ = self.shim_stopped_reading();
+        }
+        result
+    }
+
+    /// Hands the pending request lines to the writer thread; false if it is gone.
+    fn flush(&mut self) -> bool {
+        if self.pending_count == 0 {
+            return true;
+        }
+        let spare = self.spare_buffer();
+        let buf = std::mem::replace(&mut self.pending, spare);
+        self.pending_count = 0;
+        self.running
+            .as_ref()
+            .and_then(|run| run.requests.as_ref())
+            .is_some_and(|tx| tx.send(buf).is_ok())
+    }
+
+    /// The writer thread is gone (the shim exited or stopped reading): every request in
+    /// flight is lost. Returns the failure, with the exit status when there is one.
+    fn shim_stopped_reading(&mut self) -> AdapterError {
+        let kind = match self.running.as_mut() {
+            Some(run) => gone(run, "stopped reading its input"),
+            None => AdapterErrorKind::Crashed("the shim stopped reading its input".into()),
+        };
+        self.running = None;
+        let e = self.err(kind);
+        let lost = AdapterError {
+            adapter: e.adapter.clone(),
+            kind: AdapterErrorKind::Crashed(format!("in flight when the shim failed ({})", e.kind)),
+        };
+        self.lose_in_flight(&lost);
+        e
+    }
+
+    /// The shim is gone: every request sent to it and not answered is lost with it, each an
+    /// adapter error naming the failure; one failure for the circuit breaker.
+    fn lose_in_flight(&mut self, e: &AdapterError) {
+        for f in &mut self.in_flight {
+            if matches!(f, Flight::Sent(_)) {
+                *f = Flight::Lost(e.clone());
+            }
+        }
+        self.sent = 0;
+        self.pending.clear();
+        self.pending_count = 0;
+        self.consecutive_failures += 1;
+    }
+
+    /// The answer to the oldest request in flight (`r` is that request again). Each answer
+    /// has the case deadline, counted from the previous answer (or from writing the request);
+    /// a shim that crashes, hangs or speaks garbage costs every request in flight, each an
+    /// adapter error, and is restarted for the next request sent. The circuit breaker counts
+    /// such a failure once; any answer resets it.
+    fn receive_one(&mut self, r: &Request<'_>) -> Result<Observation, AdapterError> {
+        let lowered = match self.in_flight.pop_front() {
+            None => {
+                return Err(self.err(AdapterErrorKind::Protocol(
+                    "an answer was asked for with no request in flight".into(),
+                )));
+            }
+            Some(Flight::Done(answer)) => return answer,
+            Some(Flight::Lost(e)) => return Err(e),
+            Some(Flight::Sent(lowered)) => lowered,
+        };
+        // The oldest request not written yet: write what is pending first.
+        if self.sent == self.pending_count && !self.flush() {
+            return Err(self.shim_stopped_reading());
+        }
+        self.sent -= 1;
+        let result = match self.receive_line(self.timeout) {
+            Ok(line) => {
+                let obs = self.observation_line(r, lowered, &line);
+                self.recycle(line);
+                obs
+            }
+            Err(e) => Err(e),
+        };
+        match &result {
+            Err(e) if self.running.is_none() => {
+                let lost = AdapterError {
+                    adapter: e.adapter.clone(),
+                    kind: AdapterErrorKind::Crashed(format!(
+                        "in flight when the shim failed ({})",
+                        e.kind
+                    )),
+                };
+                self.lose_in_flight(&lost);
+            }
+            _ => self.consecutive_failures = 0,
+        }
+        result
     }
 
     /// Reads one answer line within `timeout` (UTF-8, bounded, not parsed yet); on any failure
     /// the shim is stopped.
-    fn receive(&mut self, timeout: Duration) -> Result<Vec<u8>, AdapterError> {
+    fn receive_line(&mut self, timeout: Duration) -> Result<Vec<u8>, AdapterError> {
         let Some(run) = self.running.as_mut() else {
             return Err(self.err(AdapterErrorKind::Crashed("not running".into())));
         };

@@ -1,7 +1,8 @@
 //! A trivial compiled shim for measuring the adapter protocol's throughput (issue 9): it
 //! answers every request at once with the request's own state (`completed`, nothing
 //! changed), so the cost measured is the runner's and the pipe's, not an implementation's.
-//! `ECHO_WINDOW=N` offers N requests in flight (default 256; 1: no pipelining).
+//! `ECHO_WINDOW=N` offers N requests in flight (default 256; 1: no pipelining). It takes the
+//! profile once (PROTOCOL.md, "The profile sent once"), and ignores it.
 //!
 //! It builds no JSON tree: one pass over each request line finds the top-level `type`, `id`
 //! and `state` values (skipping strings, escapes and nested brackets), and the answer copies
@@ -124,9 +125,12 @@ fn main() -> std::io::Result<()> {
         let Some([ty, id, state]) = fields(&line) else {
             continue;
         };
-        if ty.is_some_and(|t| &line[t] == b"\"hello\"") {
+        let ty = ty.map(|t| &line[t]);
+        if ty == Some(&b"\"profile\""[..]) {
+            // The profile sent once (PROTOCOL.md): never answered.
+        } else if ty == Some(&b"\"hello\""[..]) {
             out.write_all(
-                b"{\"type\":\"hello\",\"protocol\":\"atomcts-adapter\",\"version\":1,\"name\":\"echo\",\"capabilities\":[]",
+                b"{\"type\":\"hello\",\"protocol\":\"atomcts-adapter\",\"version\":1,\"name\":\"echo\",\"capabilities\":[],\"profile_once\":true",
             )?;
             if window > 1 {
                 write!(out, ",\"window\":{window}")?;

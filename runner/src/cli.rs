@@ -628,8 +628,8 @@ fn cmd_run(a: RunArgs) -> Result<u8> {
     let mut collector =
         atomcts::report::Collector::new(known.clone(), estimate, jsonl).with_flaky(flaky.clone());
     // Corpus first, then generated cases chunk by chunk: generated, run, judged, dropped (a
-    // chunk at least a pipelined adapter's window).
-    let gen_chunk = atomcts::generate::RUN_CHUNK.max(adapter.window());
+    // pipelined adapter's window stays full through a chunk: 4 windows, issue 9).
+    let gen_chunk = atomcts::generate::RUN_CHUNK.max(4 * adapter.window());
     let mut run_chunk = |cases: Vec<Case>| {
         let mut todo: Vec<&Case> = Vec::new();
         for c in &cases {

@@ -222,10 +222,10 @@ pub fn fuzz(
     let mut rng = ChaCha8Rng::seed_from_u64(opts.seed);
     let mut s = Summary::default();
     let mut by_key: BTreeMap<String, usize> = BTreeMap::new();
-    // Cases go to the adapters a window at a time (pipelined shims); findings are shrunk one
-    // case at a time.
+    // Cases go to the adapters 4 windows at a time (pipelined shims keep their window full
+    // through a batch); findings are shrunk one case at a time.
     let window = |x: &dyn Adapter| x.window().max(1) as u64;
-    let batch = window(&*a).max(reborrow(&mut b).map_or(1, |b| window(&*b)));
+    let batch = 4 * window(&*a).max(reborrow(&mut b).map_or(1, |b| window(&*b)));
     loop {
         if opts.cases.is_some_and(|n| s.cases >= n) || opts.time.is_some_and(|t| t0.elapsed() >= t)
         {

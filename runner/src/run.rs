@@ -735,46 +735,41 @@ pub fn run_cases(
         }
         return;
     }
-    let mut rest = cases;
-    while !rest.is_empty() {
-        // Prepare cases until a window of them is ready to send.
-        let mut steps = Vec::new();
-        let mut ready = 0;
-        while let Some((c, tail)) = rest.split_first() {
-            if ready == window {
-                break;
-            }
-            rest = tail;
+    // Streamed (issue 9): requests are sent as cases are prepared and answers taken in order,
+    // the window topped up after every answer, so it stays full across all of `cases`. A
+    // concurrent case runs alone: nothing after it is sent until it has run.
+    let mut queue = std::collections::VecDeque::new();
+    let (mut rest, mut in_flight, mut held) = (cases.iter(), 0, false);
+    loop {
+        while !held && in_flight < adapter.window().max(1) {
+            let Some(c) = rest.next() else { break };
             let step = prepare(c, &*adapter, opts);
-            ready += usize::from(matches!(step, Step::Ready(_)));
-            steps.push(step);
+            let early = match &step {
+                Step::Ready(p) => adapter.send(&p.request(opts)).err().map(Err),
+                Step::Concurrent(..) => {
+                    held = true;
+                    None
+                }
+                Step::Done(_) => None,
+            };
+            in_flight += usize::from(matches!(step, Step::Ready(_)) && early.is_none());
+            queue.push_back((step, early));
         }
-        let requests: Vec<Request<'_>> = steps
-            .iter()
-            .filter_map(|s| match s {
-                Step::Ready(p) => Some(p.request(opts)),
-                Step::Done(_) | Step::Concurrent(..) => None,
-            })
-            .collect();
-        let mut answers = adapter.run_batch(&requests).into_iter();
-        drop(requests);
-        for step in steps {
-            match step {
-                Step::Done(r) => out(*r),
-                Step::Concurrent(case, r) => {
-                    out(crate::concurrent::run_case(case, adapter, opts, *r))
-                }
-                Step::Ready(p) => {
-                    let answer = answers.next().unwrap_or_else(|| {
-                        Err(atomcts_adapters::AdapterError {
-                            adapter: adapter.name().to_string(),
-                            kind: atomcts_adapters::AdapterErrorKind::Protocol(
-                                "the adapter gave fewer answers than requests".into(),
-                            ),
-                        })
-                    });
-                    out(finish(p, answer, &*adapter, opts));
-                }
+        let Some((step, early)) = queue.pop_front() else {
+            break;
+        };
+        match step {
+            Step::Done(r) => out(*r),
+            Step::Concurrent(case, r) => {
+                held = false;
+                out(crate::concurrent::run_case(case, adapter, opts, *r))
+            }
+            Step::Ready(p) => {
+                let answer = early.unwrap_or_else(|| {
+                    in_flight -= 1;
+                    adapter.receive(&p.request(opts))
+                });
+                out(finish(p, answer, &*adapter, opts));
             }
         }
     }

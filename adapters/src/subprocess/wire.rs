@@ -180,6 +180,113 @@ impl Serialize for StateOut<'_> {
     }
 }
 
+impl StateOut<'_> {
+    /// Appends the state's JSON to `buf`: the same bytes as its `Serialize` form, with the hex
+    /// strings (most of a request's bytes) written straight into the buffer, without the
+    /// escape scan a serializer makes (hex digits never need escaping; names are escaped).
+    pub fn write_to(&self, buf: &mut Vec<u8>) {
+        let st = self.0;
+        let hex = |buf: &mut Vec<u8>, v: u64| {
+            buf.push(b'"');
+            buf.extend_from_slice(hex_u64(v, &mut [0; 18]).as_bytes());
+            buf.push(b'"');
+        };
+        let name = |buf: &mut Vec<u8>, n: &str| {
+            // Writing into a Vec cannot fail.
+            let _ = serde_json::to_writer(&mut *buf, n);
+        };
+        let window = |buf: &mut Vec<u8>, w: &Option<Window>| match w {
+            None => buf.extend_from_slice(b"null"),
+            Some(w) => {
+                buf.extend_from_slice(b"{\"base\":");
+                hex(buf, w.base);
+                buf.extend_from_slice(b",\"len\":");
+                hex(buf, w.len);
+                buf.push(b'}');
+            }
+        };
+        let regions = |buf: &mut Vec<u8>, m: &atomcts_reference::memory::Memory| {
+            const DIGITS: &[u8; 16] = b"0123456789abcdef";
+            buf.push(b'[');
+            for (i, (base, data)) in m.regions().enumerate() {
+                if i > 0 {
+                    buf.push(b',');
+                }
+                buf.extend_from_slice(b"{\"base\":");
+                hex(buf, base);
+                buf.extend_from_slice(b",\"bytes\":\"");
+                buf.reserve(2 * data.len() + 2);
+                for b in data {
+                    buf.push(DIGITS[usize::from(b >> 4)]);
+                    buf.push(DIGITS[usize::from(b & 15)]);
+                }
+                buf.extend_from_slice(b"\"}");
+            }
+            buf.push(b']');
+        };
+        buf.extend_from_slice(b"{\"active\":[");
+        for (i, a) in st.active.iter().enumerate() {
+            if i > 0 {
+                buf.push(b',');
+            }
+            buf.extend_from_slice(if *a { b"true" } else { b"false" });
+        }
+        buf.extend_from_slice(b"],\"buffers\":{");
+        for (i, (n, b)) in st.buffers.iter().enumerate() {
+            if i > 0 {
+                buf.push(b',');
+            }
+            name(buf, n);
+            buf.extend_from_slice(b":{\"base\":");
+            hex(buf, b.base);
+            buf.extend_from_slice(b",\"len\":");
+            buf.extend_from_slice(b.len.to_string().as_bytes());
+            buf.extend_from_slice(b",\"space\":");
+            name(buf, b.space.name());
+            buf.extend_from_slice(b",\"type\":");
+            name(buf, b.ty.name());
+            buf.push(b'}');
+        }
+        buf.extend_from_slice(b"},\"emask\":");
+        hex(buf, u64::from(st.emask));
+        buf.extend_from_slice(b",\"lanes\":");
+        buf.extend_from_slice(st.lanes.to_string().as_bytes());
+        buf.extend_from_slice(b",\"local_window\":");
+        window(buf, &st.local_window);
+        buf.extend_from_slice(b",\"memory\":{\"global\":");
+        regions(buf, &st.global);
+        buf.extend_from_slice(b",\"shared\":");
+        regions(buf, &st.shared);
+        buf.extend_from_slice(b"},\"regs\":{");
+        for (i, (n, r)) in st.regs.iter().enumerate() {
+            if i > 0 {
+                buf.push(b',');
+            }
+            name(buf, n);
+            buf.extend_from_slice(b":{\"elems\":[");
+            for (j, e) in r.elems.iter().enumerate() {
+                if j > 0 {
+                    buf.push(b',');
+                }
+                hex(buf, *e);
+            }
+            buf.extend_from_slice(b"],\"type\":");
+            name(buf, r.ty.visa_name());
+            buf.push(b'}');
+        }
+        buf.extend_from_slice(b"},\"shared_window\":");
+        window(buf, &st.shared_window);
+        buf.extend_from_slice(b",\"simd_width\":");
+        buf.extend_from_slice(st.simd_width.to_string().as_bytes());
+        buf.extend_from_slice(b",\"slm_size\":");
+        match st.slm_size {
+            None => buf.extend_from_slice(b"null"),
+            Some(v) => hex(buf, v),
+        }
+        buf.push(b'}');
+    }
+}
+
 /// A map by name, each value serialized through `f`.
 struct Named<'a, T, F>(&'a BTreeMap<String, T>, F);
 
@@ -194,12 +301,13 @@ impl<'a, T, U: Serialize + 'a, F: Fn(&'a T) -> U> Serialize for Named<'a, T, F> 
 }
 
 /// Appends one `run` request line (with its `\n`) to `buf`: the same bytes as the `Value`
-/// route. `profile` is the request's `profile` object, serialized once per profile;
-/// `lowered` is `Some` for version 2 (`Some(None)`: `"lowered": null`).
+/// route. `profile` is the request's `profile` object, serialized once per profile (`None`:
+/// no `profile` key, for a shim that takes the profile once); `lowered` is `Some` for version
+/// 2 (`Some(None)`: `"lowered": null`).
 pub fn write_run(
     buf: &mut Vec<u8>,
     r: &crate::Request<'_>,
-    profile: &[u8],
+    profile: Option<&[u8]>,
     lowered: Option<Option<&atomcts_reference::ir::Lowered>>,
 ) {
     // Writing into a Vec cannot fail; the keys come in sorted order, as a `Map` prints them.
@@ -217,10 +325,12 @@ pub fn write_run(
             Some(l) => put(buf, &crate::protocol2::LoweredOut(l)),
         }
     }
-    buf.extend_from_slice(b",\"profile\":");
-    buf.extend_from_slice(profile);
+    if let Some(profile) = profile {
+        buf.extend_from_slice(b",\"profile\":");
+        buf.extend_from_slice(profile);
+    }
     buf.extend_from_slice(b",\"state\":");
-    put(buf, &StateOut(r.state));
+    StateOut(r.state).write_to(buf);
     buf.extend_from_slice(b",\"type\":\"run\"}\n");
 }
 
@@ -597,7 +707,7 @@ mod tests {
         };
         let p = json!({"name": "default", "knobs": {"k": "v"}});
         let mut line = Vec::new();
-        write_run(&mut line, &r, p.to_string().as_bytes(), None);
+        write_run(&mut line, &r, Some(p.to_string().as_bytes()), None);
         let want = json!({"type": "run", "id": r.id, "dialect": "sass", "asm": r.asm,
                           "profile": p, "state": state_to_json(&s)});
         assert_eq!(
@@ -605,7 +715,7 @@ mod tests {
             format!("{}\n", serde_json::to_string(&want).unwrap())
         );
         let mut line = Vec::new();
-        write_run(&mut line, &r, p.to_string().as_bytes(), Some(None));
+        write_run(&mut line, &r, Some(p.to_string().as_bytes()), Some(None));
         let mut want = want;
         want["lowered"] = Value::Null;
         assert_eq!(
