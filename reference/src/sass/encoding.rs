@@ -31,6 +31,7 @@
 //! the size field has no code for F16x2 or F64 (those table rows are not SPA 5.0 encodings).
 
 use super::atom::{Address, Guard, Instruction, Op, Pred, Reg, Size};
+use crate::error::{Reason, Rejection};
 
 /// A word that is not an ATOM this layout can express.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -54,6 +55,34 @@ pub enum DecodeError {
     /// bit (nvdisasm prints `???255`).
     #[error("ATOM.CAS register field {0} has no register pair")]
     NoCasPair(u64),
+}
+
+impl DecodeError {
+    /// The rejection a corpus case expects of such a word (FORMAT.md `encoding`): a word of
+    /// another instruction names an unknown operation; `.U128` is the document's illegal size
+    /// (".128 aliases to .U128, but is illegal"); a CAS register field with no pair breaks the
+    /// document's CAS rule (Rc is Rb+1, Rb+2 or RZ); the op, size and CAS-form codes nvdisasm
+    /// prints as invalid or refuses are reserved.
+    pub fn reason(&self) -> Reason {
+        match self {
+            DecodeError::NotAtom(_) => Reason::UnknownOperation,
+            DecodeError::IllegalSize => Reason::IllegalSize,
+            DecodeError::NoCasPair(_) => Reason::CasRegisterPairing,
+            DecodeError::InvalidOp(_)
+            | DecodeError::InvalidSize(_)
+            | DecodeError::InvalidCasForm => Reason::ReservedEncoding,
+        }
+    }
+}
+
+/// An instruction the SPA 5.0 word cannot express.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("`{instruction}` has no SPA 5.0 ATOM word: {why}")]
+pub struct EncodeError {
+    /// The instruction, in canonical text.
+    pub instruction: String,
+    /// Which part has no encoding.
+    pub why: String,
 }
 
 fn bits(w: u64, lo: u32, n: u32) -> u64 {
@@ -170,6 +199,147 @@ pub fn decode(w: u64) -> Result<Instruction, DecodeError> {
         addr,
         rb,
         rc,
+    })
+}
+
+/// The register field of `r` (RZ is 255).
+fn reg_field(r: Reg) -> u64 {
+    match r {
+        Reg::R(n) => u64::from(n),
+        Reg::RZ => 255,
+    }
+}
+
+/// Encodes an instruction into the SPA 5.0 ATOM word [`decode`] reads back; the inverse of
+/// `decode` on every word it accepts. `Err` for what the layout cannot express: the
+/// sparse-predicate forms, the F16x2 and F64 sizes and CAS `.S32` (no size code), a
+/// displacement outside the 20-bit field, `[RZ + Imm]` (RZ as Ra is the absolute form), and
+/// CAS registers other than Rc = Rb+1 (Rb+2 for `.64`), Rc = RZ, or Rb = RZ.
+pub fn encode(i: &Instruction) -> Result<u64, EncodeError> {
+    let no = |why: &str| EncodeError {
+        instruction: i.to_string(),
+        why: why.into(),
+    };
+    if i.sparse.is_some() {
+        return Err(no("the sparse-predicate forms have no SPA 5.0 encoding"));
+    }
+    let (pred, negated) = match i.guard {
+        None => (7, false),
+        Some(Guard { negated, pred }) => (
+            match pred {
+                Pred::P(n) => u64::from(n),
+                Pred::PT => 7,
+            },
+            negated,
+        ),
+    };
+    let (ra, imm) = match i.addr {
+        Address::Absolute(a) if a < 1 << 20 => (255, u64::from(a)),
+        Address::Reg {
+            ra: Reg::R(n),
+            offset,
+        } if (-(1 << 19)..1 << 19).contains(&offset) => (u64::from(n), (offset as u64) & 0xf_ffff),
+        Address::Reg { ra: Reg::RZ, .. } => {
+            return Err(no("Ra = RZ is the encoding of the absolute form [ImmU20]"));
+        }
+        _ => return Err(no("the displacement does not fit the 20-bit field")),
+    };
+    let mut w = (imm << 28)
+        | (u64::from(negated) << 19)
+        | (pred << 16)
+        | (ra << 8)
+        | reg_field(i.rd)
+        | (u64::from(i.extended) << 48);
+    if i.op == Op::Cas {
+        let (wide, step) = match i.size {
+            Size::U32 => (0, 1),
+            Size::U64 => (1, 2),
+            _ => return Err(no("the CAS word has a .64 bit and no other size code")),
+        };
+        let Some(rc) = i.rc else {
+            return Err(no("CAS without Rc"));
+        };
+        w |= (0xeef << 52) | (wide << 49);
+        w |= match (i.rb, rc) {
+            (Reg::RZ, rc) => (1 << 51) | (reg_field(rc) << 20),
+            (Reg::R(n), _) if u64::from(n) + step > 254 => {
+                return Err(no("Rb has no register pair below RZ"));
+            }
+            (Reg::R(n), Reg::RZ) => (1 << 50) | (u64::from(n) << 20),
+            (Reg::R(n), Reg::R(c)) if u64::from(c) == u64::from(n) + step => u64::from(n) << 20,
+            _ => {
+                return Err(no(
+                    "Rc is neither the register after Rb's pair start nor RZ",
+                ));
+            }
+        };
+    } else {
+        if i.rc.is_some() {
+            return Err(no("only CAS has an Rc"));
+        }
+        let op = OPS.iter().find(|p| p.1 == i.op).map(|p| p.0);
+        let size = SIZES.iter().find(|p| p.1 == i.size).map(|p| p.0);
+        let (Some(op), Some(size)) = (op, size) else {
+            return Err(no("the op or size field has no code for it"));
+        };
+        w |= (0xed << 56) | (op << 52) | (size << 49) | (reg_field(i.rb) << 20);
+    }
+    Ok(w)
+}
+
+/// What a stated word says about a text form (FORMAT.md `encoding`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Agreement {
+    /// The word decodes to the text's instruction, and the text encodes to the word.
+    Agrees,
+    /// The decoder rejects the word.
+    Rejected(Rejection),
+    /// They disagree; one line per difference.
+    Differs(Vec<String>),
+}
+
+/// Checks a stated word against a text form both ways: the word must decode to the text's
+/// instruction (a guard `@PT` is the word's no guard), and the text must encode to the word.
+/// `Err` when the text itself is rejected.
+pub fn agree(text: &str, word: u64) -> Result<Agreement, Rejection> {
+    let mut text_form = super::parse(text)?;
+    let decoded = match decode(word) {
+        Ok(i) => i,
+        Err(e) => {
+            return Ok(Agreement::Rejected(Rejection::new(
+                e.reason(),
+                e.to_string(),
+            )));
+        }
+    };
+    let mut differs = Vec::new();
+    match encode(&text_form) {
+        Ok(w) if w != word => differs.push(format!(
+            "the text encodes to {w:#018x}, the case states {word:#018x} (bits {:#018x} differ)",
+            w ^ word
+        )),
+        Ok(_) => {}
+        Err(e) => differs.push(e.to_string()),
+    }
+    if text_form.guard
+        == Some(Guard {
+            negated: false,
+            pred: Pred::PT,
+        })
+    {
+        text_form.guard = None;
+    }
+    if decoded != text_form {
+        differs.push(format!(
+            "the word decodes to `{}`, the text is `{}`",
+            decoded.nvdisasm(),
+            text.trim()
+        ));
+    }
+    Ok(if differs.is_empty() {
+        Agreement::Agrees
+    } else {
+        Agreement::Differs(differs)
     })
 }
 
