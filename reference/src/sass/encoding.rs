@@ -223,68 +223,69 @@ pub fn encode(i: &Instruction) -> Result<u64, EncodeError> {
     if i.sparse.is_some() {
         return Err(no("the sparse-predicate forms have no SPA 5.0 encoding"));
     }
-    let (pred, negated) = match i.guard {
-        None => (7, false),
-        Some(Guard { negated, pred }) => (
-            match pred {
-                Pred::P(n) => u64::from(n),
-                Pred::PT => 7,
-            },
-            negated,
-        ),
+    let (negated, pred) = match i.guard {
+        None => (false, Pred::PT),
+        Some(Guard { negated, pred }) => (negated, pred),
+    };
+    let pred = match pred {
+        Pred::P(n) => u64::from(n),
+        Pred::PT => 7,
     };
     let (ra, imm) = match i.addr {
         Address::Absolute(a) if a < 1 << 20 => (255, u64::from(a)),
-        Address::Reg {
-            ra: Reg::R(n),
-            offset,
-        } if (-(1 << 19)..1 << 19).contains(&offset) => (u64::from(n), (offset as u64) & 0xf_ffff),
         Address::Reg { ra: Reg::RZ, .. } => {
             return Err(no("Ra = RZ is the encoding of the absolute form [ImmU20]"));
         }
+        Address::Reg { ra, offset } if (-0x80000..0x80000).contains(&offset) => {
+            (reg_field(ra), (offset as u64) & 0xf_ffff)
+        }
         _ => return Err(no("the displacement does not fit the 20-bit field")),
     };
-    let mut w = (imm << 28)
-        | (u64::from(negated) << 19)
-        | (pred << 16)
-        | (ra << 8)
-        | reg_field(i.rd)
-        | (u64::from(i.extended) << 48);
+    // (value, lowest bit) of each field, as `decode` reads them.
+    let mut fields = vec![
+        (reg_field(i.rd), 0),
+        (ra, 8),
+        (pred, 16),
+        (u64::from(negated), 19),
+        (imm, 28),
+        (u64::from(i.extended), 48),
+    ];
     if i.op == Op::Cas {
         let (wide, step) = match i.size {
             Size::U32 => (0, 1),
             Size::U64 => (1, 2),
             _ => return Err(no("the CAS word has a .64 bit and no other size code")),
         };
-        let Some(rc) = i.rc else {
-            return Err(no("CAS without Rc"));
-        };
-        w |= (0xeef << 52) | (wide << 49);
-        w |= match (i.rb, rc) {
-            (Reg::RZ, rc) => (1 << 51) | (reg_field(rc) << 20),
+        // (Rb = RZ bit, Rc = RZ bit, register field)
+        let (rb_rz, rc_rz, field) = match (i.rb, i.rc) {
+            (Reg::RZ, Some(rc)) => (1, 0, reg_field(rc)),
             (Reg::R(n), _) if u64::from(n) + step > 254 => {
                 return Err(no("Rb has no register pair below RZ"));
             }
-            (Reg::R(n), Reg::RZ) => (1 << 50) | (u64::from(n) << 20),
-            (Reg::R(n), Reg::R(c)) if u64::from(c) == u64::from(n) + step => u64::from(n) << 20,
-            _ => {
-                return Err(no(
-                    "Rc is neither the register after Rb's pair start nor RZ",
-                ));
+            (Reg::R(n), Some(Reg::RZ)) => (0, 1, u64::from(n)),
+            (Reg::R(n), Some(Reg::R(c))) if u64::from(c) == u64::from(n) + step => {
+                (0, 0, u64::from(n))
             }
+            _ => return Err(no("Rc is neither Rb's pair (Rb+1, Rb+2 for .64) nor RZ")),
         };
+        fields.extend([
+            (0xeef, 52),
+            (rb_rz, 51),
+            (rc_rz, 50),
+            (wide, 49),
+            (field, 20),
+        ]);
     } else {
-        if i.rc.is_some() {
-            return Err(no("only CAS has an Rc"));
-        }
         let op = OPS.iter().find(|p| p.1 == i.op).map(|p| p.0);
         let size = SIZES.iter().find(|p| p.1 == i.size).map(|p| p.0);
-        let (Some(op), Some(size)) = (op, size) else {
-            return Err(no("the op or size field has no code for it"));
+        let (None, Some(op), Some(size)) = (i.rc, op, size) else {
+            return Err(no(
+                "the op or size field has no code for it, or Rc is given",
+            ));
         };
-        w |= (0xed << 56) | (op << 52) | (size << 49) | (reg_field(i.rb) << 20);
+        fields.extend([(0xed, 56), (op, 52), (size, 49), (reg_field(i.rb), 20)]);
     }
-    Ok(w)
+    Ok(fields.into_iter().fold(0, |w, (v, lo)| w | (v << lo)))
 }
 
 /// What a stated word says about a text form (FORMAT.md `encoding`).
