@@ -5,7 +5,9 @@
 //! by nvdisasm 11.8 with the words printed, one field varied at a time (op, size, registers,
 //! displacement, base register), and single bits of real words were flipped and disassembled
 //! again (`nvdisasm --binary SM50`). The listings are `reference/tests/data/nvidia`; the test
-//! `nvidia_listings` decodes every ATOM word there and checks it against the printed text.
+//! `nvidia_listings` decodes every ATOM word there, checks it against the printed text, and
+//! encodes the instruction back to the word. Corpus cases may state a word beside their text
+//! (FORMAT.md "Encodings"); [`agree`] checks it both ways.
 //!
 //! ```text
 //! ATOM (bits 63..56 = 0xed)                 ATOM.CAS (bits 63..52 = 0xeef)
@@ -366,6 +368,42 @@ mod tests {
             let i = decode(w).unwrap_or_else(|e| panic!("{w:#x}: {e}"));
             assert_eq!(i.nvdisasm(), text, "{w:#x}");
         }
+    }
+
+    /// The encoder is the decoder's inverse on these words, and refuses what the word cannot hold.
+    #[test]
+    fn encodes_back_and_refuses_what_has_no_word() {
+        for w in [
+            0xed01ffe700970200,
+            0xed00ffffc097ff00,
+            0xeef3800001470418,
+            0xeef5000080870208,
+            0xeef9000080870208,
+            0xed010000004f0200,
+            0xeda1000000470200,
+        ] {
+            assert_eq!(encode(&decode(w).unwrap()), Ok(w), "{w:#x}");
+        }
+        for text in [
+            "ATOM.ADD.F16x2.RN R0, [R2], R4",
+            "ATOM.E.ADD.F64.RN R0, [R2], R4",
+            "ATOM.MIN.S32 P0, R0, [R2], R4",
+            "ATOM.CAS.S32 R0, [R2], R4, R5",
+            "ATOM.CAS.32 R0, [R2], R4, R6",
+            "ATOM.E.ADD.U64 R0, [R2+0x80000], R4",
+            "ATOM.ADD R0, [RZ+0x10], R4",
+        ] {
+            let i = super::super::parse(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+            assert!(encode(&i).is_err(), "{text}");
+        }
+        assert_eq!(
+            agree("@PT ATOM.E.ADD R0, [R2], R4", 0xed01000000470200),
+            Ok(Agreement::Agrees)
+        );
+        assert!(matches!(
+            agree("ATOM.E.ADD R0, [R2], R5", 0xed01000000470200),
+            Ok(Agreement::Differs(l)) if l.len() == 2
+        ));
     }
 
     #[test]
