@@ -107,6 +107,13 @@ fn check_listing(name: &str, seen: &mut Seen) {
             "{}: word {:#018x} against `{}`",
             l.at, l.word, l.text
         );
+        assert_eq!(
+            encoding::encode(&i),
+            Ok(l.word),
+            "{}: `{}` encoded",
+            l.at,
+            l.text
+        );
         seen.atom += 1;
         seen.rows.insert((i.op, i.size));
         match i.addr {
@@ -225,6 +232,7 @@ fn probe_words_decode_as_nvdisasm_prints_them() {
         let decoded: Instruction =
             decoded.unwrap_or_else(|e| panic!("{}: {:#x}: {e}", l.at, l.word));
         assert_eq!(decoded.nvdisasm(), l.text, "{}", l.at);
+        assert_eq!(encoding::encode(&decoded), Ok(l.word), "{}: encoded", l.at);
         match parse(&l.text) {
             Ok(i) => {
                 assert_eq!(i, decoded, "{}", l.at);

@@ -120,10 +120,15 @@ struct RawCase {
     concurrent: Vec<Spanned<RawInstr>>,
 }
 
-/// **(v1)** `encoding`: the vISA byte fields of the case's instruction (FORMAT.md).
+/// **(v1)** `encoding`: the vISA byte fields, or the SASS instruction word, of the case's
+/// instruction (FORMAT.md).
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawEncoding {
+    /// SASS: the SPA 5.0 instruction word, `"0x"` and 16 hex digits (a TOML integer holds
+    /// only 63 bits).
+    #[serde(default)]
+    word: Option<String>,
     #[serde(default)]
     op: Option<u8>,
     #[serde(default)]
@@ -132,6 +137,24 @@ struct RawEncoding {
     surface: Option<u8>,
     #[serde(default)]
     channels: Option<u8>,
+}
+
+/// **(v1)** What a case's `encoding` states (FORMAT.md "Encodings").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Encoding {
+    /// vISA byte fields.
+    Visa(atomcts_reference::visa::encoding::Stated),
+    /// The SASS SPA 5.0 instruction word.
+    Sass(u64),
+}
+
+/// `"0x"` and exactly 16 hex digits.
+fn parse_word(w: &str) -> Option<u64> {
+    let hex = w.strip_prefix("0x")?;
+    if hex.len() != 16 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    u64::from_str_radix(hex, 16).ok()
 }
 
 /// One instruction of a concurrent case as written (`[[case.concurrent]]`).
@@ -219,8 +242,8 @@ pub struct Case {
     pub probe: Option<String>,
     /// Per-option expectations of a probe.
     pub expect_if: Vec<(String, Entries, Pos)>,
-    /// **(v1)** The vISA byte fields the case states beside its text, and where.
-    pub encoding: Option<(atomcts_reference::visa::encoding::Stated, Pos)>,
+    /// **(v1)** The encoding the case states beside its text, and where.
+    pub encoding: Option<(Encoding, Pos)>,
     /// For a concurrent case: its instructions (then `asm` joins their texts with ` || `,
     /// `given` holds the shared memory and `expect` the final shared memory).
     pub concurrent: Vec<ConcurrentInstr>,
@@ -418,36 +441,44 @@ pub fn parse_file(root: &Path, file: &Path, text: String) -> Loaded {
             );
             continue;
         }
-        let encoding = c.encoding.as_ref().map(|e| {
-            let r = e.get_ref();
-            (
-                atomcts_reference::visa::encoding::Stated {
-                    op: r.op,
-                    exec_size: r.exec_size,
-                    surface: r.surface,
-                    channels: r.channels,
-                },
-                src.pos(e.span().start),
-            )
-        });
-        if let Some((st, epos)) = &encoding {
-            if dialect != Dialect::Visa {
-                err(
-                    epos.clone(),
-                    format!(
-                        "case `{name}`: `encoding` states vISA byte fields; this file is not visa"
-                    ),
-                );
-                continue;
-            }
-            if *st == atomcts_reference::visa::encoding::Stated::default() {
-                err(
-                    epos.clone(),
-                    format!(
-                        "case `{name}`: `encoding` names no field (op, exec_size, surface, channels)"
-                    ),
-                );
-                continue;
+        let mut encoding = None;
+        if let Some(e) = &c.encoding {
+            let (r, epos) = (e.get_ref(), src.pos(e.span().start));
+            let st = atomcts_reference::visa::encoding::Stated {
+                op: r.op,
+                exec_size: r.exec_size,
+                surface: r.surface,
+                channels: r.channels,
+            };
+            let visa_fields = st != atomcts_reference::visa::encoding::Stated::default();
+            let stated = match (dialect, &r.word) {
+                (Dialect::Sass, Some(w)) if !visa_fields => {
+                    parse_word(w).map(Encoding::Sass).ok_or_else(|| {
+                        format!(
+                            "case `{name}`: `encoding.word` = `{w}` is not `0x` and 16 hex digits"
+                        )
+                    })
+                }
+                (Dialect::Sass, _) => Err(format!(
+                    "case `{name}`: a SASS `encoding` states `word` (the SPA 5.0 instruction word) and nothing else"
+                )),
+                (Dialect::Visa, None) if visa_fields => Ok(Encoding::Visa(st)),
+                (Dialect::Visa, Some(_)) => Err(format!(
+                    "case `{name}`: `encoding.word` is a SASS field; vISA states op, exec_size, surface, channels"
+                )),
+                (Dialect::Visa, None) => Err(format!(
+                    "case `{name}`: `encoding` names no field (op, exec_size, surface, channels)"
+                )),
+                _ => Err(format!(
+                    "case `{name}`: `encoding` is for sass and visa cases; this file is not"
+                )),
+            };
+            match stated {
+                Ok(s) => encoding = Some((s, epos)),
+                Err(m) => {
+                    err(epos, m);
+                    continue;
+                }
             }
         }
         // A capability nobody knows is a typo: an input error, never a silent skip (D11).

@@ -531,8 +531,9 @@ pub fn prepare<'c>(case: &'c Case, adapter: &dyn Adapter, opts: &Options) -> Ste
             return done(not_applicable(r, "capability", why));
         }
     }
-    // Stated byte fields: checked both ways against the vISA encoder and decoder. Bytes the
-    // decoder rejects state no instruction to run: the expectation must be that rejection.
+    // Stated byte fields or words: checked both ways against the vISA or SASS encoder and
+    // decoder. Bytes the decoder rejects state no instruction to run: the expectation must be
+    // that rejection.
     if let Some((stated, pos)) = &case.encoding {
         match encoding_findings(&case.asm, stated, &expectation) {
             Ok(None) => {}
@@ -685,27 +686,51 @@ pub(crate) fn verdict(
 /// text itself is rejected.
 fn encoding_findings(
     asm: &str,
-    stated: &atomcts_reference::visa::encoding::Stated,
+    stated: &crate::case::Encoding,
     expectation: &Expectation,
 ) -> Result<Option<Vec<Finding>>, String> {
-    use atomcts_reference::visa::encoding::{Agreement, agree};
+    use atomcts_reference::{sass, visa};
     let finding = |expected: String, observed: String, note: &str| Finding {
         location: "encoding".into(),
         expected,
         observed,
         note: note.into(),
     };
-    match agree(asm, stated)
-        .map_err(|r| format!("the text form of an encoding case is rejected: {r}"))?
-    {
-        Agreement::Agrees => Ok(None),
-        Agreement::Differs(lines) => Ok(Some(
+    let text_rejected = |r| format!("the text form of an encoding case is rejected: {r}");
+    // Both agreements have the same three outcomes.
+    let (agreement, which) = match stated {
+        crate::case::Encoding::Visa(st) => (
+            match visa::encoding::agree(asm, st).map_err(text_rejected)? {
+                visa::encoding::Agreement::Agrees => Ok(()),
+                visa::encoding::Agreement::Differs(l) => Err(Ok(l)),
+                visa::encoding::Agreement::Rejected(r) => Err(Err(r)),
+            },
+            "vISA",
+        ),
+        crate::case::Encoding::Sass(w) => (
+            match sass::encoding::agree(asm, *w).map_err(text_rejected)? {
+                sass::encoding::Agreement::Agrees => Ok(()),
+                sass::encoding::Agreement::Differs(l) => Err(Ok(l)),
+                sass::encoding::Agreement::Rejected(r) => Err(Err(r)),
+            },
+            "SASS",
+        ),
+    };
+    match agreement {
+        Ok(()) => Ok(None),
+        Err(Ok(lines)) => Ok(Some(
             lines
                 .into_iter()
-                .map(|l| finding("the text's encoding".into(), l, "vISA encoder/decoder"))
+                .map(|l| {
+                    finding(
+                        "the text's encoding".into(),
+                        l,
+                        &format!("{which} encoder/decoder"),
+                    )
+                })
                 .collect(),
         )),
-        Agreement::Rejected(rej) => Ok(Some(match expectation {
+        Err(Err(rej)) => Ok(Some(match expectation {
             Expectation::Invalid(code) if code == rej.reason.code() => vec![],
             other => vec![finding(
                 match other {
@@ -713,7 +738,7 @@ fn encoding_findings(
                     e => e.kind().to_string(),
                 },
                 format!("invalid ({}): {rej}", rej.reason.code()),
-                "the vISA decoder rejects the stated bytes",
+                &format!("the {which} decoder rejects the stated bytes"),
             )],
         })),
     }

@@ -1031,3 +1031,79 @@ fn d2_answers_with_huge_numbers_of_ranges_are_bounded() {
         }
     }
 }
+
+/// FORMAT.md "Encodings": a SASS case states `word` alone, as `0x` and 16 hex digits; vISA
+/// cases state byte fields; anything else is an input error at the `encoding` key.
+#[test]
+fn encoding_words_and_fields_out_of_place_are_input_errors() {
+    let root = Path::new("spec-cases");
+    for (dialect, asm, enc, want) in [
+        (
+            "sass",
+            "ATOM.E.ADD R0, [R2], R4",
+            r#"{ word = "0xed0100000047020" }"#,
+            "is not `0x` and 16 hex digits",
+        ),
+        (
+            "sass",
+            "ATOM.E.ADD R0, [R2], R4",
+            r#"{ word = "ed01000000470200" }"#,
+            "is not `0x` and 16 hex digits",
+        ),
+        (
+            "sass",
+            "ATOM.E.ADD R0, [R2], R4",
+            r#"{ word = "0xed0100000047020g" }"#,
+            "is not `0x` and 16 hex digits",
+        ),
+        (
+            "sass",
+            "ATOM.E.ADD R0, [R2], R4",
+            r#"{ word = "0xed01000000470200", op = 1 }"#,
+            "states `word`",
+        ),
+        (
+            "sass",
+            "ATOM.E.ADD R0, [R2], R4",
+            "{ op = 1 }",
+            "states `word`",
+        ),
+        (
+            "visa",
+            "DWORD_ATOMIC.add (1) T0 V10 V11 V0 V13",
+            r#"{ word = "0xed01000000470200" }"#,
+            "is a SASS field",
+        ),
+        (
+            "visa",
+            "DWORD_ATOMIC.add (1) T0 V10 V11 V0 V13",
+            "{}",
+            "names no field",
+        ),
+        (
+            "msl",
+            "r = atomic_fetch_add_explicit(&buf[0], 1, memory_order_relaxed)",
+            "{ op = 1 }",
+            "is for sass and visa cases",
+        ),
+    ] {
+        let text = format!(
+            "dialect = \"{dialect}\"\ncite = \"x\"\n\n[[case]]\nname = \"c\"\nasm = \"{}\"\nencoding = {enc}\nexpect = {{}}\n",
+            asm.replace('"', "\\\"")
+        );
+        let loaded = atomcts::case::parse_file(root, &root.join("t.toml"), text);
+        assert!(loaded.cases.is_empty(), "{dialect} {enc}: loaded");
+        assert!(
+            loaded
+                .errors
+                .iter()
+                .any(|e| e.message.contains(want) && e.pos.line == 7 && e.pos.col == 12),
+            "{dialect} {enc}: {:?}",
+            loaded
+                .errors
+                .iter()
+                .map(|e| format!("{}: {}", e.pos, e.message))
+                .collect::<Vec<_>>()
+        );
+    }
+}

@@ -8,7 +8,7 @@
 //! is the only line of defence. The score (rejected / planted) is printed per kind.
 
 use atomcts::build::{Expectation, build_expectation, build_state};
-use atomcts::case::load;
+use atomcts::case::{Encoding, load};
 use atomcts::plant::{PlantKind, plants};
 use atomcts::run::{Options, Status, run_case};
 use atomcts::verify::{check, fault_against_reference, fault_lane_bound};
@@ -281,7 +281,7 @@ fn planted_wrong_encodings_are_rejected() {
     };
     let (mut planted, mut problems, mut decoded_texts) = (0, Vec::new(), 0);
     for case in &loaded.cases {
-        let Some((stated, _)) = &case.encoding else {
+        let Some((Encoding::Visa(stated), _)) = &case.encoding else {
             continue;
         };
         let Some((entries, at)) = &case.expect else {
@@ -313,7 +313,7 @@ fn planted_wrong_encodings_are_rejected() {
             if foreign && field(&mut wrong).is_none() {
                 *field(&mut wrong) = Some(0x01);
                 let mut c = case.clone();
-                c.encoding = Some((wrong, at.clone()));
+                c.encoding = Some((Encoding::Visa(wrong), at.clone()));
                 planted += 1;
                 let r = run_case(&c, &mut atomcts_adapters::ReferenceAdapter, &opts);
                 if r.status != Status::Fail {
@@ -330,7 +330,7 @@ fn planted_wrong_encodings_are_rejected() {
                 };
                 *b ^= 1 << bit;
                 let mut c = case.clone();
-                c.encoding = Some((wrong, at.clone()));
+                c.encoding = Some((Encoding::Visa(wrong), at.clone()));
                 planted += 1;
                 let r = run_case(&c, &mut atomcts_adapters::ReferenceAdapter, &opts);
                 if r.status != Status::Fail {
@@ -367,6 +367,80 @@ fn planted_wrong_encodings_are_rejected() {
     );
     assert!(planted > 40, "only {planted} wrong encodings planted");
     assert!(decoded_texts > 20, "only {decoded_texts} decoded texts");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// Wrong words: for every SASS case that states its instruction word (FORMAT.md `encoding`)
+/// and expects a completed run, each of the 64 bits flipped in turn must make the case fail
+/// (every bit of the SPA 5.0 ATOM word belongs to a field: the word then decodes to another
+/// instruction, or is rejected). A wrong word that decodes is reported with the text it
+/// decodes to, which must state that word (or be a row the op table lacks).
+#[test]
+fn planted_wrong_sass_words_are_rejected() {
+    use atomcts_reference::sass::encoding as sass;
+    let loaded = load(&atomcts::default_corpus());
+    let opts = Options {
+        profile: Profile::default(),
+        race_budget: DEFAULT_BUDGET,
+        cases_arg: "spec-cases".into(),
+        adapter_arg: String::new(),
+    };
+    let (mut planted, mut problems, mut decoded_texts, mut cases) = (0, Vec::new(), 0, 0);
+    for case in &loaded.cases {
+        let Some((Encoding::Sass(word), at)) = &case.encoding else {
+            continue;
+        };
+        let Some((entries, eat)) = &case.expect else {
+            continue;
+        };
+        let state = build_state(case).unwrap();
+        if !matches!(
+            build_expectation(case, &state, entries, eat).unwrap(),
+            Expectation::Values(_)
+        ) {
+            continue;
+        }
+        cases += 1;
+        for bit in 0..64 {
+            let wrong = word ^ (1 << bit);
+            let mut c = case.clone();
+            c.encoding = Some((Encoding::Sass(wrong), at.clone()));
+            planted += 1;
+            let r = run_case(&c, &mut atomcts_adapters::ReferenceAdapter, &opts);
+            if r.status != Status::Fail {
+                problems.push(format!(
+                    "{}: bit {bit} flipped ({wrong:#018x}): {:?}",
+                    case.id, r.status
+                ));
+            }
+            for f in &r.findings {
+                let Some(decoded) = f
+                    .observed
+                    .split_once("the word decodes to `")
+                    .and_then(|(_, t)| t.split_once('`'))
+                    .map(|(t, _)| t)
+                else {
+                    continue;
+                };
+                // A text the front end rejects (a row the op table lacks, an odd pair) has
+                // nothing to compare.
+                match sass::agree(decoded, wrong) {
+                    Ok(sass::Agreement::Agrees) => decoded_texts += 1,
+                    Err(_) => {}
+                    other => problems.push(format!(
+                        "{}: bit {bit} flipped: the decoded text `{decoded}` does not state {wrong:#018x}: {other:?}",
+                        case.id
+                    )),
+                }
+            }
+        }
+    }
+    println!(
+        "wrong SASS words rejected: {} / {planted} ({cases} cases)",
+        planted - problems.len()
+    );
+    assert!(cases >= 10, "only {cases} SASS cases state a word");
+    assert!(decoded_texts > 200, "only {decoded_texts} decoded texts");
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 

@@ -5,7 +5,9 @@
 //! by nvdisasm 11.8 with the words printed, one field varied at a time (op, size, registers,
 //! displacement, base register), and single bits of real words were flipped and disassembled
 //! again (`nvdisasm --binary SM50`). The listings are `reference/tests/data/nvidia`; the test
-//! `nvidia_listings` decodes every ATOM word there and checks it against the printed text.
+//! `nvidia_listings` decodes every ATOM word there, checks it against the printed text, and
+//! encodes the instruction back to the word. Corpus cases may state a word beside their text
+//! (FORMAT.md "Encodings"); [`agree`] checks it both ways.
 //!
 //! ```text
 //! ATOM (bits 63..56 = 0xed)                 ATOM.CAS (bits 63..52 = 0xeef)
@@ -31,6 +33,7 @@
 //! the size field has no code for F16x2 or F64 (those table rows are not SPA 5.0 encodings).
 
 use super::atom::{Address, Guard, Instruction, Op, Pred, Reg, Size};
+use crate::error::{Reason, Rejection};
 
 /// A word that is not an ATOM this layout can express.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -54,6 +57,34 @@ pub enum DecodeError {
     /// bit (nvdisasm prints `???255`).
     #[error("ATOM.CAS register field {0} has no register pair")]
     NoCasPair(u64),
+}
+
+impl DecodeError {
+    /// The rejection a corpus case expects of such a word (FORMAT.md `encoding`): a word of
+    /// another instruction names an unknown operation; `.U128` is the document's illegal size
+    /// (".128 aliases to .U128, but is illegal"); a CAS register field with no pair breaks the
+    /// document's CAS rule (Rc is Rb+1, Rb+2 or RZ); the op, size and CAS-form codes nvdisasm
+    /// prints as invalid or refuses are reserved.
+    pub fn reason(&self) -> Reason {
+        match self {
+            DecodeError::NotAtom(_) => Reason::UnknownOperation,
+            DecodeError::IllegalSize => Reason::IllegalSize,
+            DecodeError::NoCasPair(_) => Reason::CasRegisterPairing,
+            DecodeError::InvalidOp(_)
+            | DecodeError::InvalidSize(_)
+            | DecodeError::InvalidCasForm => Reason::ReservedEncoding,
+        }
+    }
+}
+
+/// An instruction the SPA 5.0 word cannot express.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("`{instruction}` has no SPA 5.0 ATOM word: {why}")]
+pub struct EncodeError {
+    /// The instruction, in canonical text.
+    pub instruction: String,
+    /// Which part has no encoding.
+    pub why: String,
 }
 
 fn bits(w: u64, lo: u32, n: u32) -> u64 {
@@ -173,6 +204,148 @@ pub fn decode(w: u64) -> Result<Instruction, DecodeError> {
     })
 }
 
+/// The register field of `r` (RZ is 255).
+fn reg_field(r: Reg) -> u64 {
+    match r {
+        Reg::R(n) => u64::from(n),
+        Reg::RZ => 255,
+    }
+}
+
+/// Encodes an instruction into the SPA 5.0 ATOM word [`decode`] reads back; the inverse of
+/// `decode` on every word it accepts. `Err` for what the layout cannot express: the
+/// sparse-predicate forms, the F16x2 and F64 sizes and CAS `.S32` (no size code), a
+/// displacement outside the 20-bit field, `[RZ + Imm]` (RZ as Ra is the absolute form), and
+/// CAS registers other than Rc = Rb+1 (Rb+2 for `.64`), Rc = RZ, or Rb = RZ.
+pub fn encode(i: &Instruction) -> Result<u64, EncodeError> {
+    let no = |why: &str| EncodeError {
+        instruction: i.to_string(),
+        why: why.into(),
+    };
+    if i.sparse.is_some() {
+        return Err(no("the sparse-predicate forms have no SPA 5.0 encoding"));
+    }
+    let (negated, pred) = match i.guard {
+        None => (false, Pred::PT),
+        Some(Guard { negated, pred }) => (negated, pred),
+    };
+    let pred = match pred {
+        Pred::P(n) => u64::from(n),
+        Pred::PT => 7,
+    };
+    let (ra, imm) = match i.addr {
+        Address::Absolute(a) if a < 1 << 20 => (255, u64::from(a)),
+        Address::Reg { ra: Reg::RZ, .. } => {
+            return Err(no("Ra = RZ is the encoding of the absolute form [ImmU20]"));
+        }
+        Address::Reg { ra, offset } if (-0x80000..0x80000).contains(&offset) => {
+            (reg_field(ra), (offset as u64) & 0xf_ffff)
+        }
+        _ => return Err(no("the displacement does not fit the 20-bit field")),
+    };
+    // (value, lowest bit) of each field, as `decode` reads them.
+    let mut fields = vec![
+        (reg_field(i.rd), 0),
+        (ra, 8),
+        (pred, 16),
+        (u64::from(negated), 19),
+        (imm, 28),
+        (u64::from(i.extended), 48),
+    ];
+    if i.op == Op::Cas {
+        let (wide, step) = match i.size {
+            Size::U32 => (0, 1),
+            Size::U64 => (1, 2),
+            _ => return Err(no("the CAS word has a .64 bit and no other size code")),
+        };
+        // (Rb = RZ bit, Rc = RZ bit, register field)
+        let (rb_rz, rc_rz, field) = match (i.rb, i.rc) {
+            (Reg::RZ, Some(rc)) => (1, 0, reg_field(rc)),
+            (Reg::R(n), _) if u64::from(n) + step > 254 => {
+                return Err(no("Rb has no register pair below RZ"));
+            }
+            (Reg::R(n), Some(Reg::RZ)) => (0, 1, u64::from(n)),
+            (Reg::R(n), Some(Reg::R(c))) if u64::from(c) == u64::from(n) + step => {
+                (0, 0, u64::from(n))
+            }
+            _ => return Err(no("Rc is neither Rb's pair (Rb+1, Rb+2 for .64) nor RZ")),
+        };
+        fields.extend([
+            (0xeef, 52),
+            (rb_rz, 51),
+            (rc_rz, 50),
+            (wide, 49),
+            (field, 20),
+        ]);
+    } else {
+        let op = OPS.iter().find(|p| p.1 == i.op).map(|p| p.0);
+        let size = SIZES.iter().find(|p| p.1 == i.size).map(|p| p.0);
+        let (None, Some(op), Some(size)) = (i.rc, op, size) else {
+            return Err(no(
+                "the op or size field has no code for it, or Rc is given",
+            ));
+        };
+        fields.extend([(0xed, 56), (op, 52), (size, 49), (reg_field(i.rb), 20)]);
+    }
+    Ok(fields.into_iter().fold(0, |w, (v, lo)| w | (v << lo)))
+}
+
+/// What a stated word says about a text form (FORMAT.md `encoding`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Agreement {
+    /// The word decodes to the text's instruction, and the text encodes to the word.
+    Agrees,
+    /// The decoder rejects the word.
+    Rejected(Rejection),
+    /// They disagree; one line per difference.
+    Differs(Vec<String>),
+}
+
+/// Checks a stated word against a text form both ways: the word must decode to the text's
+/// instruction (a guard `@PT` is the word's no guard), and the text must encode to the word.
+/// `Err` when the text itself is rejected.
+pub fn agree(text: &str, word: u64) -> Result<Agreement, Rejection> {
+    let mut text_form = super::parse(text)?;
+    let decoded = match decode(word) {
+        Ok(i) => i,
+        Err(e) => {
+            return Ok(Agreement::Rejected(Rejection::new(
+                e.reason(),
+                e.to_string(),
+            )));
+        }
+    };
+    let mut differs = Vec::new();
+    match encode(&text_form) {
+        Ok(w) if w != word => differs.push(format!(
+            "the text encodes to {w:#018x}, the case states {word:#018x} (bits {:#018x} differ)",
+            w ^ word
+        )),
+        Ok(_) => {}
+        Err(e) => differs.push(e.to_string()),
+    }
+    if text_form.guard
+        == Some(Guard {
+            negated: false,
+            pred: Pred::PT,
+        })
+    {
+        text_form.guard = None;
+    }
+    if decoded != text_form {
+        differs.push(format!(
+            "the word decodes to `{}`, the text is `{}`",
+            decoded.nvdisasm(),
+            text.trim()
+        ));
+    }
+    Ok(if differs.is_empty() {
+        Agreement::Agrees
+    } else {
+        Agreement::Differs(differs)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -195,6 +368,42 @@ mod tests {
             let i = decode(w).unwrap_or_else(|e| panic!("{w:#x}: {e}"));
             assert_eq!(i.nvdisasm(), text, "{w:#x}");
         }
+    }
+
+    /// The encoder is the decoder's inverse on these words, and refuses what the word cannot hold.
+    #[test]
+    fn encodes_back_and_refuses_what_has_no_word() {
+        for w in [
+            0xed01ffe700970200,
+            0xed00ffffc097ff00,
+            0xeef3800001470418,
+            0xeef5000080870208,
+            0xeef9000080870208,
+            0xed010000004f0200,
+            0xeda1000000470200,
+        ] {
+            assert_eq!(encode(&decode(w).unwrap()), Ok(w), "{w:#x}");
+        }
+        for text in [
+            "ATOM.ADD.F16x2.RN R0, [R2], R4",
+            "ATOM.E.ADD.F64.RN R0, [R2], R4",
+            "ATOM.MIN.S32 P0, R0, [R2], R4",
+            "ATOM.CAS.S32 R0, [R2], R4, R5",
+            "ATOM.CAS.32 R0, [R2], R4, R6",
+            "ATOM.E.ADD.U64 R0, [R2+0x80000], R4",
+            "ATOM.ADD R0, [RZ+0x10], R4",
+        ] {
+            let i = super::super::parse(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+            assert!(encode(&i).is_err(), "{text}");
+        }
+        assert_eq!(
+            agree("@PT ATOM.E.ADD R0, [R2], R4", 0xed01000000470200),
+            Ok(Agreement::Agrees)
+        );
+        assert!(matches!(
+            agree("ATOM.E.ADD R0, [R2], R5", 0xed01000000470200),
+            Ok(Agreement::Differs(l)) if l.len() == 2
+        ));
     }
 
     #[test]
