@@ -257,10 +257,17 @@ fn planted_wrong_answers_are_rejected() {
         problems.len(),
         problems.join("\n")
     );
-    // Every kind must have been planted, and often.
+    // Every kind must have been planted, and often (upper bits the documents fix above a
+    // racing return exist only under the vISA `.16` writeback options zero, sign_extend and
+    // preserve).
     for k in PlantKind::ALL {
         let n = score.get(k).map_or(0, |s| s[0]);
-        assert!(n > 10, "{}: only {n} planted: {score:?}", k.name());
+        let least = if *k == PlantKind::RacingUpperBit {
+            5
+        } else {
+            10
+        };
+        assert!(n > least, "{}: only {n} planted: {score:?}", k.name());
     }
 }
 
