@@ -292,7 +292,7 @@ fn judge_address(
         let verdict = if single {
             race::check(&problem, &eq, budget)?
         } else {
-            program_order(&problem, &eq)?
+            race::check_program_order(&problem, &eq)?
         };
         match verdict {
             race::Verdict::Pass { .. } => {}
@@ -323,37 +323,6 @@ fn judge_address(
         }
     }
     Ok(AddressVerdict::Pass)
-}
-
-/// A fixed order (A28 `program_order`): run once, compare.
-fn program_order(
-    problem: &Problem<'_, OpStep>,
-    eq: &dyn Fn(u64, u64) -> bool,
-) -> Result<race::Verdict, ModelError> {
-    use crate::race::Step;
-    let mut v = problem.init;
-    for (k, (op, o)) in problem.ops.iter().enumerate() {
-        let effects = op.step(v)?;
-        let e = effects
-            .first()
-            .ok_or_else(|| crate::internal!("no effect"))?;
-        if o.ret.is_some_and(|r| !eq(e.ret, r)) || o.success.is_some_and(|s| s != e.success) {
-            return Ok(race::Verdict::Fail {
-                explored: k as u64,
-                longest_prefix: (0..k).collect(),
-            });
-        }
-        v = e.new;
-    }
-    Ok(match problem.final_value {
-        Some(f) if !eq(v, f) => race::Verdict::Fail {
-            explored: 0,
-            longest_prefix: (0..problem.ops.len()).collect(),
-        },
-        _ => race::Verdict::Pass {
-            order: (0..problem.ops.len()).collect(),
-        },
-    })
 }
 
 /// What an access was observed to return, read back from its destination, or a mismatch in

@@ -541,7 +541,8 @@ fn racing_plants(
     } else {
         (1, m.ty.bits(), m.ty)
     };
-    let fmt = part_ty.float_format();
+    // NaNs are alike only where the profile allows any NaN; elsewhere another NaN is wrong.
+    let fmt = part_ty.float_format().filter(|_| !m.env.nan_exact);
     for p in 0..parts {
         let lo = p * width;
         let pm = mask(width);
@@ -577,6 +578,32 @@ fn racing_plants(
                 kind: PlantKind::RacingFinal,
                 what: format!(
                     "{}[{addr:#x}] part {p} left as {v:#x}; every order gives one of {:x?}",
+                    m.space.name(),
+                    reach.finals
+                ),
+                observation: Observation::Completed(st),
+            });
+        }
+        // Where the profile fixes program order (A28 `program_order`): a final value only
+        // another order gives.
+        if !orders_free
+            && members.len() <= BRUTE_FORCE_LANES
+            && let Some(any) = brute_force(&steps, (init >> lo) & pm, true)
+            && let Some(v) = any.finals.iter().copied().find(|v| {
+                !reach.finals.contains(v)
+                    && !(fmt.is_some_and(|f| {
+                        float::is_nan(f, *v) && reach.finals.iter().any(|r| float::is_nan(f, *r))
+                    }))
+            })
+        {
+            let mut st = fin.clone();
+            st.memory_mut(m.space)
+                .write(addr, bytes, (end & !(pm << lo)) | (v << lo));
+            // First, so that the cap per kind keeps it.
+            out.insert(0, Plant {
+                kind: PlantKind::RacingFinal,
+                what: format!(
+                    "{}[{addr:#x}] part {p} left as {v:#x}, which only another order gives; program order gives one of {:x?}",
                     m.space.name(),
                     reach.finals
                 ),
