@@ -610,6 +610,43 @@ fn racing_plants(
                 observation: Observation::Completed(st),
             });
         }
+        // A lone weak compare-exchange's success flag flipped, where no effect the documents
+        // allow gives that flag with the returned value and final memory observed.
+        if let [i] = members
+            && let Dest::CasWeak {
+                ok: Some(okf),
+                expected,
+            } = &m.accesses[*i].dst
+            && let (Some(flag), Some(exp)) = (
+                fin.elem(&okf.name, okf.idx),
+                fin.elem(&expected.name, expected.idx),
+            )
+        {
+            let (ret, success, last) = (exp & mask(expected.bits), flag & 1 == 0, (end >> lo) & pm);
+            let explained = steps[0].step((init >> lo) & pm).is_ok_and(|effects| {
+                effects
+                    .iter()
+                    .any(|e| e.success == success && e.ret == ret && e.new == last)
+            });
+            if !explained {
+                let mut st = fin.clone();
+                if let Some(e) = st
+                    .regs
+                    .get_mut(&okf.name)
+                    .and_then(|r| r.elems.get_mut(okf.idx as usize))
+                {
+                    *e ^= 1;
+                }
+                out.push(Plant {
+                    kind: PlantKind::RacingReturn,
+                    what: format!(
+                        "lane {}: compare-exchange success flag {}[{}] flipped",
+                        m.accesses[*i].lane, okf.name, okf.idx
+                    ),
+                    observation: Observation::Completed(st),
+                });
+            }
+        }
         // Each member's return (destinations made of plain fields only), where brute-forced.
         for (k, &i) in members.iter().enumerate().filter(|_| !many) {
             let a = &m.accesses[i];
