@@ -107,13 +107,14 @@ enum Found {
 pub const MAX_MEMO_BYTES: usize = 256 << 20;
 
 /// Tries one complete order: each operation takes the first effect consistent with what was
-/// observed of it. The witness if it produces the observation; `None` otherwise (which proves
-/// nothing: the exhaustive search decides).
+/// observed of it. The witness if it produces the observation; otherwise how many operations
+/// of the order fit (all of them when only the final value differs). A failure proves nothing
+/// about other orders: the exhaustive search decides.
 fn try_order<S: Step>(
     problem: &Problem<'_, S>,
     eq: &(dyn Fn(u64, u64) -> bool + Sync),
     order: impl Iterator<Item = usize>,
-) -> Result<Option<Vec<usize>>, ModelError> {
+) -> Result<Result<Vec<usize>, usize>, ModelError> {
     let mut value = problem.init;
     let mut witness = Vec::with_capacity(problem.ops.len());
     for i in order {
@@ -122,14 +123,30 @@ fn try_order<S: Step>(
             obs.ret.is_none_or(|r| eq(e.ret, r)) && obs.success.is_none_or(|s| s == e.success)
         });
         let Some(e) = effect else {
-            return Ok(None);
+            return Ok(Err(witness.len()));
         };
         value = e.new;
         witness.push(i);
     }
     Ok(match problem.final_value {
-        Some(f) if !eq(value, f) => None,
-        _ => Some(witness),
+        Some(f) if !eq(value, f) => Err(witness.len()),
+        _ => Ok(witness),
+    })
+}
+
+/// Decides a fixed order, program order (A28 `program_order`: lanes on one address in the
+/// order of their accesses), each operation taking any effect the documents allow that fits
+/// what was observed of it. A failure reports the operations that fit before it.
+pub fn check_program_order<S: Step>(
+    problem: &Problem<'_, S>,
+    eq: &(dyn Fn(u64, u64) -> bool + Sync),
+) -> Result<Verdict, ModelError> {
+    Ok(match try_order(problem, eq, 0..problem.ops.len())? {
+        Ok(order) => Verdict::Pass { order },
+        Err(fit) => Verdict::Fail {
+            explored: 0,
+            longest_prefix: (0..fit).collect(),
+        },
     })
 }
 
@@ -146,10 +163,10 @@ pub fn check<S: Step + Sync>(
     budget: u64,
 ) -> Result<Verdict, ModelError> {
     let n = problem.ops.len();
-    if let Some(order) = try_order(problem, eq, 0..n)? {
+    if let Ok(order) = try_order(problem, eq, 0..n)? {
         return Ok(Verdict::Pass { order });
     }
-    if let Some(order) = try_order(problem, eq, (0..n).rev())? {
+    if let Ok(order) = try_order(problem, eq, (0..n).rev())? {
         return Ok(Verdict::Pass { order });
     }
     let mut kinds: Vec<(&S, Observed)> = Vec::new();

@@ -20,7 +20,7 @@ use crate::build::Expectation;
 use atomcts_adapters::Observation;
 use atomcts_reference::exec::{Resolved, resolve, writeback};
 use atomcts_reference::float;
-use atomcts_reference::ir::{Dest, Instr, Lowered, MemInstr, SameAddress, Upper};
+use atomcts_reference::ir::{AtomicOp, Dest, Instr, Lowered, MemInstr, SameAddress, Upper};
 use atomcts_reference::outcome::{Completed, FaultClass, Outcome};
 use atomcts_reference::race::{Effect, Step};
 use atomcts_reference::semantics::{OpStep, apply};
@@ -53,6 +53,10 @@ pub enum PlantKind {
     RacingFinal,
     /// A racing lane given back a value no order gives it.
     RacingReturn,
+    /// A bit flipped above a racing lane's returned value, where the documents fix those bits
+    /// (vISA `.16` writeback zero-extended, sign-extended or preserved, A12; a register's bits
+    /// above a narrower value preserved).
+    RacingUpperBit,
     /// A fault of another class.
     FaultClass,
     /// A fault on other lanes.
@@ -71,6 +75,7 @@ impl PlantKind {
         PlantKind::MemoryBit,
         PlantKind::RacingFinal,
         PlantKind::RacingReturn,
+        PlantKind::RacingUpperBit,
         PlantKind::FaultClass,
         PlantKind::FaultLanes,
         PlantKind::RejectionReason,
@@ -85,6 +90,7 @@ impl PlantKind {
             PlantKind::MemoryBit => "memory bit",
             PlantKind::RacingFinal => "racing final value",
             PlantKind::RacingReturn => "racing lane's return",
+            PlantKind::RacingUpperBit => "racing upper bit",
             PlantKind::FaultClass => "fault class",
             PlantKind::FaultLanes => "fault lanes",
             PlantKind::RejectionReason => "rejection reason",
@@ -371,6 +377,52 @@ fn completed(c: &Completed, initial: &State, lowered: Option<&Lowered>, out: &mu
         for (addr, members) in &r.groups {
             racing_plants(r.m, *addr, members, initial, fin, out);
         }
+        upper_bit_plants(r, fin, out);
+    }
+}
+
+/// A bit flipped just above each racing lane's returned value, where the documents fix the
+/// bits above it (every upper kind but `Unspecified`) and the register has such a bit: whatever
+/// the order, those bits are not the race's to decide.
+fn upper_bit_plants(r: &Racing<'_>, fin: &State, out: &mut Vec<Plant>) {
+    for members in r.groups.values() {
+        for &i in members {
+            let a = &r.m.accesses[i];
+            let Dest::Fields(fields) = &a.dst else {
+                continue;
+            };
+            for f in fields {
+                let Some(reg) = fin.regs.get(&f.name) else {
+                    continue;
+                };
+                let width = match f.upper {
+                    Upper::Keep => 64,
+                    Upper::Zero { width } | Upper::Sign { width } => width,
+                    Upper::Unspecified { .. } => continue,
+                };
+                let top = f.lo + f.bits;
+                if top >= width || top >= 64 || reg.ty.mask() >> top & 1 == 0 {
+                    continue;
+                }
+                let mut st = fin.clone();
+                let Some(e) = st
+                    .regs
+                    .get_mut(&f.name)
+                    .and_then(|r| r.elems.get_mut(f.idx as usize))
+                else {
+                    continue;
+                };
+                *e ^= 1 << top;
+                out.push(Plant {
+                    kind: PlantKind::RacingUpperBit,
+                    what: format!(
+                        "lane {}: {}[{}] bit {top} flipped above its {:?} return",
+                        a.lane, f.name, f.idx, f.upper
+                    ),
+                    observation: Observation::Completed(st),
+                });
+            }
+        }
     }
 }
 
@@ -459,7 +511,22 @@ fn racing_plants(
     out: &mut Vec<Plant>,
 ) {
     let orders_free = members.len() == 1 || m.same_address == SameAddress::AnyOrder;
-    if orders_free && members.len() > BRUTE_FORCE_LANES {
+    // Too many orders to brute-force: only where every order ends at the same value (integer
+    // add, subtract, and, or, xor, min, max commute and associate), which is then the
+    // reference's final value; the judge must refute another one by its exhaustive search.
+    let order_independent = m.ty.float_format().is_none()
+        && matches!(
+            m.op,
+            AtomicOp::Add
+                | AtomicOp::Sub
+                | AtomicOp::And
+                | AtomicOp::Or
+                | AtomicOp::Xor
+                | AtomicOp::Min
+                | AtomicOp::Max
+        );
+    let many = orders_free && members.len() > BRUTE_FORCE_LANES;
+    if many && !order_independent {
         return;
     }
     let bytes = m.ty.bytes();
@@ -474,7 +541,8 @@ fn racing_plants(
     } else {
         (1, m.ty.bits(), m.ty)
     };
-    let fmt = part_ty.float_format();
+    // NaNs are alike only where the profile allows any NaN; elsewhere another NaN is wrong.
+    let fmt = part_ty.float_format().filter(|_| !m.env.nan_exact);
     for p in 0..parts {
         let lo = p * width;
         let pm = mask(width);
@@ -490,8 +558,16 @@ fn racing_plants(
                 }
             })
             .collect();
-        let Some(reach) = brute_force(&steps, (init >> lo) & pm, orders_free) else {
-            continue;
+        let reach = if many {
+            Reachable {
+                finals: vec![(end >> lo) & pm],
+                rets: vec![Vec::new(); members.len()],
+            }
+        } else {
+            let Some(reach) = brute_force(&steps, (init >> lo) & pm, orders_free) else {
+                continue;
+            };
+            reach
         };
         // The final value.
         if let Some(v) = unreachable_near((end >> lo) & pm, width, &reach.finals, fmt) {
@@ -508,8 +584,71 @@ fn racing_plants(
                 observation: Observation::Completed(st),
             });
         }
-        // Each member's return (destinations made of plain fields only).
-        for (k, &i) in members.iter().enumerate() {
+        // Where the profile fixes program order (A28 `program_order`): a final value only
+        // another order gives.
+        if !orders_free
+            && members.len() <= BRUTE_FORCE_LANES
+            && let Some(any) = brute_force(&steps, (init >> lo) & pm, true)
+            && let Some(v) = any.finals.iter().copied().find(|v| {
+                !reach.finals.contains(v)
+                    && !(fmt.is_some_and(|f| {
+                        float::is_nan(f, *v) && reach.finals.iter().any(|r| float::is_nan(f, *r))
+                    }))
+            })
+        {
+            let mut st = fin.clone();
+            st.memory_mut(m.space)
+                .write(addr, bytes, (end & !(pm << lo)) | (v << lo));
+            // First, so that the cap per kind keeps it.
+            out.insert(0, Plant {
+                kind: PlantKind::RacingFinal,
+                what: format!(
+                    "{}[{addr:#x}] part {p} left as {v:#x}, which only another order gives; program order gives one of {:x?}",
+                    m.space.name(),
+                    reach.finals
+                ),
+                observation: Observation::Completed(st),
+            });
+        }
+        // A lone weak compare-exchange's success flag flipped, where no effect the documents
+        // allow gives that flag with the returned value and final memory observed.
+        if let [i] = members
+            && let Dest::CasWeak {
+                ok: Some(okf),
+                expected,
+            } = &m.accesses[*i].dst
+            && let (Some(flag), Some(exp)) = (
+                fin.elem(&okf.name, okf.idx),
+                fin.elem(&expected.name, expected.idx),
+            )
+        {
+            let (ret, success, last) = (exp & mask(expected.bits), flag & 1 == 0, (end >> lo) & pm);
+            let explained = steps[0].step((init >> lo) & pm).is_ok_and(|effects| {
+                effects
+                    .iter()
+                    .any(|e| e.success == success && e.ret == ret && e.new == last)
+            });
+            if !explained {
+                let mut st = fin.clone();
+                if let Some(e) = st
+                    .regs
+                    .get_mut(&okf.name)
+                    .and_then(|r| r.elems.get_mut(okf.idx as usize))
+                {
+                    *e ^= 1;
+                }
+                out.push(Plant {
+                    kind: PlantKind::RacingReturn,
+                    what: format!(
+                        "lane {}: compare-exchange success flag {}[{}] flipped",
+                        m.accesses[*i].lane, okf.name, okf.idx
+                    ),
+                    observation: Observation::Completed(st),
+                });
+            }
+        }
+        // Each member's return (destinations made of plain fields only), where brute-forced.
+        for (k, &i) in members.iter().enumerate().filter(|_| !many) {
             let a = &m.accesses[i];
             let Dest::Fields(fields) = &a.dst else {
                 continue;
@@ -673,7 +812,7 @@ fn classify(m: &MemInstr, pick: &Effect, alt: &Effect) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use atomcts_reference::ir::{AtomicOp, Env};
+    use atomcts_reference::ir::Env;
 
     fn add(v: u64) -> OpStep {
         OpStep {

@@ -18,6 +18,7 @@ use atomcts_reference::check::{Judgement, judge};
 use atomcts_reference::outcome::Outcome;
 use atomcts_reference::program::{Dialect, run};
 use atomcts_reference::race::DEFAULT_BUDGET;
+use atomcts_reference::types::Space;
 use atomcts_reference::visa::encoding::{Agreement, Stated, agree};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -44,6 +45,9 @@ fn whole_prefix(why: &str) -> bool {
     let mut it = tail.trim_end_matches(')').split(" of ");
     matches!((it.next(), it.next()), (Some(a), Some(b)) if a == b)
 }
+
+/// Racing final values only an order other than a fixed program order gives (A28).
+static OTHER_ORDER_PLANTS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// Per kind: planted, rejected by the runner, judged alone, rejected by the judge alone.
 type Score = BTreeMap<PlantKind, [usize; 4]>;
@@ -139,6 +143,9 @@ fn under(name: &str, cases: &[atomcts::case::Case]) -> (Score, Vec<String>) {
                 }
             }
             for p in planted {
+                if p.what.contains("only another order gives") {
+                    OTHER_ORDER_PLANTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
                 let s = score.entry(p.kind).or_default();
                 s[0] += 1;
                 let mut problem = |who: &str, said: String| {
@@ -257,10 +264,22 @@ fn planted_wrong_answers_are_rejected() {
         problems.len(),
         problems.join("\n")
     );
-    // Every kind must have been planted, and often.
+    let other_order = OTHER_ORDER_PLANTS.load(std::sync::atomic::Ordering::Relaxed);
+    println!(
+        "  of the racing final values, {other_order} only another order than program order gives"
+    );
+    assert!(other_order > 0, "no values of other orders planted");
+    // Every kind must have been planted, and often (upper bits the documents fix above a
+    // racing return exist only under the vISA `.16` writeback options zero, sign_extend and
+    // preserve).
     for k in PlantKind::ALL {
         let n = score.get(k).map_or(0, |s| s[0]);
-        assert!(n > 10, "{}: only {n} planted: {score:?}", k.name());
+        let least = if *k == PlantKind::RacingUpperBit {
+            5
+        } else {
+            10
+        };
+        assert!(n > least, "{}: only {n} planted: {score:?}", k.name());
     }
 }
 
@@ -531,4 +550,90 @@ fn race_budget_is_exact_and_enforced() {
         "race budget pinned on {pinned} planted racing values; largest deciding budget {largest}"
     );
     assert!(pinned > 50 && largest > 3, "{pinned} {largest}");
+}
+
+/// Copies into `into` every register element and memory byte where `from` differs from `base`.
+fn merge_changes(
+    base: &atomcts_reference::State,
+    from: &atomcts_reference::State,
+    into: &mut atomcts_reference::State,
+) {
+    for (name, reg) in &from.regs {
+        for (i, v) in reg.elems.iter().enumerate() {
+            if base.elem(name, i as u32) != Some(*v)
+                && let Some(e) = into.regs.get_mut(name).and_then(|r| r.elems.get_mut(i))
+            {
+                *e = *v;
+            }
+        }
+    }
+    for space in [Space::Global, Space::Shared] {
+        for span in base.memory(space).diff(from.memory(space)) {
+            for (addr, _, seen) in span.bytes() {
+                if let Some(b) = seen {
+                    into.memory_mut(space).write(addr, 1, u64::from(b));
+                }
+            }
+        }
+    }
+}
+
+/// The judge's report names every wrong location (up to `MAX_MISMATCHES`), not only the first:
+/// two planted wrong register elements, and two planted wrong memory bytes, of one answer are
+/// both reported (a report is read by people, and `atomcts` prints each finding).
+#[test]
+fn two_wrong_locations_are_both_reported() {
+    let loaded = load(&atomcts::default_corpus());
+    let profile = Profile::default();
+    let mut pairs = BTreeMap::<PlantKind, usize>::new();
+    let mut problems = Vec::new();
+    for case in &loaded.cases {
+        if !case.where_.is_empty() || case.probe.is_some() {
+            continue;
+        }
+        let state = build_state(case).unwrap();
+        let Some((entries, at)) = &case.expect else {
+            continue;
+        };
+        let exp = build_expectation(case, &state, entries, at).unwrap();
+        let reference = run(case.dialect, &case.asm, &state, &profile).unwrap();
+        let (Outcome::Completed(c), Some(l)) = (&reference.outcome, &reference.lowered) else {
+            continue;
+        };
+        let bound = fault_lane_bound(&state, case.dialect != Dialect::Visa);
+        let planted = plants(&exp, &state, &reference.outcome, Some(l), bound);
+        for kind in [PlantKind::RegisterBit, PlantKind::MemoryBit] {
+            // Two plants of the kind at different locations (`what` starts with the location).
+            let of_kind: Vec<_> = planted.iter().filter(|p| p.kind == kind).collect();
+            let loc =
+                |p: &atomcts::plant::Plant| p.what.split(" bit ").next().unwrap_or("").to_string();
+            let Some(first) = of_kind.first() else {
+                continue;
+            };
+            let Some(second) = of_kind.iter().find(|p| loc(p) != loc(first)) else {
+                continue;
+            };
+            let (Observation::Completed(a), Observation::Completed(b)) =
+                (&first.observation, &second.observation)
+            else {
+                continue;
+            };
+            let mut both = a.clone();
+            merge_changes(&c.state, b, &mut both);
+            *pairs.entry(kind).or_default() += 1;
+            match judge(l, &state, c, &both, DEFAULT_BUDGET) {
+                Ok(Judgement::Fail(ms)) if ms.len() >= 2 => {}
+                other => problems.push(format!(
+                    "{}: {} and {}: the judge says {other:?}",
+                    case.id, first.what, second.what
+                )),
+            }
+        }
+    }
+    println!("two wrong locations reported: {pairs:?}");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    for kind in [PlantKind::RegisterBit, PlantKind::MemoryBit] {
+        let n = pairs.get(&kind).copied().unwrap_or(0);
+        assert!(n > 20, "{}: only {n} pairs", kind.name());
+    }
 }
