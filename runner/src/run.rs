@@ -463,7 +463,8 @@ pub fn prepare<'c>(case: &'c Case, adapter: &dyn Adapter, opts: &Options) -> Ste
                 Err(e) => return done(error_result(case, opts, e.to_string())),
             };
             // The expectation for this profile.
-            let (entries, at) = match (&case.probe, &case.expect) {
+            let expect = case.expect_entries();
+            let (entries, at) = match (&case.probe, expect.as_deref()) {
                 (Some(knob), _) => {
                     let picked = profile.get(knob).unwrap_or("?");
                     match case.expect_if.iter().find(|(o, _, _)| o == picked) {
