@@ -836,8 +836,13 @@ fn stated_regs<'a>(
 ) -> Vec<(&'a String, &'a atomcts_reference::state::Reg, bool, bool)> {
     let mut out = Vec::new();
     for (name, reg) in &c.state.regs {
-        let changed = (0..reg.elems.len() as u32)
-            .any(|i| initial.elem(name, i).unwrap_or(0) != reg.elems[i as usize]);
+        // `initial.elem(name, i).unwrap_or(0) != reg.elems[i]` for some `i`, looked up once.
+        let before = initial.regs.get(name).map_or(&[][..], |r| &r.elems[..]);
+        let changed = reg
+            .elems
+            .iter()
+            .enumerate()
+            .any(|(i, v)| before.get(i).copied().unwrap_or(0) != *v);
         let opened = c
             .open
             .iter()
