@@ -923,7 +923,7 @@ pub(crate) fn direct_expectation(
                     }
                 }
                 Dialect::Visa => {
-                    if !reg_index(name, 'V', u32::MAX - 1).is_some_and(|n| n > 0)
+                    if reg_index(name, 'V', u32::MAX - 1).is_none_or(|n| n == 0)
                         || reg.elems.len() > atomcts_reference::state::MAX_ELEMS
                     {
                         return None;
@@ -1243,7 +1243,7 @@ fn reg_value(
             }
         })
         .collect();
-    let value = match dialect {
+    match dialect {
         Dialect::Sass => Value::Array(vals),
         Dialect::Visa => {
             let mut tb = Table::new();
@@ -1255,8 +1255,7 @@ fn reg_value(
             tb.insert(msl_type_name(reg.ty).into(), Value::Array(vals));
             Value::Table(tb)
         }
-    };
-    value
+    }
 }
 
 fn msl_type_name(t: ElemType) -> &'static str {
