@@ -107,7 +107,7 @@ impl Expectation {
     }
 }
 
-fn reg_index(key: &str, prefix: char, max: u32) -> Option<u32> {
+pub(crate) fn reg_index(key: &str, prefix: char, max: u32) -> Option<u32> {
     let n = key.strip_prefix(prefix)?;
     if n.is_empty() || (n.len() > 1 && n.starts_with('0')) {
         return None;
@@ -224,7 +224,7 @@ fn fill_mem(
 }
 
 /// A memory value: typed strings set the width; an untyped integer is a `u32`.
-fn mem_pat(v: &Value, pos: &Pos, key: &str) -> Result<Pat, BuildError> {
+pub(crate) fn mem_pat(v: &Value, pos: &Pos, key: &str) -> Result<Pat, BuildError> {
     let p = match v {
         Value::Float(_) => {
             return err(
@@ -276,7 +276,7 @@ fn window(v: &Value, pos: &Pos) -> Result<Window, BuildError> {
 }
 
 /// MSL operand type names.
-fn msl_type(name: &str) -> Option<ElemType> {
+pub(crate) fn msl_type(name: &str) -> Option<ElemType> {
     Some(match name {
         "int" => ElemType::D,
         "uint" => ElemType::UD,
@@ -291,7 +291,7 @@ fn msl_type(name: &str) -> Option<ElemType> {
     })
 }
 
-fn slot(t: ElemType) -> Slot {
+pub(crate) fn slot(t: ElemType) -> Slot {
     let float = match (t.kind, t.bits) {
         (Kind::Float, 16) => Some(Format::F16),
         (Kind::Float, 32) => Some(Format::F32),
@@ -613,7 +613,7 @@ fn msl_buffer(
 }
 
 /// How an MSL buffer element is read: 32 bits, binary32 for `atomic_float`.
-fn buffer_slot(ty: AtomicType) -> Slot {
+pub(crate) fn buffer_slot(ty: AtomicType) -> Slot {
     let float = (ty == AtomicType::Float).then_some(Format::F32);
     Slot {
         width: 32,
@@ -744,7 +744,7 @@ pub fn build_expectation(
     }
     let mut checks = Vec::new();
     for (key, v, pos) in entries {
-        expect_entry(case, initial, key, v, pos, &mut checks)?;
+        expect_entry(case.dialect, initial, key, v, pos, &mut checks)?;
     }
     Ok(Expectation::Values(checks))
 }
@@ -812,8 +812,8 @@ fn mem_checks(
     Ok(())
 }
 
-fn expect_entry(
-    case: &Case,
+pub(crate) fn expect_entry(
+    dialect: Dialect,
     initial: &State,
     key: &str,
     v: &Value,
@@ -821,7 +821,7 @@ fn expect_entry(
     out: &mut Vec<Check>,
 ) -> Result<(), BuildError> {
     let lanes = initial.lanes;
-    match (case.dialect, key) {
+    match (dialect, key) {
         (_, "mem") => return mem_checks(initial, Space::Global, v, pos, out, key),
         (Dialect::Visa, "slm") => {
             let Value::Table(t) = v else {
@@ -837,7 +837,7 @@ fn expect_entry(
         }
         _ => {}
     }
-    match case.dialect {
+    match dialect {
         Dialect::Sass => {
             let (is_pred, n) = match (reg_index(key, 'R', 254), reg_index(key, 'P', 6)) {
                 (Some(n), _) => (false, n),

@@ -645,8 +645,10 @@ fn cmd_run(a: RunArgs) -> Result<u8> {
                 todo.push(c);
             }
         }
-        let mut emit = |r: CaseResult| {
-            collector.push(r);
+        // A result is completed (instruction, position, citation, reproduce line) only if
+        // the collector keeps or writes it (issue 9).
+        let mut emit = |c: &Case, r: CaseResult| {
+            collector.push_with(r, |r| run::complete(r, c, &opts));
             if let Some(b) = &bar {
                 b.inc(1);
             }
@@ -666,16 +668,14 @@ fn cmd_run(a: RunArgs) -> Result<u8> {
                 .find(|&k| times(todo[k]) > 1)
                 .unwrap_or(todo.len());
             if j > i {
-                run::run_cases(&todo[i..j], adapter.as_mut(), &opts, &mut emit);
+                run::run_cases_lean(&todo[i..j], adapter.as_mut(), &opts, &mut emit);
                 i = j;
                 continue;
             }
-            emit(run::run_case_repeated(
+            emit(
                 todo[i],
-                adapter.as_mut(),
-                &opts,
-                times(todo[i]),
-            ));
+                run::run_case_repeated(todo[i], adapter.as_mut(), &opts, times(todo[i])),
+            );
             i += 1;
         }
     };

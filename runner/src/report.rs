@@ -104,7 +104,14 @@ impl Collector {
     }
 
     /// Takes one result.
-    pub fn push(&mut self, mut r: CaseResult) {
+    pub fn push(&mut self, r: CaseResult) {
+        self.push_with(r, |_| {});
+    }
+
+    /// Takes one result, calling `complete` on it first if it is written or kept (issue 9: a
+    /// result that is only counted needs its id, dialect, op and status alone; see
+    /// [`crate::run::run_cases_lean`]).
+    pub fn push_with(&mut self, mut r: CaseResult, complete: impl FnOnce(&mut CaseResult)) {
         use std::io::Write as _;
         if self.known.contains(&r.id) {
             r.status = match r.status {
@@ -116,6 +123,10 @@ impl Collector {
         if self.flaky.contains(&r.id) {
             mark_flaky(&mut r);
         }
+        let keep = self.keep_passes || (r.status != Status::Pass && self.results.len() < MAX_KEPT);
+        if keep || self.jsonl.is_some() {
+            complete(&mut r);
+        }
         if let Some((name, w)) = &mut self.jsonl
             && self.jsonl_error.is_none()
             && let Err(e) = serde_json::to_writer(&mut *w, &r)
@@ -124,7 +135,6 @@ impl Collector {
         {
             self.jsonl_error = Some(format!("writing {name}: {e}"));
         }
-        let keep = self.keep_passes || (r.status != Status::Pass && self.results.len() < MAX_KEPT);
         if keep {
             self.results.push(r);
         } else {
