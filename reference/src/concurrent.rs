@@ -207,44 +207,8 @@ pub fn fold_if_commuting(init: u64, threads: &[Vec<(OpStep, Observed)>]) -> Opti
     }
     // Bit fields: each bitwise kind's bits, pairwise disjoint; adds (non-negative increments
     // only) confined below the lowest of them.
-    let bitwise = |op: &AtomicOp| matches!(op, AtomicOp::And | AtomicOp::Or | AtomicOp::Xor);
-    if !kinds
-        .iter()
-        .all(|k| bitwise(k) || matches!(k, AtomicOp::Add | AtomicOp::Inc))
-    {
-        return None;
-    }
-    let region = |s: &OpStep| match s.op {
-        AtomicOp::And => !s.src[0] & w,
-        _ => s.src[0] & w,
-    };
-    let mut fields: BTreeMap<AtomicOp, u64> = BTreeMap::new();
-    for s in ops.iter().filter(|s| bitwise(&s.op)) {
-        *fields.entry(s.op).or_insert(0) |= region(s);
-    }
-    let regions: Vec<u64> = fields.values().copied().collect();
-    for (i, a) in regions.iter().enumerate() {
-        if regions[i + 1..].iter().any(|b| a & b != 0) {
-            return None;
-        }
-    }
-    let all_bits = regions.iter().fold(0u64, |m, r| m | r);
-    let lo = if all_bits == 0 {
-        ty.bits()
-    } else {
-        all_bits.trailing_zeros()
-    };
-    let low = mask(lo);
-    let mut sum = init & low;
-    for s in ops.iter().filter(|s| !bitwise(&s.op)) {
-        let k = if s.op == AtomicOp::Inc {
-            1
-        } else {
-            s.src[0] & w
-        };
-        sum = sum.checked_add(k)?;
-    }
-    if lo < 64 && sum > low {
+    let (lo, sum) = fields_and_low_sum(init, &ops, ty)?;
+    if lo < 64 && sum > mask(lo) {
         return None;
     }
     fold(init)
@@ -271,6 +235,17 @@ pub fn monotone_field(init: u64, threads: &[Vec<(OpStep, Observed)>]) -> Option<
     {
         return None;
     }
+    let (lo, sum) = fields_and_low_sum(init, &ops, ty)?;
+    let low = mask(lo);
+    (lo > 0 && sum <= low).then_some(low)
+}
+
+/// Integer adds of non-negative increments and increments beside and/or/xor on pairwise
+/// disjoint bit fields (each bitwise kind's bits, an AND's being the bits it clears): the
+/// position of the lowest field's lowest bit (the type's width without fields) and the sum of
+/// `init`'s bits below it and every increment. `None` for any other operation, overlapping
+/// fields, or a sum past 64 bits.
+fn fields_and_low_sum(init: u64, ops: &[&OpStep], ty: DataType) -> Option<(u32, u64)> {
     let w = mask(ty.bits());
     let bitwise = |op: AtomicOp| matches!(op, AtomicOp::And | AtomicOp::Or | AtomicOp::Xor);
     if !ops
@@ -299,8 +274,7 @@ pub fn monotone_field(init: u64, threads: &[Vec<(OpStep, Observed)>]) -> Option<
     } else {
         all_bits.trailing_zeros()
     };
-    let low = mask(lo);
-    let mut sum = init & low;
+    let mut sum = init & mask(lo);
     for s in ops.iter().filter(|s| !bitwise(s.op)) {
         sum = sum.checked_add(if s.op == AtomicOp::Inc {
             1
@@ -308,7 +282,7 @@ pub fn monotone_field(init: u64, threads: &[Vec<(OpStep, Observed)>]) -> Option<
             s.src[0] & w
         })?;
     }
-    (lo > 0 && sum <= low).then_some(low)
+    Some((lo, sum))
 }
 
 /// Whether a step leaves memory as it is wherever it runs: [`is_identity`], or a
