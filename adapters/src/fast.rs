@@ -50,6 +50,12 @@ impl Adapter for FastAdapter {
     }
 
     fn run(&mut self, r: &Request<'_>) -> Result<Observation, AdapterError> {
+        // The runner's lowering by the same front end, of the same text, state and profile.
+        if let Some(lowered) = r.lowered {
+            return atomcts_fast::execute(lowered, r.state)
+                .map(|outcome| Observation::from_outcome(&outcome))
+                .map_err(Self::model_error);
+        }
         let program = match Program::parse(r.dialect, r.asm) {
             Ok(p) => p,
             Err(rejection) => return Ok(Observation::Invalid(rejection.reason.code().to_string())),
@@ -109,6 +115,7 @@ mod tests {
             asm: "ATOM.E.ADD.F32.FTZ.RN R0, [R2], R4 ;",
             state: &state,
             profile: &profile,
+            lowered: None,
         };
         let fast = FastAdapter.run(&req).unwrap();
         let reference = ReferenceAdapter.run(&req).unwrap();
@@ -130,5 +137,53 @@ mod tests {
         ));
         assert_eq!(FastAdapter.name(), "fast");
         assert!(FastAdapter.supports("f16x2_atomics"));
+    }
+
+    // Issue 9: given the runner's lowering (the reference front end's, of the same text, state
+    // and profile), the fast path executes it instead of parsing again: same observation.
+    // It executes what it is given: the lowering of another instruction gives that one's.
+    #[test]
+    fn executes_the_lowering_it_is_given() {
+        let state = sass_state();
+        let profile = Profile::default();
+        let lower = |asm: &str| match Program::parse(Dialect::Sass, asm)
+            .unwrap()
+            .lower(&state, &profile)
+            .unwrap()
+        {
+            Lowering::Run(l) => l,
+            other => panic!("{other:?}"),
+        };
+        let asm = "ATOM.E.ADD.F32.FTZ.RN R0, [R2], R4 ;";
+        let add = lower(asm);
+        let plain = Request {
+            id: "t",
+            dialect: Dialect::Sass,
+            asm,
+            state: &state,
+            profile: &profile,
+            lowered: None,
+        };
+        let given = Request {
+            lowered: Some(&add),
+            ..plain
+        };
+        let reference = ReferenceAdapter.run(&plain).unwrap();
+        assert_eq!(FastAdapter.run(&given).unwrap(), reference);
+        assert_eq!(FastAdapter.run(&plain).unwrap(), reference);
+        let exch = lower("ATOM.E.EXCH R0, [R2], R4 ;");
+        let other = FastAdapter
+            .run(&Request {
+                lowered: Some(&exch),
+                ..plain
+            })
+            .unwrap();
+        assert_ne!(other, reference);
+        let Observation::Completed(end) = other else {
+            panic!("{other:?}")
+        };
+        // One of the two exchanged values stays (0x40000000 is 2.0, lane 1's).
+        let last = end.global.read(0x1000, 4).unwrap();
+        assert!(last == 0x3f80_0000 || last == 0x4000_0000, "{last:#010x}");
     }
 }

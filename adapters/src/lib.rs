@@ -17,6 +17,7 @@
 //! cannot apply to is [`AdapterErrorKind::NotApplicable`] with the reason.
 #![deny(missing_docs)]
 
+use atomcts_reference::ir::Lowered;
 use atomcts_reference::outcome::{FaultClass, Outcome};
 use atomcts_reference::program::{self, Dialect};
 use atomcts_reference::{Profile, State};
@@ -62,6 +63,11 @@ pub struct Request<'a> {
     pub state: &'a State,
     /// The profile the implementation is judged under.
     pub profile: &'a Profile,
+    /// The reference front end's lowering of `asm` under `state` and `profile`, where the
+    /// runner has one (it runs the reference on every case before the adapter: issue 9).
+    /// An adapter that would lower the text with the reference's own front end (the fast path)
+    /// may execute this instead of parsing and lowering again; every other adapter ignores it.
+    pub lowered: Option<&'a Lowered>,
 }
 
 /// What an implementation did.

@@ -48,6 +48,7 @@ fn main() {
             asm: &c.asm,
             state: s,
             profile: &profile,
+            lowered: None,
         })
         .collect();
     let mut a = SubprocessAdapter::start(cmd, Duration::from_secs(10)).expect("shim starts");

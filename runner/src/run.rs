@@ -414,6 +414,7 @@ impl Prepared<'_> {
             asm: &self.case.asm,
             state: &self.state,
             profile: &opts.profile,
+            lowered: self.reference.lowered.as_ref(),
         }
     }
 }
@@ -621,6 +622,12 @@ pub fn finish(
     let mut undecided = None;
     // Cross-check with the reference: the observation must be reachable by some allowed order.
     match (&reference.outcome, &observation, &reference.lowered) {
+        // A generated case (issue 9) whose observed state is bit for bit the reference's own:
+        // the judge would only judge the reference's own serialization, which it always allows
+        // (`oracles::check_reference_judge`, unit-tested; every corpus case runs the judge on
+        // the reference's own state). The expectation check above still ran.
+        (Outcome::Completed(c), Observation::Completed(seen), Some(_))
+            if case.prebuilt.is_some() && *seen == c.state => {}
         (Outcome::Completed(c), Observation::Completed(seen), Some(lowered)) => {
             match judge(lowered, &state, c, seen, opts.race_budget) {
                 Ok(Judgement::Pass) => {}

@@ -164,6 +164,7 @@ atomcts_shim.serve(run, name="crashy", window=8)
             asm: &c.asm,
             state: s,
             profile: &profile,
+            lowered: None,
         })
         .collect();
     let cmd = format!("python3 {}", shim.display());
@@ -271,6 +272,7 @@ atomcts_shim.serve(run, name="once", window=8, stdin=Tap(r))
                 asm: &c.asm,
                 state: s,
                 profile: p,
+                lowered: None,
             })
             .collect()
     }

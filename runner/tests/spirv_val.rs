@@ -103,6 +103,7 @@ fn every_emitted_module_passes_spirv_val() {
             asm: &case.asm,
             state: &state,
             profile: &profile,
+            lowered: None,
         };
         for (k, route) in [Route::Spirv, Route::WgslNaga].into_iter().enumerate() {
             let Ok(p) = prepare(route, &r, &f, Plant::None) else {

@@ -174,6 +174,7 @@ fn one_pipeline_per_shape_and_nothing_carried_between_cases() {
                 asm,
                 state: s,
                 profile: &profile,
+                lowered: None,
             })
             .unwrap()
         {

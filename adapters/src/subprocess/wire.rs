@@ -704,6 +704,7 @@ mod tests {
             asm: "ATOM.E.ADD R0, [R2], R4",
             state: &s,
             profile: &profile,
+            lowered: None,
         };
         let p = json!({"name": "default", "knobs": {"k": "v"}});
         let mut line = Vec::new();
