@@ -584,11 +584,28 @@ pub struct Prebuilt {
     /// The reference's run.
     pub reference: program::Run,
     /// `build_expectation` of the case's `expect`, unless that is an error (which the run
-    /// then reports as for any case).
-    pub expectation: Option<crate::build::Expectation>,
+    /// then reports as for any case): built on first use ([`Case::prebuilt_expectation`]).
+    expectation: std::sync::OnceLock<Option<crate::build::Expectation>>,
 }
 
 impl Case {
+    /// A generated case's expectation under the generator's profile, built from the reference's
+    /// outcome on first use (issue 9: [`direct_expectation`]); `None` for a case the generator
+    /// did not make, or where the `expect` table would give an error.
+    pub fn prebuilt_expectation(&self) -> Option<&crate::build::Expectation> {
+        let p = self.prebuilt.as_deref()?;
+        p.expectation
+            .get_or_init(|| {
+                direct_expectation(
+                    self,
+                    &p.state,
+                    &p.reference.outcome,
+                    p.reference.lowered.as_ref(),
+                )
+            })
+            .as_ref()
+    }
+
     /// The case's `expect` entries: as written, or for a generated case (whose table is not
     /// written while it is generated, issue 9) the table of the reference's outcome under the
     /// generator's profile, as `atomcts gen` writes it.
@@ -1417,20 +1434,15 @@ impl Generator {
                 }));
             }
         };
-        // Built straight from the outcome; the table is written only when asked for
-        // (`Case::expect_entries`: a run under another profile, a test).
-        let expectation = direct_expectation(
-            &case,
-            &state,
-            &reference.outcome,
-            reference.lowered.as_ref(),
-        );
+        // The expectation is built straight from the outcome when first needed; the table is
+        // written only when asked for (`Case::expect_entries`: a run under another profile, a
+        // test).
         case.prebuilt = Some(Box::new(Prebuilt {
             draft,
             profile: self.profile.clone(),
             state,
             reference,
-            expectation,
+            expectation: std::sync::OnceLock::new(),
         }));
         Some(Ok(case))
     }
@@ -1614,7 +1626,7 @@ mod tests {
                         case.id
                     );
                     assert_eq!(
-                        format!("{:?}", pre.expectation),
+                        format!("{:?}", case.prebuilt_expectation()),
                         format!("{:?}", table.as_ref().ok())
                     );
                     let kind = table.as_ref().map_or("error", |e| e.kind());
@@ -1650,7 +1662,7 @@ mod tests {
                         continue;
                     };
                     completed += 1;
-                    let e = pre.expectation.as_ref().expect("an expectation");
+                    let e = case.prebuilt_expectation().expect("an expectation");
                     let seen = Observation::Completed(rc.state.clone());
                     let visa = case.dialect == Dialect::Visa;
                     let findings = crate::verify::check(e, &pre.state, &seen, !visa);

@@ -401,7 +401,8 @@ pub struct Prepared<'c> {
     case: &'c Case,
     r: CaseResult,
     state: Cow<'c, atomcts_reference::state::State>,
-    expectation: Cow<'c, Expectation>,
+    /// `None` on the generator's route until it is needed ([`expectation_now`]).
+    expectation: Option<Cow<'c, Expectation>>,
     reference: Cow<'c, program::Run>,
     /// A generated case on the generator's own route: its state, expectation and reference
     /// run are the generator's, made under this profile (issue 9).
@@ -469,17 +470,17 @@ pub fn prepare<'c>(case: &'c Case, adapter: &dyn Adapter, opts: &Options) -> Ste
         // Concurrent cases run on their own path (issue 12), never in a pipelined window.
         return Step::Concurrent(case, Box::new(r));
     }
-    // A generated case carries its state, expectation and reference run, made by the
-    // generator from the same entries under the same profile (issue 9): built once.
-    let (state, expectation, reference) = match case
+    // A generated case carries its state and reference run, made by the generator under the
+    // same profile (issue 9): built once; its expectation is built from the reference's outcome
+    // when first needed ([`expectation_now`]).
+    let (state, mut expectation, reference) = match case
         .prebuilt
         .as_deref()
         .filter(|p| *p.profile == *profile && case.probe.is_none())
-        .and_then(|p| Some((p, p.expectation.as_ref()?)))
     {
-        Some((p, expectation)) => (
+        Some(p) => (
             Cow::Borrowed(&p.state),
-            Cow::Borrowed(expectation),
+            None,
             Some(Cow::Borrowed(&p.reference)),
         ),
         None => {
@@ -507,14 +508,18 @@ pub fn prepare<'c>(case: &'c Case, adapter: &dyn Adapter, opts: &Options) -> Ste
                 Ok(e) => e,
                 Err(e) => return done(error_result(case, opts, e.to_string())),
             };
-            (Cow::Owned(state), Cow::Owned(expectation), None)
+            (Cow::Owned(state), Some(Cow::Owned(expectation)), None)
         }
     };
     let prebuilt = reference.is_some();
-    if adapter.level() == Level::Semantic
-        && let Some(why) = semantic_not_applicable(&expectation)
-    {
-        return done(not_applicable(r, "level", why));
+    if adapter.level() == Level::Semantic {
+        let e = match expectation_now(&mut expectation, case, &state, opts) {
+            Ok(e) => e,
+            Err(r) => return Step::Done(r),
+        };
+        if let Some(why) = semantic_not_applicable(e) {
+            return done(not_applicable(r, "level", why));
+        }
     }
     // The reference's answer (for input errors and the race-aware cross-check).
     let reference = match reference {
@@ -526,7 +531,12 @@ pub fn prepare<'c>(case: &'c Case, adapter: &dyn Adapter, opts: &Options) -> Ste
     };
     if let Outcome::Invalid(rej) = &reference.outcome {
         let unparsable = matches!(rej.reason, Reason::Syntax | Reason::UnknownOperation);
-        if unparsable && !matches!(*expectation, Expectation::Invalid(_)) {
+        let expects_invalid = unparsable
+            && match expectation_now(&mut expectation, case, &state, opts) {
+                Ok(e) => matches!(e, Expectation::Invalid(_)),
+                Err(r) => return Step::Done(r),
+            };
+        if unparsable && !expects_invalid {
             let col = case.asm_pos.col + 1 + rej.column.unwrap_or(0);
             return done(error_result(
                 case,
@@ -562,7 +572,11 @@ pub fn prepare<'c>(case: &'c Case, adapter: &dyn Adapter, opts: &Options) -> Ste
     // decoder. Bytes the decoder rejects state no instruction to run: the expectation must be
     // that rejection.
     if let Some((stated, pos)) = &case.encoding {
-        match encoding_findings(&case.asm, stated, &expectation) {
+        let e = match expectation_now(&mut expectation, case, &state, opts) {
+            Ok(e) => e,
+            Err(r) => return Step::Done(r),
+        };
+        match encoding_findings(&case.asm, stated, e) {
             Ok(None) => {}
             Ok(Some(found)) => {
                 r.findings = found.into_iter().map(Into::into).collect();
@@ -584,6 +598,35 @@ pub fn prepare<'c>(case: &'c Case, adapter: &dyn Adapter, opts: &Options) -> Ste
         reference,
         prebuilt,
     }))
+}
+
+/// The expectation of a prepared case: the one already built, or, for a generated case on the
+/// generator's route, the one built now from the reference's outcome (issue 9: a generated case
+/// whose observed state is the reference's own never needs it). `Err`: the case's error result
+/// when it cannot be built, with the message the case's `expect` table gives.
+fn expectation_now<'e, 'c: 'e>(
+    expectation: &'e mut Option<Cow<'c, Expectation>>,
+    case: &'c Case,
+    state: &atomcts_reference::state::State,
+    opts: &Options,
+) -> Result<&'e Expectation, Box<CaseResult>> {
+    if expectation.is_none() {
+        let Some(e) = case.prebuilt_expectation() else {
+            let why = match case.expect_entries() {
+                Some(t) => match build_expectation(case, state, &t.0, &t.1) {
+                    Err(e) => e.to_string(),
+                    Ok(_) => "the generated case's expectation could not be built".into(),
+                },
+                None => "no expectation".into(),
+            };
+            return Err(Box::new(error_result(case, opts, why)));
+        };
+        *expectation = Some(Cow::Borrowed(e));
+    }
+    match expectation {
+        Some(e) => Ok(e),
+        None => Err(Box::new(error_result(case, opts, "no expectation".into()))),
+    }
 }
 
 /// Everything of [`run_case`] after the adapter ran: judges its answer.
@@ -632,10 +675,14 @@ pub fn finish(
     let exact = prebuilt
         && matches!((&reference.outcome, &observation),
             (Outcome::Completed(c), Observation::Completed(seen)) if *seen == c.state);
+    let mut expectation = expectation;
     let mut findings = if exact {
         Vec::new()
     } else {
-        verify::check(&expectation, &state, &observation, lanes_are_lanes)
+        match expectation_now(&mut expectation, case, &state, opts) {
+            Ok(e) => verify::check(e, &state, &observation, lanes_are_lanes),
+            Err(r) => return *r,
+        }
     };
     let mut undecided = None;
     // Cross-check with the reference: the observation must be reachable by some allowed order.
