@@ -586,6 +586,21 @@ fn threads(
             }
         }
     }
+    // MSL is C++14-based: `r = f(...)` converts the returned value to the variable's type
+    // (C++14 [conv.integral]): an `int` result is sign-extended into a wider integer variable,
+    // a `uint` or `bool` result zero-extended; the whole variable is replaced.
+    let width = c
+        .result
+        .as_ref()
+        .and_then(|r| state.regs.get(r))
+        .map_or(u32::from(result_ty.bits), |reg| u32::from(reg.ty.bits));
+    let result_upper = if width <= u32::from(result_ty.bits) {
+        Upper::Keep
+    } else if result_ty == ElemType::D {
+        Upper::Sign { width }
+    } else {
+        Upper::Zero { width }
+    };
     if let Function::CompareExchangeWeak { expected, .. } = &c.function {
         let reg = state.regs.get(expected).ok_or_else(|| {
             Rejection::new(
@@ -618,26 +633,26 @@ fn threads(
                 c.buffer, buf.len
             )));
         };
-        let field = |name: &str, bits: u32| RegField {
+        let field = |name: &str, bits: u32, upper: Upper| RegField {
             name: name.to_string(),
             idx: lane,
             lo: 0,
             bits,
-            upper: Upper::Keep,
+            upper,
         };
         let value = operand(state, &c.value, lane, ty)?;
         let (src, dst) = match &c.function {
             Function::CompareExchangeWeak { expected, .. } => {
                 let e = super::int_elem(state, expected, lane)? as u64 & ty.mask();
                 let dst = Dest::CasWeak {
-                    ok: c.result.as_deref().map(|r| field(r, 1)),
-                    expected: field(expected, 32),
+                    ok: c.result.as_deref().map(|r| field(r, 1, result_upper)),
+                    expected: field(expected, 32, Upper::Keep),
                 };
                 ([e, value], dst)
             }
             _ => {
                 let dst = match &c.result {
-                    Some(r) => Dest::Fields(vec![field(r, 32)]),
+                    Some(r) => Dest::Fields(vec![field(r, 32, result_upper)]),
                     None => Dest::None,
                 };
                 ([value, 0], dst)
