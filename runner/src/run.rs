@@ -640,7 +640,7 @@ pub fn finish(
         case,
         mut r,
         state,
-        expectation,
+        mut expectation,
         reference,
         prebuilt,
     } = *p;
@@ -675,7 +675,6 @@ pub fn finish(
     let exact = prebuilt
         && matches!((&reference.outcome, &observation),
             (Outcome::Completed(c), Observation::Completed(seen)) if *seen == c.state);
-    let mut expectation = expectation;
     let mut findings = if exact {
         Vec::new()
     } else {
