@@ -7,7 +7,7 @@ use atomcts::run::{Options, Status, run_case};
 use atomcts_adapters::ReferenceAdapter;
 use atomcts_reference::Profile;
 use atomcts_reference::float;
-use atomcts_reference::ir::Instr;
+use atomcts_reference::ir::{AtomicOp, Instr};
 use atomcts_reference::outcome::{Allowed, Outcome};
 use atomcts_reference::program::{Dialect, Program, run};
 use atomcts_reference::state::{AtomicType, Loc};
@@ -128,6 +128,25 @@ fn corpus_file(path: &Path, contents: String) -> datatest_stable::Result<()> {
         }
         for profile in profiles_for(case)? {
             let name = profile.name.clone();
+            // The lowered IR's op and type names are what a protocol-2 shim receives
+            // (PROTOCOL.md, `lowered`: `op`, `type`): they must name the instruction's op and type.
+            if let Ok(state) = build_state(case)
+                && let Ok(r) = run(case.dialect, &case.asm, &state, &profile)
+                && let Some(lowered) = &r.lowered
+                && let Instr::Mem(m) = &lowered.instr
+                && (DataType::from_name(m.ty.name()) != Some(m.ty)
+                    || m.ty.to_string() != m.ty.name()
+                    || AtomicOp::from_name(m.op.name()) != Some(m.op))
+            {
+                problems.push(format!(
+                    "{} under {name}: the lowered IR names {:?} `{}` and {:?} `{}`",
+                    case.id,
+                    m.ty,
+                    m.ty.name(),
+                    m.op,
+                    m.op.name()
+                ));
+            }
             // A rejection explained to people (`atomcts explain`, encoding findings) states its
             // reason code first.
             if let Ok(state) = build_state(case)
