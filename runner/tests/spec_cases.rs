@@ -11,7 +11,7 @@ use atomcts_reference::ir::{AtomicOp, Instr};
 use atomcts_reference::outcome::{Allowed, Outcome};
 use atomcts_reference::program::{Dialect, Program, run};
 use atomcts_reference::state::{AtomicType, Loc};
-use atomcts_reference::types::{DataType, mask};
+use atomcts_reference::types::{DataType, ElemType, Kind, mask};
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -111,6 +111,25 @@ fn corpus_file(path: &Path, contents: String) -> datatest_stable::Result<()> {
                         case.id,
                         b.ty,
                         b.ty.name()
+                    ));
+                }
+            }
+        }
+        // A register's type name is what a shim's request and answer state (PROTOCOL.md,
+        // `state.regs`, `type`: the vISA names, `bool`, `b32`): it must name the register's type.
+        if let Ok(state) = build_state(case) {
+            for (name, reg) in &state.regs {
+                let t = reg.ty;
+                let named = match t.kind {
+                    Kind::Bool => t.visa_name() == "bool",
+                    Kind::Bits => t.visa_name() == "b32" && t.bits == 32,
+                    _ => ElemType::from_visa_name(t.visa_name()) == Some(t),
+                };
+                if !named {
+                    problems.push(format!(
+                        "{}: register {name} of type {t:?} is named `{}` in a request",
+                        case.id,
+                        t.visa_name()
                     ));
                 }
             }
