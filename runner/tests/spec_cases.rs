@@ -11,7 +11,7 @@ use atomcts_reference::ir::{AtomicOp, Instr};
 use atomcts_reference::outcome::{Allowed, Outcome};
 use atomcts_reference::program::{Dialect, Program, run};
 use atomcts_reference::state::{AtomicType, Loc};
-use atomcts_reference::types::{DataType, ElemType, Kind, mask};
+use atomcts_reference::types::{DataType, ElemType, Kind, Space, mask};
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -147,23 +147,29 @@ fn corpus_file(path: &Path, contents: String) -> datatest_stable::Result<()> {
         }
         for profile in profiles_for(case)? {
             let name = profile.name.clone();
-            // The lowered IR's op and type names are what a protocol-2 shim receives
-            // (PROTOCOL.md, `lowered`: `op`, `type`): they must name the instruction's op and type.
+            // The lowered IR's op, type and space names are what a protocol-2 shim receives
+            // (PROTOCOL.md, `lowered`: `op`, `type`, `space`): they must name the instruction's.
             if let Ok(state) = build_state(case)
                 && let Ok(r) = run(case.dialect, &case.asm, &state, &profile)
                 && let Some(lowered) = &r.lowered
                 && let Instr::Mem(m) = &lowered.instr
                 && (DataType::from_name(m.ty.name()) != Some(m.ty)
                     || m.ty.to_string() != m.ty.name()
-                    || AtomicOp::from_name(m.op.name()) != Some(m.op))
+                    || AtomicOp::from_name(m.op.name()) != Some(m.op)
+                    || !matches!(
+                        (m.space, m.space.name()),
+                        (Space::Global, "global") | (Space::Shared, "shared")
+                    ))
             {
                 problems.push(format!(
-                    "{} under {name}: the lowered IR names {:?} `{}` and {:?} `{}`",
+                    "{} under {name}: the lowered IR names {:?} `{}`, {:?} `{}` and {:?} `{}`",
                     case.id,
                     m.ty,
                     m.ty.name(),
                     m.op,
-                    m.op.name()
+                    m.op.name(),
+                    m.space,
+                    m.space.name()
                 ));
             }
             // A rejection explained to people (`atomcts explain`, encoding findings) states its
