@@ -11,7 +11,7 @@ use crate::draft::{Draft, G, per_lane};
 use atomcts_reference::exec::{Resolved, resolve};
 use atomcts_reference::float::Format;
 use atomcts_reference::ir::{Instr, Lowered};
-use atomcts_reference::outcome::{Allowed, Outcome};
+use atomcts_reference::outcome::{Allowed, Completed, Outcome};
 use atomcts_reference::program::{self, Dialect};
 use atomcts_reference::semantics::apply;
 use atomcts_reference::state::{AtomicType, Loc, State};
@@ -568,6 +568,14 @@ fn reference_run(gc: &GenCase, profile: &Profile) -> Result<(State, program::Run
     Ok((state, run))
 }
 
+/// The bits of `loc` the completed outcome leaves open (the union of its open fields there).
+fn open_mask(c: &Completed, loc: &Loc) -> u64 {
+    c.open
+        .iter()
+        .filter(|(l, _)| l == loc)
+        .fold(0, |m, (_, f)| m | f.mask())
+}
+
 /// What the generator already made for a generated case (issue 9): its typed state (the
 /// case's `given` stays empty: [`crate::build::build_state`] builds from this draft), the
 /// initial state, the reference's run under the generator's profile, and the expectation
@@ -781,12 +789,7 @@ fn expectation(
             let (racy_mem, racy_regs) = open_locations(lowered, initial);
             let fin = &c.state;
             // Register bits the documents leave open (checked under a mask).
-            let open_bits = |loc: &Loc| -> u64 {
-                c.open
-                    .iter()
-                    .filter(|(l, _)| l == loc)
-                    .fold(0, |m, (_, f)| m | f.mask())
-            };
+            let open_bits = |loc: &Loc| open_mask(c, loc);
             // Registers that changed (or were declared) get their full value list.
             for (name, reg, opened, racy) in stated_regs(initial, c, &racy_regs) {
                 let value = reg_value(dialect, name, reg, opened, racy, &racy_regs, &open_bits);
@@ -903,12 +906,7 @@ pub(crate) fn direct_expectation(
     let dialect = case.dialect;
     let (racy_mem, racy_regs) = open_locations(lowered, initial);
     let fin = &c.state;
-    let open_bits = |loc: &Loc| -> u64 {
-        c.open
-            .iter()
-            .filter(|(l, _)| l == loc)
-            .fold(0, |m, (_, f)| m | f.mask())
-    };
+    let open_bits = |loc: &Loc| open_mask(c, loc);
     let check = |key: &str, target: Target, pat: Pat| Check {
         pos: pos.clone(),
         key: key.to_string(),
