@@ -289,14 +289,9 @@ pub fn agree(text: &str, stated: &Stated) -> Result<Agreement, Rejection> {
                 Ok(e) => e,
                 Err(r) => return Ok(Agreement::Rejected(r)),
             };
-            let channels = match stated
-                .channels
-                .map(decode_channels)
-                .unwrap_or(Ok(s.channels))
-            {
-                Ok(c) => c,
-                Err(r) => return Ok(Agreement::Rejected(r)),
-            };
+            if let Some(Err(r)) = stated.channels.map(decode_channels) {
+                return Ok(Agreement::Rejected(r));
+            }
             field(
                 "Exec_size",
                 stated.exec_size,
@@ -307,10 +302,11 @@ pub fn agree(text: &str, stated: &Stated) -> Result<Agreement, Rejection> {
                 stated.channels,
                 Some(encode_channels(s.channels)),
             );
-            // Bytes have no channel order: the text's order (N5) is not compared.
+            // Bytes have no channel order: the text's order (N5) is not compared. A Channels
+            // byte that decodes to other channels than the text's is the field difference
+            // just above (decoding and encoding are inverse on the four channel bits).
             let decoded = scatter4::Scatter4 {
                 exec: norm(exec),
-                channels,
                 written_order: None,
                 ..s.clone()
             };
