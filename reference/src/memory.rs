@@ -42,13 +42,8 @@ pub struct DiffSpan<'a> {
 
 impl DiffSpan<'_> {
     /// Length in bytes.
-    pub fn len(&self) -> usize {
+    fn len(&self) -> usize {
         self.a.or(self.b).map_or(0, <[u8]>::len)
-    }
-
-    /// Whether the span is empty (never, for spans [`Memory::diff`] yields).
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// The bytes that differ, as `(address, first, second)`.
