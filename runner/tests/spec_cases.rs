@@ -5,6 +5,8 @@ use atomcts::build::{Expectation, build_expectation, build_state};
 use atomcts::case::{corpus_root, parse_file};
 use atomcts::run::{Options, Status, run_case};
 use atomcts_adapters::ReferenceAdapter;
+use atomcts_adapters::plan::Layout;
+use atomcts_adapters::subprocess::{state_from_json, state_to_json};
 use atomcts_reference::Profile;
 use atomcts_reference::float;
 use atomcts_reference::ir::{AtomicOp, Instr};
@@ -131,6 +133,35 @@ fn corpus_file(path: &Path, contents: String) -> datatest_stable::Result<()> {
                         case.id,
                         t.visa_name()
                     ));
+                }
+            }
+        }
+        // The initial state as a shim receives it (PROTOCOL.md `state`) reads back as the
+        // case's state, and the flat buffers a GPU back end fills (`plan::Layout`) hold every
+        // allocated byte of it where the layout says.
+        if let Ok(state) = build_state(case) {
+            if state_from_json(&state_to_json(&state)).as_ref() != Ok(&state) {
+                problems.push(format!(
+                    "{}: the request's state does not read back as the case's",
+                    case.id
+                ));
+            }
+            for space in [Space::Global, Space::Shared] {
+                let layout = Layout::of(&state, space);
+                let buffer = layout.bytes(&state, space);
+                for (base, data) in state.memory(space).regions() {
+                    for (i, byte) in data.iter().enumerate() {
+                        let addr = base + i as u64;
+                        let held = layout.offset(addr).and_then(|o| buffer.get(o as usize));
+                        if held != Some(byte) {
+                            problems.push(format!(
+                                "{}: {} byte {addr:#x} ({byte:#04x}) is {held:?} in the back ends' buffer",
+                                case.id,
+                                space.name()
+                            ));
+                            break;
+                        }
+                    }
                 }
             }
         }
