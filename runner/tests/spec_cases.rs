@@ -147,6 +147,18 @@ fn corpus_file(path: &Path, contents: String) -> datatest_stable::Result<()> {
                 ));
             }
             for space in [Space::Global, Space::Shared] {
+                // The byte count the 64 MiB limit is kept with (FORMAT.md, Limits) is the
+                // allocated bytes: a wrong count would refuse or admit cases wrongly.
+                let mem = state.memory(space);
+                let counted: u64 = mem.ranges().map(|(_, len)| len).sum();
+                if mem.allocated_bytes() != counted {
+                    problems.push(format!(
+                        "{}: {} memory counts {} allocated bytes, its ranges hold {counted}",
+                        case.id,
+                        space.name(),
+                        mem.allocated_bytes()
+                    ));
+                }
                 let layout = Layout::of(&state, space);
                 let buffer = layout.bytes(&state, space);
                 for (base, data) in state.memory(space).regions() {
