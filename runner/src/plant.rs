@@ -20,7 +20,9 @@ use crate::build::Expectation;
 use atomcts_adapters::Observation;
 use atomcts_reference::exec::{Resolved, resolve, writeback};
 use atomcts_reference::float;
-use atomcts_reference::ir::{AtomicOp, Dest, Instr, Lowered, MemInstr, SameAddress, Upper};
+use atomcts_reference::ir::{
+    AtomicOp, Dest, Instr, Lowered, MemInstr, RegField, SameAddress, Upper,
+};
 use atomcts_reference::outcome::{Completed, FaultClass, Outcome};
 use atomcts_reference::race::{Effect, Step};
 use atomcts_reference::semantics::{OpStep, apply};
@@ -53,6 +55,9 @@ pub enum PlantKind {
     RacingFinal,
     /// A racing lane given back a value no order gives it.
     RacingReturn,
+    /// A racing lane given back a value some order gives it, but no order together with what
+    /// every other lane got and the final value.
+    RacingMixed,
     /// A bit flipped above a racing lane's returned value, where the documents fix those bits
     /// (vISA `.16` writeback zero-extended, sign-extended or preserved, A12; a register's bits
     /// above a narrower value preserved).
@@ -75,6 +80,7 @@ impl PlantKind {
         PlantKind::MemoryBit,
         PlantKind::RacingFinal,
         PlantKind::RacingReturn,
+        PlantKind::RacingMixed,
         PlantKind::RacingUpperBit,
         PlantKind::FaultClass,
         PlantKind::FaultLanes,
@@ -90,6 +96,7 @@ impl PlantKind {
             PlantKind::MemoryBit => "memory bit",
             PlantKind::RacingFinal => "racing final value",
             PlantKind::RacingReturn => "racing lane's return",
+            PlantKind::RacingMixed => "racing returns of no one order",
             PlantKind::RacingUpperBit => "racing upper bit",
             PlantKind::FaultClass => "fault class",
             PlantKind::FaultLanes => "fault lanes",
@@ -349,14 +356,15 @@ fn completed(c: &Completed, initial: &State, lowered: Option<&Lowered>, out: &mu
         let mut addrs: BTreeSet<u64> = BTreeSet::new();
         for (base, len) in mem.ranges() {
             addrs.insert(base);
-            addrs.insert(base + len - 1);
+            // A range may end exactly at 2^64.
+            addrs.insert(base + (len - 1));
         }
         if let Some(r) = &race
             && r.m.space == space
         {
             for a in r.groups.keys().take(4) {
                 addrs.insert(a.wrapping_sub(1));
-                addrs.insert(a + r.m.ty.bytes());
+                addrs.insert(a.wrapping_add(r.m.ty.bytes()));
             }
         }
         for addr in addrs {
@@ -427,10 +435,12 @@ fn upper_bit_plants(r: &Racing<'_>, fin: &State, out: &mut Vec<Plant>) {
 }
 
 /// What every order of a group's accesses (and every allowed effect) can produce, for one part
-/// (half of an F16x2, else the whole value): the final values, and what each member can get back.
+/// (half of an F16x2, else the whole value): the final values, what each member can get back,
+/// and each order's returns with its final value together.
 struct Reachable {
     finals: Vec<u64>,
     rets: Vec<Vec<u64>>,
+    outcomes: BTreeSet<(Vec<u64>, u64)>,
 }
 
 fn brute_force(steps: &[OpStep], init: u64, orders_free: bool) -> Option<Reachable> {
@@ -438,6 +448,7 @@ fn brute_force(steps: &[OpStep], init: u64, orders_free: bool) -> Option<Reachab
     let mut r = Reachable {
         finals: Vec::new(),
         rets: vec![Vec::new(); n],
+        outcomes: BTreeSet::new(),
     };
     fn go(
         steps: &[OpStep],
@@ -453,6 +464,7 @@ fn brute_force(steps: &[OpStep], init: u64, orders_free: bool) -> Option<Reachab
             for (i, v) in got.iter().enumerate() {
                 r.rets[i].push(*v);
             }
+            r.outcomes.insert((got.clone(), value));
             return Some(());
         }
         for i in 0..n {
@@ -562,6 +574,7 @@ fn racing_plants(
             Reachable {
                 finals: vec![(end >> lo) & pm],
                 rets: vec![Vec::new(); members.len()],
+                outcomes: BTreeSet::new(),
             }
         } else {
             let Some(reach) = brute_force(&steps, (init >> lo) & pm, orders_free) else {
@@ -647,50 +660,30 @@ fn racing_plants(
                 });
             }
         }
-        // Each member's return (destinations made of plain fields only), where brute-forced.
-        for (k, &i) in members.iter().enumerate().filter(|_| !many) {
+        // What each member got back (destinations made of plain fields only), where
+        // brute-forced.
+        let returned: Vec<Option<(&[RegField], u64)>> = members
+            .iter()
+            .map(|&i| match &m.accesses[i].dst {
+                Dest::Fields(fields) if !many => {
+                    let total: u32 = fields.iter().map(|f| f.bits).sum();
+                    (total >= lo + width).then(|| (fields.as_slice(), read_return(fin, fields)))
+                }
+                _ => None,
+            })
+            .collect();
+        // Each member's return.
+        for (k, &i) in members.iter().enumerate() {
             let a = &m.accesses[i];
-            let Dest::Fields(fields) = &a.dst else {
+            let Some((fields, got)) = returned[k] else {
                 continue;
             };
-            let total: u32 = fields.iter().map(|f| f.bits).sum();
-            if total < lo + width {
-                continue;
-            }
-            // What the lane got back, read from its destination fields.
-            let mut got = 0u64;
-            let mut shift = 0;
-            for f in fields {
-                let e = fin.elem(&f.name, f.idx).unwrap_or(0);
-                got |= ((e >> f.lo) & mask(f.bits)) << shift;
-                shift += f.bits;
-            }
             let Some(v) = unreachable_near((got >> lo) & pm, width, &reach.rets[k], fmt) else {
                 continue;
             };
             let planted = (got & !(pm << lo)) | (v << lo);
             let mut st = fin.clone();
-            let mut shift = 0;
-            for f in fields {
-                let part = (planted >> shift) & mask(f.bits);
-                shift += f.bits;
-                let Some(e) = st
-                    .regs
-                    .get_mut(&f.name)
-                    .and_then(|r| r.elems.get_mut(f.idx as usize))
-                else {
-                    continue;
-                };
-                *e = (*e & !(mask(f.bits) << f.lo)) | (part << f.lo);
-                let top = f.lo + f.bits;
-                // Keep the bits above the field as the documents want them.
-                if let Upper::Sign { width } = f.upper
-                    && width > top
-                {
-                    let ext = (sext(part, f.bits) >> f.bits.min(63)) as u64 & mask(width - top);
-                    *e = (*e & !(mask(width - top) << top)) | (ext << top);
-                }
-            }
+            write_return(&mut st, fields, planted);
             out.push(Plant {
                 kind: PlantKind::RacingReturn,
                 what: format!(
@@ -699,6 +692,77 @@ fn racing_plants(
                 ),
                 observation: Observation::Completed(st),
             });
+        }
+        // One member's return swapped for another it gets in some order, where no order gives
+        // it together with what every other member got and the final value (integers: values
+        // compare exactly). The judge must find that no single order explains them all.
+        let gots: Option<Vec<(&[RegField], u64)>> = returned.iter().copied().collect();
+        if let Some(gots) = gots
+            && part_ty.float_format().is_none()
+        {
+            let observed: Vec<u64> = gots.iter().map(|(_, g)| (g >> lo) & pm).collect();
+            let last = (end >> lo) & pm;
+            'member: for (k, &i) in members.iter().enumerate() {
+                for &v in &reach.rets[k] {
+                    if v == observed[k] {
+                        continue;
+                    }
+                    let mut mixed = observed.clone();
+                    mixed[k] = v;
+                    if reach.outcomes.contains(&(mixed, last)) {
+                        continue;
+                    }
+                    let (fields, got) = gots[k];
+                    let mut st = fin.clone();
+                    write_return(&mut st, fields, (got & !(pm << lo)) | (v << lo));
+                    out.push(Plant {
+                        kind: PlantKind::RacingMixed,
+                        what: format!(
+                            "lane {} got {v:#x} from {addr:#x} (part {p}), which it gets in some order, but in no order together with the others' {observed:x?} and the final {last:#x}",
+                            m.accesses[i].lane
+                        ),
+                        observation: Observation::Completed(st),
+                    });
+                    continue 'member;
+                }
+            }
+        }
+    }
+}
+
+/// What a lane got back, read from its destination fields (the first field lowest).
+fn read_return(fin: &State, fields: &[RegField]) -> u64 {
+    let mut got = 0u64;
+    let mut shift = 0;
+    for f in fields {
+        let e = fin.elem(&f.name, f.idx).unwrap_or(0);
+        got |= ((e >> f.lo) & mask(f.bits)) << shift;
+        shift += f.bits;
+    }
+    got
+}
+
+/// Writes `planted` into a lane's destination fields, keeping the bits above each field as the
+/// documents want them.
+fn write_return(st: &mut State, fields: &[RegField], planted: u64) {
+    let mut shift = 0;
+    for f in fields {
+        let part = (planted >> shift) & mask(f.bits);
+        shift += f.bits;
+        let Some(e) = st
+            .regs
+            .get_mut(&f.name)
+            .and_then(|r| r.elems.get_mut(f.idx as usize))
+        else {
+            continue;
+        };
+        *e = (*e & !(mask(f.bits) << f.lo)) | (part << f.lo);
+        let top = f.lo + f.bits;
+        if let Upper::Sign { width } = f.upper
+            && width > top
+        {
+            let ext = (sext(part, f.bits) >> f.bits.min(63)) as u64 & mask(width - top);
+            *e = (*e & !(mask(width - top) << top)) | (ext << top);
         }
     }
 }
