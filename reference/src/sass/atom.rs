@@ -24,9 +24,9 @@
 //! [`Lowering::Unspecified`].
 
 use crate::error::{ModelError, Reason, Rejection};
-use crate::float::{FtzMode, Round};
+use crate::float::FtzMode;
 use crate::ir::{
-    Access, AtomicOp, Compare, Dest, Env, Instr, Lowered, Lowering, MemInstr, Misaligned, NanBits,
+    Access, AtomicOp, Dest, Env, Instr, Lowered, Lowering, MemInstr, Misaligned, NanBits,
     OutOfRange, RegField, SameAddress, StaticWrite, Upper,
 };
 use crate::knobs::{
@@ -927,11 +927,10 @@ pub fn float_env(profile: &Profile, op: AtomicOp, ty: DataType) -> Env {
         },
         _ => FtzMode::NONE,
     };
+    // Round to nearest even, compare bitwise, no spurious compare-and-swap failure: `Env`'s
+    // defaults, which `from_profile` keeps.
     let mut env = Env {
-        round: Round::NearestEven,
         ftz,
-        compare: Compare::Bitwise,
-        weak: false,
         ..Env::from_profile(profile)
     };
     // `canonical_single`: canonical NaN bits for 32- and 16-bit data only; a 64-bit NaN result
@@ -1254,7 +1253,8 @@ pub fn lower(i: &Instruction, state: &State, profile: &Profile) -> Result<Loweri
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::float::{DenormRule, MinMaxRules, NanRule, ZeroRule};
+    use crate::float::{DenormRule, MinMaxRules, NanRule, Round, ZeroRule};
+    use crate::ir::Compare;
 
     use crate::outcome::Outcome;
     use crate::program::{Dialect, run};
