@@ -129,6 +129,12 @@ def main():
     if base.returncode:
         print(f"error: the unmutated tree in {wt} does not build:\n{base.stderr[-4000:]}", file=sys.stderr)
         return 2
+    # Nor fail its tests: otherwise every mutant would be reported caught.
+    for names in STAGES:
+        run = subprocess.run(stage_command(names), cwd=wt, capture_output=True, text=True, env=env)
+        if run.returncode:
+            print(f"error: the unmutated tree in {wt} fails {' '.join(names)}:\n{(run.stdout + run.stderr)[-4000:]}", file=sys.stderr)
+            return 2
     counts = {}
     per_file = {}
     survivors = []
