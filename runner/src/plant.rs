@@ -312,11 +312,7 @@ fn completed(c: &Completed, initial: &State, lowered: Option<&Lowered>, out: &mu
             let bits: BTreeSet<u32> = [free.trailing_zeros(), 63 - free.leading_zeros()].into();
             for bit in bits {
                 let mut st = fin.clone();
-                if let Some(e) = st
-                    .regs
-                    .get_mut(name)
-                    .and_then(|r| r.elems.get_mut(idx as usize))
-                {
+                if let Some(e) = elem_mut(&mut st, name, idx) {
                     *e ^= 1 << bit;
                 }
                 let plant = Plant {
@@ -413,11 +409,7 @@ fn upper_bit_plants(r: &Racing<'_>, fin: &State, out: &mut Vec<Plant>) {
                     continue;
                 }
                 let mut st = fin.clone();
-                let Some(e) = st
-                    .regs
-                    .get_mut(&f.name)
-                    .and_then(|r| r.elems.get_mut(f.idx as usize))
-                else {
+                let Some(e) = elem_mut(&mut st, &f.name, f.idx) else {
                     continue;
                 };
                 *e ^= 1 << top;
@@ -643,11 +635,7 @@ fn racing_plants(
             });
             if !explained {
                 let mut st = fin.clone();
-                if let Some(e) = st
-                    .regs
-                    .get_mut(&okf.name)
-                    .and_then(|r| r.elems.get_mut(okf.idx as usize))
-                {
+                if let Some(e) = elem_mut(&mut st, &okf.name, okf.idx) {
                     *e ^= 1;
                 }
                 out.push(Plant {
@@ -742,6 +730,13 @@ fn read_return(fin: &State, fields: &[RegField]) -> u64 {
     got
 }
 
+/// Element `idx` of register `name`, to change it.
+fn elem_mut<'a>(st: &'a mut State, name: &str, idx: u32) -> Option<&'a mut u64> {
+    st.regs
+        .get_mut(name)
+        .and_then(|r| r.elems.get_mut(idx as usize))
+}
+
 /// Writes `planted` into a lane's destination fields, keeping the bits above each field as the
 /// documents want them.
 fn write_return(st: &mut State, fields: &[RegField], planted: u64) {
@@ -749,11 +744,7 @@ fn write_return(st: &mut State, fields: &[RegField], planted: u64) {
     for f in fields {
         let part = (planted >> shift) & mask(f.bits);
         shift += f.bits;
-        let Some(e) = st
-            .regs
-            .get_mut(&f.name)
-            .and_then(|r| r.elems.get_mut(f.idx as usize))
-        else {
+        let Some(e) = elem_mut(st, &f.name, f.idx) else {
             continue;
         };
         *e = (*e & !(mask(f.bits) << f.lo)) | (part << f.lo);
