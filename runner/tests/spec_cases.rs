@@ -90,6 +90,7 @@ fn corpus_file(path: &Path, contents: String) -> datatest_stable::Result<()> {
         problems.push(format!("{}: no cases", path.display()));
     }
     for case in &loaded.cases {
+        let state = build_state(case).ok();
         // The dialect's name is what a shim's request states (PROTOCOL.md `dialect`) and what
         // `atomcts fuzz` matches knob areas with: it must name the case's dialect.
         if Dialect::from_name(case.dialect.name()) != Some(case.dialect)
@@ -105,7 +106,7 @@ fn corpus_file(path: &Path, contents: String) -> datatest_stable::Result<()> {
         }
         // A buffer's type name is what a shim's request states (PROTOCOL.md `buffers`, `type`
         // = `atomic_int` | `atomic_uint` | `atomic_float`): it must name the buffer's type.
-        if let Ok(state) = build_state(case) {
+        if let Some(state) = &state {
             for (name, b) in &state.buffers {
                 if AtomicType::from_name(b.ty.name()) != Some(b.ty) {
                     problems.push(format!(
@@ -119,7 +120,7 @@ fn corpus_file(path: &Path, contents: String) -> datatest_stable::Result<()> {
         }
         // A register's type name is what a shim's request and answer state (PROTOCOL.md,
         // `state.regs`, `type`: the vISA names, `bool`, `b32`): it must name the register's type.
-        if let Ok(state) = build_state(case) {
+        if let Some(state) = &state {
             for (name, reg) in &state.regs {
                 let t = reg.ty;
                 let named = match t.kind {
@@ -139,8 +140,8 @@ fn corpus_file(path: &Path, contents: String) -> datatest_stable::Result<()> {
         // The initial state as a shim receives it (PROTOCOL.md `state`) reads back as the
         // case's state, and the flat buffers a GPU back end fills (`plan::Layout`) hold every
         // allocated byte of it where the layout says.
-        if let Ok(state) = build_state(case) {
-            if state_from_json(&state_to_json(&state)).as_ref() != Ok(&state) {
+        if let Some(state) = &state {
+            if state_from_json(&state_to_json(state)).as_ref() != Ok(state) {
                 problems.push(format!(
                     "{}: the request's state does not read back as the case's",
                     case.id
@@ -159,9 +160,9 @@ fn corpus_file(path: &Path, contents: String) -> datatest_stable::Result<()> {
                         mem.allocated_bytes()
                     ));
                 }
-                let layout = Layout::of(&state, space);
-                let buffer = layout.bytes(&state, space);
-                for (base, data) in state.memory(space).regions() {
+                let layout = Layout::of(state, space);
+                let buffer = layout.bytes(state, space);
+                for (base, data) in mem.regions() {
                     for (i, byte) in data.iter().enumerate() {
                         let addr = base + i as u64;
                         let held = layout.offset(addr).and_then(|o| buffer.get(o as usize));
@@ -190,10 +191,13 @@ fn corpus_file(path: &Path, contents: String) -> datatest_stable::Result<()> {
         }
         for profile in profiles_for(case)? {
             let name = profile.name.clone();
+            // The reference's run of the case under this profile, for the checks below.
+            let reference = state
+                .as_ref()
+                .and_then(|st| run(case.dialect, &case.asm, st, &profile).ok());
             // The lowered IR's op, type and space names are what a protocol-2 shim receives
             // (PROTOCOL.md, `lowered`: `op`, `type`, `space`): they must name the instruction's.
-            if let Ok(state) = build_state(case)
-                && let Ok(r) = run(case.dialect, &case.asm, &state, &profile)
+            if let Some(r) = &reference
                 && let Some(lowered) = &r.lowered
                 && let Instr::Mem(m) = &lowered.instr
                 && (DataType::from_name(m.ty.name()) != Some(m.ty)
@@ -217,8 +221,7 @@ fn corpus_file(path: &Path, contents: String) -> datatest_stable::Result<()> {
             }
             // A rejection explained to people (`atomcts explain`, encoding findings) states its
             // reason code first.
-            if let Ok(state) = build_state(case)
-                && let Ok(r) = run(case.dialect, &case.asm, &state, &profile)
+            if let Some(r) = &reference
                 && let Outcome::Invalid(rej) = &r.outcome
                 && !rej
                     .to_string()
@@ -232,8 +235,7 @@ fn corpus_file(path: &Path, contents: String) -> datatest_stable::Result<()> {
             }
             // `atomcts exec` prints each open location (`open: V4[0] bits 16..32`): it must
             // name the register element or the memory address.
-            if let Ok(state) = build_state(case)
-                && let Ok(r) = run(case.dialect, &case.asm, &state, &profile)
+            if let Some(r) = &reference
                 && let Outcome::Completed(c) = &r.outcome
             {
                 for (loc, _) in &c.open {
@@ -258,8 +260,7 @@ fn corpus_file(path: &Path, contents: String) -> datatest_stable::Result<()> {
             // `canonical_single` beyond f32) each NaN result in memory (each half of an F16x2)
             // is open, checked by class only (generated cases' expectations say `nan` there,
             // `generate.rs`); where they are exact, nothing in memory is open.
-            if let Ok(state) = build_state(case)
-                && let Ok(r) = run(case.dialect, &case.asm, &state, &profile)
+            if let Some(r) = &reference
                 && let (Outcome::Completed(c), Some(lowered)) = (&r.outcome, &r.lowered)
                 && let Instr::Mem(m) = &lowered.instr
                 && let Some(f) = m.ty.float_format()
