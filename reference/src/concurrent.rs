@@ -30,7 +30,7 @@ use crate::ir::{AtomicOp, Dest, Instr, Lowered, Lowering, MemInstr};
 use crate::knobs::Profile;
 use crate::outcome::Outcome;
 use crate::program::Program;
-use crate::race::{Observed, Step, Verdict};
+use crate::race::{DeadStates, Observed, Step, Verdict};
 use crate::semantics::OpStep;
 use crate::state::{Loc, State};
 use crate::types::{DataType, Space, mask};
@@ -48,9 +48,6 @@ pub const MAX_COPIED: u64 = 1 << 30;
 /// Histories on one address up to this many operations are searched; longer ones are decided
 /// by [`commutative_final`] or are undecided (the search recurses once per operation).
 pub const MAX_SEARCHED: usize = 16_384;
-
-/// Memoized dead states are dropped past this many bytes (as in [`crate::race`]).
-const MAX_MEMO_BYTES: usize = 256 << 20;
 
 /// The updates a compare-and-swap loop may apply ([`CasLoop::update`]).
 pub const LOOP_UPDATES: &[AtomicOp] = &[
@@ -319,8 +316,8 @@ struct Search<'a> {
     /// Per class, how many of its threads are at each progress level (the memo key's part).
     levels: Vec<Vec<u32>>,
     remaining: u64,
-    dead: HashSet<(u64, Vec<u32>)>,
-    dead_bytes: usize,
+    /// Dead states, bounded as [`crate::race::check`]'s are.
+    dead: DeadStates,
     explored: u64,
     budget: u64,
     order: Vec<usize>,
@@ -396,8 +393,7 @@ pub fn check_threads(
         members,
         levels,
         remaining: total as u64,
-        dead: HashSet::new(),
-        dead_bytes: 0,
+        dead: DeadStates::new(crate::race::MAX_MEMO_BYTES),
         explored: 0,
         budget,
         order: Vec::new(),
@@ -564,12 +560,6 @@ impl Search<'_> {
                 }
                 self.advance(k, l, true)?;
             }
-        }
-        self.dead_bytes += 48 + 4 * key.1.len();
-        if self.dead_bytes > MAX_MEMO_BYTES {
-            self.dead.clear();
-            self.dead.shrink_to_fit();
-            self.dead_bytes = 0;
         }
         self.dead.insert(key);
         Ok(Found::No)

@@ -85,9 +85,7 @@ struct Search<'a, S> {
     kinds: Vec<(&'a S, Observed)>,
     members: Vec<Vec<usize>>,
     counts: Vec<u32>,
-    dead: HashSet<(u64, Vec<u32>)>,
-    /// Approximate bytes held by `dead`.
-    dead_bytes: usize,
+    dead: &'a mut DeadStates,
     explored: u64,
     budget: u64,
     order: Vec<usize>,
@@ -105,6 +103,58 @@ enum Found {
 /// The most bytes the memo of dead states may hold. Past it the memo is emptied (it only
 /// prunes: forgetting is sound), so memory stays bounded whatever the budget (issue 7, D10).
 pub const MAX_MEMO_BYTES: usize = 256 << 20;
+
+/// The memo of a search's dead states: a memory value with how many operations of each kind
+/// (or at each progress level) are still to run, from which the search was refuted. It only
+/// prunes, so it is emptied whenever holding one more state would pass its byte bound.
+#[derive(Debug)]
+pub struct DeadStates {
+    states: HashSet<(u64, Vec<u32>)>,
+    bytes: usize,
+    limit: usize,
+    /// The most states held at once.
+    pub peak: usize,
+    /// How many times it was emptied.
+    pub emptied: u32,
+}
+
+impl DeadStates {
+    /// An empty memo of at most `limit` bytes, as [`DeadStates::entry_bytes`] counts them.
+    pub fn new(limit: usize) -> Self {
+        DeadStates {
+            states: HashSet::new(),
+            bytes: 0,
+            limit,
+            peak: 0,
+            emptied: 0,
+        }
+    }
+
+    /// The bytes one state with `counts` counts is taken to hold: its table slot with the
+    /// vector's header (48) and 4 per count.
+    pub fn entry_bytes(counts: usize) -> usize {
+        48 + 4 * counts
+    }
+
+    /// Whether `state` was refuted (and not forgotten since).
+    pub fn contains(&self, state: &(u64, Vec<u32>)) -> bool {
+        self.states.contains(state)
+    }
+
+    /// Remembers a refuted state, first emptying the memo if it would pass its bound.
+    pub fn insert(&mut self, state: (u64, Vec<u32>)) {
+        let bytes = Self::entry_bytes(state.1.len());
+        if self.bytes + bytes > self.limit {
+            self.states.clear();
+            self.states.shrink_to_fit();
+            self.bytes = 0;
+            self.emptied += 1;
+        }
+        self.states.insert(state);
+        self.bytes += bytes;
+        self.peak = self.peak.max(self.states.len());
+    }
+}
 
 /// Tries one complete order: each operation takes the first effect consistent with what was
 /// observed of it. The witness if it produces the observation; otherwise how many operations
@@ -156,11 +206,21 @@ pub fn check_program_order<S: Step>(
 ///
 /// The orders hardware most plausibly uses, ascending and descending lane (program) order, are
 /// tried first in linear time; only if neither produces the observation does the exhaustive
-/// search run, bounded by `budget` expanded states and [`MAX_MEMO_BYTES`] of memo.
+/// search run, bounded by `budget` expanded states and [`MAX_MEMO_BYTES`] of memo ([`DeadStates`]).
 pub fn check<S: Step + Sync>(
     problem: &Problem<'_, S>,
     eq: &(dyn Fn(u64, u64) -> bool + Sync),
     budget: u64,
+) -> Result<Verdict, ModelError> {
+    check_within(problem, eq, budget, &mut DeadStates::new(MAX_MEMO_BYTES))
+}
+
+/// [`check`] with the memo of dead states given (its bound, and what it held after).
+pub fn check_within<S: Step + Sync>(
+    problem: &Problem<'_, S>,
+    eq: &(dyn Fn(u64, u64) -> bool + Sync),
+    budget: u64,
+    dead: &mut DeadStates,
 ) -> Result<Verdict, ModelError> {
     let n = problem.ops.len();
     if let Ok(order) = try_order(problem, eq, 0..n)? {
@@ -189,8 +249,7 @@ pub fn check<S: Step + Sync>(
         kinds,
         members,
         counts,
-        dead: HashSet::new(),
-        dead_bytes: 0,
+        dead,
         explored: 0,
         budget,
         order: Vec::new(),
@@ -334,12 +393,6 @@ impl<S: Step + Sync> Search<'_, S> {
                 self.members[k].push(idx);
                 self.counts[k] += 1;
             }
-        }
-        self.dead_bytes += 48 + 4 * key.1.len();
-        if self.dead_bytes > MAX_MEMO_BYTES {
-            self.dead.clear();
-            self.dead.shrink_to_fit();
-            self.dead_bytes = 0;
         }
         self.dead.insert(key);
         Ok(Found::No)
