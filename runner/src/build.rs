@@ -358,10 +358,13 @@ pub fn build_state(case: &Case) -> Result<State, BuildError> {
         lanes
     });
     let mut buffers = 0usize;
+    // `alloc` ranges are added after everything else, keeping the bytes already written
+    // (FORMAT.md): the order of the keys changes nothing.
+    let mut allocs = Vec::new();
     for (key, v, pos) in &case.given {
         match key.as_str() {
             "mem" => fill_mem(&mut st.global, v, pos)?,
-            "alloc" => alloc_list(&mut st.global, v, pos)?,
+            "alloc" => allocs.push((v, pos)),
             "active" if case.dialect != Dialect::Visa => st.active = active_of(v, st.lanes, pos)?,
             "shared_window" if case.dialect == Dialect::Sass => {
                 st.shared_window = Some(window(v, pos)?)
@@ -418,6 +421,9 @@ pub fn build_state(case: &Case) -> Result<State, BuildError> {
                 }
             },
         }
+    }
+    for (v, pos) in allocs {
+        alloc_list(&mut st.global, v, pos)?;
     }
     st.validate().or_else(|e| err(&case.pos, e.to_string()))?;
     Ok(st)
