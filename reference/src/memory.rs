@@ -298,6 +298,18 @@ mod tests {
         ));
         // Only the legal 4 bytes at the top were allocated.
         assert_eq!(m.allocated_bytes(), 4);
+        // The bound itself: exactly MAX_BYTES fits, one byte more (in one range or in two) not.
+        let mut m = Memory::new();
+        assert!(matches!(
+            m.alloc(0x1000, MAX_BYTES + 1),
+            Err(ModelError::Limit(_))
+        ));
+        m.alloc(0x1000, MAX_BYTES).unwrap();
+        assert_eq!(m.allocated_bytes(), MAX_BYTES);
+        assert!(matches!(
+            m.alloc(0x1000 + MAX_BYTES, 1),
+            Err(ModelError::Limit(_))
+        ));
     }
 
     #[test]
