@@ -201,13 +201,6 @@ impl Memory {
         }
     }
 
-    /// Every allocated byte as `(address, byte)`, ascending (for comparisons and reports).
-    pub fn bytes(&self) -> impl Iterator<Item = (u64, u8)> + '_ {
-        self.regions
-            .iter()
-            .flat_map(|(b, r)| r.iter().enumerate().map(move |(i, v)| (b + i as u64, *v)))
-    }
-
     /// The stretches where `self` and `other` differ (in contents or in what is allocated),
     /// ascending. Cost: linear in the number of ranges plus a slice comparison of the bytes
     /// both have; nothing is allocated per byte.
