@@ -220,7 +220,7 @@ impl Memory {
             let Ok(addr) = u64::try_from(x) else { break };
             let len = (y - x) as usize;
             let (a, b) = (self.slice(addr, len), other.slice(addr, len));
-            if a.is_none() && b.is_none() || a == b {
+            if a == b {
                 continue;
             }
             out.push(DiffSpan { addr, a, b });

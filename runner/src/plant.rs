@@ -7,7 +7,8 @@
 //! What is planted, per case and profile:
 //! - a completed outcome: one bit flipped in a register element outside every racing
 //!   destination and every open field (unwritten elements and written ones alike); one bit
-//!   flipped in a memory byte outside the racing addresses; a register left out; the final value of a racing
+//!   flipped in a memory byte outside the racing addresses; a register left out; an allocated
+//!   memory range left out, or a byte the case never allocated added; the final value of a racing
 //!   address, or the value one racing lane got back, set to a value that no order of the lanes
 //!   (and no alternative result the profile allows) produces: confirmed here by brute force
 //!   over every order and every allowed effect, for histories of at most [`BRUTE_FORCE_LANES`]
@@ -23,6 +24,7 @@ use atomcts_reference::float;
 use atomcts_reference::ir::{
     AtomicOp, Dest, Instr, Lowered, MemInstr, RegField, SameAddress, Upper,
 };
+use atomcts_reference::memory::Memory;
 use atomcts_reference::outcome::{Completed, FaultClass, Outcome};
 use atomcts_reference::race::{Effect, Step};
 use atomcts_reference::semantics::{OpStep, apply};
@@ -51,6 +53,9 @@ pub enum PlantKind {
     RegisterMissing,
     /// A bit flipped in a memory byte outside the racing addresses.
     MemoryBit,
+    /// An allocated memory range of the final state left out of the answer, or a byte the case
+    /// never allocated added to it.
+    MemoryRange,
     /// A racing address left with a value no order produces.
     RacingFinal,
     /// A racing lane given back a value no order gives it.
@@ -78,6 +83,7 @@ impl PlantKind {
         PlantKind::RegisterBit,
         PlantKind::RegisterMissing,
         PlantKind::MemoryBit,
+        PlantKind::MemoryRange,
         PlantKind::RacingFinal,
         PlantKind::RacingReturn,
         PlantKind::RacingMixed,
@@ -94,6 +100,7 @@ impl PlantKind {
             PlantKind::RegisterBit => "register bit",
             PlantKind::RegisterMissing => "register missing",
             PlantKind::MemoryBit => "memory bit",
+            PlantKind::MemoryRange => "memory range",
             PlantKind::RacingFinal => "racing final value",
             PlantKind::RacingReturn => "racing lane's return",
             PlantKind::RacingMixed => "racing returns of no one order",
@@ -377,11 +384,54 @@ fn completed(c: &Completed, initial: &State, lowered: Option<&Lowered>, out: &mu
             });
         }
     }
+    range_plants(fin, out);
     if let Some(r) = &race {
         for (addr, members) in &r.groups {
             racing_plants(r.m, *addr, members, initial, fin, out);
         }
         upper_bit_plants(r, fin, out);
+    }
+}
+
+/// At most this many allocated ranges per space are left out, one at a time.
+const RANGES_LEFT_OUT: usize = 4;
+
+/// Memory the answer must allocate exactly as the reference does (PROTOCOL.md: the final state
+/// has every allocated byte): each of the first ranges of a space left out, and one byte added
+/// just past the last range (where one fits below 2^64).
+fn range_plants(fin: &State, out: &mut Vec<Plant>) {
+    for space in [Space::Global, Space::Shared] {
+        let mem = fin.memory(space);
+        let ranges: Vec<(u64, u64)> = mem.ranges().collect();
+        for &(base, len) in ranges.iter().take(RANGES_LEFT_OUT) {
+            let mut kept = Memory::new();
+            for (b, bytes) in mem.regions().filter(|(b, _)| *b != base) {
+                // Re-allocating what the reference allocated cannot pass its limits.
+                if kept.alloc(b, bytes.len() as u64).is_err() || !kept.write_slice(b, bytes) {
+                    return;
+                }
+            }
+            let mut st = fin.clone();
+            *st.memory_mut(space) = kept;
+            out.push(Plant {
+                kind: PlantKind::MemoryRange,
+                what: format!("{}[{base:#x}..+{len:#x}] left out", space.name()),
+                observation: Observation::Completed(st),
+            });
+        }
+        let past = ranges.last().map_or(Some(0), |&(b, l)| {
+            b.checked_add(l).filter(|p| *p < u64::MAX)
+        });
+        if let Some(addr) = past {
+            let mut st = fin.clone();
+            if st.memory_mut(space).alloc(addr + 1, 1).is_ok() {
+                out.push(Plant {
+                    kind: PlantKind::MemoryRange,
+                    what: format!("{}[{:#x}] added", space.name(), addr + 1),
+                    observation: Observation::Completed(st),
+                });
+            }
+        }
     }
 }
 
