@@ -89,6 +89,7 @@ def main():
     ap.add_argument("--timeout", type=int, default=300, help="seconds per mutant's tests")
     ap.add_argument("--target-dir", help="cargo target directory for the scratch tree (e.g. the repository's own, to reuse built dependencies)")
     ap.add_argument("--match", action="append", default=[], help="judge only mutants whose name contains this text (repeatable)")
+    ap.add_argument("--skip", type=int, default=0, help="leave out the first N mutants of the listing (to resume a run stopped part way)")
     ap.add_argument("files", nargs="+")
     a = ap.parse_args()
     repo = subprocess.run(["git", "rev-parse", "--show-toplevel"], capture_output=True, text=True, check=True).stdout.strip()
@@ -114,6 +115,9 @@ def main():
     muts = json.loads(subprocess.run(listing, cwd=wt, capture_output=True, text=True, check=True).stdout)
     if a.match:
         muts = [m for m in muts if any(t in m["name"] for t in a.match)]
+    if a.skip:
+        print(f"leaving out the first {a.skip} of {len(muts)} mutants (--skip)", flush=True)
+        muts = muts[a.skip:]
     equivalent = load_equivalent(repo)
     env = dict(os.environ)
     if a.target_dir:

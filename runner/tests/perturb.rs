@@ -2,11 +2,12 @@
 //! corpus case, under every named profile, this builds such an observation from the reference's
 //! run: lanes racing on one address applied in reverse order; NaN results given another NaN
 //! payload where the case only asks for "a NaN"; the unspecified upper half of vISA `.16`
-//! writebacks flipped. The case's expectation and the reference's judge (race checker included)
-//! must both accept it. Then every alternative result a knob allows (the other signed zero of
-//! a float min/max, the other NaN-or-number choice, the other denormal comparison, a spurious
-//! weak compare-exchange failure) is presented under each profile that allows it. This keeps the corpus from over-specifying and the judge from being
-//! stricter than the documents.
+//! writebacks flipped; every value a case leaves open (`"any"`, outside races) inverted. The
+//! case's expectation and the reference's judge (race checker included) must both accept it.
+//! Then every alternative result a knob allows (the other signed zero of a float min/max, the
+//! other NaN-or-number choice, the other denormal comparison, a spurious weak compare-exchange
+//! failure) is presented under each profile that allows it. This keeps the corpus from
+//! over-specifying and the judge from being stricter than the documents.
 
 use atomcts::build::{Expectation, Target, build_expectation, build_state};
 use atomcts::case::load;
@@ -181,6 +182,26 @@ fn allowed_variations_of_the_reference_pass() {
                     }
                 }
             }
+            // 3. Every value the case leaves open ("any") inverted: a value the documents leave
+            // undefined is whatever an implementation makes it, so the reference must not fix it.
+            // Racing lanes are left out: there "any" stands for an order the case does not
+            // know, and the race checker rightly holds the values to some order.
+            let races = matches!(&lowered.instr, Instr::Mem(m) if m.accesses.iter().enumerate().any(
+                |(i, a)| m.accesses[..i].iter().any(|b| a.addr >> 3 == b.addr >> 3)
+            ));
+            for c in checks.iter().filter(|_| !races) {
+                if matches!(c.pat, Pat::Any)
+                    && let Some(cur) = read(&observed, &c.target)
+                {
+                    let m = match &c.target {
+                        Target::Reg { name, .. } => observed.regs[name].ty.mask(),
+                        Target::Mem { bytes, .. } => mask(8 * *bytes),
+                        Target::Multiset { .. } => 0,
+                    };
+                    poke(&mut observed, &c.target, m, !cur);
+                    *tried.entry("inverted \"any\"").or_default() += 1;
+                }
+            }
             let lanes_are_lanes = case.dialect != Dialect::Visa;
             let exp = build_expectation(case, &state, entries, at).unwrap();
             let findings = verify::check(
@@ -262,6 +283,7 @@ fn allowed_variations_of_the_reference_pass() {
         "evens before odds",
         "other NaN",
         "flipped .16 upper half",
+        "inverted \"any\"",
         "other signed zero",
         "other NaN choice",
         "other denormal comparison",

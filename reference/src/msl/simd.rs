@@ -509,6 +509,14 @@ mod tests {
         }
     }
 
+    /// The reason an unspecified outcome gives, up to its first `;`.
+    fn why(text: &str, s: &State, p: &Profile) -> Option<String> {
+        match run(Dialect::Msl, text, s, p).unwrap().outcome {
+            Outcome::Unspecified(w) => w.split(';').next().map(str::to_string),
+            _ => None,
+        }
+    }
+
     fn unspecified(text: &str, s: &State, p: &Profile) -> bool {
         matches!(
             run(Dialect::Msl, text, s, p).unwrap().outcome,
@@ -783,22 +791,35 @@ mod tests {
         let mut s = state(4, 4);
         let p = Profile::default();
         var(&mut s, "d", &[1, 1, 2, 1]);
-        for f in [
-            "simd_shuffle_up",
-            "simd_shuffle_down",
-            "simd_shuffle_xor",
-            "simd_shuffle_rotate_up",
-            "simd_shuffle_rotate_down",
+        // The reason names the argument by the document's name.
+        for (f, arg) in [
+            ("simd_shuffle_up", "delta"),
+            ("simd_shuffle_down", "delta"),
+            ("simd_shuffle_xor", "mask"),
+            ("simd_broadcast", "broadcast_lane_id"),
+            ("simd_shuffle_rotate_up", "delta"),
+            ("simd_shuffle_rotate_down", "delta"),
         ] {
-            assert!(unspecified(&format!("r = {f}(x, d)"), &s, &p), "{f}");
+            assert_eq!(
+                why(&format!("r = {f}(x, d)"), &s, &p),
+                Some(format!(
+                    "{f}: {arg} differs between threads 0 and 2 of one SIMD-group"
+                ))
+            );
         }
-        assert!(unspecified("r = simd_shuffle_and_fill_up(x, y, d)", &s, &p));
+        assert_eq!(
+            why("r = simd_shuffle_and_fill_up(x, y, d)", &s, &p).as_deref(),
+            Some(
+                "simd_shuffle_and_fill_up: delta differs between threads 0 and 2 of one SIMD-group"
+            )
+        );
         var(&mut s, "m", &[4, 4, 2, 4]);
-        assert!(unspecified(
-            "r = simd_shuffle_and_fill_up(x, y, 1, m)",
-            &s,
-            &p
-        ));
+        assert_eq!(
+            why("r = simd_shuffle_and_fill_up(x, y, 1, m)", &s, &p).as_deref(),
+            Some(
+                "simd_shuffle_and_fill_up: modulo differs between threads 0 and 2 of one SIMD-group"
+            )
+        );
         // Only active threads count.
         s.active = vec![true, true, false, true];
         // Thread 1 reads inactive thread 2; thread 2 is not written (r is declared zero).
