@@ -156,6 +156,7 @@ pub fn observed_of(lowered: &Lowered, old: &[u64], ok: &[bool]) -> Vec<Observed>
         .enumerate()
         .map(|(i, _)| Observed {
             ret: old.get(i).copied(),
+            kept: u64::MAX,
             success: ok
                 .get(i)
                 .copied()

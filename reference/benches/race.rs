@@ -18,10 +18,7 @@ fn op(o: AtomicOp, s0: u64, s1: u64) -> OpStep {
 }
 
 fn obs(r: u64) -> Observed {
-    Observed {
-        ret: Some(r),
-        success: None,
-    }
+    Observed::ret(r)
 }
 
 fn time(name: &str, reps: u32, ops: &[(OpStep, Observed)], init: u64, fin: u64, want_pass: bool) {

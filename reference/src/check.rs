@@ -281,6 +281,7 @@ fn judge_address(
                     },
                     Observed {
                         ret,
+                        kept: o.kept >> lo,
                         success: o.success,
                     },
                 )
@@ -382,9 +383,14 @@ pub(crate) fn observe(
                     });
                 }
             }
-            let _ = ty;
+            // Fields narrower than the datum (a SASS pair ending in RZ) keep only the low bits.
             Ok(Observed {
                 ret: Some(value),
+                kept: if shift < ty.bits() {
+                    mask(shift)
+                } else {
+                    u64::MAX
+                },
                 success: None,
             })
         }
@@ -414,13 +420,11 @@ pub(crate) fn observe(
                     // On success the old value equalled `expected`; on failure it is in `expected`.
                     Ok(Observed {
                         ret: Some(after),
+                        kept: u64::MAX,
                         success: Some(flag),
                     })
                 }
-                None => Ok(Observed {
-                    ret: Some(after),
-                    success: None,
-                }),
+                None => Ok(Observed::ret(after)),
             }
         }
     }

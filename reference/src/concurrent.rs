@@ -500,7 +500,7 @@ impl Search<'_> {
                 let mut consistent = effects
                     .iter()
                     .filter(|e| {
-                        obs.ret.is_none_or(|r| e.ret == r)
+                        obs.ret_fits(e.ret, &|a, b| a == b)
                             && obs.success.is_none_or(|s| s == e.success)
                     })
                     .peekable();
@@ -548,7 +548,7 @@ impl Search<'_> {
         for (k, l) in self.ready() {
             let (op, obs) = self.classes[k][l as usize].clone();
             for effect in op.step(value)? {
-                if obs.ret.is_some_and(|r| !(self.eq)(effect.ret, r))
+                if !obs.ret_fits(effect.ret, self.eq)
                     || obs.success.is_some_and(|s| s != effect.success)
                 {
                     continue;
@@ -781,6 +781,7 @@ pub fn execute_serial(
                     finish_loop_lane(st, &a.dst, c)?;
                     row.push(Observed {
                         ret: (!matches!(a.dst, Dest::None)).then_some(c),
+                        kept: u64::MAX,
                         success: Some(true),
                     });
                     counts.push(n);
@@ -1056,7 +1057,7 @@ pub fn judge(
             let mut steps = Vec::new();
             let mut first = Some(a.src[0]);
             for it in 0..n {
-                let r = obs[k][it][i].ret;
+                let (r, kept) = (obs[k][it][i].ret, obs[k][it][i].kept);
                 let count = attempts.map(|at| at[k][it][i]);
                 let why = |w: String| {
                     Ok(Judgement::Fail(vec![Mismatch {
@@ -1093,6 +1094,7 @@ pub fn judge(
                             },
                             Observed {
                                 ret: if t == 2 { r } else { None },
+                                kept,
                                 success: Some(false),
                             },
                         ));
@@ -1104,6 +1106,7 @@ pub fn judge(
                     success.clone(),
                     Observed {
                         ret: known,
+                        kept,
                         success: None,
                     },
                 ));
@@ -1185,6 +1188,7 @@ pub fn judge(
                                 step.clone(),
                                 Observed {
                                     ret: o.ret.map(|r| (r >> lo) & pm),
+                                    kept: o.kept >> lo,
                                     success: o.success,
                                 },
                             )
@@ -1268,10 +1272,7 @@ mod tests {
     }
 
     fn ret(r: u64) -> Observed {
-        Observed {
-            ret: Some(r),
-            success: None,
-        }
+        Observed::ret(r)
     }
 
     fn bits(a: u64, b: u64) -> bool {
@@ -1501,8 +1502,8 @@ mod tests {
         let mut observed = serial.states.clone();
         observed[0].global.write(0x1000, 4, 3);
         let ret = vec![vec![vec![Observed {
-            ret: Some(0),
             success: Some(true),
+            ..Observed::ret(0)
         }]]];
         let v = judge(
             &solo,

@@ -38,12 +38,43 @@ pub trait Step: Clone + Eq + Hash {
 }
 
 /// What was observed of one operation.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Observed {
     /// The returned value, if the lane kept it.
     pub ret: Option<u64>,
+    /// Which bits of `ret` the lane kept: all of them, or only the low word where the destination
+    /// drops the rest (SASS ATOM: a 64-bit pair starting at R254 ends in RZ).
+    pub kept: u64,
     /// The success flag of a compare-exchange, if kept.
     pub success: Option<bool>,
+}
+
+impl Default for Observed {
+    /// Nothing observed.
+    fn default() -> Observed {
+        Observed {
+            ret: None,
+            kept: u64::MAX,
+            success: None,
+        }
+    }
+}
+
+impl Observed {
+    /// A returned value `ret`, every bit kept.
+    pub fn ret(ret: u64) -> Observed {
+        Observed {
+            ret: Some(ret),
+            ..Observed::default()
+        }
+    }
+
+    /// Whether the model's returned value fits the observation under `eq`: the bits the lane
+    /// did not keep are taken from the model.
+    pub fn ret_fits(&self, model: u64, eq: &dyn Fn(u64, u64) -> bool) -> bool {
+        self.ret
+            .is_none_or(|r| eq(model, (r & self.kept) | (model & !self.kept)))
+    }
 }
 
 /// A budget of expanded states.
@@ -169,9 +200,10 @@ fn try_order<S: Step>(
     let mut witness = Vec::with_capacity(problem.ops.len());
     for i in order {
         let (op, obs) = &problem.ops[i];
-        let effect = op.step(value)?.into_iter().find(|e| {
-            obs.ret.is_none_or(|r| eq(e.ret, r)) && obs.success.is_none_or(|s| s == e.success)
-        });
+        let effect = op
+            .step(value)?
+            .into_iter()
+            .find(|e| obs.ret_fits(e.ret, eq) && obs.success.is_none_or(|s| s == e.success));
         let Some(e) = effect else {
             return Ok(Err(witness.len()));
         };
@@ -371,7 +403,7 @@ impl<S: Step + Sync> Search<'_, S> {
             }
             let (op, obs) = self.kinds[k];
             for effect in op.step(value)? {
-                if obs.ret.is_some_and(|r| !(self.eq)(effect.ret, r)) {
+                if !obs.ret_fits(effect.ret, self.eq) {
                     continue;
                 }
                 if obs.success.is_some_and(|s| s != effect.success) {
@@ -416,10 +448,7 @@ mod tests {
     }
 
     fn obs(ret: u64) -> Observed {
-        Observed {
-            ret: Some(ret),
-            success: None,
-        }
+        Observed::ret(ret)
     }
 
     fn bits(a: u64, b: u64) -> bool {
@@ -658,13 +687,7 @@ mod tests {
             },
             src: [77, 5],
         };
-        let ops = [(
-            weak,
-            Observed {
-                ret: Some(77),
-                success: None,
-            },
-        )];
+        let ops = [(weak, Observed::ret(77))];
         assert!(matches!(run(77, &ops, Some(5)), Verdict::Pass { .. }));
         assert!(matches!(run(77, &ops, Some(77)), Verdict::Pass { .. }));
         assert!(matches!(run(77, &ops, Some(6)), Verdict::Fail { .. }));
