@@ -11,6 +11,7 @@ pub mod case;
 pub mod concurrent;
 pub mod conformance;
 pub mod draft;
+pub mod float_display;
 pub mod fuzz;
 pub mod generate;
 pub mod oracles;

@@ -40,11 +40,11 @@ impl Human {
                     format!("{h} ({v})")
                 }
             }
-            Human::Float(f) => format!("{h} ({})", float::display(f, v)),
+            Human::Float(f) => format!("{h} ({})", crate::float_display::display(f, v)),
             Human::F16x2 => format!(
                 "{h} ({}, {})",
-                float::display(Format::F16, v & 0xffff),
-                float::display(Format::F16, (v >> 16) & 0xffff)
+                crate::float_display::display(Format::F16, v & 0xffff),
+                crate::float_display::display(Format::F16, (v >> 16) & 0xffff)
             ),
         }
     }

@@ -15,7 +15,7 @@ mod text;
 
 pub use arith::{add, add_ftz, sub, sub_ftz};
 pub use minmax::{DenormRule, MinMaxRules, NanRule, ZeroRule, max, min};
-pub use text::{display, parse, to_f64};
+pub use text::parse;
 
 /// A float format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -1,55 +1,15 @@
-//! Float values as text: human display and parsing of case-file literals (FORMAT-v0, "Values":
-//! `"f32:1.5"`, `"f32:-0.0"`, `"f32:inf"`, `"f16:0x0001"`).
+//! Float values as text: parsing of literals (case-file values, FORMAT-v0 "Values":
+//! `"f32:1.5"`, `"f32:-0.0"`, `"f32:inf"`, `"f16:0x0001"`; MSL float operands). Their human
+//! display is the runner's (`atomcts::float_display`): no model semantics depends on it.
 
 use super::arith::{bias, round_pack, unpack};
-use super::{Class, Format, Round, classify, is_negative};
-
-/// The value as an `f64` (exact for every format here except NaN payloads).
-pub fn to_f64(f: Format, x: u64) -> f64 {
-    let x = x & f.mask();
-    let negative = is_negative(f, x);
-    let magnitude = match classify(f, x) {
-        Class::QuietNan | Class::SignalingNan => return f64::NAN,
-        Class::Infinite => f64::INFINITY,
-        Class::Zero => 0.0,
-        Class::Subnormal | Class::Normal => match f {
-            Format::F64 => f64::from_bits(x & !f.sign_mask()),
-            _ => {
-                // At most 24 significant bits and a scale within f64's normal range: exact.
-                let (exp, sig) = unpack(f, x);
-                let scale = exp - bias(f) - i64::from(f.frac_bits());
-                sig as f64 * pow2(scale)
-            }
-        },
-    };
-    if negative { -magnitude } else { magnitude }
-}
-
-/// A human rendering: `1.5`, `-0`, `inf`, `-inf`, `qnan(0x...)`, `snan(0x...)`, subnormals in
-/// exponent form.
-pub fn display(f: Format, x: u64) -> String {
-    let x = x & f.mask();
-    let sign = if is_negative(f, x) { "-" } else { "" };
-    let frac = x & f.frac_mask();
-    match classify(f, x) {
-        // The payload is the fraction without the quiet bit.
-        Class::QuietNan => format!("{sign}qnan({:#x})", frac & !f.quiet_bit()),
-        Class::SignalingNan => format!("{sign}snan({frac:#x})"),
-        Class::Infinite => format!("{sign}inf"),
-        Class::Zero => format!("{sign}0"),
-        class => {
-            let (digits, exp10) = shortest_digits(f, x);
-            let exponent_form = class == Class::Subnormal || !(-5..17).contains(&exp10);
-            format!("{sign}{}", render(&digits, exp10, exponent_form))
-        }
-    }
-}
+use super::{Class, Format, Round, classify};
 
 /// Parses a value literal: a decimal or exponent float (`1.5`, `-0.0`, `1e-40`), `inf`,
 /// `-inf`, `nan` (the default NaN), or `0x...` raw bits. Decimal values round to nearest even.
 ///
 /// Also accepted: a leading `+`, `infinity`, `-nan` (the default NaN with the sign set), and
-/// the NaN forms [`display`] writes (`qnan(0x1)`, `-snan(0x2)`). Raw bits must fit the format
+/// the NaN forms the runner's display writes (`qnan(0x1)`, `-snan(0x2)`). Raw bits must fit the format
 /// and take no sign. Binary16 and bfloat16 decimals are rounded to binary64 first and then to
 /// the format (both to nearest even); a decimal within a binary64 ulp of a tie of the narrow
 /// format may therefore land on the tie and round to even where the exact value would not
@@ -158,111 +118,10 @@ fn from_f64(f: Format, v: f64) -> u64 {
     }
 }
 
-/// `2^k` for `k` within f64's normal exponent range (clamped to it otherwise).
-fn pow2(k: i64) -> f64 {
-    let field = (k + 1023).clamp(1, 2046);
-    f64::from_bits(u64::try_from(field).unwrap_or(1) << 52)
-}
-
-/// The fewest significant decimal digits that [`parse`] reads back as the finite nonzero `x`,
-/// as (digits without leading zeros, decimal exponent of the first digit).
-fn shortest_digits(f: Format, x: u64) -> (String, i32) {
-    let magnitude = x & !f.sign_mask();
-    let v = to_f64(f, magnitude);
-    let mut best = (String::from("0"), 0);
-    for precision in 0..17 {
-        let text = format!("{v:.precision$e}");
-        if let Some((mantissa, exp)) = text.split_once('e') {
-            let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-            let digits = digits.trim_end_matches('0');
-            let digits = if digits.is_empty() { "0" } else { digits };
-            best = (digits.to_owned(), exp.parse().unwrap_or(0));
-            if parse(f, &text) == Some(magnitude) {
-                break;
-            }
-        }
-    }
-    best
-}
-
-/// Digits `d1 d2 ...` with the first digit worth `10^exp10`, as `d1.d2...e<exp10>` or as a
-/// plain decimal.
-fn render(digits: &str, exp10: i32, exponent_form: bool) -> String {
-    let (first, rest) = digits.split_at(1.min(digits.len()));
-    if exponent_form {
-        let dot = if rest.is_empty() { "" } else { "." };
-        return format!("{first}{dot}{rest}e{exp10}");
-    }
-    let len = i32::try_from(digits.len()).unwrap_or(i32::MAX);
-    if exp10 < 0 {
-        let zeros = "0".repeat(usize::try_from(-exp10 - 1).unwrap_or(0));
-        format!("0.{zeros}{digits}")
-    } else if exp10 + 1 >= len {
-        let zeros = "0".repeat(usize::try_from(exp10 + 1 - len).unwrap_or(0));
-        format!("{digits}{zeros}")
-    } else {
-        let point = usize::try_from(exp10 + 1).unwrap_or(0);
-        format!("{}.{}", &digits[..point], &digits[point..])
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use Format::*;
-
-    #[test]
-    fn to_f64_is_exact() {
-        assert_eq!(to_f64(F32, 0x3fc0_0000).to_bits(), 1.5f64.to_bits());
-        assert_eq!(to_f64(F16, 0x3c00).to_bits(), 1.0f64.to_bits());
-        assert_eq!(to_f64(F16, 0xc000).to_bits(), (-2.0f64).to_bits());
-        // f16 smallest subnormal 2^-24, largest finite 65504.
-        assert_eq!(to_f64(F16, 0x0001).to_bits(), (2f64.powi(-24)).to_bits());
-        assert_eq!(to_f64(F16, 0x7bff).to_bits(), 65504f64.to_bits());
-        // bf16 0x3fc0 = 1.5; smallest subnormal 2^-133.
-        assert_eq!(to_f64(BF16, 0x3fc0).to_bits(), 1.5f64.to_bits());
-        assert_eq!(to_f64(BF16, 0x0001).to_bits(), (2f64.powi(-133)).to_bits());
-        assert_eq!(to_f64(F32, 0x8000_0000).to_bits(), (-0.0f64).to_bits());
-        assert_eq!(to_f64(F16, 0xfc00).to_bits(), f64::NEG_INFINITY.to_bits());
-        assert!(to_f64(F16, 0x7e00).is_nan());
-        assert!(to_f64(F64, 0x7ff0_0000_0000_0001).is_nan());
-        assert_eq!(
-            to_f64(F64, 0x4009_21fb_5444_2d18).to_bits(),
-            0x4009_21fb_5444_2d18
-        );
-    }
-
-    #[test]
-    fn display_forms() {
-        assert_eq!(display(F32, 0x3fc0_0000), "1.5");
-        assert_eq!(display(F32, 0x3f80_0000), "1");
-        assert_eq!(display(F32, 0xc2c8_0000), "-100");
-        assert_eq!(display(F32, 0x8000_0000), "-0");
-        assert_eq!(display(F32, 0), "0");
-        assert_eq!(display(F32, 0x7f80_0000), "inf");
-        assert_eq!(display(F32, 0xff80_0000), "-inf");
-        assert_eq!(display(F32, 0x7fc0_0000), "qnan(0x0)");
-        assert_eq!(display(F32, 0x7fc0_0001), "qnan(0x1)");
-        assert_eq!(display(F32, 0x7f80_0001), "snan(0x1)");
-        assert_eq!(display(F16, 0xfd00), "-snan(0x100)");
-        // 0.1f32 is 0x3dcccccd; the shortest round-trip decimal is 0.1.
-        assert_eq!(display(F32, 0x3dcc_cccd), "0.1");
-        // Smallest normal f32 2^-126 = 1.17549435e-38 (9 digits needed).
-        assert_eq!(display(F32, 0x0080_0000), "1.1754944e-38");
-        // Subnormals in exponent form: 2^-149 reads back from 1e-45.
-        assert_eq!(display(F32, 0x0000_0001), "1e-45");
-        // f16: 2^-24 = 5.96e-8, shortest is 6e-8; 65504; 0x3555 = 0.333251953125, ulp 2^-12.
-        assert_eq!(display(F16, 0x0001), "6e-8");
-        assert_eq!(display(F16, 0x7bff), "65500");
-        assert_eq!(display(F16, 0x3555), "0.3333");
-        // bf16 1.5, and 2^100 = 1.2676506e30 in exponent form (ulp 2^-7 relative).
-        assert_eq!(display(BF16, 0x3fc0), "1.5");
-        assert_eq!(display(BF16, 0x7180), "1.27e30");
-        assert_eq!(display(F64, 0x3fb9_9999_9999_999a), "0.1");
-        assert_eq!(display(F64, 0x0000_0000_0000_0001), "5e-324");
-        assert_eq!(display(F64, 0x4415_af1d_78b5_8c40), "1e20");
-        assert_eq!(display(F64, 0x3ee4_f8b5_88e3_68f1), "0.00001");
-    }
 
     #[test]
     fn parse_forms() {
@@ -311,29 +170,5 @@ mod tests {
         assert_eq!(parse(BF16, "1.00390625"), Some(0x3f80));
         assert_eq!(parse(BF16, "1.01171875"), Some(0x3f82));
         assert_eq!(parse(F64, "0.1"), Some(0x3fb9_9999_9999_999a));
-    }
-
-    #[test]
-    fn display_round_trips() {
-        // Every f16 and bf16, and a sample of f32/f64 patterns.
-        for f in [F16, BF16] {
-            for x in 0..=0xffffu64 {
-                assert_eq!(
-                    parse(f, &display(f, x)),
-                    Some(x),
-                    "{f:?} {x:#x} {}",
-                    display(f, x)
-                );
-            }
-        }
-        let mut s = 0x9e37_79b9_7f4a_7c15u64;
-        for _ in 0..20_000 {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            assert_eq!(parse(F64, &display(F64, s)), Some(s));
-            let x = s >> 32;
-            assert_eq!(parse(F32, &display(F32, x)), Some(x));
-        }
     }
 }
