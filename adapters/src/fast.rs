@@ -38,6 +38,10 @@ impl Adapter for FastAdapter {
         CAPABILITIES.contains(&capability)
     }
 
+    fn locates_rejections(&self) -> bool {
+        true
+    }
+
     fn run_concurrent(
         &mut self,
         r: &crate::concurrent::ConcurrentRequest<'_>,
@@ -58,15 +62,13 @@ impl Adapter for FastAdapter {
         }
         let program = match Program::parse(r.dialect, r.asm) {
             Ok(p) => p,
-            Err(rejection) => return Ok(Observation::Invalid(rejection.reason.code().to_string())),
+            Err(rejection) => return Ok(Observation::rejection(&rejection)),
         };
         match program
             .lower(r.state, r.profile)
             .map_err(Self::model_error)?
         {
-            Lowering::Invalid(rejection) => {
-                Ok(Observation::Invalid(rejection.reason.code().to_string()))
-            }
+            Lowering::Invalid(rejection) => Ok(Observation::rejection(&rejection)),
             Lowering::Unspecified(why) => Ok(Observation::Unspecified(why)),
             Lowering::Run(lowered) => atomcts_fast::execute(&lowered, r.state)
                 .map(|outcome| Observation::from_outcome(&outcome))
@@ -133,7 +135,7 @@ mod tests {
         };
         assert!(matches!(
             FastAdapter.run(&bad).unwrap(),
-            Observation::Invalid(_)
+            Observation::Invalid { .. }
         ));
         assert_eq!(FastAdapter.name(), "fast");
         assert!(FastAdapter.supports("f16x2_atomics"));

@@ -77,8 +77,15 @@ pub enum Observation {
     Completed(State),
     /// It faulted; the lanes and classes it reports (lanes may be empty if unknown).
     Fault(Vec<(u32, FaultClass)>),
-    /// It rejected the instruction; the reason code if it can tell (else `rejected`).
-    Invalid(String),
+    /// It rejected the instruction: the reason code if it can tell (else `rejected`), and the
+    /// 1-based byte column in the instruction text that the rejection points at, if it says
+    /// (FORMAT.md `column`, PROTOCOL.md `invalid`).
+    Invalid {
+        /// The reason code, or `rejected`.
+        reason: String,
+        /// The column (1-based), if the implementation locates its rejections.
+        column: Option<usize>,
+    },
     /// (Reference only) the documents leave the outcome undefined.
     Unspecified(String),
 }
@@ -89,7 +96,7 @@ impl Observation {
         match self {
             Observation::Completed(_) => "completed",
             Observation::Fault(_) => "fault",
-            Observation::Invalid(_) => "invalid",
+            Observation::Invalid { .. } => "invalid",
             Observation::Unspecified(_) => "unspecified",
         }
     }
@@ -99,8 +106,16 @@ impl Observation {
         match o {
             Outcome::Completed(c) => Observation::Completed(c.state.clone()),
             Outcome::Fault(f) => Observation::Fault(f.lanes.clone()),
-            Outcome::Invalid(r) => Observation::Invalid(r.reason.code().to_string()),
+            Outcome::Invalid(r) => Observation::rejection(r),
             Outcome::Unspecified(why) => Observation::Unspecified(why.clone()),
+        }
+    }
+
+    /// The observation of a reference rejection: its reason code, and its column made 1-based.
+    pub fn rejection(r: &atomcts_reference::Rejection) -> Observation {
+        Observation::Invalid {
+            reason: r.reason.code().to_string(),
+            column: r.column.map(|c| c + 1),
         }
     }
 }
@@ -217,6 +232,12 @@ pub trait Adapter {
     fn runs_cas_loops(&self) -> bool {
         false
     }
+    /// Whether every rejection it reports says where in the text (FORMAT.md `column`): then a
+    /// rejection without a column, where the case states one, fails. The reference model and
+    /// the fast path do; a shim says so with the capability `rejection_columns` (PROTOCOL.md).
+    fn locates_rejections(&self) -> bool {
+        false
+    }
     /// How many requests [`Adapter::run_batch`] keeps in flight at once (issue 9): 1 unless
     /// the implementation is pipelined.
     fn window(&self) -> usize {
@@ -312,6 +333,10 @@ impl Adapter for ReferenceAdapter {
     }
 
     fn runs_cas_loops(&self) -> bool {
+        true
+    }
+
+    fn locates_rejections(&self) -> bool {
         true
     }
 

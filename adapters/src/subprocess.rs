@@ -597,6 +597,10 @@ impl Adapter for SubprocessAdapter {
         true
     }
 
+    fn locates_rejections(&self) -> bool {
+        self.capabilities.iter().any(|c| c == "rejection_columns")
+    }
+
     fn run_concurrent(
         &mut self,
         r: &crate::concurrent::ConcurrentRequest<'_>,
@@ -812,13 +816,23 @@ impl SubprocessAdapter {
                 }
                 Ok(Observation::Fault(lanes))
             }
-            Some("invalid") => Ok(Observation::Invalid(
-                answer
-                    .get("reason")
-                    .and_then(Value::as_str)
-                    .unwrap_or("rejected")
-                    .to_string(),
-            )),
+            Some("invalid") => {
+                let column = match answer.get("column") {
+                    None | Some(Value::Null) => None,
+                    Some(c) => match c.as_u64() {
+                        Some(n @ 1..=0xFFFF_FFFF) => Some(n as usize),
+                        _ => return Err(self.err(proto(format!("bad column {c}")))),
+                    },
+                };
+                Ok(Observation::Invalid {
+                    reason: answer
+                        .get("reason")
+                        .and_then(Value::as_str)
+                        .unwrap_or("rejected")
+                        .to_string(),
+                    column,
+                })
+            }
             Some("error") => Err(self.err(AdapterErrorKind::Crashed(format!(
                 "the shim reported an error: {}",
                 answer.get("why").and_then(Value::as_str).unwrap_or("")

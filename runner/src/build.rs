@@ -89,8 +89,14 @@ pub enum Expectation {
         /// Lanes.
         lanes: Option<Vec<u32>>,
     },
-    /// An illegal form with this reason code.
-    Invalid(String),
+    /// An illegal form with this reason code and, if the case says, the 1-based byte column
+    /// in `asm` the rejection points at (FORMAT.md `column`).
+    Invalid {
+        /// The reason code.
+        reason: String,
+        /// The column, if stated.
+        column: Option<usize>,
+    },
     /// The documents leave the outcome undefined.
     Unspecified,
 }
@@ -101,7 +107,7 @@ impl Expectation {
         match self {
             Expectation::Values(_) => "completed",
             Expectation::Fault { .. } => "fault",
-            Expectation::Invalid(_) => "invalid",
+            Expectation::Invalid { .. } => "invalid",
             Expectation::Unspecified => "unspecified",
         }
     }
@@ -724,8 +730,27 @@ pub fn build_expectation(
         return err(at, "fault_lanes without fault");
     }
     if let Some((_, v, pos)) = get("invalid") {
-        if entries.len() != 1 {
-            return err(pos, "invalid takes no other keys");
+        let column = match get("column") {
+            None => None,
+            Some((_, c, p)) => {
+                // One past the end is a place too (a rejection for something missing there).
+                let end = case.asm.len() + 1;
+                match c.as_integer() {
+                    _ if case.asm.contains('\n') => {
+                        return err(
+                            p,
+                            "column needs a one-line asm (it counts within that line)",
+                        );
+                    }
+                    Some(n) if n >= 1 && n as u64 <= end as u64 => Some(n as usize),
+                    _ => {
+                        return err(p, format!("column = {c}: a byte column of asm, 1..={end}"));
+                    }
+                }
+            }
+        };
+        if entries.len() != 1 + usize::from(column.is_some()) {
+            return err(pos, "invalid takes no other keys than column");
         }
         let Some(code) = v.as_str() else {
             return err(pos, "invalid = \"<reason>\"");
@@ -740,7 +765,13 @@ pub fn build_expectation(
                 format!("unknown reason `{code}` (reasons: {})", all.join(", ")),
             );
         }
-        return Ok(Expectation::Invalid(code.to_string()));
+        return Ok(Expectation::Invalid {
+            reason: code.to_string(),
+            column,
+        });
+    }
+    if let Some((_, _, pos)) = get("column") {
+        return err(pos, "column without invalid (it places a rejection)");
     }
     if let Some((_, v, pos)) = get("unspecified") {
         if entries.len() != 1 || v.as_bool() != Some(true) {

@@ -538,7 +538,7 @@ mod tests {
                     }
                     Observation::Completed(st)
                 }
-                Observation::Fault(_) | Observation::Invalid(_) if h.is_multiple_of(5) => {
+                Observation::Fault(_) | Observation::Invalid { .. } if h.is_multiple_of(5) => {
                     Observation::Completed(r.state.clone())
                 }
                 o => o,

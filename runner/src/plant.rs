@@ -73,6 +73,9 @@ pub enum PlantKind {
     FaultLanes,
     /// A rejection for another reason.
     RejectionReason,
+    /// A rejection for the right reason at another column of the text (where the case states
+    /// one).
+    RejectionColumn,
     /// Another kind of outcome.
     OutcomeKind,
 }
@@ -91,6 +94,7 @@ impl PlantKind {
         PlantKind::FaultClass,
         PlantKind::FaultLanes,
         PlantKind::RejectionReason,
+        PlantKind::RejectionColumn,
         PlantKind::OutcomeKind,
     ];
 
@@ -108,6 +112,7 @@ impl PlantKind {
             PlantKind::FaultClass => "fault class",
             PlantKind::FaultLanes => "fault lanes",
             PlantKind::RejectionReason => "rejection reason",
+            PlantKind::RejectionColumn => "rejection column",
             PlantKind::OutcomeKind => "outcome kind",
         }
     }
@@ -193,7 +198,7 @@ pub fn plants(
                 observation: Observation::Completed(initial.clone()),
             });
         }
-        (Expectation::Invalid(reason), Outcome::Invalid(_)) => {
+        (Expectation::Invalid { reason, column }, Outcome::Invalid(_)) => {
             for other in atomcts_reference::error::Reason::ALL
                 .iter()
                 .map(|r| r.code())
@@ -203,8 +208,24 @@ pub fn plants(
                 out.push(Plant {
                     kind: PlantKind::RejectionReason,
                     what: format!("rejected as {other} instead of {reason}"),
-                    observation: Observation::Invalid(other.into()),
+                    observation: Observation::Invalid {
+                        reason: other.into(),
+                        column: *column,
+                    },
                 });
+            }
+            // The right reason at a neighbouring column (where the case states one).
+            if let Some(want) = *column {
+                for c in [want - 1, want + 1].into_iter().filter(|&c| c > 0) {
+                    out.push(Plant {
+                        kind: PlantKind::RejectionColumn,
+                        what: format!("rejected at column {c} instead of {want}"),
+                        observation: Observation::Invalid {
+                            reason: reason.clone(),
+                            column: Some(c),
+                        },
+                    });
+                }
             }
             out.push(Plant {
                 kind: PlantKind::OutcomeKind,

@@ -316,8 +316,8 @@ fn not_applicable(mut r: CaseResult, location: &str, why: String) -> CaseResult 
 /// an illegal form (it runs valid instructions only) or a fault (its API cannot observe one).
 pub fn semantic_not_applicable(expectation: &Expectation) -> Option<String> {
     match expectation {
-        Expectation::Invalid(code) => Some(format!(
-            "expects an illegal form ({code}); a semantic-level implementation runs the lowered IR of valid instructions only"
+        Expectation::Invalid { reason, .. } => Some(format!(
+            "expects an illegal form ({reason}); a semantic-level implementation runs the lowered IR of valid instructions only"
         )),
         Expectation::Fault { class, .. } => Some(format!(
             "expects a fault ({}); a semantic-level implementation's API cannot observe faults",
@@ -533,7 +533,7 @@ pub fn prepare<'c>(case: &'c Case, adapter: &dyn Adapter, opts: &Options) -> Ste
         let unparsable = matches!(rej.reason, Reason::Syntax | Reason::UnknownOperation);
         let expects_invalid = unparsable
             && match expectation_now(&mut expectation, case, &state, opts) {
-                Ok(e) => matches!(e, Expectation::Invalid(_)),
+                Ok(e) => matches!(e, Expectation::Invalid { .. }),
                 Err(r) => return Step::Done(r),
             };
         if unparsable && !expects_invalid {
@@ -679,7 +679,13 @@ pub fn finish(
         Vec::new()
     } else {
         match expectation_now(&mut expectation, case, &state, opts) {
-            Ok(e) => verify::check(e, &state, &observation, lanes_are_lanes),
+            Ok(e) => {
+                let mut f = verify::check(e, &state, &observation, lanes_are_lanes);
+                if adapter.locates_rejections() {
+                    f.extend(verify::unlocated_rejection(e, &observation));
+                }
+                f
+            }
             Err(r) => return *r,
         }
     };
@@ -819,10 +825,10 @@ fn encoding_findings(
                 .collect(),
         )),
         Err(Err(rej)) => Ok(Some(match expectation {
-            Expectation::Invalid(code) if code == rej.reason.code() => vec![],
+            Expectation::Invalid { reason, .. } if reason == rej.reason.code() => vec![],
             other => vec![finding(
                 match other {
-                    Expectation::Invalid(c) => format!("invalid ({c})"),
+                    Expectation::Invalid { reason, .. } => format!("invalid ({reason})"),
                     e => e.kind().to_string(),
                 },
                 format!("invalid ({}): {rej}", rej.reason.code()),

@@ -65,7 +65,7 @@ pub fn human(v: u64, fmt: Option<atomcts_reference::float::Format>) -> String {
         Some(f) => format!(
             "{} ({})",
             hex(v, f.bits()),
-            atomcts_reference::float::display(f, v)
+            crate::float_display::display(f, v)
         ),
         None => describe(v, 32),
     }
@@ -183,13 +183,31 @@ pub fn check(
                 }
             }
         }
-        (Expectation::Invalid(reason), Observation::Invalid(got)) => {
+        (
+            Expectation::Invalid { reason, column },
+            Observation::Invalid {
+                reason: got,
+                column: got_column,
+            },
+        ) => {
             if got != reason && got != "rejected" {
                 out.push(finding(
                     "invalid".into(),
                     reason.clone(),
                     got.clone(),
                     "wrong rejection reason",
+                ));
+            }
+            // A stated column is compared where the implementation locates its rejections
+            // (PROTOCOL.md: `column` is optional, like a fault's lanes).
+            if let (Some(want), Some(got)) = (column, got_column)
+                && want != got
+            {
+                out.push(finding(
+                    "invalid column".into(),
+                    format!("column {want}"),
+                    format!("column {got}"),
+                    "the rejection points elsewhere in the text",
                 ));
             }
         }
@@ -206,12 +224,12 @@ pub fn check(
                         .collect::<Vec<_>>()
                         .join(", ")
                 ),
-                Observation::Invalid(r) => format!("invalid ({r})"),
+                Observation::Invalid { reason, .. } => format!("invalid ({reason})"),
                 Observation::Unspecified(w) => format!("unspecified ({w})"),
             };
             let want = match e {
                 Expectation::Fault { class, .. } => format!("fault ({class})"),
-                Expectation::Invalid(r) => format!("invalid ({r})"),
+                Expectation::Invalid { reason, .. } => format!("invalid ({reason})"),
                 other => other.kind().to_string(),
             };
             out.push(finding(
@@ -223,6 +241,26 @@ pub fn check(
         }
     }
     out
+}
+
+/// A rejection with no column where the case states one, from an implementation that locates
+/// its rejections ([`atomcts_adapters::Adapter::locates_rejections`]; `check` alone passes it,
+/// as PROTOCOL.md lets an implementation leave the column out).
+pub fn unlocated_rejection(exp: &Expectation, obs: &Observation) -> Option<Finding> {
+    match (exp, obs) {
+        (
+            Expectation::Invalid {
+                column: Some(want), ..
+            },
+            Observation::Invalid { column: None, .. },
+        ) => Some(Finding {
+            location: "invalid column".into(),
+            expected: format!("column {want}"),
+            observed: "no column".into(),
+            note: "this implementation locates its rejections, but not this one".into(),
+        }),
+        _ => None,
+    }
 }
 
 /// The faulting lanes and their classes against the reference's, which knows them whether or

@@ -1107,3 +1107,96 @@ fn encoding_words_and_fields_out_of_place_are_input_errors() {
         );
     }
 }
+
+// ---- D23: rejection columns (FORMAT.md `column`, PROTOCOL.md `invalid`) ------------------
+
+const MISSING_OP: &str = "dialect = \"sass\"\ncite = \"SASS ATOM, Format\"\n[[case]]\nname = \"c\"\nasm = \"ATOM.E R0, [R2], R4\"\ngiven = { R2 = 0x1000, R4 = 1, alloc = [\"0x1000+0x10\"] }\nexpect = { invalid = \"syntax\", column = 7 }\n";
+
+#[test]
+fn d23_a_stated_column_is_compared_and_a_promised_one_required() {
+    let d = tmp("d23");
+    write(&d, "spec-cases/sass/c.toml", MISSING_OP);
+    for (name, caps, column, code, says) in [
+        ("right", "[]", "7", 0, "1 passed"),
+        (
+            "wrong",
+            "[]",
+            "8",
+            1,
+            "expected column 7, observed column 8",
+        ),
+        ("untold", "[]", "None", 0, "1 passed"),
+        (
+            "promised",
+            "[\"rejection_columns\"]",
+            "None",
+            1,
+            "locates its rejections, but not this one",
+        ),
+        ("garbage", "[]", "'x'", 2, "bad column \"x\""),
+        ("zero", "[]", "0", 2, "bad column 0"),
+    ] {
+        let cmd = shim(
+            &d,
+            name,
+            &format!(
+                "CAPS = {caps}\ndef answer(req):\n    a = {{\"id\": req[\"id\"], \"outcome\": \"invalid\", \"reason\": \"syntax\"}}\n    if {column} is not None:\n        a[\"column\"] = {column}\n    return a\n"
+            ),
+        );
+        let o = run_dir(&d, &["--adapter", &cmd]);
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(code), "{name}: {t}");
+        assert!(t.contains(says), "{name}: {t}");
+    }
+    // The built-in model locates its rejections: the case passes on it.
+    let o = run_dir(&d, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}
+
+#[test]
+fn d23_columns_out_of_place_are_input_errors() {
+    for (i, (asm, expect, says)) in [
+        (
+            "ATOM.E R0, [R2], R4",
+            "{ invalid = \"syntax\", column = 0 }",
+            "column = 0: a byte column of asm, 1..=20",
+        ),
+        (
+            "ATOM.E R0, [R2], R4",
+            "{ invalid = \"syntax\", column = 21 }",
+            "column = 21: a byte column of asm, 1..=20",
+        ),
+        (
+            "ATOM.E R0, [R2], R4",
+            "{ invalid = \"syntax\", column = \"7\" }",
+            "a byte column of asm",
+        ),
+        (
+            "ATOM.ADD R0, [R2], R4",
+            "{ R0 = 0, column = 3 }",
+            "column without invalid",
+        ),
+        (
+            "ATOM.E R0, [R2], R4\\nATOM.E R0, [R2], R4",
+            "{ invalid = \"syntax\", column = 7 }",
+            "column needs a one-line asm",
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let d = tmp(&format!("d23-in-{i}"));
+        write(
+            &d,
+            "spec-cases/sass/v.toml",
+            &format!(
+                "dialect = \"sass\"\ncite = \"SASS ATOM\"\n[[case]]\nname = \"c\"\nasm = \"{asm}\"\ngiven = {{ R2 = 0x1000, R4 = 1, alloc = [\"0x1000+0x10\"] }}\nexpect = {expect}\n"
+            ),
+        );
+        let o = run_dir(&d, &[]);
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{i}: {t}");
+        assert!(t.contains(says), "{i}: {t}");
+        assert!(t.contains("v.toml:7:"), "{i}: {t}");
+    }
+}

@@ -295,3 +295,60 @@ fn allowed_variations_of_the_reference_pass() {
         );
     }
 }
+
+/// PROTOCOL.md `invalid`: an implementation may reject without saying why (`rejected`) or
+/// without saying where (no `column`). Every corpus rejection must accept both, and the
+/// reference's own rejection, column included.
+#[test]
+fn rejections_without_a_reason_or_a_column_pass() {
+    let loaded = load(&atomcts::default_corpus());
+    assert!(loaded.errors.is_empty());
+    let (mut tried, mut with_column) = (0, 0);
+    let mut problems = Vec::new();
+    for case in &loaded.cases {
+        let (Ok(state), Some((entries, at))) = (build_state(case), &case.expect) else {
+            continue;
+        };
+        let Ok(ref exp @ Expectation::Invalid { ref reason, column }) =
+            build_expectation(case, &state, entries, at)
+        else {
+            continue;
+        };
+        tried += 1;
+        with_column += usize::from(column.is_some());
+        let reference = run(case.dialect, &case.asm, &state, &Profile::default())
+            .map(|r| Observation::from_outcome(&r.outcome));
+        let mut variations = vec![
+            (
+                "no reason",
+                Observation::Invalid {
+                    reason: "rejected".into(),
+                    column,
+                },
+            ),
+            (
+                "no column",
+                Observation::Invalid {
+                    reason: reason.clone(),
+                    column: None,
+                },
+            ),
+        ];
+        // (A case stating bytes the decoder rejects has a text that runs: the rejection is the
+        // decoder's, checked by the runner.)
+        if case.encoding.is_none() {
+            variations.extend(reference.ok().map(|o| ("the reference's", o)));
+        }
+        for (what, o) in variations {
+            let findings = verify::check(exp, &state, &o, case.dialect != Dialect::Visa);
+            if !findings.is_empty() {
+                problems.push(format!("{}: {what}: {findings:?}", case.id));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    assert!(
+        tried > 100 && with_column > 3,
+        "{tried} rejections, {with_column} with a column"
+    );
+}

@@ -289,7 +289,7 @@ atomcts_shim.serve(run, name="once", window=8, stdin=Tap(r))
         let names: Vec<&str> = answers
             .iter()
             .map(|x| match x {
-                Ok(Observation::Invalid(name)) => name.as_str(),
+                Ok(Observation::Invalid { reason, .. }) => reason.as_str(),
                 Err(_) => "lost",
                 Ok(other) => panic!("{other:?}"),
             })

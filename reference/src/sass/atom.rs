@@ -2100,6 +2100,16 @@ mod tests {
         set_reg(&mut s2, "R0", &[5]);
         let i = parse("ATOM.ADD R0, [R2], R4").unwrap();
         assert!(matches!(lower(&i, &s2, &p), Err(ModelError::BadState(_))));
+        // Enough lanes but a narrower type (no corpus case can say this: the loader gives every
+        // SASS register 32 bits and one element per lane).
+        s2.regs.insert(
+            "R0".to_string(),
+            StateReg {
+                ty: ElemType::UW,
+                elems: vec![5, 6],
+            },
+        );
+        assert!(matches!(lower(&i, &s2, &p), Err(ModelError::BadState(_))));
     }
 
     #[test]
