@@ -393,4 +393,13 @@ mod tests {
         assert_eq!(round_pack(F16, false, 1, -25, NearestEven), 0);
         assert_eq!(round_pack(F16, false, 3, -26, NearestEven), 1);
     }
+
+    #[test]
+    fn round_pack_widens_a_short_exact_significand() {
+        // No caller reaches this branch (add passes 64 guard bits, the f16/bf16 literal path a
+        // 53-bit binary64 significand), so the corpus cannot pin it: 3 * 2^0 is exact in f32
+        // (0x40400000), and 5 * 2^-2 = 1.25 (0x3fa00000).
+        assert_eq!(round_pack(F32, false, 3, 0, NearestEven), 0x4040_0000);
+        assert_eq!(round_pack(F32, true, 5, -2, TowardZero), 0xbfa0_0000);
+    }
 }
