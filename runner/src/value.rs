@@ -266,7 +266,7 @@ fn float_value(f: Format, s: &str) -> Result<Pat, String> {
             width: f.bits(),
         });
     }
-    if let Some(h) = t.strip_prefix("0x") {
+    if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
         let v = u64::from_str_radix(&h.replace('_', ""), 16)
             .map_err(|e| format!("bad hex `{t}`: {e}"))?;
         if v > f.mask() {
