@@ -733,17 +733,18 @@ pub fn build_expectation(
         let column = match get("column") {
             None => None,
             Some((_, c, p)) => {
+                if case.asm.contains('\n') {
+                    return err(
+                        p,
+                        "column needs a one-line asm (it counts within that line)",
+                    );
+                }
                 // One past the end is a place too (a rejection for something missing there).
                 let end = case.asm.len() + 1;
-                match c.as_integer() {
-                    _ if case.asm.contains('\n') => {
-                        return err(
-                            p,
-                            "column needs a one-line asm (it counts within that line)",
-                        );
-                    }
-                    Some(n) if n >= 1 && n as u64 <= end as u64 => Some(n as usize),
-                    _ => {
+                let n = c.as_integer().and_then(|n| usize::try_from(n).ok());
+                match n.filter(|n| (1..=end).contains(n)) {
+                    Some(n) => Some(n),
+                    None => {
                         return err(p, format!("column = {c}: a byte column of asm, 1..={end}"));
                     }
                 }

@@ -2,6 +2,7 @@
 //! float-typed location), typed strings `"<type>:<value>"`, and the patterns `"any"`,
 //! `"<float type>:nan"`, `{ one_of = [...] }`, `{ bits = ..., mask = ... }`.
 
+use crate::float_display::display;
 use atomcts_reference::float::{self, Format};
 use atomcts_reference::types::mask;
 use toml::Value;
@@ -40,11 +41,11 @@ impl Human {
                     format!("{h} ({v})")
                 }
             }
-            Human::Float(f) => format!("{h} ({})", crate::float_display::display(f, v)),
+            Human::Float(f) => format!("{h} ({})", display(f, v)),
             Human::F16x2 => format!(
                 "{h} ({}, {})",
-                crate::float_display::display(Format::F16, v & 0xffff),
-                crate::float_display::display(Format::F16, (v >> 16) & 0xffff)
+                display(Format::F16, v & 0xffff),
+                display(Format::F16, (v >> 16) & 0xffff)
             ),
         }
     }
