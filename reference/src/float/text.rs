@@ -48,7 +48,8 @@ pub fn parse(f: Format, s: &str) -> Option<u64> {
 fn nan_payload(s: &str, prefix: &str) -> Option<u64> {
     let inner = s.strip_prefix(prefix)?.strip_suffix(')')?;
     let hex = inner.strip_prefix("0x")?;
-    if hex.is_empty() || !hex.bytes().all(|c| c.is_ascii_hexdigit()) {
+    // `from_str_radix` alone would also take a `+` sign; an empty text fails there.
+    if !hex.bytes().all(|c| c.is_ascii_hexdigit()) {
         return None;
     }
     u64::from_str_radix(hex, 16).ok()
@@ -135,6 +136,8 @@ mod tests {
         assert_eq!(parse(F32, "-snan(0x2)"), Some(0xff80_0002));
         assert_eq!(parse(F32, "snan(0x0)"), None);
         assert_eq!(parse(F32, "qnan(0x400000)"), None);
+        assert_eq!(parse(F32, "qnan(0x+1)"), None);
+        assert_eq!(parse(F32, "qnan(0x)"), None);
         for garbage in [
             "", "-", "abc", "1.5.2", "1e", "e5", ".", "1e+", "0x", "0xg", "1 2", "nan1",
         ] {

@@ -203,13 +203,25 @@ pub(crate) fn operands<'a>(line: &Line<'a>, n: usize) -> Result<Vec<Token<'a>>, 
     }
 }
 
-/// A decimal number with no sign and no leading zeros (except `0` itself).
+/// A number: decimal digits, no sign. The documents write only `<Exec_size>`; a leading zero is
+/// read as decimal (`08` is 8, `010` is 10), as Intel's vISA assembler reads its `DEC_LIT`
+/// token (`[0-9]+`, converted with `atoi`: IGC `visa/CISA.l`), never as C's octal.
 fn decimal(s: &str) -> Option<u32> {
-    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) || (s.len() > 1 && s.starts_with('0'))
-    {
+    // `str::parse` alone would also take a `+` sign; an empty or too long text fails there.
+    if !s.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
     s.parse().ok()
+}
+
+/// The number of a name `V<n>`, `P<n>` or `M<n>`: a decimal without a leading zero (`0` itself
+/// aside). Intel's assembler lexes a name as one identifier (`[[:alpha:]_][[:alnum:]_]*`, IGC
+/// `visa/CISA.l`), so `V010` is another name than `V10`, not a second spelling of it.
+fn name_number(s: &str) -> Option<u32> {
+    if s.len() > 1 && s.starts_with('0') {
+        return None;
+    }
+    decimal(s)
 }
 
 /// vISA, field Pred(uw), predication control: `(P<n>)` or `(!P<n>)`. A channel is enabled where the
@@ -236,7 +248,7 @@ impl Predicate {
             None => (false, t),
         };
         rest.strip_prefix('P')
-            .and_then(decimal)
+            .and_then(name_number)
             .map(|var| Predicate { var, negated })
             .ok_or_else(|| {
                 Rejection::at(
@@ -272,7 +284,9 @@ impl MaskCtrl {
         no_mask: false,
     };
 
-    /// Every mask control, in encoding order (`M1`..`M8`, then `M1_NM`..`M8_NM`).
+    /// Every mask control, in encoding order (`M1`..`M8`, then `M1_NM`..`M8_NM`): the unit
+    /// tests' enumeration (nothing in the model iterates the masks).
+    #[cfg(test)]
     pub fn all() -> impl Iterator<Item = MaskCtrl> {
         [false, true]
             .into_iter()
@@ -294,7 +308,7 @@ impl MaskCtrl {
             Some(b) => (b, true),
             None => (s, false),
         };
-        let n = body.strip_prefix('M').and_then(decimal);
+        let n = body.strip_prefix('M').and_then(name_number);
         match n {
             Some(n @ 1..=8) => Ok(MaskCtrl {
                 n: n as u8,
@@ -402,7 +416,7 @@ impl Var {
 
     pub(crate) fn parse((col, s): Token<'_>) -> Result<Var, Rejection> {
         s.strip_prefix('V')
-            .and_then(decimal)
+            .and_then(name_number)
             .map(Var)
             .ok_or_else(|| {
                 Rejection::at(
