@@ -616,6 +616,31 @@ mod tests {
             Reason::InvalidMask
         );
         assert_eq!(MaskCtrl::all().count(), 16);
+        // A name's number has no leading zero (`M01` is another identifier, not M1)...
+        assert_eq!(
+            MaskCtrl::parse((0, "M01")).unwrap_err().reason,
+            Reason::InvalidMask
+        );
+    }
+
+    #[test]
+    fn exec_size_numbers_are_decimal() {
+        // ...but an exec size is a number: `08` is 8 and `010` is 10 (not octal 8), as Intel's
+        // assembler reads it.
+        let sizes = [1, 2, 4, 8, 16];
+        assert_eq!(ExecSize::parse((0, "08"), &sizes).unwrap().size, 8);
+        assert_eq!(ExecSize::parse((0, "M1, 016"), &sizes).unwrap().size, 16);
+        assert_eq!(
+            ExecSize::parse((0, "010"), &sizes).unwrap_err().reason,
+            Reason::InvalidExecSize
+        );
+        for bad in ["+8", "", "8x", "99999999999"] {
+            assert_eq!(
+                ExecSize::parse((0, bad), &sizes).unwrap_err().reason,
+                Reason::Syntax,
+                "{bad:?}"
+            );
+        }
     }
 
     #[test]
