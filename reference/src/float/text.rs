@@ -139,7 +139,25 @@ mod tests {
         assert_eq!(parse(F32, "qnan(0x+1)"), None);
         assert_eq!(parse(F32, "qnan(0x)"), None);
         for garbage in [
-            "", "-", "abc", "1.5.2", "1e", "e5", ".", "1e+", "0x", "0xg", "1 2", "nan1",
+            "",
+            "-",
+            "abc",
+            "1.5.2",
+            "1e",
+            "e5",
+            ".",
+            "1e+",
+            "0x",
+            "0xg",
+            "1 2",
+            "nan1",
+            // Rust's own float parser would take these (a second sign, a spelled-out name).
+            "--5",
+            "+-1.5",
+            "-+inf",
+            "--nan",
+            "-+infinity",
+            "1e5.5",
         ] {
             assert_eq!(parse(F32, garbage), None, "{garbage:?}");
         }
