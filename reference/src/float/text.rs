@@ -55,10 +55,12 @@ fn nan_payload(s: &str, prefix: &str) -> Option<u64> {
     u64::from_str_radix(hex, 16).ok()
 }
 
-/// An unsigned decimal `digits[.digits][e[+-]digits]` (at least one mantissa digit), rounded
-/// to nearest even in `f`.
+/// An unsigned decimal `digits[.digits][e[+-]digits]` or `.digits[e...]`, rounded to nearest
+/// even in `f`. Rust's float grammar (`f64::from_str`) is exactly this plus a leading sign and the
+/// words `inf`, `infinity` and `nan`; a text that starts with a digit or `.` can be none of those,
+/// so its first byte is all there is to check.
 fn decimal(f: Format, s: &str) -> Option<u64> {
-    if !is_decimal(s) {
+    if !s.starts_with(|c: char| c.is_ascii_digit() || c == '.') {
         return None;
     }
     match f {
@@ -67,28 +69,6 @@ fn decimal(f: Format, s: &str) -> Option<u64> {
         Format::F32 => Some(u64::from(s.parse::<f32>().ok()?.to_bits())),
         Format::F16 | Format::BF16 => Some(from_f64(f, s.parse::<f64>().ok()?)),
     }
-}
-
-/// Whether `s` matches `digits[.digits][e[+-]digits]` or `.digits[e...]`.
-fn is_decimal(s: &str) -> bool {
-    let (mantissa, exponent) = match s.find(['e', 'E']) {
-        Some(i) => (&s[..i], Some(&s[i + 1..])),
-        None => (s, None),
-    };
-    let (int, frac) = match mantissa.split_once('.') {
-        Some((int, frac)) => (int, frac),
-        None => (mantissa, ""),
-    };
-    let digits = |t: &str| t.bytes().all(|c| c.is_ascii_digit());
-    let mantissa_ok = digits(int) && digits(frac) && !(int.is_empty() && frac.is_empty());
-    let exponent_ok = match exponent {
-        None => true,
-        Some(e) => {
-            let e = e.strip_prefix(['+', '-']).unwrap_or(e);
-            !e.is_empty() && digits(e)
-        }
-    };
-    mantissa_ok && exponent_ok
 }
 
 /// A nonnegative finite or infinite `f64` rounded to nearest even in `f` (§7.4 overflow to
