@@ -72,9 +72,9 @@ fn decimal(f: Format, s: &str) -> Option<u64> {
 }
 
 /// A nonnegative finite or infinite `f64` rounded to nearest even in `f` (§7.4 overflow to
-/// inf, gradual underflow).
+/// inf, gradual underflow). `decimal` reads no sign, so the sign bit is clear.
 fn from_f64(f: Format, v: f64) -> u64 {
-    let bits = v.to_bits() & !(1u64 << 63);
+    let bits = v.to_bits();
     match classify(Format::F64, bits) {
         Class::Infinite => f.exp_mask(),
         Class::QuietNan | Class::SignalingNan => f.default_nan(),
