@@ -561,6 +561,26 @@ mod tests {
     }
 
     #[test]
+    fn a_wrong_argument_is_named_by_its_form() {
+        let c = CallSyntax::parse("f(x, 7, 1.5, &e, &b[0])").unwrap();
+        let found: Vec<String> = c
+            .args
+            .iter()
+            .map(|a| wrong_arg(a, "something else").detail)
+            .collect();
+        assert_eq!(
+            found,
+            [
+                "expected something else, found an identifier",
+                "expected something else, found an integer literal",
+                "expected something else, found a float literal",
+                "expected something else, found `&name`",
+                "expected something else, found `&buffer[index]`",
+            ]
+        );
+    }
+
+    #[test]
     fn other_function_names_are_unknown_operations() {
         let e = parse("r = fetch_add(&b[0], 1)").unwrap_err();
         assert_eq!(e.reason, Reason::UnknownOperation);
