@@ -268,3 +268,16 @@ pub fn lt(f: Format, a: u64, b: u64) -> bool {
 
 /// Several results a rule allows; the first is the reference's pick.
 pub type Choices = SmallVec<[u64; 4]>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn format_names_and_default_nans() {
+        let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
+        assert_eq!(names, ["f16", "bf16", "f32", "f64"]);
+        let nans: Vec<u64> = Format::ALL.iter().map(|f| f.default_nan()).collect();
+        assert_eq!(nans, [0x7e00, 0x7fc0, 0x7fc0_0000, 0x7ff8_0000_0000_0000]);
+    }
+}
