@@ -212,13 +212,10 @@ pub fn is_negative(f: Format, x: u64) -> bool {
     x & f.sign_mask() != 0
 }
 
-/// `x` with the quiet bit set if it is a NaN; otherwise `x`.
+/// The NaN `x` quieted: its quiet bit set, sign and payload kept (IEEE 754-2019 §6.2.3). Every
+/// caller has already found `x` to be a NaN.
 pub fn quiet(f: Format, x: u64) -> u64 {
-    if is_nan(f, x) {
-        (x | f.quiet_bit()) & f.mask()
-    } else {
-        x & f.mask()
-    }
+    (x | f.quiet_bit()) & f.mask()
 }
 
 /// `x` with the sign flipped (also for NaN).
