@@ -244,11 +244,10 @@ pub fn eq(f: Format, a: u64, b: u64) -> bool {
     a & f.mask() == b & f.mask()
 }
 
-/// IEEE 754 `compareQuietLess`: `a < b`, false if either is NaN; -0 is not less than +0.
+/// IEEE 754 `compareQuietLess` for two numbers: `a < b`; -0 is not less than +0. Neither may be
+/// a NaN: the one caller (`minmax::decide`) settles NaN operands first, by A5's rule.
 pub fn lt(f: Format, a: u64, b: u64) -> bool {
-    if is_nan(f, a) || is_nan(f, b) {
-        return false;
-    }
+    debug_assert!(!is_nan(f, a) && !is_nan(f, b), "lt of a NaN");
     if is_zero(f, a) && is_zero(f, b) {
         return false;
     }
