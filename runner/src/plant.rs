@@ -19,6 +19,7 @@
 
 use crate::build::Expectation;
 use atomcts_adapters::Observation;
+use atomcts_reference::concurrent::{Part, Serial, fold_if_commuting};
 use atomcts_reference::exec::{Resolved, resolve, writeback};
 use atomcts_reference::float;
 use atomcts_reference::ir::{
@@ -26,7 +27,7 @@ use atomcts_reference::ir::{
 };
 use atomcts_reference::memory::Memory;
 use atomcts_reference::outcome::{Completed, FaultClass, Outcome};
-use atomcts_reference::race::{Effect, Step};
+use atomcts_reference::race::{Effect, Observed, Step};
 use atomcts_reference::semantics::{OpStep, apply};
 use atomcts_reference::state::{Loc, State};
 use atomcts_reference::types::{DataType, Space, mask, sext};
@@ -78,6 +79,12 @@ pub enum PlantKind {
     RejectionColumn,
     /// Another kind of outcome.
     OutcomeKind,
+    /// A concurrent case's shared address left with a value no order of all its instructions'
+    /// operations (each thread's in program order) produces.
+    ConcurrentFinal,
+    /// One iteration of one thread of a concurrent case given back a value no such order gives
+    /// it.
+    ConcurrentReturn,
 }
 
 impl PlantKind {
@@ -96,6 +103,8 @@ impl PlantKind {
         PlantKind::RejectionReason,
         PlantKind::RejectionColumn,
         PlantKind::OutcomeKind,
+        PlantKind::ConcurrentFinal,
+        PlantKind::ConcurrentReturn,
     ];
 
     /// A stable name.
@@ -114,6 +123,8 @@ impl PlantKind {
             PlantKind::RejectionReason => "rejection reason",
             PlantKind::RejectionColumn => "rejection column",
             PlantKind::OutcomeKind => "outcome kind",
+            PlantKind::ConcurrentFinal => "concurrent final value",
+            PlantKind::ConcurrentReturn => "concurrent return",
         }
     }
 }
@@ -958,4 +969,278 @@ mod tests {
         assert_eq!(r.rets, vec![vec![10], vec![11]]);
         assert_eq!(unreachable_near(13, 32, &[13, 12], None), Some(15));
     }
+}
+
+/// Histories of concurrent cases up to this many operations on one address are brute-forced
+/// ([`concurrent_plants`]).
+pub const CONCURRENT_OPS: usize = 32;
+
+/// ... and up to this many reachable search states.
+pub const CONCURRENT_STATES: usize = 50_000;
+
+/// A planted observation of a concurrent case: each instruction's final state and what each
+/// iteration of each access returned, as [`atomcts_reference::concurrent::Serial`] holds them.
+#[derive(Clone, Debug)]
+pub struct ConcurrentPlant {
+    /// Its kind; `None` for an allowed alternative.
+    pub kind: Option<PlantKind>,
+    /// What was changed, for people.
+    pub what: String,
+    /// The observation to present.
+    pub observation: Serial,
+}
+
+/// One thread of a concurrent case on one address: access `access` of instruction `instr`,
+/// one step per iteration.
+struct Thread {
+    instr: usize,
+    access: usize,
+    steps: Vec<OpStep>,
+}
+
+/// What every order of some threads' steps on one address produces, each thread's steps in its
+/// own order and every allowed effect of each step: the final values, and per thread and step
+/// the values it can get back. `None` past [`CONCURRENT_STATES`] states (or a step the model
+/// cannot run).
+fn brute_force_threads(threads: &[Thread], init: u64) -> Option<(Vec<u64>, Vec<Vec<Vec<u64>>>)> {
+    // A progress vector as one mixed-radix number: thread t's digit is how many steps it ran.
+    let mut radix = Vec::with_capacity(threads.len());
+    let mut place = 1u64;
+    for t in threads {
+        radix.push(place);
+        place = place.checked_mul(t.steps.len() as u64 + 1)?;
+    }
+    let mut seen: std::collections::HashSet<(u64, u64)> = std::collections::HashSet::new();
+    let mut finals = BTreeSet::new();
+    let mut rets: Vec<Vec<BTreeSet<u64>>> = threads
+        .iter()
+        .map(|t| vec![BTreeSet::new(); t.steps.len()])
+        .collect();
+    let mut stack = vec![(0u64, init)];
+    while let Some((progress, value)) = stack.pop() {
+        if !seen.insert((progress, value)) {
+            continue;
+        }
+        if seen.len() > CONCURRENT_STATES {
+            return None;
+        }
+        let mut done = true;
+        for (t, thread) in threads.iter().enumerate() {
+            let j = (progress / radix[t] % (thread.steps.len() as u64 + 1)) as usize;
+            let Some(step) = thread.steps.get(j) else {
+                continue;
+            };
+            done = false;
+            for e in step.step(value).ok()? {
+                rets[t][j].insert(e.ret);
+                stack.push((progress + radix[t], e.new));
+            }
+        }
+        if done {
+            finals.insert(value);
+        }
+    }
+    let rets = rets
+        .into_iter()
+        .map(|t| t.into_iter().map(|r| r.into_iter().collect()).collect())
+        .collect();
+    Some((finals.into_iter().collect(), rets))
+}
+
+/// Wrong answers for a concurrent case and allowed alternatives to the reference's serial
+/// answer, per shared address, brute-forced over every order of its threads (each thread in
+/// program order, every allowed effect): the final value set to one no order produces; one
+/// iteration's returned value set to one no order gives it; and, as an alternative the judge
+/// must accept, the whole observation of another order (the threads one after another, the
+/// last first). Cases with a compare-and-swap loop or an F16x2 address, and addresses past
+/// [`CONCURRENT_OPS`] or [`CONCURRENT_STATES`], get none.
+pub fn concurrent_plants(
+    parts: &[Part<'_>],
+    lowered: &[Lowered],
+    reference: &Serial,
+) -> Vec<ConcurrentPlant> {
+    let mut out = Vec::new();
+    if parts.iter().any(|p| p.cas_loop.is_some()) || lowered.len() != parts.len() {
+        return out;
+    }
+    let mut mems: Vec<&MemInstr> = Vec::new();
+    let mut groups: BTreeMap<(Space, u64), Vec<(usize, usize)>> = BTreeMap::new();
+    for (k, l) in lowered.iter().enumerate() {
+        let Instr::Mem(m) = &l.instr else {
+            return out;
+        };
+        let Ok(resolved) = resolve(m, parts[k].state) else {
+            return out;
+        };
+        for (i, r) in resolved.iter().enumerate() {
+            if let Resolved::Mem(addr) = r {
+                groups.entry((m.space, *addr)).or_default().push((k, i));
+            }
+        }
+        mems.push(m);
+    }
+    let fin = &reference.states[0];
+    for ((space, addr), members) in groups {
+        let m0 = mems[members[0].0];
+        if m0.ty == DataType::F16x2 {
+            continue;
+        }
+        let (bytes, width) = (m0.ty.bytes(), m0.ty.bits());
+        let (Some(init), Some(end)) = (
+            parts[0].state.memory(space).read(addr, bytes),
+            fin.memory(space).read(addr, bytes),
+        ) else {
+            continue;
+        };
+        let threads: Vec<Thread> = members
+            .iter()
+            .map(|&(k, i)| {
+                let m = mems[k];
+                let step = OpStep {
+                    op: m.op,
+                    ty: m.ty,
+                    env: m.env,
+                    src: m.accesses[i].src,
+                };
+                Thread {
+                    instr: k,
+                    access: i,
+                    steps: vec![step; parts[k].iterations as usize],
+                }
+            })
+            .collect();
+        let fmt = m0.ty.float_format().filter(|_| !m0.env.nan_exact);
+        let ops: usize = threads.iter().map(|t| t.steps.len()).sum();
+        let brute = (ops <= CONCURRENT_OPS)
+            .then(|| brute_force_threads(&threads, init))
+            .flatten();
+        let Some((finals, rets)) = brute else {
+            // Too many orders: where the operations commute every order ends at the same value
+            // (`fold_if_commuting`: addition modulo 2^w, one bitwise kind alone, ...), so any
+            // other final value is wrong.
+            let history: Vec<Vec<(OpStep, Observed)>> = threads
+                .iter()
+                .map(|t| {
+                    t.steps
+                        .iter()
+                        .enumerate()
+                        .map(|(j, s)| (s.clone(), reference.returned[t.instr][j][t.access]))
+                        .collect()
+                })
+                .collect();
+            if let Some(f) = fold_if_commuting(init, &history)
+                && let Some(v) = unreachable_near(end, width, &[f], fmt)
+            {
+                let mut planted = reference.clone();
+                for st in &mut planted.states {
+                    st.memory_mut(space).write(addr, bytes, v);
+                }
+                out.push(ConcurrentPlant {
+                    kind: Some(PlantKind::ConcurrentFinal),
+                    what: format!(
+                        "{}[{addr:#x}] left as {v:#x}; the {ops} operations commute, so every order ends at {f:#x}",
+                        space.name()
+                    ),
+                    observation: planted,
+                });
+            }
+            continue;
+        };
+        if let Some(v) = unreachable_near(end, width, &finals, fmt) {
+            let mut planted = reference.clone();
+            for st in &mut planted.states {
+                st.memory_mut(space).write(addr, bytes, v);
+            }
+            out.push(ConcurrentPlant {
+                kind: Some(PlantKind::ConcurrentFinal),
+                what: format!(
+                    "{}[{addr:#x}] left as {v:#x}; every order gives one of {finals:x?}",
+                    space.name()
+                ),
+                observation: planted,
+            });
+        }
+        // One return per thread that keeps its returns: the first iteration, and the last.
+        for (t, th) in threads.iter().enumerate() {
+            let n = th.steps.len();
+            for j in [0, n - 1] {
+                let o = reference.returned[th.instr][j][th.access];
+                let Some(got) = o.ret else {
+                    continue;
+                };
+                // Only the bits the lane kept are compared.
+                let Some(v) = (0..width)
+                    .filter(|b| o.kept >> b & 1 == 1)
+                    .map(|b| got ^ (1 << b))
+                    .find(|c| {
+                        !fmt.is_some_and(|f| float::is_nan(f, *c))
+                            && !rets[t][j].iter().any(|r| (r ^ c) & o.kept == 0)
+                    })
+                else {
+                    continue;
+                };
+                let mut planted = reference.clone();
+                planted.returned[th.instr][j][th.access].ret = Some(v);
+                let lane = mems[th.instr].accesses[th.access].lane;
+                out.push(ConcurrentPlant {
+                    kind: Some(PlantKind::ConcurrentReturn),
+                    what: format!(
+                        "instruction {} lane {lane} iteration {j} got {v:#x} from {addr:#x}; every order gives it one of {:x?}",
+                        th.instr, rets[t][j]
+                    ),
+                    observation: planted,
+                });
+                if n == 1 {
+                    break;
+                }
+            }
+        }
+        // Another order: the threads one after another, the last first.
+        let mut alt = reference.clone();
+        let mut value = init;
+        let mut ok = true;
+        'order: for th in threads.iter().rev() {
+            let dst = &mems[th.instr].accesses[th.access].dst;
+            for (j, step) in th.steps.iter().enumerate() {
+                let Some(e) = step.step(value).ok().and_then(|es| es.first().copied()) else {
+                    ok = false;
+                    break 'order;
+                };
+                value = e.new;
+                let o = &mut alt.returned[th.instr][j][th.access];
+                if o.ret.is_some() {
+                    o.ret = Some(e.ret & o.kept);
+                }
+                if o.success.is_some() {
+                    o.success = Some(e.success);
+                }
+                match dst {
+                    Dest::None => {}
+                    Dest::Fields(fields) => {
+                        if j + 1 == th.steps.len() {
+                            write_return(&mut alt.states[th.instr], fields, e.ret);
+                        }
+                    }
+                    _ => {
+                        ok = false;
+                        break 'order;
+                    }
+                }
+            }
+        }
+        for st in &mut alt.states {
+            st.memory_mut(space).write(addr, bytes, value);
+        }
+        if ok && alt != *reference {
+            out.push(ConcurrentPlant {
+                kind: None,
+                what: format!(
+                    "{}[{addr:#x}]: the threads one after another, the last first (final {value:#x})",
+                    space.name()
+                ),
+                observation: alt,
+            });
+        }
+    }
+    out
 }

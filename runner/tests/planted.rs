@@ -9,14 +9,15 @@
 
 use atomcts::build::{Expectation, build_expectation, build_state};
 use atomcts::case::{Encoding, load};
-use atomcts::plant::{PlantKind, plants};
+use atomcts::plant::{PlantKind, concurrent_plants, plants};
 use atomcts::run::{Options, Status, run_case};
 use atomcts::verify::{check, fault_against_reference, fault_lane_bound};
+use atomcts_adapters::concurrent::{ConcurrentObservation, ConcurrentRequest};
 use atomcts_adapters::{Adapter, AdapterError, CAPABILITIES, Observation, Request};
 use atomcts_reference::Profile;
 use atomcts_reference::check::{Judgement, judge};
 use atomcts_reference::outcome::Outcome;
-use atomcts_reference::program::{Dialect, run};
+use atomcts_reference::program::{Dialect, Program, run};
 use atomcts_reference::race::DEFAULT_BUDGET;
 use atomcts_reference::types::Space;
 use atomcts_reference::visa::encoding::{Agreement, Stated, agree};
@@ -33,6 +34,27 @@ impl Adapter for Planted {
         CAPABILITIES.contains(&capability)
     }
     fn run(&mut self, _: &Request<'_>) -> Result<Observation, AdapterError> {
+        Ok(self.0.clone())
+    }
+}
+
+/// Presents one fixed observation of a concurrent case.
+struct PlantedConcurrent(ConcurrentObservation);
+
+impl Adapter for PlantedConcurrent {
+    fn name(&self) -> &str {
+        "planted"
+    }
+    fn supports(&self, capability: &str) -> bool {
+        CAPABILITIES.contains(&capability)
+    }
+    fn run(&mut self, _: &Request<'_>) -> Result<Observation, AdapterError> {
+        panic!("a concurrent case asked for a single run")
+    }
+    fn run_concurrent(
+        &mut self,
+        _: &ConcurrentRequest<'_>,
+    ) -> Result<ConcurrentObservation, AdapterError> {
         Ok(self.0.clone())
     }
 }
@@ -272,7 +294,11 @@ fn planted_wrong_answers_are_rejected() {
     // Every kind must have been planted, and often (upper bits the documents fix above a
     // racing return exist only under the vISA `.16` writeback options zero, sign_extend and
     // preserve).
-    for k in PlantKind::ALL {
+    // (The concurrent kinds are planted by `planted_concurrent_answers_are_judged`.)
+    for k in PlantKind::ALL
+        .iter()
+        .filter(|k| !matches!(k, PlantKind::ConcurrentFinal | PlantKind::ConcurrentReturn))
+    {
         let n = score.get(k).map_or(0, |s| s[0]);
         let least = if *k == PlantKind::RacingUpperBit {
             5
@@ -759,5 +785,110 @@ fn a_small_race_memo_changes_no_verdict() {
             (Verdict::Pass { .. }, Verdict::Pass { .. }) => assert_eq!(final_value, 3),
             other => panic!("final {final_value:#x}: {other:?}"),
         }
+    }
+}
+
+/// Concurrent cases (issue 12) under every named profile: wrong answers brute-forced over every
+/// order of each address's threads (a final value and single iterations' returns that no order
+/// gives) must fail both through the runner and before the reference's judge alone; another
+/// order's whole observation (the threads one after another, the last first) must pass both.
+#[test]
+fn planted_concurrent_answers_are_judged() {
+    use atomcts_reference::concurrent::{Part, execute_serial, judge as judge_all, lower_all};
+    use atomcts_reference::exec::execute;
+    let loaded = load(&atomcts::default_corpus());
+    assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+    let mut score: BTreeMap<&str, [usize; 2]> = BTreeMap::new();
+    let mut problems = Vec::new();
+    for name in Profile::names() {
+        let profile = Profile::named(name).unwrap();
+        let opts = Options {
+            profile: profile.clone(),
+            race_budget: DEFAULT_BUDGET,
+            cases_arg: "spec-cases".into(),
+            adapter_arg: String::new(),
+        };
+        for case in loaded.cases.iter().filter(|c| c.is_concurrent()) {
+            if case
+                .where_
+                .iter()
+                .any(|(k, o)| profile.get(k).ok() != Some(o.as_str()))
+            {
+                continue;
+            }
+            let states = atomcts::concurrent::build_states(case).unwrap();
+            let programs: Vec<Program> = case
+                .concurrent
+                .iter()
+                .map(|i| Program::parse(case.dialect, &i.asm).unwrap())
+                .collect();
+            let parts: Vec<Part<'_>> = programs
+                .iter()
+                .zip(&states)
+                .zip(&case.concurrent)
+                .map(|((program, state), i)| Part {
+                    program,
+                    state,
+                    iterations: i.iterations,
+                    cas_loop: i.cas_loop.as_ref().map(|l| l.0),
+                })
+                .collect();
+            let lowered = lower_all(&parts, &profile).unwrap();
+            let reference = execute_serial(&parts, &profile, &execute).unwrap().unwrap();
+            for p in concurrent_plants(&parts, &lowered, &reference) {
+                let o = &p.observation;
+                let alone = judge_all(
+                    &parts,
+                    &lowered,
+                    &reference,
+                    &o.states,
+                    Some(&o.returned),
+                    Some(&o.attempts),
+                    DEFAULT_BUDGET,
+                );
+                let mut adapter = PlantedConcurrent(ConcurrentObservation {
+                    states: o.states.clone(),
+                    returned: Some(o.returned.clone()),
+                    attempts: Some(o.attempts.clone()),
+                });
+                let through = run_case(case, &mut adapter, &opts);
+                let (label, want, judged_ok) = match p.kind {
+                    Some(k) => (
+                        k.name(),
+                        Status::Fail,
+                        matches!(alone, Ok(Judgement::Fail(_))),
+                    ),
+                    None => (
+                        "another order (must pass)",
+                        Status::Pass,
+                        matches!(alone, Ok(Judgement::Pass)),
+                    ),
+                };
+                let s = score.entry(label).or_default();
+                s[0] += 1;
+                if through.status == want && judged_ok {
+                    s[1] += 1;
+                } else {
+                    problems.push(format!(
+                        "{} under {name}: {} ({label}): the runner says {:?} {:?}, the judge alone {alone:?}",
+                        case.id, p.what, through.status, through.findings
+                    ));
+                }
+            }
+        }
+    }
+    for (label, [n, ok]) in &score {
+        println!("concurrent {label}: {ok} of {n} judged as they must be");
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    for label in [
+        PlantKind::ConcurrentFinal.name(),
+        PlantKind::ConcurrentReturn.name(),
+        "another order (must pass)",
+    ] {
+        assert!(
+            score.get(label).is_some_and(|s| s[0] >= 10),
+            "too few concurrent plants of kind {label}: {score:?}"
+        );
     }
 }
