@@ -174,6 +174,22 @@ fn project(checks: &[Check], initial: &State, observed: &State) -> State {
     out
 }
 
+/// The case's instructions as the reference's concurrent model takes them: each parsed
+/// instruction with its initial state, iterations and compare-and-swap loop.
+pub fn parts<'a>(case: &'a Case, programs: &'a [Program], states: &'a [State]) -> Vec<Part<'a>> {
+    programs
+        .iter()
+        .zip(states)
+        .zip(&case.concurrent)
+        .map(|((program, state), i)| Part {
+            program,
+            state,
+            iterations: i.iterations,
+            cas_loop: i.cas_loop.as_ref().map(|l| l.0),
+        })
+        .collect()
+}
+
 fn finding(location: &str, note: String) -> Finding {
     Finding {
         location: location.into(),
@@ -220,17 +236,7 @@ pub fn run_case(
             }
         }
     }
-    let parts: Vec<Part<'_>> = programs
-        .iter()
-        .zip(&states)
-        .zip(&case.concurrent)
-        .map(|((program, state), i)| Part {
-            program,
-            state,
-            iterations: i.iterations,
-            cas_loop: i.cas_loop.as_ref().map(|l| l.0),
-        })
-        .collect();
+    let parts = parts(case, &programs, &states);
     let profile = &opts.profile;
     // A loop on an instruction that cannot run one is the case's error, where it is written.
     let unlooped: Vec<Part<'_>> = parts

@@ -1047,6 +1047,25 @@ fn brute_force_threads(threads: &[Thread], init: u64) -> Option<(Vec<u64>, Vec<V
     Some((finals.into_iter().collect(), rets))
 }
 
+/// The reference's observation with the final value at `addr` set to `v` (in every state: each
+/// carries the shared memory), which `why` says no order produces.
+fn final_plant(
+    reference: &Serial,
+    (space, addr, bytes): (Space, u64, u64),
+    v: u64,
+    why: String,
+) -> ConcurrentPlant {
+    let mut planted = reference.clone();
+    for st in &mut planted.states {
+        st.memory_mut(space).write(addr, bytes, v);
+    }
+    ConcurrentPlant {
+        kind: Some(PlantKind::ConcurrentFinal),
+        what: format!("{}[{addr:#x}] left as {v:#x}; {why}", space.name()),
+        observation: planted,
+    }
+}
+
 /// Wrong answers for a concurrent case and allowed alternatives to the reference's serial
 /// answer, per shared address, brute-forced over every order of its threads (each thread in
 /// program order, every allowed effect): the final value set to one no order produces; one
@@ -1131,34 +1150,22 @@ pub fn concurrent_plants(
             if let Some(f) = fold_if_commuting(init, &history)
                 && let Some(v) = unreachable_near(end, width, &[f], fmt)
             {
-                let mut planted = reference.clone();
-                for st in &mut planted.states {
-                    st.memory_mut(space).write(addr, bytes, v);
-                }
-                out.push(ConcurrentPlant {
-                    kind: Some(PlantKind::ConcurrentFinal),
-                    what: format!(
-                        "{}[{addr:#x}] left as {v:#x}; the {ops} operations commute, so every order ends at {f:#x}",
-                        space.name()
-                    ),
-                    observation: planted,
-                });
+                out.push(final_plant(
+                    reference,
+                    (space, addr, bytes),
+                    v,
+                    format!("the {ops} operations commute, so every order ends at {f:#x}"),
+                ));
             }
             continue;
         };
         if let Some(v) = unreachable_near(end, width, &finals, fmt) {
-            let mut planted = reference.clone();
-            for st in &mut planted.states {
-                st.memory_mut(space).write(addr, bytes, v);
-            }
-            out.push(ConcurrentPlant {
-                kind: Some(PlantKind::ConcurrentFinal),
-                what: format!(
-                    "{}[{addr:#x}] left as {v:#x}; every order gives one of {finals:x?}",
-                    space.name()
-                ),
-                observation: planted,
-            });
+            out.push(final_plant(
+                reference,
+                (space, addr, bytes),
+                v,
+                format!("every order gives one of {finals:x?}"),
+            ));
         }
         // One return per thread that keeps its returns: the first iteration, and the last.
         for (t, th) in threads.iter().enumerate() {

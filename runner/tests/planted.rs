@@ -794,7 +794,7 @@ fn a_small_race_memo_changes_no_verdict() {
 /// order's whole observation (the threads one after another, the last first) must pass both.
 #[test]
 fn planted_concurrent_answers_are_judged() {
-    use atomcts_reference::concurrent::{Part, execute_serial, judge as judge_all, lower_all};
+    use atomcts_reference::concurrent::{execute_serial, judge as judge_all, lower_all};
     use atomcts_reference::exec::execute;
     let loaded = load(&atomcts::default_corpus());
     assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
@@ -822,17 +822,7 @@ fn planted_concurrent_answers_are_judged() {
                 .iter()
                 .map(|i| Program::parse(case.dialect, &i.asm).unwrap())
                 .collect();
-            let parts: Vec<Part<'_>> = programs
-                .iter()
-                .zip(&states)
-                .zip(&case.concurrent)
-                .map(|((program, state), i)| Part {
-                    program,
-                    state,
-                    iterations: i.iterations,
-                    cas_loop: i.cas_loop.as_ref().map(|l| l.0),
-                })
-                .collect();
+            let parts = atomcts::concurrent::parts(case, &programs, &states);
             let lowered = lower_all(&parts, &profile).unwrap();
             let reference = execute_serial(&parts, &profile, &execute).unwrap().unwrap();
             for p in concurrent_plants(&parts, &lowered, &reference) {
