@@ -1002,7 +1002,7 @@ struct Thread {
 /// own order and every allowed effect of each step: the final values, and per thread and step
 /// the values it can get back. `None` past [`CONCURRENT_STATES`] states (or a step the model
 /// cannot run).
-fn brute_force_threads(threads: &[Thread], init: u64) -> Option<(Vec<u64>, Vec<Vec<Vec<u64>>>)> {
+fn brute_force_threads(threads: &[Thread], init: u64) -> Option<ThreadsReach> {
     // A progress vector as one mixed-radix number: thread t's digit is how many steps it ran.
     let mut radix = Vec::with_capacity(threads.len());
     let mut place = 1u64;
@@ -1044,7 +1044,17 @@ fn brute_force_threads(threads: &[Thread], init: u64) -> Option<(Vec<u64>, Vec<V
         .into_iter()
         .map(|t| t.into_iter().map(|r| r.into_iter().collect()).collect())
         .collect();
-    Some((finals.into_iter().collect(), rets))
+    Some(ThreadsReach {
+        finals: finals.into_iter().collect(),
+        rets,
+    })
+}
+
+/// What [`brute_force_threads`] found: the final values, and per thread and step the values it
+/// can get back.
+struct ThreadsReach {
+    finals: Vec<u64>,
+    rets: Vec<Vec<Vec<u64>>>,
 }
 
 /// The reference's observation with the final value at `addr` set to `v` (in every state: each
@@ -1133,7 +1143,7 @@ pub fn concurrent_plants(
         let brute = (ops <= CONCURRENT_OPS)
             .then(|| brute_force_threads(&threads, init))
             .flatten();
-        let Some((finals, rets)) = brute else {
+        let Some(ThreadsReach { finals, rets }) = brute else {
             // Too many orders: where the operations commute every order ends at the same value
             // (`fold_if_commuting`: addition modulo 2^w, one bitwise kind alone, ...), so any
             // other final value is wrong.
