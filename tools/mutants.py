@@ -14,8 +14,11 @@ Usage:
   python3 tools/mutants.py --sample 4 --seed 7 --fail-on-survivor reference/src/check.rs ...
 Writes one line per mutant (CAUGHT / MISSED / EQUIVALENT / UNVIABLE / TIMEOUT) to stdout and a
 summary. MISSED mutants listed in tools/mutants-equivalent.txt (keyed by file, mutation and the
-mutated line's text and column, so the list survives line shifts) are reported as EQUIVALENT. With
---fail-on-survivor the exit status is 1 when a MISSED mutant remains.
+mutated line's text and column, so the list survives line shifts) are reported as EQUIVALENT.
+MISSED mutants listed in tools/mutants-known.txt (same keys) are known survivors that are not
+equivalent: the corpus cannot reach them (a loader check, a diagnostic message) and a unit test
+pins each; they stay MISSED in every count and are marked `# known: <reason>`. With
+--fail-on-survivor the exit status is 1 when a MISSED mutant remains that is in neither list.
 """
 import argparse
 import json
@@ -39,6 +42,7 @@ def stage_command(names):
         cmd += ["--test", n]
     return cmd
 EQUIVALENT = "tools/mutants-equivalent.txt"
+KNOWN = "tools/mutants-known.txt"
 
 
 def mutation_text(m):
@@ -59,10 +63,10 @@ def key(root, m):
     return (m["file"], mutation_text(m), line_text(root, m))
 
 
-def load_equivalent(repo):
+def load_equivalent(repo, name=EQUIVALENT):
     """`file | column: mutation | mutated line (stripped) | reason` per line; `#` starts a comment."""
     out = {}
-    path = os.path.join(repo, EQUIVALENT)
+    path = os.path.join(repo, name)
     if not os.path.exists(path):
         return out
     with open(path, encoding="utf-8") as f:
@@ -75,7 +79,7 @@ def load_equivalent(repo):
             # reason, matched as a whole.
             head, _, reason = line.rpartition(" | ")
             if head.count(" | ") < 2 or not reason.strip():
-                sys.exit(f"{EQUIVALENT}:{n}: want `file | mutation | line | reason`")
+                sys.exit(f"{name}:{n}: want `file | mutation | line | reason`")
             out[head.strip()] = reason.strip()
     return out
 
@@ -119,6 +123,7 @@ def main():
         print(f"leaving out the first {a.skip} of {len(muts)} mutants (--skip)", flush=True)
         muts = muts[a.skip:]
     equivalent = load_equivalent(repo)
+    known = load_equivalent(repo, KNOWN)
     env = dict(os.environ)
     if a.target_dir:
         env["CARGO_TARGET_DIR"] = os.path.abspath(a.target_dir)
@@ -177,14 +182,17 @@ def main():
                 os.remove(os.path.join(wt, leftover))
         if verdict == "MISSED" and " | ".join(k) in equivalent:
             verdict = "EQUIVALENT"
-        if verdict == "MISSED":
+        is_known = verdict == "MISSED" and " | ".join(k) in known
+        if verdict == "MISSED" and not is_known:
             survivors.append(m)
         counts[verdict] = counts.get(verdict, 0) + 1
         pf = per_file.setdefault(m["file"], {})
         pf[verdict] = pf.get(verdict, 0) + 1
         note = f"\t# {equivalent[' | '.join(k)]}" if verdict == "EQUIVALENT" else ""
+        if is_known:
+            note = f"\t# known: {known[' | '.join(k)]}"
         print(f"{verdict}\t{m['name']}\t[{time.time() - t0:.0f}s]{note}", flush=True)
-        if verdict == "MISSED":
+        if verdict == "MISSED" and not is_known:
             print(f"\tequivalent-list key: {' | '.join(k)} | <reason>", flush=True)
     print(f"\n| file | judged | caught | equivalent | missed |\n| --- | --- | --- | --- | --- |")
     for f, c in sorted(per_file.items()):
@@ -193,7 +201,7 @@ def main():
     viable = counts.get("CAUGHT", 0) + counts.get("MISSED", 0) + counts.get("TIMEOUT", 0)
     print(f"{counts}; caught {counts.get('CAUGHT', 0) + counts.get('TIMEOUT', 0)} of {viable} viable non-equivalent mutants in {time.time() - started:.0f}s")
     if a.fail_on_survivor and survivors:
-        print(f"{len(survivors)} mutant(s) survived the corpus and are not in {EQUIVALENT}:")
+        print(f"{len(survivors)} mutant(s) survived the corpus and are in neither {EQUIVALENT} nor {KNOWN}:")
         for m in survivors:
             print(f"  {m['name']}")
         return 1
