@@ -946,31 +946,6 @@ fn classify(m: &MemInstr, pick: &Effect, alt: &Effect) -> &'static str {
     "other allowed result"
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use atomcts_reference::ir::Env;
-
-    fn add(v: u64) -> OpStep {
-        OpStep {
-            op: AtomicOp::Add,
-            ty: DataType::U32,
-            env: Env::default(),
-            src: [v, 0],
-        }
-    }
-
-    #[test]
-    fn brute_force_lists_every_order() {
-        let r = brute_force(&[add(1), add(2)], 10, true).unwrap();
-        assert_eq!(r.finals, vec![13]);
-        assert_eq!(r.rets, vec![vec![10, 12], vec![10, 11]]);
-        let r = brute_force(&[add(1), add(2)], 10, false).unwrap();
-        assert_eq!(r.rets, vec![vec![10], vec![11]]);
-        assert_eq!(unreachable_near(13, 32, &[13, 12], None), Some(15));
-    }
-}
-
 /// Histories of concurrent cases up to this many operations on one address are brute-forced
 /// ([`concurrent_plants`]).
 pub const CONCURRENT_OPS: usize = 32;
@@ -1260,4 +1235,29 @@ pub fn concurrent_plants(
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use atomcts_reference::ir::Env;
+
+    fn add(v: u64) -> OpStep {
+        OpStep {
+            op: AtomicOp::Add,
+            ty: DataType::U32,
+            env: Env::default(),
+            src: [v, 0],
+        }
+    }
+
+    #[test]
+    fn brute_force_lists_every_order() {
+        let r = brute_force(&[add(1), add(2)], 10, true).unwrap();
+        assert_eq!(r.finals, vec![13]);
+        assert_eq!(r.rets, vec![vec![10, 12], vec![10, 11]]);
+        let r = brute_force(&[add(1), add(2)], 10, false).unwrap();
+        assert_eq!(r.rets, vec![vec![10], vec![11]]);
+        assert_eq!(unreachable_near(13, 32, &[13, 12], None), Some(15));
+    }
 }
