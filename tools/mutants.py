@@ -94,6 +94,7 @@ def main():
     ap.add_argument("--target-dir", help="cargo target directory for the scratch tree (e.g. the repository's own, to reuse built dependencies)")
     ap.add_argument("--match", action="append", default=[], help="judge only mutants whose name contains this text (repeatable)")
     ap.add_argument("--skip", type=int, default=0, help="leave out the first N mutants of the listing (to resume a run stopped part way)")
+    ap.add_argument("--count", type=int, default=0, help="judge at most N mutants after --skip (to split one file's listing between streams)")
     ap.add_argument("files", nargs="+")
     a = ap.parse_args()
     repo = subprocess.run(["git", "rev-parse", "--show-toplevel"], capture_output=True, text=True, check=True).stdout.strip()
@@ -122,6 +123,9 @@ def main():
     if a.skip:
         print(f"leaving out the first {a.skip} of {len(muts)} mutants (--skip)", flush=True)
         muts = muts[a.skip:]
+    if a.count:
+        print(f"judging at most {a.count} of the {len(muts)} left (--count)", flush=True)
+        muts = muts[:a.count]
     equivalent = load_equivalent(repo)
     known = load_equivalent(repo, KNOWN)
     env = dict(os.environ)
