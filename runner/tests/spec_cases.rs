@@ -90,6 +90,9 @@ fn corpus_file(path: &Path, contents: String) -> datatest_stable::Result<()> {
         problems.push(format!("{}: no cases", path.display()));
     }
     for case in &loaded.cases {
+        if case.is_concurrent() {
+            problems.extend(concurrent_limits(case));
+        }
         let state = build_state(case).ok();
         // The dialect's name is what a shim's request states (PROTOCOL.md `dialect`) and what
         // `atomcts fuzz` matches knob areas with: it must name the case's dialect.
@@ -346,6 +349,242 @@ fn corpus_file(path: &Path, contents: String) -> datatest_stable::Result<()> {
         eprintln!("{}", problems.join("\n"));
         Err(format!("{} problem(s) in {}", problems.len(), path.display()).into())
     }
+}
+
+/// FORMAT.md, "Limits" of concurrent cases, kept exactly around one case: `iterations` in
+/// 1..=65536; at most 2^22 read-modify-writes in all (accesses per iteration times iterations,
+/// summed over the instructions); at most 2^30 bytes copied by one serialization (iterations
+/// times the allocated memory plus 4 KiB, summed). The case's instructions are repeated and their
+/// memory enlarged to land on each limit and one step past it; the reference must accept the
+/// one and refuse the other as a limit. A `cas_loop` is refused on a float or F16x2 type, with a
+/// numeric compare, with an update outside the list, or an operand wider than the type; an
+/// instruction that writes its own operands cannot be repeated.
+fn concurrent_limits(case: &atomcts::case::Case) -> Vec<String> {
+    use atomcts_reference::ModelError;
+    use atomcts_reference::concurrent::{
+        CasLoop, LOOP_UPDATES, MAX_COPIED, MAX_ITERATIONS, MAX_OPERATIONS, Part, check_loop,
+        execute_serial, lower_all,
+    };
+    use atomcts_reference::ir::Lowering;
+    let mut problems = Vec::new();
+    let profile = Profile::default();
+    let Ok(states) = atomcts::concurrent::build_states(case) else {
+        return vec![format!("{}: its states do not build", case.id)];
+    };
+    let programs: Vec<Program> = match case
+        .concurrent
+        .iter()
+        .map(|i| Program::parse(case.dialect, &i.asm))
+        .collect()
+    {
+        Ok(p) => p,
+        Err(e) => return vec![format!("{}: {e:?}", case.id)],
+    };
+    let parts = atomcts::concurrent::parts(case, &programs, &states);
+    let lowered = match lower_all(&parts, &profile) {
+        Ok(l) => l,
+        Err(e) => return vec![format!("{}: {e}", case.id)],
+    };
+    let mems: Vec<&atomcts_reference::ir::MemInstr> = lowered
+        .iter()
+        .filter_map(|l| match &l.instr {
+            Instr::Mem(m) => Some(m),
+            _ => None,
+        })
+        .collect();
+    if mems.len() != parts.len() {
+        return vec![format!(
+            "{}: an instruction lowers to no memory access",
+            case.id
+        )];
+    }
+    let accesses: Vec<u64> = mems.iter().map(|m| m.accesses.len() as u64).collect();
+    // What FORMAT.md admits, counted here from the parts themselves.
+    let admitted = |ps: &[Part<'_>], acc: &[u64]| {
+        let mut ops = 0u64;
+        let mut copied = 0u64;
+        for (p, a) in ps.iter().zip(acc) {
+            let bytes = p.state.global.allocated_bytes() + p.state.shared.allocated_bytes() + 4096;
+            ops += a * u64::from(p.iterations);
+            copied += bytes * u64::from(p.iterations);
+            if !(1..=MAX_ITERATIONS).contains(&p.iterations)
+                || ops > MAX_OPERATIONS
+                || copied > MAX_COPIED
+            {
+                return false;
+            }
+        }
+        true
+    };
+    let try_parts = |what: &str, ps: &[Part<'_>], acc: &[u64]| {
+        let want = admitted(ps, acc);
+        match (want, lower_all(ps, &profile)) {
+            (true, Ok(_)) | (false, Err(ModelError::Limit(_))) => None,
+            (_, got) => Some(format!(
+                "{}: {what}: FORMAT.md {} it, the reference answers {:?}",
+                case.id,
+                if want { "admits" } else { "refuses" },
+                got.map(|l| l.len())
+            )),
+        }
+    };
+    let with = |k: usize, iterations: u32| {
+        let mut v = parts.clone();
+        v[k].iterations = iterations;
+        v
+    };
+    for n in [0, 1, MAX_ITERATIONS, MAX_ITERATIONS + 1] {
+        problems.extend(try_parts(
+            &format!("iterations = {n}"),
+            &with(0, n),
+            &accesses,
+        ));
+    }
+    // The operation limit: copies of the first instruction, `n` iterations each, exactly 2^22
+    // operations, then one iteration more.
+    let a = accesses[0];
+    if a > 0 && MAX_OPERATIONS % a == 0 {
+        let per = MAX_OPERATIONS / a;
+        let n = per.min(u64::from(MAX_ITERATIONS));
+        if per % n == 0 {
+            let copies = (per / n) as usize;
+            let mut ps = vec![
+                Part {
+                    iterations: n as u32,
+                    ..parts[0].clone()
+                };
+                copies
+            ];
+            let acc = vec![a; copies + 1];
+            problems.extend(try_parts("operations = 2^22", &ps, &acc));
+            ps.push(Part {
+                iterations: 1,
+                ..parts[0].clone()
+            });
+            problems.extend(try_parts("operations = 2^22 + one iteration", &ps, &acc));
+        }
+    }
+    // The copy limit: the first instruction's memory enlarged so that 65536 iterations copy
+    // exactly 2^30 bytes, then one byte more memory.
+    let st = parts[0].state;
+    let held = st.global.allocated_bytes() + st.shared.allocated_bytes() + 4096;
+    let per_iteration = MAX_COPIED / u64::from(MAX_ITERATIONS);
+    if held < per_iteration {
+        for extra in [per_iteration - held, per_iteration - held + 1] {
+            let mut bigger = st.clone();
+            let top = st.global.ranges().map(|(b, l)| b + l).max().unwrap_or(0);
+            if bigger
+                .global
+                .alloc(top.next_multiple_of(4096) + 4096, extra)
+                .is_err()
+            {
+                problems.push(format!("{}: cannot add {extra} bytes", case.id));
+                continue;
+            }
+            let ps = [Part {
+                state: &bigger,
+                iterations: MAX_ITERATIONS,
+                ..parts[0].clone()
+            }];
+            problems.extend(try_parts(
+                &format!("the first instruction alone, {extra} more bytes, 65536 iterations"),
+                &ps,
+                &accesses,
+            ));
+        }
+    }
+    // A compare-and-swap loop only where FORMAT.md allows one.
+    for (k, (p, m)) in parts.iter().zip(&mems).enumerate() {
+        let Some(lp) = p.cas_loop else { continue };
+        let mut refuse = |what: &str, m: &atomcts_reference::ir::MemInstr, lp: CasLoop| {
+            if check_loop(k, m, lp).is_ok() {
+                problems.push(format!(
+                    "{}: instruction {k}: a loop {what} is accepted",
+                    case.id
+                ));
+            }
+        };
+        for ty in [DataType::F32, DataType::F16x2] {
+            let mut f = (*m).clone();
+            f.ty = ty;
+            f.env.compare = atomcts_reference::ir::Compare::Bitwise;
+            refuse(&format!("on {}", ty.name()), &f, lp);
+        }
+        let mut numeric = (*m).clone();
+        numeric.env.compare = atomcts_reference::ir::Compare::Numeric { daz: false };
+        refuse("with a numeric compare", &numeric, lp);
+        for update in [AtomicOp::Cas, AtomicOp::Exch, AtomicOp::Inc] {
+            if !LOOP_UPDATES.contains(&update) {
+                refuse(
+                    &format!("updating by {}", update.name()),
+                    m,
+                    CasLoop { update, ..lp },
+                );
+            }
+        }
+        if m.ty.bits() < 64 {
+            let operand = lp.operand | (1u64 << m.ty.bits());
+            refuse(
+                "with an operand wider than its type",
+                m,
+                CasLoop { operand, ..lp },
+            );
+        }
+    }
+    // Repeating an instruction that writes its own operands: after one iteration of each (in
+    // the serial order), an instruction that lowers to other accesses than at first cannot run
+    // a second (a loop: other addresses).
+    let once: Vec<Part<'_>> = parts
+        .iter()
+        .map(|p| Part {
+            iterations: 1,
+            ..p.clone()
+        })
+        .collect();
+    let Ok(Ok(after)) = execute_serial(&once, &profile, &atomcts_reference::exec::execute) else {
+        problems.push(format!(
+            "{}: one iteration of each does not complete",
+            case.id
+        ));
+        return problems;
+    };
+    let mut differs = false;
+    // Every final state carries the final memory.
+    for (k, p) in once.iter().enumerate() {
+        let same = match p.program.lower(&after.states[k], &profile) {
+            Ok(Lowering::Run(l)) => match (&l.instr, mems[k]) {
+                (Instr::Mem(now), first) if p.cas_loop.is_some() => now
+                    .accesses
+                    .iter()
+                    .map(|x| x.addr)
+                    .eq(first.accesses.iter().map(|x| x.addr)),
+                (Instr::Mem(now), first) => now.accesses == first.accesses,
+                _ => false,
+            },
+            _ => false,
+        };
+        differs |= !same;
+    }
+    let twice: Vec<Part<'_>> = parts
+        .iter()
+        .map(|p| Part {
+            iterations: 2,
+            ..p.clone()
+        })
+        .collect();
+    match (
+        differs,
+        execute_serial(&twice, &profile, &atomcts_reference::exec::execute),
+    ) {
+        (true, Err(ModelError::BadState(_))) | (false, Ok(Ok(_))) => {}
+        (_, got) => problems.push(format!(
+            "{}: two iterations of each (an instruction {} its own operands): {:?}",
+            case.id,
+            if differs { "writes" } else { "does not write" },
+            got.map(|r| r.map(|s| s.states.len()))
+        )),
+    }
+    problems
 }
 
 datatest_stable::harness! {
