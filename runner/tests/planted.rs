@@ -7,7 +7,7 @@
 //! the reference's judge on its own, since for generated cases and racing locations the judge
 //! is the only line of defence. The score (rejected / planted) is printed per kind.
 
-use atomcts::build::{Expectation, build_expectation, build_state};
+use atomcts::build::{Expectation, Target, build_expectation, build_state};
 use atomcts::case::{Encoding, load};
 use atomcts::plant::{PlantKind, concurrent_plants, plants};
 use atomcts::run::{Options, Status, run_case};
@@ -50,6 +50,9 @@ impl Adapter for PlantedConcurrent {
     }
     fn run(&mut self, _: &Request<'_>) -> Result<Observation, AdapterError> {
         panic!("a concurrent case asked for a single run")
+    }
+    fn runs_cas_loops(&self) -> bool {
+        true
     }
     fn run_concurrent(
         &mut self,
@@ -825,6 +828,46 @@ fn planted_concurrent_answers_are_judged() {
             let parts = atomcts::concurrent::parts(case, &programs, &states);
             let lowered = lower_all(&parts, &profile).unwrap();
             let reference = execute_serial(&parts, &profile, &execute).unwrap().unwrap();
+            // Beside the brute-forced plants: the final value the case states (from the
+            // documents, not from the model), its lowest bit flipped, every return as the
+            // reference's. The judge alone must refute it too, however long the history.
+            let (stated, _) = atomcts::concurrent::build_checks(case, &states).unwrap();
+            for c in &stated {
+                let Target::Mem { space, addr, .. } = c.target else {
+                    continue;
+                };
+                let mut o = ConcurrentObservation {
+                    states: reference.states.clone(),
+                    returned: Some(reference.returned.clone()),
+                    attempts: Some(reference.attempts.clone()),
+                };
+                for st in &mut o.states {
+                    let b = st.memory(space).read(addr, 1).unwrap();
+                    st.memory_mut(space).write(addr, 1, b ^ 1);
+                }
+                let alone = judge_all(
+                    &parts,
+                    &lowered,
+                    &reference,
+                    &o.states,
+                    o.returned.as_deref(),
+                    o.attempts.as_deref(),
+                    DEFAULT_BUDGET,
+                );
+                let through = run_case(case, &mut PlantedConcurrent(o), &opts);
+                let s = score
+                    .entry("stated final value, bit 0 flipped")
+                    .or_default();
+                s[0] += 1;
+                if through.status == Status::Fail && matches!(alone, Ok(Judgement::Fail(_))) {
+                    s[1] += 1;
+                } else {
+                    problems.push(format!(
+                        "{} under {name}: the stated final value at {addr:#x} with bit 0 flipped: the runner says {:?}, the judge alone {alone:?}",
+                        case.id, through.status
+                    ));
+                }
+            }
             for p in concurrent_plants(&parts, &lowered, &reference) {
                 let o = &p.observation;
                 let alone = judge_all(
@@ -875,6 +918,7 @@ fn planted_concurrent_answers_are_judged() {
         PlantKind::ConcurrentFinal.name(),
         PlantKind::ConcurrentReturn.name(),
         "another order (must pass)",
+        "stated final value, bit 0 flipped",
     ] {
         assert!(
             score.get(label).is_some_and(|s| s[0] >= 10),
