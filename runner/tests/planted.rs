@@ -926,3 +926,115 @@ fn planted_concurrent_answers_are_judged() {
         );
     }
 }
+
+/// The concurrent checker's budget, pinned on the corpus as the race checker's is
+/// (`race_budget_is_exact_and_enforced`): for each brute-forced wrong answer of a concurrent
+/// case that the search must refute, the smallest deciding budget `b` fails it; one state less
+/// is undecided after `b` states (the state it refused), and the runner then says Undecided,
+/// never Pass.
+#[test]
+fn concurrent_budget_is_exact_and_enforced() {
+    use atomcts_reference::concurrent::{execute_serial, judge as judge_all, lower_all};
+    use atomcts_reference::exec::execute;
+    let loaded = load(&atomcts::default_corpus());
+    let profile = Profile::default();
+    let mut pinned = 0;
+    let mut largest = 0;
+    for case in loaded
+        .cases
+        .iter()
+        .filter(|c| c.is_concurrent() && c.where_.is_empty())
+    {
+        let states = atomcts::concurrent::build_states(case).unwrap();
+        let programs: Vec<Program> = case
+            .concurrent
+            .iter()
+            .map(|i| Program::parse(case.dialect, &i.asm).unwrap())
+            .collect();
+        let parts = atomcts::concurrent::parts(case, &programs, &states);
+        let lowered = lower_all(&parts, &profile).unwrap();
+        let reference = execute_serial(&parts, &profile, &execute).unwrap().unwrap();
+        for p in concurrent_plants(&parts, &lowered, &reference) {
+            if p.kind.is_none() {
+                continue;
+            }
+            let o = &p.observation;
+            let judged = |b: u64| {
+                judge_all(
+                    &parts,
+                    &lowered,
+                    &reference,
+                    &o.states,
+                    Some(&o.returned),
+                    Some(&o.attempts),
+                    b,
+                )
+                .unwrap()
+            };
+            let decided = |b: u64| !matches!(judged(b), Judgement::Undecided(_));
+            if decided(0) {
+                continue;
+            }
+            let (mut lo, mut hi) = (0u64, 1u64);
+            while !decided(hi) {
+                lo = hi;
+                hi *= 2;
+                assert!(
+                    hi <= DEFAULT_BUDGET,
+                    "{}: {}: no budget decides",
+                    case.id,
+                    p.what
+                );
+            }
+            while hi - lo > 1 {
+                let mid = (lo + hi) / 2;
+                if decided(mid) {
+                    hi = mid;
+                } else {
+                    lo = mid;
+                }
+            }
+            let b = hi;
+            assert!(
+                matches!(judged(b), Judgement::Fail(_)),
+                "{}: {}",
+                case.id,
+                p.what
+            );
+            let Judgement::Undecided(why) = judged(b - 1) else {
+                panic!("{}: {}: budget {} decides", case.id, p.what, b - 1);
+            };
+            let counts: Vec<u64> = why
+                .split("after ")
+                .skip(1)
+                .map(|t| t.split(' ').next().unwrap().parse().unwrap())
+                .collect();
+            assert!(
+                !counts.is_empty() && counts.iter().all(|&n| n == b),
+                "{}: {}: budget {} says {why:?}, want after {b} states",
+                case.id,
+                p.what,
+                b - 1
+            );
+            let opts = Options {
+                profile: profile.clone(),
+                race_budget: b - 1,
+                cases_arg: "spec-cases".into(),
+                adapter_arg: String::new(),
+            };
+            let mut adapter = PlantedConcurrent(ConcurrentObservation {
+                states: o.states.clone(),
+                returned: Some(o.returned.clone()),
+                attempts: Some(o.attempts.clone()),
+            });
+            let r = run_case(case, &mut adapter, &opts);
+            assert_ne!(r.status, Status::Pass, "{}: {}", case.id, p.what);
+            largest = largest.max(b);
+            pinned += 1;
+        }
+    }
+    println!(
+        "concurrent budget pinned on {pinned} planted wrong answers; largest deciding budget {largest}"
+    );
+    assert!(pinned >= 30 && largest > 3, "{pinned} {largest}");
+}
