@@ -1025,6 +1025,48 @@ fn brute_force_threads(threads: &[Thread], init: u64) -> Option<ThreadsReach> {
     })
 }
 
+/// Whether some order of the threads' steps (each thread's in its own order) gives every
+/// observed return and success flag, `observed[t][j]`, and ends at `end`: brute force over
+/// every progress vector and value, with no reduction, for at most [`CONCURRENT_STATES`]
+/// states (`None` past that). Bitwise comparison: integer types only.
+fn brute_force_observation(
+    threads: &[Thread],
+    init: u64,
+    observed: &[Vec<Observed>],
+    end: u64,
+) -> Option<bool> {
+    let mut seen: std::collections::HashSet<(Vec<usize>, u64)> = std::collections::HashSet::new();
+    let mut stack = vec![(vec![0usize; threads.len()], init)];
+    while let Some((progress, value)) = stack.pop() {
+        if !seen.insert((progress.clone(), value)) {
+            continue;
+        }
+        if seen.len() > CONCURRENT_STATES {
+            return None;
+        }
+        let mut done = true;
+        for (t, thread) in threads.iter().enumerate() {
+            let j = progress[t];
+            let Some(step) = thread.steps.get(j) else {
+                continue;
+            };
+            done = false;
+            let o = observed[t][j];
+            for e in step.step(value).ok()? {
+                if o.ret_fits(e.ret, &|a, b| a == b) && o.success.is_none_or(|s| s == e.success) {
+                    let mut next = progress.clone();
+                    next[t] += 1;
+                    stack.push((next, e.new));
+                }
+            }
+        }
+        if done && value == end {
+            return Some(true);
+        }
+    }
+    Some(false)
+}
+
 /// What [`brute_force_threads`] found: the final values, and per thread and step the values it
 /// can get back.
 struct ThreadsReach {
@@ -1185,6 +1227,49 @@ pub fn concurrent_plants(
                 if n == 1 {
                     break;
                 }
+            }
+        }
+        // Program order: one thread's first and last returns swapped (with the register that
+        // holds the last). Wrong when no order gives them in that order, which the brute force
+        // over whole observations decides; else another observation that must pass.
+        if fmt.is_none() && m0.ty.float_format().is_none() {
+            for (t, th) in threads.iter().enumerate() {
+                let n = th.steps.len();
+                let at = |j: usize| reference.returned[th.instr][j][th.access];
+                let (Some(first), Some(last)) = (at(0).ret, at(n - 1).ret) else {
+                    continue;
+                };
+                let Dest::Fields(fields) = &mems[th.instr].accesses[th.access].dst else {
+                    continue;
+                };
+                if n < 2 || (first ^ last) & at(0).kept & at(n - 1).kept == 0 {
+                    continue;
+                }
+                let mut planted = reference.clone();
+                planted.returned[th.instr][0][th.access].ret = Some(last);
+                planted.returned[th.instr][n - 1][th.access].ret = Some(first);
+                write_return(&mut planted.states[th.instr], fields, first);
+                let observed: Vec<Vec<Observed>> = threads
+                    .iter()
+                    .map(|u| {
+                        (0..u.steps.len())
+                            .map(|j| planted.returned[u.instr][j][u.access])
+                            .collect()
+                    })
+                    .collect();
+                let Some(possible) = brute_force_observation(&threads, init, &observed, end) else {
+                    continue;
+                };
+                let lane = mems[th.instr].accesses[th.access].lane;
+                out.push(ConcurrentPlant {
+                    kind: (!possible).then_some(PlantKind::ConcurrentReturn),
+                    what: format!(
+                        "instruction {} lane {lane} got {last:#x} first and {first:#x} last from {addr:#x} (thread {t}'s returns swapped): {}",
+                        th.instr,
+                        if possible { "some order gives them" } else { "no order gives them in that order" }
+                    ),
+                    observation: planted,
+                });
             }
         }
         // Another order: the threads one after another, the last first.
