@@ -868,6 +868,44 @@ fn planted_concurrent_answers_are_judged() {
                     ));
                 }
             }
+            // An answer with one final state too few or too many (an adapter's bug): the
+            // runner and the judge alone both fail it, naming the count.
+            for n in [parts.len() - 1, parts.len() + 1] {
+                let mut states = reference.states.clone();
+                states.resize(n, reference.states[0].clone());
+                let alone = judge_all(
+                    &parts,
+                    &lowered,
+                    &reference,
+                    &states,
+                    Some(&reference.returned),
+                    Some(&reference.attempts),
+                    DEFAULT_BUDGET,
+                );
+                let through = run_case(
+                    case,
+                    &mut PlantedConcurrent(ConcurrentObservation {
+                        states,
+                        returned: Some(reference.returned.clone()),
+                        attempts: Some(reference.attempts.clone()),
+                    }),
+                    &opts,
+                );
+                let s = score
+                    .entry("final states, one too few or too many")
+                    .or_default();
+                s[0] += 1;
+                if through.status == Status::Fail && matches!(alone, Ok(Judgement::Fail(_))) {
+                    s[1] += 1;
+                } else {
+                    problems.push(format!(
+                        "{} under {name}: {n} final states for {} instructions: the runner says {:?}, the judge alone {alone:?}",
+                        case.id,
+                        parts.len(),
+                        through.status
+                    ));
+                }
+            }
             for p in concurrent_plants(&parts, &lowered, &reference) {
                 let o = &p.observation;
                 let alone = judge_all(
@@ -919,6 +957,7 @@ fn planted_concurrent_answers_are_judged() {
         PlantKind::ConcurrentReturn.name(),
         "another order (must pass)",
         "stated final value, bit 0 flipped",
+        "final states, one too few or too many",
     ] {
         assert!(
             score.get(label).is_some_and(|s| s[0] >= 10),
