@@ -31,6 +31,8 @@ use atomcts_reference::race::{Effect, Observed, Step};
 use atomcts_reference::semantics::{OpStep, apply};
 use atomcts_reference::state::{Loc, State};
 use atomcts_reference::types::{DataType, Space, mask, sext};
+use rand_chacha::ChaCha8Rng;
+use rand_core::{Rng, SeedableRng};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Histories up to this many accesses to one address are brute-forced (6! orders).
@@ -1272,56 +1274,139 @@ pub fn concurrent_plants(
                     format!("the {ops} operations commute, so every order ends at {f:#x}"),
                 ));
             }
+            // Integer adds of positive increments that cannot wrap: the value only grows, so
+            // each thread's returns grow in its own order. Its first and last swapped (with
+            // the register that holds the last) are wrong, whatever the other threads did.
+            let growing = fmt.is_none()
+                && m0.ty.float_format().is_none()
+                && threads.iter().all(|t| {
+                    t.steps.iter().all(|s| {
+                        s.op == AtomicOp::Add && s.ty == m0.ty && s.src[0] & mask(width) != 0
+                    })
+                })
+                && threads
+                    .iter()
+                    .flat_map(|t| &t.steps)
+                    .try_fold(init & mask(width), |v, s| {
+                        v.checked_add(s.src[0] & mask(width))
+                            .filter(|n| *n <= mask(width))
+                    })
+                    .is_some();
+            let mut swapped = 0;
+            for th in threads.iter().filter(|_| growing) {
+                let n = th.steps.len();
+                let at = |j: usize| reference.returned[th.instr][j][th.access];
+                let (Some(first), Some(last)) = (at(0).ret, at(n - 1).ret) else {
+                    continue;
+                };
+                let Dest::Fields(fields) = &mems[th.instr].accesses[th.access].dst else {
+                    continue;
+                };
+                if n < 2 || at(0).kept != u64::MAX || at(n - 1).kept != u64::MAX || swapped == 4 {
+                    continue;
+                }
+                let mut planted = reference.clone();
+                planted.returned[th.instr][0][th.access].ret = Some(last);
+                planted.returned[th.instr][n - 1][th.access].ret = Some(first);
+                write_return(&mut planted.states[th.instr], fields, first);
+                let lane = mems[th.instr].accesses[th.access].lane;
+                out.push(ConcurrentPlant {
+                    kind: Some(PlantKind::ConcurrentReturn),
+                    what: format!(
+                        "instruction {} lane {lane} got {last:#x} first and {first:#x} last from {addr:#x}: the {ops} adds never wrap, so its returns grow",
+                        th.instr
+                    ),
+                    observation: planted,
+                });
+                swapped += 1;
+            }
         }
         // Another order: the threads one after another, the last first (at any size: the
         // judge's search must find it within the default budget).
-        let mut alt = reference.clone();
-        let mut value = init;
-        let mut ok = true;
-        'order: for th in threads.iter().rev() {
-            let dst = &mems[th.instr].accesses[th.access].dst;
-            for (j, step) in th.steps.iter().enumerate() {
-                let Some(e) = step.step(value).ok().and_then(|es| es.first().copied()) else {
-                    ok = false;
-                    break 'order;
-                };
-                value = e.new;
-                let o = &mut alt.returned[th.instr][j][th.access];
-                if o.ret.is_some() {
-                    o.ret = Some(e.ret & o.kept);
-                }
-                if o.success.is_some() {
-                    o.success = Some(e.success);
-                }
-                match dst {
-                    Dest::None => {}
-                    Dest::Fields(fields) => {
-                        if j + 1 == th.steps.len() {
-                            write_return(&mut alt.states[th.instr], fields, e.ret);
-                        }
-                    }
-                    _ => {
-                        ok = false;
-                        break 'order;
-                    }
-                }
+        let reversed: Vec<usize> = (0..threads.len())
+            .rev()
+            .flat_map(|t| std::iter::repeat_n(t, threads[t].steps.len()))
+            .collect();
+        // And a seeded random interleaving, as real hardware runs them (each thread's steps in
+        // its own order): far from the serial order, so the search's reductions must find it.
+        let mut rng = ChaCha8Rng::seed_from_u64(addr);
+        let mut left: Vec<usize> = threads.iter().map(|t| t.steps.len()).collect();
+        let mut shuffled = Vec::with_capacity(ops);
+        while shuffled.len() < ops {
+            let live: Vec<usize> = (0..threads.len()).filter(|&t| left[t] > 0).collect();
+            let t = live[(rng.next_u64() % live.len() as u64) as usize];
+            left[t] -= 1;
+            shuffled.push(t);
+        }
+        for (order, how) in [
+            (reversed, "the threads one after another, the last first"),
+            (shuffled, "a random interleaving of the threads"),
+        ] {
+            let Some((alt, value)) = replay(
+                reference,
+                &threads,
+                &mems,
+                (space, addr, bytes),
+                init,
+                &order,
+            ) else {
+                continue;
+            };
+            if alt != *reference {
+                out.push(ConcurrentPlant {
+                    kind: None,
+                    what: format!("{}[{addr:#x}]: {how} (final {value:#x})", space.name()),
+                    observation: alt,
+                });
             }
-        }
-        for st in &mut alt.states {
-            st.memory_mut(space).write(addr, bytes, value);
-        }
-        if ok && alt != *reference {
-            out.push(ConcurrentPlant {
-                kind: None,
-                what: format!(
-                    "{}[{addr:#x}]: the threads one after another, the last first (final {value:#x})",
-                    space.name()
-                ),
-                observation: alt,
-            });
         }
     }
     out
+}
+
+/// The reference's observation with the accesses to one address run in `order` (a thread
+/// index per step, each thread's steps in its own order) instead: their returns, success
+/// flags, the registers that hold each thread's last return, and the final value. `None` where
+/// a step has no single effect or its destination is not a plain register field.
+fn replay(
+    reference: &Serial,
+    threads: &[Thread],
+    mems: &[&MemInstr],
+    (space, addr, bytes): (Space, u64, u64),
+    init: u64,
+    order: &[usize],
+) -> Option<(Serial, u64)> {
+    let mut alt = reference.clone();
+    let mut value = init;
+    let mut next = vec![0usize; threads.len()];
+    for &t in order {
+        let th = &threads[t];
+        let j = next[t];
+        next[t] += 1;
+        let step = th.steps.get(j)?;
+        let e = step.step(value).ok()?.first().copied()?;
+        value = e.new;
+        let o = &mut alt.returned[th.instr][j][th.access];
+        if o.ret.is_some() {
+            o.ret = Some(e.ret & o.kept);
+        }
+        if o.success.is_some() {
+            o.success = Some(e.success);
+        }
+        match &mems[th.instr].accesses[th.access].dst {
+            Dest::None => {}
+            Dest::Fields(fields) => {
+                if j + 1 == th.steps.len() {
+                    write_return(&mut alt.states[th.instr], fields, e.ret);
+                }
+            }
+            _ => return None,
+        }
+    }
+    for st in &mut alt.states {
+        st.memory_mut(space).write(addr, bytes, value);
+    }
+    Some((alt, value))
 }
 
 #[cfg(test)]
