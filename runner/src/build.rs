@@ -775,10 +775,33 @@ pub fn build_expectation(
         return err(pos, "column without invalid (it places a rejection)");
     }
     if let Some((_, v, pos)) = get("unspecified") {
-        if entries.len() != 1 || v.as_bool() != Some(true) {
-            return err(pos, "unspecified = true takes no other keys");
+        if let Some((k, _, p)) = entries
+            .iter()
+            .find(|(k, _, _)| k != "unspecified" && k != "because")
+        {
+            return err(
+                p,
+                format!("`{k}` cannot go with unspecified (only `because`)"),
+            );
+        }
+        if v.as_bool() != Some(true) {
+            return err(pos, "unspecified takes only `true`");
+        }
+        if let Some((_, b, p)) = get("because")
+            && b.as_str().is_none_or(|t| t.trim().is_empty())
+        {
+            return err(
+                p,
+                "because names what the documents leave undefined: a non-empty string",
+            );
         }
         return Ok(Expectation::Unspecified);
+    }
+    if let Some((_, _, pos)) = get("because") {
+        return err(
+            pos,
+            "because without unspecified (it says why the outcome is undefined)",
+        );
     }
     let mut checks = Vec::new();
     for (key, v, pos) in entries {

@@ -1181,6 +1181,21 @@ fn d23_columns_out_of_place_are_input_errors() {
             "{ invalid = \"syntax\", column = 7 }",
             "column needs a one-line asm",
         ),
+        (
+            "ATOM.ADD R0, [R2], R4",
+            "{ R0 = 0, because = \"delta\" }",
+            "because without unspecified",
+        ),
+        (
+            "ATOM.ADD R0, [R2], R4",
+            "{ unspecified = true, because = \"\" }",
+            "because names what the documents leave undefined",
+        ),
+        (
+            "ATOM.ADD R0, [R2], R4",
+            "{ unspecified = true, R0 = 0 }",
+            "`R0` cannot go with unspecified",
+        ),
     ]
     .into_iter()
     .enumerate()

@@ -70,14 +70,31 @@ fn refuses_to_guess(case: &atomcts::case::Case, profile: &Profile) -> Option<Str
     let Ok(Expectation::Unspecified) = build_expectation(case, &state, entries, at) else {
         return None;
     };
+    // `because`: what the documents leave undefined, which the model's reason must name.
+    let because = entries
+        .iter()
+        .find(|(k, _, _)| k == "because")
+        .and_then(|(_, v, _)| v.as_str());
     match run(case.dialect, &case.asm, &state, profile) {
-        Ok(r) if r.outcome.kind() == "unspecified" => None,
-        Ok(r) => Some(format!(
-            "{} under {}: expects unspecified, the reference model gives {}",
-            case.id,
-            profile.name,
-            r.outcome.kind()
-        )),
+        Ok(r) => match (&r.outcome, because) {
+            (Outcome::Unspecified(why), Some(b))
+                if !why
+                    .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .any(|w| w == b) =>
+            {
+                Some(format!(
+                    "{} under {}: unspecified because of `{b}`, the reference model says {why:?}",
+                    case.id, profile.name
+                ))
+            }
+            (Outcome::Unspecified(_), _) => None,
+            _ => Some(format!(
+                "{} under {}: expects unspecified, the reference model gives {}",
+                case.id,
+                profile.name,
+                r.outcome.kind()
+            )),
+        },
         Err(e) => Some(format!("{} under {}: {e}", case.id, profile.name)),
     }
 }
