@@ -1219,10 +1219,11 @@ pub fn judge(
                         expected,
                         observed: Some(seen),
                         why: format!(
-                            "no order of the {ops} operations of {} instructions on {addr:#x}{}, each thread in its own order, produces the observed returns and final value (longest consistent prefix: {} of {ops}){}",
+                            "no order of the {ops} operations of {} instructions on {addr:#x}{}, each thread in its own order, produces the observed returns and final value{}{}",
                             parts.len(),
                             if parts_n == 2 { format!(" (half {p})") } else { String::new() },
-                            longest_prefix.len(),
+                            // A search's longest consistent prefix (none when the fold decided).
+                            if longest_prefix.is_empty() { String::new() } else { format!(" (longest consistent prefix: {} of {ops})", longest_prefix.len()) },
                             if expected.is_some() { "; these operations commute, so every order ends at the expected value" } else { "" },
                         ),
                     }]));

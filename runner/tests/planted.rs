@@ -944,9 +944,21 @@ fn planted_concurrent_answers_are_judged() {
                         matches!(alone, Ok(Judgement::Pass)),
                     ),
                 };
+                // A wrong final value beside the reference's own returns: the search orders
+                // every operation consistently before the final value fails it.
+                let prefix_ok = match (&alone, p.kind) {
+                    (Ok(Judgement::Fail(ms)), Some(PlantKind::ConcurrentFinal)) => ms
+                        .iter()
+                        .filter(|m| m.why.starts_with("no order"))
+                        .all(|m| {
+                            whole_prefix(&m.why)
+                                || (!m.why.contains("prefix") && m.why.contains("commute"))
+                        }),
+                    _ => true,
+                };
                 let s = score.entry(label).or_default();
                 s[0] += 1;
-                if through.status == want && judged_ok {
+                if through.status == want && judged_ok && prefix_ok {
                     s[1] += 1;
                 } else {
                     problems.push(format!(
