@@ -146,10 +146,8 @@ pub fn fold_if_commuting(init: u64, threads: &[Vec<(OpStep, Observed)>]) -> Opti
         return Some(init);
     };
     let ty = first.ty;
-    if ty.float_format().is_some()
-        || ty == DataType::F16x2
-        || !ops.iter().all(|s| s.ty == ty && s.env == first.env)
-    {
+    // A float type (F16x2 included: each half is binary16) never folds.
+    if ty.float_format().is_some() || !ops.iter().all(|s| s.ty == ty && s.env == first.env) {
         return None;
     }
     let w = mask(ty.bits());
@@ -226,10 +224,8 @@ pub fn monotone_field(init: u64, threads: &[Vec<(OpStep, Observed)>]) -> Option<
         .collect();
     let first = ops.first()?;
     let ty = first.ty;
-    if ty.float_format().is_some()
-        || ty == DataType::F16x2
-        || !ops.iter().all(|s| s.ty == ty && s.env == first.env)
-    {
+    // A float type (F16x2 included) has no monotone bits: adds of either sign can lower them.
+    if ty.float_format().is_some() || !ops.iter().all(|s| s.ty == ty && s.env == first.env) {
         return None;
     }
     let (lo, sum) = fields_and_low_sum(init, &ops, ty)?;
@@ -291,7 +287,8 @@ fn changes_nothing(s: &OpStep, o: &Observed) -> bool {
 /// Whether `op` leaves every memory value unchanged: a bitwise compare-exchange whose new
 /// value is its comparand, or an integer add, subtract, or, xor of zero.
 pub fn is_identity(op: &OpStep) -> bool {
-    let int = op.ty.float_format().is_none() && op.ty != DataType::F16x2;
+    // F16x2 has a float format too (its halves').
+    let int = op.ty.float_format().is_none();
     match op.op {
         AtomicOp::Cas => {
             op.src[0] == op.src[1] && (int || matches!(op.env.compare, crate::ir::Compare::Bitwise))
@@ -661,10 +658,8 @@ pub fn check_loop(k: usize, m: &MemInstr, lp: CasLoop) -> Result<(), ModelError>
             m.op.name()
         ));
     }
-    if m.ty.float_format().is_some()
-        || m.ty == DataType::F16x2
-        || m.env.compare != crate::ir::Compare::Bitwise
-    {
+    // F16x2 has a float format too (its halves').
+    if m.ty.float_format().is_some() || m.env.compare != crate::ir::Compare::Bitwise {
         return bad(format!(
             "cas_loop runs on integer compare-and-swap only, not {} (a float update's rounding is not a loop's to choose)",
             m.ty.name()
