@@ -1233,9 +1233,11 @@ fn final_plant(
 /// program order, every allowed effect): the final value set to one no order produces; one
 /// iteration's returned value set to one no order gives it; and, as an alternative the judge
 /// must accept, the whole observation of another order (the threads one after another, the
-/// last first, and a random interleaving). Cases with a compare-and-swap loop get only two
-/// random interleavings of single attempts ([`loop_interleaving`]); F16x2 addresses, and addresses past
-/// [`CONCURRENT_OPS`] or [`CONCURRENT_STATES`], get none.
+/// last first, and a seeded random interleaving, at any size). Past [`CONCURRENT_OPS`] or
+/// [`CONCURRENT_STATES`] the wrong answers come from theory instead: a final value other than
+/// the commuting fold's, swapped returns of adds that cannot wrap. Cases with a
+/// compare-and-swap loop get two random interleavings of single attempts
+/// ([`loop_interleaving`]); F16x2 addresses get none.
 pub fn concurrent_plants(
     parts: &[Part<'_>],
     lowered: &[Lowered],
