@@ -1237,7 +1237,7 @@ fn final_plant(
 /// [`CONCURRENT_STATES`] the wrong answers come from theory instead: a final value other than
 /// the commuting fold's, swapped returns of adds that cannot wrap. Cases with a
 /// compare-and-swap loop get two random interleavings of single attempts
-/// ([`loop_interleaving`]); F16x2 addresses get none.
+/// (`loop_interleaving`); F16x2 addresses get none.
 pub fn concurrent_plants(
     parts: &[Part<'_>],
     lowered: &[Lowered],
