@@ -566,6 +566,22 @@ fn concurrent_limits(case: &atomcts::case::Case) -> Vec<String> {
         return problems;
     };
     let mut differs = false;
+    // A lane reports a returned value exactly where its destination keeps one (FORMAT.md:
+    // a discarded result is not observed), loops included.
+    for (k, m) in mems.iter().enumerate() {
+        for (i, a) in m.accesses.iter().enumerate() {
+            let kept = !matches!(a.dst, atomcts_reference::ir::Dest::None);
+            if after.returned[k][0][i].ret.is_some() != kept {
+                problems.push(format!(
+                    "{}: instruction {k} lane {}: {} destination, the serial run reports {:?}",
+                    case.id,
+                    a.lane,
+                    if kept { "a kept" } else { "a discarded" },
+                    after.returned[k][0][i].ret
+                ));
+            }
+        }
+    }
     // Every final state carries the final memory.
     for (k, p) in once.iter().enumerate() {
         let same = match p.program.lower(&after.states[k], &profile) {
