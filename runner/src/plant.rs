@@ -1202,6 +1202,33 @@ fn loop_interleaving(
     Some(out)
 }
 
+/// The reference's observation with one thread's first and last returns swapped, and the
+/// register that holds the last set to the first: `None` where the thread has one iteration,
+/// does not keep both returns in a plain register field, or they agree on the kept bits (or,
+/// `whole`, the lane keeps fewer than all bits). Also the first and last returns.
+fn swap_first_last(
+    reference: &Serial,
+    th: &Thread,
+    mems: &[&MemInstr],
+    whole: bool,
+) -> Option<(Serial, u64, u64)> {
+    let n = th.steps.len();
+    let at = |j: usize| reference.returned[th.instr][j][th.access];
+    let (first, last) = (at(0).ret?, at(n - 1).ret?);
+    let Dest::Fields(fields) = &mems[th.instr].accesses[th.access].dst else {
+        return None;
+    };
+    let kept = at(0).kept & at(n - 1).kept;
+    if n < 2 || (first ^ last) & kept == 0 || (whole && kept != u64::MAX) {
+        return None;
+    }
+    let mut planted = reference.clone();
+    planted.returned[th.instr][0][th.access].ret = Some(last);
+    planted.returned[th.instr][n - 1][th.access].ret = Some(first);
+    write_return(&mut planted.states[th.instr], fields, first);
+    Some((planted, first, last))
+}
+
 /// What [`brute_force_threads`] found: the final values, and per thread and step the values it
 /// can get back.
 struct ThreadsReach {
@@ -1364,21 +1391,10 @@ pub fn concurrent_plants(
             // over whole observations decides; else another observation that must pass.
             if fmt.is_none() && m0.ty.float_format().is_none() {
                 for (t, th) in threads.iter().enumerate() {
-                    let n = th.steps.len();
-                    let at = |j: usize| reference.returned[th.instr][j][th.access];
-                    let (Some(first), Some(last)) = (at(0).ret, at(n - 1).ret) else {
+                    let Some((planted, first, last)) = swap_first_last(reference, th, &mems, false)
+                    else {
                         continue;
                     };
-                    let Dest::Fields(fields) = &mems[th.instr].accesses[th.access].dst else {
-                        continue;
-                    };
-                    if n < 2 || (first ^ last) & at(0).kept & at(n - 1).kept == 0 {
-                        continue;
-                    }
-                    let mut planted = reference.clone();
-                    planted.returned[th.instr][0][th.access].ret = Some(last);
-                    planted.returned[th.instr][n - 1][th.access].ret = Some(first);
-                    write_return(&mut planted.states[th.instr], fields, first);
                     let observed: Vec<Vec<Observed>> = threads
                         .iter()
                         .map(|u| {
@@ -1447,21 +1463,13 @@ pub fn concurrent_plants(
                     .is_some();
             let mut swapped = 0;
             for th in threads.iter().filter(|_| growing) {
-                let n = th.steps.len();
-                let at = |j: usize| reference.returned[th.instr][j][th.access];
-                let (Some(first), Some(last)) = (at(0).ret, at(n - 1).ret) else {
-                    continue;
-                };
-                let Dest::Fields(fields) = &mems[th.instr].accesses[th.access].dst else {
-                    continue;
-                };
-                if n < 2 || at(0).kept != u64::MAX || at(n - 1).kept != u64::MAX || swapped == 4 {
-                    continue;
+                if swapped == 4 {
+                    break;
                 }
-                let mut planted = reference.clone();
-                planted.returned[th.instr][0][th.access].ret = Some(last);
-                planted.returned[th.instr][n - 1][th.access].ret = Some(first);
-                write_return(&mut planted.states[th.instr], fields, first);
+                let Some((planted, first, last)) = swap_first_last(reference, th, &mems, true)
+                else {
+                    continue;
+                };
                 let lane = mems[th.instr].accesses[th.access].lane;
                 out.push(ConcurrentPlant {
                     kind: Some(PlantKind::ConcurrentReturn),
