@@ -830,6 +830,24 @@ fn planted_concurrent_answers_are_judged() {
             let parts = atomcts::concurrent::parts(case, &programs, &states);
             let lowered = lower_all(&parts, &profile).unwrap();
             let reference = execute_serial(&parts, &profile, &execute).unwrap().unwrap();
+            // One answer, given to the runner (through the planted adapter) and to the
+            // reference's judge alone, with this budget.
+            let present = |o: ConcurrentObservation, budget: u64| {
+                let alone = judge_all(
+                    &parts,
+                    &lowered,
+                    &reference,
+                    &o.states,
+                    o.returned.as_deref(),
+                    o.attempts.as_deref(),
+                    budget,
+                );
+                let opts = Options {
+                    race_budget: budget,
+                    ..opts.clone()
+                };
+                (run_case(case, &mut PlantedConcurrent(o), &opts), alone)
+            };
             // Beside the brute-forced plants: the final value the case states (from the
             // documents, not from the model), its lowest stated bit flipped, every return as the
             // reference's. The judge alone must refute it too, however long the history.
@@ -855,16 +873,7 @@ fn planted_concurrent_answers_are_judged() {
                     let v = st.memory(space).read(addr, bytes).unwrap();
                     st.memory_mut(space).write(addr, bytes, v ^ bit);
                 }
-                let alone = judge_all(
-                    &parts,
-                    &lowered,
-                    &reference,
-                    &o.states,
-                    o.returned.as_deref(),
-                    o.attempts.as_deref(),
-                    DEFAULT_BUDGET,
-                );
-                let through = run_case(case, &mut PlantedConcurrent(o), &opts);
+                let (through, alone) = present(o, DEFAULT_BUDGET);
                 let s = score
                     .entry("stated final value, its lowest stated bit flipped")
                     .or_default();
@@ -895,26 +904,13 @@ fn planted_concurrent_answers_are_judged() {
             if name == "default" && operations <= 512 {
                 // A small budget: an undecided answer costs all of it.
                 const SMALL_BUDGET: u64 = 50_000;
-                let alone = judge_all(
-                    &parts,
-                    &lowered,
-                    &reference,
-                    &reference.states,
-                    None,
-                    None,
-                    SMALL_BUDGET,
-                );
-                let through = run_case(
-                    case,
-                    &mut PlantedConcurrent(ConcurrentObservation {
+                let (through, alone) = present(
+                    ConcurrentObservation {
                         states: reference.states.clone(),
                         returned: None,
                         attempts: None,
-                    }),
-                    &Options {
-                        race_budget: SMALL_BUDGET,
-                        ..opts.clone()
                     },
+                    SMALL_BUDGET,
                 );
                 // Never failed (a right answer); not always decided: without the returns, the
                 // search over exchanges beside adds can run out of its budget (Undecided, never
@@ -942,23 +938,13 @@ fn planted_concurrent_answers_are_judged() {
             for n in [parts.len() - 1, parts.len() + 1] {
                 let mut states = reference.states.clone();
                 states.resize(n, reference.states[0].clone());
-                let alone = judge_all(
-                    &parts,
-                    &lowered,
-                    &reference,
-                    &states,
-                    Some(&reference.returned),
-                    Some(&reference.attempts),
-                    DEFAULT_BUDGET,
-                );
-                let through = run_case(
-                    case,
-                    &mut PlantedConcurrent(ConcurrentObservation {
+                let (through, alone) = present(
+                    ConcurrentObservation {
                         states,
                         returned: Some(reference.returned.clone()),
                         attempts: Some(reference.attempts.clone()),
-                    }),
-                    &opts,
+                    },
+                    DEFAULT_BUDGET,
                 );
                 let s = score
                     .entry("final states, one too few or too many")
@@ -977,21 +963,14 @@ fn planted_concurrent_answers_are_judged() {
             }
             for p in concurrent_plants(&parts, &lowered, &reference) {
                 let o = &p.observation;
-                let alone = judge_all(
-                    &parts,
-                    &lowered,
-                    &reference,
-                    &o.states,
-                    Some(&o.returned),
-                    Some(&o.attempts),
+                let (through, alone) = present(
+                    ConcurrentObservation {
+                        states: o.states.clone(),
+                        returned: Some(o.returned.clone()),
+                        attempts: Some(o.attempts.clone()),
+                    },
                     DEFAULT_BUDGET,
                 );
-                let mut adapter = PlantedConcurrent(ConcurrentObservation {
-                    states: o.states.clone(),
-                    returned: Some(o.returned.clone()),
-                    attempts: Some(o.attempts.clone()),
-                });
-                let through = run_case(case, &mut adapter, &opts);
                 let (label, want, judged_ok) = match p.kind {
                     Some(k) => (
                         k.name(),

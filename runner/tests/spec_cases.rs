@@ -551,13 +551,16 @@ fn concurrent_limits(case: &atomcts::case::Case) -> Vec<String> {
     // Repeating an instruction that writes its own operands: after one iteration of each (in
     // the serial order), an instruction that lowers to other accesses than at first cannot run
     // a second (a loop: other addresses).
-    let once: Vec<Part<'_>> = parts
-        .iter()
-        .map(|p| Part {
-            iterations: 1,
-            ..p.clone()
-        })
-        .collect();
+    let every = |iterations: u32| -> Vec<Part<'_>> {
+        parts
+            .iter()
+            .map(|p| Part {
+                iterations,
+                ..p.clone()
+            })
+            .collect()
+    };
+    let once = every(1);
     let Ok(Ok(after)) = execute_serial(&once, &profile, &atomcts_reference::exec::execute) else {
         problems.push(format!(
             "{}: one iteration of each does not complete",
@@ -565,7 +568,6 @@ fn concurrent_limits(case: &atomcts::case::Case) -> Vec<String> {
         ));
         return problems;
     };
-    let mut differs = false;
     // A lane reports a returned value exactly where its destination keeps one (FORMAT.md:
     // a discarded result is not observed), loops included.
     for (k, m) in mems.iter().enumerate() {
@@ -583,7 +585,7 @@ fn concurrent_limits(case: &atomcts::case::Case) -> Vec<String> {
         }
     }
     // Every final state carries the final memory.
-    for (k, p) in once.iter().enumerate() {
+    let differs = once.iter().enumerate().any(|(k, p)| {
         let same = match p.program.lower(&after.states[k], &profile) {
             Ok(Lowering::Run(l)) => match (&l.instr, mems[k]) {
                 (Instr::Mem(now), first) if p.cas_loop.is_some() => now
@@ -596,15 +598,9 @@ fn concurrent_limits(case: &atomcts::case::Case) -> Vec<String> {
             },
             _ => false,
         };
-        differs |= !same;
-    }
-    let twice: Vec<Part<'_>> = parts
-        .iter()
-        .map(|p| Part {
-            iterations: 2,
-            ..p.clone()
-        })
-        .collect();
+        !same
+    });
+    let twice = every(2);
     match (
         differs,
         execute_serial(&twice, &profile, &atomcts_reference::exec::execute),
