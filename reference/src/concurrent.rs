@@ -26,7 +26,7 @@ use crate::check::{Judgement, Mismatch};
 use crate::error::ModelError;
 use crate::exec::{Resolved, resolve};
 use crate::float;
-use crate::ir::{AtomicOp, Dest, Instr, Lowered, Lowering, MemInstr};
+use crate::ir::{AtomicOp, Dest, Instr, Lowered, Lowering, MemInstr, RegField};
 use crate::knobs::Profile;
 use crate::outcome::Outcome;
 use crate::program::Program;
@@ -136,20 +136,11 @@ pub fn commutative_final(init: u64, threads: &[Vec<(OpStep, Observed)>]) -> Opti
 /// Operations that change no value at all ([`is_identity`]) and compare-exchanges observed to
 /// fail (reads: a loop's failed attempts) commute with everything.
 pub fn fold_if_commuting(init: u64, threads: &[Vec<(OpStep, Observed)>]) -> Option<u64> {
-    let ops: Vec<&OpStep> = threads
-        .iter()
-        .flatten()
-        .filter(|(s, o)| !changes_nothing(s, o))
-        .map(|(s, _)| s)
-        .collect();
+    let ops = integer_changes(threads)?;
     let Some(first) = ops.first() else {
         return Some(init);
     };
     let ty = first.ty;
-    // A float type (F16x2 included: each half is binary16) never folds.
-    if ty.float_format().is_some() || !ops.iter().all(|s| s.ty == ty && s.env == first.env) {
-        return None;
-    }
     let w = mask(ty.bits());
     let fold = |v0: u64| -> Option<u64> {
         let mut v = v0;
@@ -209,6 +200,24 @@ pub fn fold_if_commuting(init: u64, threads: &[Vec<(OpStep, Observed)>]) -> Opti
     fold(init)
 }
 
+/// The steps of a history that may change memory ([`changes_nothing`] aside), when they all
+/// share one integer type and one environment; `None` otherwise. A float type (F16x2 included:
+/// each half is binary16) neither folds nor has monotone bits: its adds round, and adds of
+/// either sign can lower any bit.
+fn integer_changes(threads: &[Vec<(OpStep, Observed)>]) -> Option<Vec<&OpStep>> {
+    let ops: Vec<&OpStep> = threads
+        .iter()
+        .flatten()
+        .filter(|(s, o)| !changes_nothing(s, o))
+        .map(|(s, _)| s)
+        .collect();
+    let uniform = ops.first().is_none_or(|first| {
+        first.ty.float_format().is_none()
+            && ops.iter().all(|s| (s.ty, s.env) == (first.ty, first.env))
+    });
+    uniform.then_some(ops)
+}
+
 /// The low bits of the value that never decrease in any order of these operations, when
 /// there are such bits: integer adds of non-negative increments (and increments) that cannot
 /// carry out of those bits, beside and/or/xor on pairwise disjoint fields above them (failed
@@ -216,18 +225,8 @@ pub fn fold_if_commuting(init: u64, threads: &[Vec<(OpStep, Observed)>]) -> Opti
 /// increments applied so far, and a step observed to return a value whose low bits are below
 /// the current ones can never run: [`check_threads`] prunes such states at once.
 pub fn monotone_field(init: u64, threads: &[Vec<(OpStep, Observed)>]) -> Option<u64> {
-    let ops: Vec<&OpStep> = threads
-        .iter()
-        .flatten()
-        .filter(|(s, o)| !changes_nothing(s, o))
-        .map(|(s, _)| s)
-        .collect();
-    let first = ops.first()?;
-    let ty = first.ty;
-    // A float type (F16x2 included) has no monotone bits: adds of either sign can lower them.
-    if ty.float_format().is_some() || !ops.iter().all(|s| s.ty == ty && s.env == first.env) {
-        return None;
-    }
+    let ops = integer_changes(threads)?;
+    let ty = ops.first()?.ty;
     let (lo, sum) = fields_and_low_sum(init, &ops, ty)?;
     let low = mask(lo);
     (lo > 0 && sum <= low).then_some(low)
@@ -628,6 +627,7 @@ pub fn lower_all(parts: &[Part<'_>], profile: &Profile) -> Result<Vec<Lowered>, 
         };
         if let Some(lp) = p.cas_loop {
             check_loop(k, m, lp)?;
+            check_loop_address(k, p, &l, profile)?;
         }
         ops += m.accesses.len() as u64 * u64::from(p.iterations);
         // One serialization copies the state's memory once per iteration.
@@ -684,6 +684,35 @@ pub fn check_loop(k: usize, m: &MemInstr, lp: CasLoop) -> Result<(), ModelError>
         ));
     }
     Ok(())
+}
+
+/// A compare-and-swap loop writes what it read into its destinations after each failed attempt
+/// and retries at the same address (FORMAT.md, compare-and-swap loops): an instruction whose
+/// address is computed from its own destinations (SASS `ATOM.CAS R2, [R2], ...`; MSL
+/// `&buf[e]` beside `&e`) would move between attempts, so it cannot run as a loop. Found by
+/// lowering the instruction again with the lowest bit of every destination field flipped.
+fn check_loop_address(
+    k: usize,
+    p: &Part<'_>,
+    l: &Lowered,
+    profile: &Profile,
+) -> Result<(), ModelError> {
+    let Instr::Mem(m) = &l.instr else {
+        return Err(crate::internal!("a loop lowered to no memory instruction"));
+    };
+    let mut moved = p.state.clone();
+    // A destination the state does not declare yet cannot be read by the addressing.
+    for f in m.accesses.iter().flat_map(|a| dest_regs(&a.dst)) {
+        if let Some(v) = moved.elem(&f.name, f.idx) {
+            moved.set_field(&f.name, f.idx, f.lo, f.bits, (v >> f.lo) ^ 1)?;
+        }
+    }
+    match p.program.lower(&moved, profile) {
+        Ok(Lowering::Run(again)) if same_addresses(&again, l) => Ok(()),
+        _ => Err(ModelError::BadState(format!(
+            "instruction {k}: a cas_loop's address must not depend on what the loop writes (its destination), or it would move between attempts"
+        ))),
+    }
 }
 
 /// Runs the parts in one allowed serialization (iteration `i` of every instruction, in
@@ -879,7 +908,7 @@ pub fn judge(
     attempts: Option<&[Vec<Vec<u32>>]>,
     budget: u64,
 ) -> Result<Judgement, ModelError> {
-    if observed.len() != parts.len() || parts.is_empty() || reference.states.len() != parts.len() {
+    if observed.len() != parts.len() || parts.is_empty() {
         return Ok(Judgement::Fail(vec![Mismatch {
             loc: Loc::Reg {
                 name: "instructions".into(),
@@ -890,10 +919,11 @@ pub fn judge(
             why: "one final state per instruction".into(),
         }]));
     }
-    if lowered.len() != parts.len() {
+    if lowered.len() != parts.len() || reference.states.len() != parts.len() {
         return Err(crate::internal!(
-            "{} lowered instructions for {} parts",
+            "{} lowered instructions and {} reference states for {} parts",
             lowered.len(),
+            reference.states.len(),
             parts.len()
         ));
     }
@@ -966,9 +996,7 @@ pub fn judge(
             }
         }
     }
-    if mismatches.len() > crate::check::MAX_MISMATCHES {
-        mismatches.truncate(crate::check::MAX_MISMATCHES);
-    }
+    mismatches.truncate(crate::check::MAX_MISMATCHES);
     if !mismatches.is_empty() {
         return Ok(Judgement::Fail(mismatches));
     }
@@ -1241,16 +1269,20 @@ pub fn judge(
     })
 }
 
-fn dest_fields(d: &Dest) -> Vec<(String, u32)> {
+/// The register fields an access writes.
+fn dest_regs(d: &Dest) -> Vec<&RegField> {
     match d {
         Dest::None => vec![],
-        Dest::Fields(f) => f.iter().map(|f| (f.name.clone(), f.idx)).collect(),
-        Dest::CasWeak { ok, expected } => ok
-            .iter()
-            .chain(std::iter::once(expected))
-            .map(|f| (f.name.clone(), f.idx))
-            .collect(),
+        Dest::Fields(f) => f.iter().collect(),
+        Dest::CasWeak { ok, expected } => ok.iter().chain(std::iter::once(expected)).collect(),
     }
+}
+
+fn dest_fields(d: &Dest) -> Vec<(String, u32)> {
+    dest_regs(d)
+        .into_iter()
+        .map(|f| (f.name.clone(), f.idx))
+        .collect()
 }
 
 #[cfg(test)]

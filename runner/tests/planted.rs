@@ -1189,3 +1189,345 @@ fn concurrent_search_limit_is_exact() {
         Verdict::Undecided { explored: 0 }
     );
 }
+
+/// The concurrent search's reductions (`concurrent::check_threads`: stutter, dropped and split
+/// blind threads, monotone pruning) are what let the default budget decide histories of the
+/// shapes below, which implementations produce (a compare-and-swap loop's failed attempts, many
+/// lanes adding to one counter, lanes whose operation changes nothing). Each family has a right
+/// answer (the returns of one order played step by step) that must pass and a wrong one that
+/// must fail, in at most 8 expanded states per operation. Without its reduction each family has
+/// millions of reachable states (counted in its comment), past the default budget: the verdict
+/// would be undecided.
+#[test]
+fn reductions_decide_hard_histories() {
+    use atomcts_reference::concurrent::check_threads;
+    use atomcts_reference::ir::{AtomicOp, Env};
+    use atomcts_reference::race::{Observed, Step, Verdict};
+    use atomcts_reference::semantics::OpStep;
+    use atomcts_reference::types::DataType;
+    type Thread = Vec<(OpStep, Observed)>;
+    let step = |op: AtomicOp, ty: DataType, src: [u64; 2]| OpStep {
+        op,
+        ty,
+        env: Env::default(),
+        src,
+    };
+    let u32op = |op: AtomicOp, s0: u64| step(op, DataType::U32, [s0, 0]);
+    // Plays `order` (thread indices, each thread's steps in turn) from `init`: each step's
+    // single effect; the returns of the steps whose `keep` is set are recorded. Returns the
+    // threads with those observations and the final value.
+    let play = |init: u64, ops: &[Vec<(OpStep, bool)>], order: &[usize]| {
+        let mut next = vec![0usize; ops.len()];
+        let mut obs: Vec<Thread> = ops.iter().map(|_| Vec::new()).collect();
+        let mut value = init;
+        for &t in order {
+            let (s, keep) = &ops[t][next[t]];
+            next[t] += 1;
+            let e = s.step(value).unwrap();
+            assert_eq!(e.len(), 1, "{s:?} at {value:#x}");
+            let o = if *keep {
+                Observed::ret(e[0].ret)
+            } else {
+                Observed::default()
+            };
+            obs[t].push((s.clone(), o));
+            value = e[0].new;
+        }
+        assert!(next.iter().zip(ops).all(|(n, t)| *n == t.len()));
+        (obs, value)
+    };
+    let bits = |a: u64, b: u64| a == b;
+    let decide = |name: &str, init: u64, threads: &[Thread], fin: u64, pass: bool| {
+        let total: usize = threads.iter().map(Vec::len).sum();
+        let v = check_threads(init, threads, Some(fin), &bits, DEFAULT_BUDGET).unwrap();
+        match (&v, pass) {
+            (Verdict::Pass { .. }, true) => {}
+            (Verdict::Fail { explored, .. }, false) => assert!(
+                *explored <= 8 * total as u64,
+                "{name}: rejected after {explored} states, more than 8 per operation ({total})"
+            ),
+            _ => panic!(
+                "{name}: {} answer judged {v:?}",
+                if pass { "right" } else { "wrong" }
+            ),
+        }
+    };
+
+    // Stutter on observed reads: one thread adds 1 twice, 20 threads each run three
+    // compare-exchanges that fail (their comparands are never the value) and return the value
+    // before, after one and after both adds. Each reader is its own class, so without stutter
+    // every reader may or may not have read each value: 3 x 2^20 states.
+    let mut ops = vec![vec![(u32op(AtomicOp::Add, 1), true); 2]];
+    for i in 0..20u64 {
+        ops.push(vec![
+            (
+                step(AtomicOp::Cas, DataType::U32, [0x1000 + i, 0]),
+                true
+            );
+            3
+        ]);
+    }
+    let readers: Vec<usize> = (1..=20).collect();
+    let order: Vec<usize> = [readers.clone(), vec![0], readers.clone(), vec![0], readers].concat();
+    let (right, fin) = play(0, &ops, &order);
+    decide("stutter on reads", 0, &right, fin, true);
+    decide("stutter on reads, final + 1", 0, &right, fin + 1, false);
+
+    // Stutter on failed attempts (a loop's, no return kept): 12 threads of three failing
+    // compare-exchanges beside two adds: 3 x 4^12 states without stutter.
+    let mut threads: Vec<Thread> = vec![vec![(u32op(AtomicOp::Add, 1), Observed::default()); 2]];
+    for i in 0..12u64 {
+        let failed = Observed {
+            success: Some(false),
+            ..Observed::default()
+        };
+        threads.push(vec![
+            (
+                step(AtomicOp::Cas, DataType::U32, [0x1000 + i, 0]),
+                failed
+            );
+            3
+        ]);
+    }
+    decide("stutter on failed attempts", 0, &threads, 2, true);
+    decide("stutter on failed attempts, final 3", 0, &threads, 3, false);
+
+    // Monotone pruning: adds of 1 only. Thread 0's second add returns a value thread 1's
+    // unobserved adds pass first; nine more threads add 1 six times and keep only the last
+    // return. The wrong answer has thread 0 return 0 twice: without pruning every state in
+    // which the others have run part of their adds is reached, more than 6^9.
+    let mut ops = vec![vec![(u32op(AtomicOp::Add, 1), true); 2]];
+    for _ in 0..10 {
+        let mut t = vec![(u32op(AtomicOp::Add, 1), false); 5];
+        t.push((u32op(AtomicOp::Add, 1), true));
+        ops.push(t);
+    }
+    let mut order = [vec![0], vec![1; 6], vec![0]].concat();
+    order.extend((2..=10).flat_map(|t| [t; 6]));
+    let (right, fin) = play(0, &ops, &order);
+    decide("monotone adds", 0, &right, fin, true);
+    let mut wrong = right.clone();
+    wrong[0][1].1 = Observed::ret(0);
+    decide("monotone adds, a return repeated", 0, &wrong, fin, false);
+
+    // Dropped identities: 22 threads each run one unobserved bitwise compare-exchange of an F32
+    // value with itself (a different value each), beside one exchange: 2 x 2^22 states if
+    // they were kept.
+    let f32op = |op: AtomicOp, src: [u64; 2]| (step(op, DataType::F32, src), Observed::default());
+    let mut threads: Vec<Thread> = vec![vec![f32op(AtomicOp::Exch, [0x3f80_0000, 0])]];
+    for i in 0..22u64 {
+        threads.push(vec![f32op(
+            AtomicOp::Cas,
+            [0x4000_0000 + i, 0x4000_0000 + i],
+        )]);
+    }
+    decide("identity exchanges", 0, &threads, 0x3f80_0000, true);
+    decide(
+        "identity exchanges, final 2.0",
+        0,
+        &threads,
+        0x4000_0000,
+        false,
+    );
+
+    // Dropped identities: 40 unobserved adds, subtracts, ors and xors of zero each, beside one
+    // add of 1: 2 x 41^4 states if they were kept.
+    let blind = |op: AtomicOp, s0: u64, n: usize| vec![(u32op(op, s0), Observed::default()); n];
+    let threads: Vec<Thread> = vec![
+        blind(AtomicOp::Add, 1, 1),
+        blind(AtomicOp::Add, 0, 40),
+        blind(AtomicOp::Sub, 0, 40),
+        blind(AtomicOp::Or, 0, 40),
+        blind(AtomicOp::Xor, 0, 40),
+    ];
+    decide("adds of zero", 0, &threads, 1, true);
+    decide("adds of zero, final 2", 0, &threads, 2, false);
+
+    // Split blind threads: 12 threads of 12 unobserved adds of 1 are 144 interchangeable
+    // steps; kept as threads, the states are the ways 12 threads can stand at levels 0..12,
+    // C(24, 12) = 2,704,156.
+    let threads: Vec<Thread> = (0..12).map(|_| blind(AtomicOp::Add, 1, 12)).collect();
+    decide("blind adds", 0, &threads, 144, true);
+    decide("blind adds, final 145", 0, &threads, 145, false);
+
+    // Stutter runs only consistent steps: a failed attempt of a compare-exchange of 5 with 5
+    // can never be observed where the value is always 5 (the exchange would succeed, and
+    // would leave 5 as it is).
+    let cas55 = step(AtomicOp::Cas, DataType::U32, [5, 5]);
+    for ret in [None, Some(5)] {
+        let failed = Observed {
+            ret,
+            success: Some(false),
+            ..Observed::default()
+        };
+        decide(
+            "failed identity",
+            5,
+            &[vec![(cas55.clone(), failed)]],
+            5,
+            false,
+        );
+    }
+    let success = Observed {
+        success: Some(true),
+        ..Observed::default()
+    };
+    decide("successful identity", 5, &[vec![(cas55, success)]], 5, true);
+}
+
+/// The concurrent judge's inputs: an answer naming 300 changed memory bytes no instruction
+/// accesses is reported with the first `MAX_MISMATCHES` of them (a report stays readable); a
+/// reference serialization or lowering that does not match the instructions is the caller's
+/// bug, an error, never a verdict.
+#[test]
+fn concurrent_judge_caps_reports_and_refuses_inconsistent_inputs() {
+    use atomcts_reference::check::MAX_MISMATCHES;
+    use atomcts_reference::concurrent::{Serial, execute_serial, judge as judge_all, lower_all};
+    use atomcts_reference::exec::execute;
+    let loaded = load(&atomcts::default_corpus());
+    let profile = Profile::default();
+    let mut judged = 0;
+    for case in loaded
+        .cases
+        .iter()
+        .filter(|c| c.is_concurrent() && c.where_.is_empty())
+        .take(20)
+    {
+        let states = atomcts::concurrent::build_states(case).unwrap();
+        let programs: Vec<Program> = case
+            .concurrent
+            .iter()
+            .map(|i| Program::parse(case.dialect, &i.asm).unwrap())
+            .collect();
+        let parts = atomcts::concurrent::parts(case, &programs, &states);
+        let lowered = lower_all(&parts, &profile).unwrap();
+        let reference = execute_serial(&parts, &profile, &execute).unwrap().unwrap();
+        let judged_with = |lowered: &[_], reference: &Serial, observed: &[_]| {
+            judge_all(
+                &parts,
+                lowered,
+                reference,
+                observed,
+                Some(reference.returned.as_slice()),
+                None,
+                DEFAULT_BUDGET,
+            )
+        };
+        // 300 bytes far from every access, each changed.
+        let mut wide = reference.states.clone();
+        let base = 0x7000_0000;
+        wide[0].global.alloc(base, 300).unwrap();
+        for a in base..base + 300 {
+            assert!(wide[0].global.write(a, 1, 0xaa));
+        }
+        match judged_with(&lowered, &reference, &wide) {
+            Ok(Judgement::Fail(ms)) => {
+                assert_eq!(ms.len(), MAX_MISMATCHES, "{}", case.id);
+                assert!(
+                    ms.iter()
+                        .all(|m| m.why == "memory no instruction accesses changed"),
+                    "{}: {ms:?}",
+                    case.id
+                );
+            }
+            other => panic!("{}: 300 changed bytes judged {other:?}", case.id),
+        }
+        let mut short = reference.clone();
+        short.states.pop();
+        assert!(
+            judged_with(&lowered, &short, &reference.states).is_err(),
+            "{}: a reference with a state missing",
+            case.id
+        );
+        assert!(
+            judged_with(&lowered[1..], &reference, &reference.states).is_err(),
+            "{}: a lowering missing",
+            case.id
+        );
+        assert!(
+            matches!(
+                judged_with(&lowered, &reference, &reference.states),
+                Ok(Judgement::Pass)
+            ),
+            "{}: the reference's own answer",
+            case.id
+        );
+        judged += 1;
+    }
+    assert_eq!(judged, 20);
+}
+
+/// FORMAT.md, compare-and-swap loops: a lane of a strong compare-and-swap (SASS ATOM .CAS,
+/// "Atomic Operations": it swaps exactly when M equals the compare) that reports two attempts
+/// failed once, so memory held something other than its compare when it first tried. The loop
+/// instruction of `cas_loop_against_add` (new = compare + 3) alone, one iteration: memory starts
+/// at the lanes' common compare and only grows, so the lane whose success returned the initial
+/// value succeeded first and could not have failed before. That lane reported with two attempts
+/// must be rejected; the reference's own answer passes. (MSL's loops use the weak exchange,
+/// which may fail spuriously: there two attempts are allowed.)
+#[test]
+fn a_first_success_cannot_follow_a_failed_attempt() {
+    use atomcts_reference::concurrent::{execute_serial, judge as judge_all, lower_all};
+    use atomcts_reference::exec::execute;
+    let loaded = load(&atomcts::default_corpus());
+    let profile = Profile::default();
+    let name = "cas_loop_against_add";
+    let case = loaded
+        .cases
+        .iter()
+        .find(|c| c.id.ends_with(&format!("::{name}")))
+        .unwrap();
+    let states = atomcts::concurrent::build_states(case).unwrap();
+    let programs: Vec<Program> = case
+        .concurrent
+        .iter()
+        .map(|i| Program::parse(case.dialect, &i.asm).unwrap())
+        .collect();
+    let all = atomcts::concurrent::parts(case, &programs, &states);
+    let mut parts: Vec<_> = all.into_iter().filter(|p| p.cas_loop.is_some()).collect();
+    assert_eq!(parts.len(), 1, "{name}");
+    parts[0].iterations = 1;
+    let lowered = lower_all(&parts, &profile).unwrap();
+    let reference = execute_serial(&parts, &profile, &execute).unwrap().unwrap();
+    let judged = |attempts: &[Vec<Vec<u32>>]| {
+        judge_all(
+            &parts,
+            &lowered,
+            &reference,
+            &reference.states,
+            Some(&reference.returned),
+            Some(attempts),
+            DEFAULT_BUDGET,
+        )
+        .unwrap()
+    };
+    assert!(
+        matches!(judged(&reference.attempts), Judgement::Pass),
+        "{name}"
+    );
+    let atomcts_reference::ir::Instr::Mem(m) = &lowered[0].instr else {
+        panic!("{name}: not a memory instruction");
+    };
+    let init = parts[0]
+        .state
+        .memory(m.space)
+        .read(m.accesses[0].addr, m.ty.bytes())
+        .unwrap();
+    let first: Vec<usize> = (0..m.accesses.len())
+        .filter(|&i| reference.returned[0][0][i].ret == Some(init))
+        .collect();
+    assert_eq!(
+        first.len(),
+        1,
+        "{name}: one lane succeeds at the initial value"
+    );
+    let i = first[0];
+    assert_eq!(reference.attempts[0][0][i], 1, "{name}");
+    let mut wrong = reference.attempts.clone();
+    wrong[0][0][i] = 2;
+    assert!(
+        matches!(judged(&wrong), Judgement::Fail(_)),
+        "{name}: lane {i} with two attempts: {:?}",
+        judged(&wrong)
+    );
+}

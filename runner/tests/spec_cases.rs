@@ -548,6 +548,60 @@ fn concurrent_limits(case: &atomcts::case::Case) -> Vec<String> {
             );
         }
     }
+    // A loop whose address is its own destination moves between attempts: refused as a loop
+    // (accepted as one compare-and-swap). SASS: the CAS's Rd becomes its address register;
+    // MSL: the buffer index becomes the `expected` variable, set to 0 in every lane.
+    for (k, (p, m)) in parts.iter().zip(&mems).enumerate() {
+        if p.cas_loop.is_none() {
+            continue;
+        }
+        let asm = &case.concurrent[k].asm;
+        let mut state = p.state.clone();
+        let variant = match case.dialect {
+            Dialect::Sass => {
+                let (op, rest) = asm.split_once(' ').unwrap();
+                let (_, rest) = rest.split_once(',').unwrap();
+                let addr = rest.split(['[', ']']).nth(1).unwrap().trim();
+                format!("{op} {addr},{rest}")
+            }
+            Dialect::Msl => {
+                let mut expected = None;
+                for a in &m.accesses {
+                    if let atomcts_reference::ir::Dest::CasWeak { expected: e, .. } = &a.dst {
+                        state.set_field(&e.name, e.idx, e.lo, e.bits, 0).unwrap();
+                        expected = Some(e.name.clone());
+                    }
+                }
+                let (head, tail) = asm.split_once('[').unwrap();
+                let (_, tail) = tail.split_once(']').unwrap();
+                format!("{head}[{}]{tail}", expected.unwrap())
+            }
+            Dialect::Visa => continue,
+        };
+        let Ok(program) = Program::parse(case.dialect, &variant) else {
+            problems.push(format!("{}: `{variant}` does not parse", case.id));
+            continue;
+        };
+        let moving = Part {
+            program: &program,
+            state: &state,
+            iterations: 1,
+            cas_loop: p.cas_loop,
+        };
+        let once = Part {
+            cas_loop: None,
+            ..moving.clone()
+        };
+        match (lower_all(&[moving], &profile), lower_all(&[once], &profile)) {
+            (Err(ModelError::BadState(why)), Ok(_)) if why.contains("cas_loop's address") => {}
+            (looped, single) => problems.push(format!(
+                "{}: `{variant}` as a loop: {:?}; once: {:?}",
+                case.id,
+                looped.map(|l| l.len()),
+                single.map(|l| l.len())
+            )),
+        }
+    }
     // Repeating an instruction that writes its own operands: after one iteration of each (in
     // the serial order), an instruction that lowers to other accesses than at first cannot run
     // a second (a loop: other addresses).
