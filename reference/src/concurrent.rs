@@ -690,7 +690,7 @@ pub fn check_loop(k: usize, m: &MemInstr, lp: CasLoop) -> Result<(), ModelError>
 /// and retries at the same address (FORMAT.md, compare-and-swap loops): an instruction whose
 /// address is computed from its own destinations (SASS `ATOM.CAS R2, [R2], ...`; MSL
 /// `&buf[e]` beside `&e`) would move between attempts, so it cannot run as a loop. Found by
-/// lowering the instruction again with the lowest bit of every destination field flipped.
+/// lowering the instruction again with every destination field complemented.
 fn check_loop_address(
     k: usize,
     p: &Part<'_>,
@@ -704,7 +704,7 @@ fn check_loop_address(
     // A destination the state does not declare yet cannot be read by the addressing.
     for f in m.accesses.iter().flat_map(|a| dest_regs(&a.dst)) {
         if let Some(v) = moved.elem(&f.name, f.idx) {
-            moved.set_field(&f.name, f.idx, f.lo, f.bits, (v >> f.lo) ^ 1)?;
+            moved.set_field(&f.name, f.idx, f.lo, f.bits, !(v >> f.lo))?;
         }
     }
     match p.program.lower(&moved, profile) {
