@@ -796,10 +796,41 @@ fn a_small_race_memo_changes_no_verdict() {
 /// order of each address's threads (a final value and single iterations' returns that no order
 /// gives) must fail both through the runner and before the reference's judge alone; another
 /// order's whole observation (the threads one after another, the last first) must pass both.
+/// A concurrent case's per-instruction states and parsed programs (the corpus loads clean).
+fn states_and_programs(
+    case: &atomcts::case::Case,
+) -> (Vec<atomcts_reference::state::State>, Vec<Program>) {
+    let states = atomcts::concurrent::build_states(case).unwrap();
+    let programs = case
+        .concurrent
+        .iter()
+        .map(|i| Program::parse(case.dialect, &i.asm).unwrap())
+        .collect();
+    (states, programs)
+}
+
+/// The parts lowered, and the reference's serialization of them.
+fn lowered_and_serial(
+    parts: &[atomcts_reference::concurrent::Part<'_>],
+    profile: &Profile,
+) -> (
+    Vec<atomcts_reference::ir::Lowered>,
+    atomcts_reference::concurrent::Serial,
+) {
+    let lowered = atomcts_reference::concurrent::lower_all(parts, profile).unwrap();
+    let reference = atomcts_reference::concurrent::execute_serial(
+        parts,
+        profile,
+        &atomcts_reference::exec::execute,
+    )
+    .unwrap()
+    .unwrap();
+    (lowered, reference)
+}
+
 #[test]
 fn planted_concurrent_answers_are_judged() {
-    use atomcts_reference::concurrent::{execute_serial, judge as judge_all, lower_all};
-    use atomcts_reference::exec::execute;
+    use atomcts_reference::concurrent::judge as judge_all;
     let loaded = load(&atomcts::default_corpus());
     assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
     let mut score: BTreeMap<&str, [usize; 2]> = BTreeMap::new();
@@ -821,15 +852,9 @@ fn planted_concurrent_answers_are_judged() {
             {
                 continue;
             }
-            let states = atomcts::concurrent::build_states(case).unwrap();
-            let programs: Vec<Program> = case
-                .concurrent
-                .iter()
-                .map(|i| Program::parse(case.dialect, &i.asm).unwrap())
-                .collect();
+            let (states, programs) = states_and_programs(case);
             let parts = atomcts::concurrent::parts(case, &programs, &states);
-            let lowered = lower_all(&parts, &profile).unwrap();
-            let reference = execute_serial(&parts, &profile, &execute).unwrap().unwrap();
+            let (lowered, reference) = lowered_and_serial(&parts, &profile);
             // One answer, given to the runner (through the planted adapter) and to the
             // reference's judge alone, with this budget.
             let present = |o: ConcurrentObservation, budget: u64| {
@@ -1035,8 +1060,7 @@ fn planted_concurrent_answers_are_judged() {
 /// never Pass.
 #[test]
 fn concurrent_budget_is_exact_and_enforced() {
-    use atomcts_reference::concurrent::{execute_serial, judge as judge_all, lower_all};
-    use atomcts_reference::exec::execute;
+    use atomcts_reference::concurrent::judge as judge_all;
     let loaded = load(&atomcts::default_corpus());
     let profile = Profile::default();
     let mut pinned = 0;
@@ -1046,15 +1070,9 @@ fn concurrent_budget_is_exact_and_enforced() {
         .iter()
         .filter(|c| c.is_concurrent() && c.where_.is_empty())
     {
-        let states = atomcts::concurrent::build_states(case).unwrap();
-        let programs: Vec<Program> = case
-            .concurrent
-            .iter()
-            .map(|i| Program::parse(case.dialect, &i.asm).unwrap())
-            .collect();
+        let (states, programs) = states_and_programs(case);
         let parts = atomcts::concurrent::parts(case, &programs, &states);
-        let lowered = lower_all(&parts, &profile).unwrap();
-        let reference = execute_serial(&parts, &profile, &execute).unwrap().unwrap();
+        let (lowered, reference) = lowered_and_serial(&parts, &profile);
         for p in concurrent_plants(&parts, &lowered, &reference) {
             if p.kind.is_none() {
                 continue;
@@ -1382,8 +1400,7 @@ fn reductions_decide_hard_histories() {
 #[test]
 fn concurrent_judge_caps_reports_and_refuses_inconsistent_inputs() {
     use atomcts_reference::check::MAX_MISMATCHES;
-    use atomcts_reference::concurrent::{Serial, execute_serial, judge as judge_all, lower_all};
-    use atomcts_reference::exec::execute;
+    use atomcts_reference::concurrent::{Serial, judge as judge_all};
     let loaded = load(&atomcts::default_corpus());
     let profile = Profile::default();
     let mut judged = 0;
@@ -1393,15 +1410,9 @@ fn concurrent_judge_caps_reports_and_refuses_inconsistent_inputs() {
         .filter(|c| c.is_concurrent() && c.where_.is_empty())
         .take(20)
     {
-        let states = atomcts::concurrent::build_states(case).unwrap();
-        let programs: Vec<Program> = case
-            .concurrent
-            .iter()
-            .map(|i| Program::parse(case.dialect, &i.asm).unwrap())
-            .collect();
+        let (states, programs) = states_and_programs(case);
         let parts = atomcts::concurrent::parts(case, &programs, &states);
-        let lowered = lower_all(&parts, &profile).unwrap();
-        let reference = execute_serial(&parts, &profile, &execute).unwrap().unwrap();
+        let (lowered, reference) = lowered_and_serial(&parts, &profile);
         let judged_with = |lowered: &[_], reference: &Serial, observed: &[_]| {
             judge_all(
                 &parts,
@@ -1467,8 +1478,7 @@ fn concurrent_judge_caps_reports_and_refuses_inconsistent_inputs() {
 /// which may fail spuriously: there two attempts are allowed.)
 #[test]
 fn a_first_success_cannot_follow_a_failed_attempt() {
-    use atomcts_reference::concurrent::{execute_serial, judge as judge_all, lower_all};
-    use atomcts_reference::exec::execute;
+    use atomcts_reference::concurrent::judge as judge_all;
     let loaded = load(&atomcts::default_corpus());
     let profile = Profile::default();
     let name = "cas_loop_against_add";
@@ -1477,18 +1487,12 @@ fn a_first_success_cannot_follow_a_failed_attempt() {
         .iter()
         .find(|c| c.id.ends_with(&format!("::{name}")))
         .unwrap();
-    let states = atomcts::concurrent::build_states(case).unwrap();
-    let programs: Vec<Program> = case
-        .concurrent
-        .iter()
-        .map(|i| Program::parse(case.dialect, &i.asm).unwrap())
-        .collect();
+    let (states, programs) = states_and_programs(case);
     let all = atomcts::concurrent::parts(case, &programs, &states);
     let mut parts: Vec<_> = all.into_iter().filter(|p| p.cas_loop.is_some()).collect();
     assert_eq!(parts.len(), 1, "{name}");
     parts[0].iterations = 1;
-    let lowered = lower_all(&parts, &profile).unwrap();
-    let reference = execute_serial(&parts, &profile, &execute).unwrap().unwrap();
+    let (lowered, reference) = lowered_and_serial(&parts, &profile);
     let judged = |attempts: &[Vec<Vec<u32>>]| {
         judge_all(
             &parts,
