@@ -1150,11 +1150,8 @@ pub fn judge(
             addr: *addr,
             bytes: bytes as u8,
         };
-        if members
-            .iter()
-            .any(|(k, _)| mems[*k].ty.bytes() != bytes || mems[*k].ty != m0.ty)
-        {
-            // Different widths or types on one address: compared per byte it is no single
+        if members.iter().any(|(k, _)| mems[*k].ty != m0.ty) {
+            // Different types (and so any different widths) on one address: compared per byte it is no single
             // variable; the documents give no order semantics for it.
             return Err(ModelError::NotImplemented(format!(
                 "concurrent accesses of different types to {addr:#x}"

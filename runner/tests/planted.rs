@@ -1474,8 +1474,9 @@ fn concurrent_judge_caps_reports_and_refuses_inconsistent_inputs() {
 /// instruction of `cas_loop_against_add` (new = compare + 3) alone, one iteration: memory starts
 /// at the lanes' common compare and only grows, so the lane whose success returned the initial
 /// value succeeded first and could not have failed before. That lane reported with two attempts
-/// must be rejected; the reference's own answer passes. (MSL's loops use the weak exchange,
-/// which may fail spuriously: there two attempts are allowed.)
+/// must be rejected, as must a count of 0 and counts missing; the reference's own answer passes.
+/// (MSL's loops use the weak exchange, which may fail spuriously: there two attempts are
+/// allowed.)
 #[test]
 fn a_first_success_cannot_follow_a_failed_attempt() {
     use atomcts_reference::concurrent::judge as judge_all;
@@ -1534,4 +1535,23 @@ fn a_first_success_cannot_follow_a_failed_attempt() {
         "{name}: lane {i} with two attempts: {:?}",
         judged(&wrong)
     );
+    // Every iteration ends with a success, so it makes at least one attempt; and the attempts
+    // come one per lane per iteration.
+    let mut none = reference.attempts.clone();
+    none[0][0][i] = 0;
+    let mut lane_short = reference.attempts.clone();
+    lane_short[0][0].pop();
+    let mut iteration_short = reference.attempts.clone();
+    iteration_short[0].pop();
+    for (what, wrong) in [
+        ("no attempt", none),
+        ("a lane's count missing", lane_short),
+        ("the iteration's counts missing", iteration_short),
+    ] {
+        assert!(
+            matches!(judged(&wrong), Judgement::Fail(_)),
+            "{name}: {what}: {:?}",
+            judged(&wrong)
+        );
+    }
 }
