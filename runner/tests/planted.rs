@@ -1559,3 +1559,66 @@ fn a_first_success_cannot_follow_a_failed_attempt() {
         );
     }
 }
+
+/// Research A4 (`float.nan_result`): where the profile leaves NaN bits open (`any`, MSL's
+/// default) the concurrent judge accepts any NaN for a NaN; where it fixes them (`propagate`)
+/// only the bits the rule gives. The MSL case `float_add_order_decides_the_final_value` from a
+/// quiet NaN with a payload (0x7fc01234): every add propagates it, so every order ends at it.
+/// A final NaN without the payload (0x7fc00000) is wrong under `propagate` and allowed under
+/// `any`; 1.0 in its place is wrong under both.
+#[test]
+fn concurrent_nan_payloads_follow_the_nan_knob() {
+    use atomcts_reference::concurrent::judge as judge_all;
+    let loaded = load(&atomcts::default_corpus());
+    let case = loaded
+        .cases
+        .iter()
+        .find(|c| c.id.ends_with("::float_add_order_decides_the_final_value"))
+        .unwrap();
+    let (mut states, programs) = states_and_programs(case);
+    let (space, addr) = {
+        let parts = atomcts::concurrent::parts(case, &programs, &states);
+        let (lowered, _) = lowered_and_serial(&parts, &Profile::default());
+        let atomcts_reference::ir::Instr::Mem(m) = &lowered[0].instr else {
+            panic!("not a memory instruction");
+        };
+        (m.space, m.accesses[0].addr)
+    };
+    for st in &mut states {
+        assert!(st.memory_mut(space).write(addr, 4, 0x7fc0_1234));
+    }
+    let parts = atomcts::concurrent::parts(case, &programs, &states);
+    for (nan_result, lenient) in [("propagate", false), ("any", true)] {
+        let mut profile = Profile::default();
+        profile.set("float.nan_result", nan_result).unwrap();
+        let (lowered, reference) = lowered_and_serial(&parts, &profile);
+        let with_final = |v: u64| {
+            let mut states = reference.states.clone();
+            for st in &mut states {
+                assert!(st.memory_mut(space).write(addr, 4, v));
+            }
+            judge_all(
+                &parts,
+                &lowered,
+                &reference,
+                &states,
+                Some(&reference.returned),
+                Some(&reference.attempts),
+                DEFAULT_BUDGET,
+            )
+            .unwrap()
+        };
+        let name = format!("float.nan_result = {nan_result}");
+        assert!(matches!(with_final(0x7fc0_1234), Judgement::Pass), "{name}");
+        let other_nan = with_final(0x7fc0_0000);
+        assert_eq!(
+            matches!(other_nan, Judgement::Pass),
+            lenient,
+            "{name}: another NaN judged {other_nan:?}"
+        );
+        assert!(
+            matches!(with_final(0x3f80_0000), Judgement::Fail(_)),
+            "{name}: 1.0"
+        );
+    }
+}
