@@ -1622,3 +1622,48 @@ fn concurrent_nan_payloads_follow_the_nan_knob() {
         );
     }
 }
+
+/// SASS ATOM .ADD .F16x2 adds per half, and each half's returned value is judged: in the case
+/// `f16x2_halves_add_apart` the low half only ever holds multiples of 0.25 and the high half
+/// integers (1.0 plus sums of 2, 4, 8 and 8), so a returned value whose high half is 1.5
+/// (0x3e00) or whose low half is 0.125 (0x3000) fits no order, whatever the other half says.
+#[test]
+fn f16x2_returned_halves_are_judged_apart() {
+    use atomcts_reference::concurrent::judge as judge_all;
+    let loaded = load(&atomcts::default_corpus());
+    let case = loaded
+        .cases
+        .iter()
+        .find(|c| c.id.ends_with("::f16x2_halves_add_apart"))
+        .unwrap();
+    let (states, programs) = states_and_programs(case);
+    let parts = atomcts::concurrent::parts(case, &programs, &states);
+    let profile = Profile::default();
+    let (lowered, reference) = lowered_and_serial(&parts, &profile);
+    let judged = |returned: &[Vec<Vec<atomcts_reference::race::Observed>>]| {
+        judge_all(
+            &parts,
+            &lowered,
+            &reference,
+            &reference.states,
+            Some(returned),
+            Some(&reference.attempts),
+            DEFAULT_BUDGET,
+        )
+        .unwrap()
+    };
+    assert!(matches!(judged(&reference.returned), Judgement::Pass));
+    let r = reference.returned[0][0][0].ret.unwrap();
+    for (what, wrong) in [
+        ("high half 1.5", (r & 0xffff) | (0x3e00 << 16)),
+        ("low half 0.125", (r & 0xffff_0000) | 0x3000),
+    ] {
+        let mut returned = reference.returned.clone();
+        returned[0][0][0].ret = Some(wrong);
+        let j = judged(&returned);
+        assert!(
+            matches!(j, Judgement::Fail(_)),
+            "{what} ({wrong:#010x}): {j:?}"
+        );
+    }
+}
