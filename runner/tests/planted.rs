@@ -796,6 +796,15 @@ fn a_small_race_memo_changes_no_verdict() {
 /// order of each address's threads (a final value and single iterations' returns that no order
 /// gives) must fail both through the runner and before the reference's judge alone; another
 /// order's whole observation (the threads one after another, the last first) must pass both.
+/// The corpus case whose id ends with `::name`.
+fn corpus_case(name: &str) -> atomcts::case::Case {
+    load(&atomcts::default_corpus())
+        .cases
+        .into_iter()
+        .find(|c| c.id.ends_with(&format!("::{name}")))
+        .unwrap_or_else(|| panic!("no corpus case {name}"))
+}
+
 /// A concurrent case's per-instruction states and parsed programs (the corpus loads clean).
 fn states_and_programs(
     case: &atomcts::case::Case,
@@ -1480,14 +1489,9 @@ fn concurrent_judge_caps_reports_and_refuses_inconsistent_inputs() {
 #[test]
 fn a_first_success_cannot_follow_a_failed_attempt() {
     use atomcts_reference::concurrent::judge as judge_all;
-    let loaded = load(&atomcts::default_corpus());
     let profile = Profile::default();
     let name = "cas_loop_against_add";
-    let case = loaded
-        .cases
-        .iter()
-        .find(|c| c.id.ends_with(&format!("::{name}")))
-        .unwrap();
+    let case = &corpus_case(name);
     let (states, programs) = states_and_programs(case);
     let all = atomcts::concurrent::parts(case, &programs, &states);
     let mut parts: Vec<_> = all.into_iter().filter(|p| p.cas_loop.is_some()).collect();
@@ -1569,12 +1573,7 @@ fn a_first_success_cannot_follow_a_failed_attempt() {
 #[test]
 fn concurrent_nan_payloads_follow_the_nan_knob() {
     use atomcts_reference::concurrent::judge as judge_all;
-    let loaded = load(&atomcts::default_corpus());
-    let case = loaded
-        .cases
-        .iter()
-        .find(|c| c.id.ends_with("::float_add_order_decides_the_final_value"))
-        .unwrap();
+    let case = &corpus_case("float_add_order_decides_the_final_value");
     let (mut states, programs) = states_and_programs(case);
     let (space, addr) = {
         let parts = atomcts::concurrent::parts(case, &programs, &states);
@@ -1630,12 +1629,7 @@ fn concurrent_nan_payloads_follow_the_nan_knob() {
 #[test]
 fn f16x2_returned_halves_are_judged_apart() {
     use atomcts_reference::concurrent::judge as judge_all;
-    let loaded = load(&atomcts::default_corpus());
-    let case = loaded
-        .cases
-        .iter()
-        .find(|c| c.id.ends_with("::f16x2_halves_add_apart"))
-        .unwrap();
+    let case = &corpus_case("f16x2_halves_add_apart");
     let (states, programs) = states_and_programs(case);
     let parts = atomcts::concurrent::parts(case, &programs, &states);
     let profile = Profile::default();
