@@ -627,7 +627,7 @@ pub fn lower_all(parts: &[Part<'_>], profile: &Profile) -> Result<Vec<Lowered>, 
         };
         if let Some(lp) = p.cas_loop {
             check_loop(k, m, lp)?;
-            check_loop_address(k, p, &l, profile)?;
+            check_loop_address(k, p, &l, m, profile)?;
         }
         ops += m.accesses.len() as u64 * u64::from(p.iterations);
         // One serialization copies the state's memory once per iteration.
@@ -695,11 +695,9 @@ fn check_loop_address(
     k: usize,
     p: &Part<'_>,
     l: &Lowered,
+    m: &MemInstr,
     profile: &Profile,
 ) -> Result<(), ModelError> {
-    let Instr::Mem(m) = &l.instr else {
-        return Err(crate::internal!("a loop lowered to no memory instruction"));
-    };
     let mut moved = p.state.clone();
     // A destination the state does not declare yet cannot be read by the addressing.
     for f in m.accesses.iter().flat_map(|a| dest_regs(&a.dst)) {
@@ -1151,8 +1149,8 @@ pub fn judge(
             bytes: bytes as u8,
         };
         if members.iter().any(|(k, _)| mems[*k].ty != m0.ty) {
-            // Different types (and so any different widths) on one address: compared per byte it is no single
-            // variable; the documents give no order semantics for it.
+            // Different types (and so any different widths) on one address: compared per byte
+            // it is no single variable; the documents give no order semantics for it.
             return Err(ModelError::NotImplemented(format!(
                 "concurrent accesses of different types to {addr:#x}"
             )));

@@ -17,6 +17,7 @@ use atomcts_adapters::concurrent::{ConcurrentObservation, ConcurrentRequest};
 use atomcts_adapters::{Adapter, AdapterError, CAPABILITIES, Observation, Request};
 use atomcts_reference::Profile;
 use atomcts_reference::check::{Judgement, judge};
+use atomcts_reference::concurrent::judge as judge_all;
 use atomcts_reference::outcome::Outcome;
 use atomcts_reference::program::{Dialect, Program, run};
 use atomcts_reference::race::DEFAULT_BUDGET;
@@ -751,21 +752,32 @@ fn the_race_memo_holds_what_its_bound_allows() {
 /// A search with a small memo decides as one with the full memo: forgetting refuted states
 /// costs states expanded, never a verdict. Six racing exchanges whose returns were not kept,
 /// and a final value none of them stores: every order is refuted.
+/// One step of a history: `op` on `ty` with `src`, in the default environment.
+fn op_step(
+    op: atomcts_reference::ir::AtomicOp,
+    ty: atomcts_reference::types::DataType,
+    src: [u64; 2],
+) -> atomcts_reference::semantics::OpStep {
+    atomcts_reference::semantics::OpStep {
+        op,
+        ty,
+        env: atomcts_reference::ir::Env::default(),
+        src,
+    }
+}
+
 #[test]
 fn a_small_race_memo_changes_no_verdict() {
-    use atomcts_reference::ir::{AtomicOp, Env};
+    use atomcts_reference::ir::AtomicOp;
     use atomcts_reference::race::{DeadStates, Observed, Problem, Verdict, check_within};
     use atomcts_reference::semantics::OpStep;
     use atomcts_reference::types::DataType;
     let ops: Vec<(OpStep, Observed)> = (1..=6)
         .map(|v| {
-            let op = OpStep {
-                op: AtomicOp::Exch,
-                ty: DataType::U32,
-                env: Env::default(),
-                src: [v, 0],
-            };
-            (op, Observed::default())
+            (
+                op_step(AtomicOp::Exch, DataType::U32, [v, 0]),
+                Observed::default(),
+            )
         })
         .collect();
     let eq = |a: u64, b: u64| a == b;
@@ -839,7 +851,6 @@ fn lowered_and_serial(
 
 #[test]
 fn planted_concurrent_answers_are_judged() {
-    use atomcts_reference::concurrent::judge as judge_all;
     let loaded = load(&atomcts::default_corpus());
     assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
     let mut score: BTreeMap<&str, [usize; 2]> = BTreeMap::new();
@@ -1069,7 +1080,6 @@ fn planted_concurrent_answers_are_judged() {
 /// never Pass.
 #[test]
 fn concurrent_budget_is_exact_and_enforced() {
-    use atomcts_reference::concurrent::judge as judge_all;
     let loaded = load(&atomcts::default_corpus());
     let profile = Profile::default();
     let mut pinned = 0;
@@ -1175,21 +1185,10 @@ fn concurrent_budget_is_exact_and_enforced() {
 #[test]
 fn concurrent_search_limit_is_exact() {
     use atomcts_reference::concurrent::{MAX_SEARCHED, check_threads};
-    use atomcts_reference::ir::{AtomicOp, Env};
+    use atomcts_reference::ir::AtomicOp;
     use atomcts_reference::race::{Observed, Verdict};
-    use atomcts_reference::semantics::OpStep;
     use atomcts_reference::types::DataType;
-    let step = |op: AtomicOp, v: u64| {
-        (
-            OpStep {
-                op,
-                ty: DataType::U32,
-                env: Env::default(),
-                src: [v, 0],
-            },
-            Observed::default(),
-        )
-    };
+    let step = |op: AtomicOp, v: u64| (op_step(op, DataType::U32, [v, 0]), Observed::default());
     let bits = |a: u64, b: u64| a == b;
     // One thread exchanges 0x10000 once; the others add 1 once each: every order ends at
     // 0x10000 plus the adds after the exchange.
@@ -1228,18 +1227,12 @@ fn concurrent_search_limit_is_exact() {
 #[test]
 fn reductions_decide_hard_histories() {
     use atomcts_reference::concurrent::check_threads;
-    use atomcts_reference::ir::{AtomicOp, Env};
+    use atomcts_reference::ir::AtomicOp;
     use atomcts_reference::race::{Observed, Step, Verdict};
     use atomcts_reference::semantics::OpStep;
     use atomcts_reference::types::DataType;
     type Thread = Vec<(OpStep, Observed)>;
-    let step = |op: AtomicOp, ty: DataType, src: [u64; 2]| OpStep {
-        op,
-        ty,
-        env: Env::default(),
-        src,
-    };
-    let u32op = |op: AtomicOp, s0: u64| step(op, DataType::U32, [s0, 0]);
+    let u32op = |op: AtomicOp, s0: u64| op_step(op, DataType::U32, [s0, 0]);
     // Plays `order` (thread indices, each thread's steps in turn) from `init`: each step's
     // single effect; the returns of the steps whose `keep` is set are recorded. Returns the
     // threads with those observations and the final value.
@@ -1288,7 +1281,7 @@ fn reductions_decide_hard_histories() {
     for i in 0..20u64 {
         ops.push(vec![
             (
-                step(AtomicOp::Cas, DataType::U32, [0x1000 + i, 0]),
+                op_step(AtomicOp::Cas, DataType::U32, [0x1000 + i, 0]),
                 true
             );
             3
@@ -1310,7 +1303,7 @@ fn reductions_decide_hard_histories() {
         };
         threads.push(vec![
             (
-                step(AtomicOp::Cas, DataType::U32, [0x1000 + i, 0]),
+                op_step(AtomicOp::Cas, DataType::U32, [0x1000 + i, 0]),
                 failed
             );
             3
@@ -1340,7 +1333,8 @@ fn reductions_decide_hard_histories() {
     // Dropped identities: 22 threads each run one unobserved bitwise compare-exchange of an F32
     // value with itself (a different value each), beside one exchange: 2 x 2^22 states if
     // they were kept.
-    let f32op = |op: AtomicOp, src: [u64; 2]| (step(op, DataType::F32, src), Observed::default());
+    let f32op =
+        |op: AtomicOp, src: [u64; 2]| (op_step(op, DataType::F32, src), Observed::default());
     let mut threads: Vec<Thread> = vec![vec![f32op(AtomicOp::Exch, [0x3f80_0000, 0])]];
     for i in 0..22u64 {
         threads.push(vec![f32op(
@@ -1380,7 +1374,7 @@ fn reductions_decide_hard_histories() {
     // Stutter runs only consistent steps: a failed attempt of a compare-exchange of 5 with 5
     // can never be observed where the value is always 5 (the exchange would succeed, and
     // would leave 5 as it is).
-    let cas55 = step(AtomicOp::Cas, DataType::U32, [5, 5]);
+    let cas55 = op_step(AtomicOp::Cas, DataType::U32, [5, 5]);
     for ret in [None, Some(5)] {
         let failed = Observed {
             ret,
@@ -1409,7 +1403,7 @@ fn reductions_decide_hard_histories() {
 #[test]
 fn concurrent_judge_caps_reports_and_refuses_inconsistent_inputs() {
     use atomcts_reference::check::MAX_MISMATCHES;
-    use atomcts_reference::concurrent::{Serial, judge as judge_all};
+    use atomcts_reference::concurrent::Serial;
     let loaded = load(&atomcts::default_corpus());
     let profile = Profile::default();
     let mut judged = 0;
@@ -1488,7 +1482,6 @@ fn concurrent_judge_caps_reports_and_refuses_inconsistent_inputs() {
 /// allowed.)
 #[test]
 fn a_first_success_cannot_follow_a_failed_attempt() {
-    use atomcts_reference::concurrent::judge as judge_all;
     let profile = Profile::default();
     let name = "cas_loop_against_add";
     let case = &corpus_case(name);
@@ -1572,7 +1565,6 @@ fn a_first_success_cannot_follow_a_failed_attempt() {
 /// `any`; 1.0 in its place is wrong under both.
 #[test]
 fn concurrent_nan_payloads_follow_the_nan_knob() {
-    use atomcts_reference::concurrent::judge as judge_all;
     let case = &corpus_case("float_add_order_decides_the_final_value");
     let (mut states, programs) = states_and_programs(case);
     let (space, addr) = {
@@ -1628,7 +1620,6 @@ fn concurrent_nan_payloads_follow_the_nan_knob() {
 /// (0x3e00) or whose low half is 0.125 (0x3000) fits no order, whatever the other half says.
 #[test]
 fn f16x2_returned_halves_are_judged_apart() {
-    use atomcts_reference::concurrent::judge as judge_all;
     let case = &corpus_case("f16x2_halves_add_apart");
     let (states, programs) = states_and_programs(case);
     let parts = atomcts::concurrent::parts(case, &programs, &states);
