@@ -486,7 +486,6 @@ mod tests {
         Observed::ret(r)
     }
 
-
     #[test]
     fn program_order_is_respected() {
         // Thread 0: add 1 then add 1, returning 0 then 1; thread 1: exch 10 returning 2.
@@ -495,7 +494,8 @@ mod tests {
             (op(AtomicOp::Add, 1), ret(1)),
         ];
         let t1 = vec![(op(AtomicOp::Exch, 10), ret(2))];
-        let v = check_threads(0, &[t0.clone(), t1.clone()], Some(10), Equality::Bits, 1000).unwrap();
+        let v =
+            check_threads(0, &[t0.clone(), t1.clone()], Some(10), Equality::Bits, 1000).unwrap();
         assert_eq!(
             v,
             Verdict::Pass {
@@ -532,7 +532,14 @@ mod tests {
         let exch = vec![(op(AtomicOp::Exch, 5), Observed::default())];
         assert_eq!(commutative_final(0, &[exch.clone(), add.clone()]), None);
         assert!(matches!(
-            check_threads(0, &[exch.clone(), add.clone()], Some(6), Equality::Bits, 1000).unwrap(),
+            check_threads(
+                0,
+                &[exch.clone(), add.clone()],
+                Some(6),
+                Equality::Bits,
+                1000
+            )
+            .unwrap(),
             Verdict::Pass { .. }
         ));
         assert!(matches!(

@@ -1146,7 +1146,8 @@ pub fn concurrent_plants(
         // (an attempt fails, and the lane retries with the value it read, whenever another
         // thread changed the value since the lane last read it): must pass.
         for seed in [1, 2] {
-            if let Some(o) = crate::interleave::random_interleaving(parts, lowered, reference, seed) {
+            if let Some(o) = crate::interleave::random_interleaving(parts, lowered, reference, seed)
+            {
                 out.push(ConcurrentPlant {
                     kind: None,
                     what: format!(

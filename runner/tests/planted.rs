@@ -25,6 +25,9 @@ use atomcts_reference::types::Space;
 use atomcts_reference::visa::encoding::{Agreement, Stated, agree};
 use std::collections::{BTreeMap, BTreeSet};
 
+#[path = "planted/concurrent_judge.rs"]
+mod concurrent_judge;
+
 /// Presents one fixed observation.
 struct Planted(Observation);
 
@@ -1012,6 +1015,42 @@ fn planted_concurrent_answers_are_judged() {
                     ));
                 }
             }
+            // A returned row one value short or one too many (PROTOCOL.md: one value per
+            // access of the instruction, per iteration): no value may go unchecked.
+            for (k, rows) in reference.returned.iter().enumerate() {
+                for extra in [false, true] {
+                    let mut returned = reference.returned.clone();
+                    if extra {
+                        let first = returned[k][0][0];
+                        returned[k][0].push(first);
+                    } else {
+                        returned[k][0].pop();
+                    }
+                    let (through, alone) = present(
+                        ConcurrentObservation {
+                            states: reference.states.clone(),
+                            returned: Some(returned),
+                            attempts: Some(reference.attempts.clone()),
+                        },
+                        DEFAULT_BUDGET,
+                    );
+                    let s = score
+                        .entry("a returned row one value short or one too many")
+                        .or_default();
+                    s[0] += 1;
+                    if through.status == Status::Fail && matches!(alone, Ok(Judgement::Fail(_))) {
+                        s[1] += 1;
+                    } else {
+                        problems.push(format!(
+                            "{} under {name}: instruction {k}'s first returned row of {} values {}: the runner says {:?}, the judge alone {alone:?}",
+                            case.id,
+                            rows[0].len(),
+                            if extra { "with one more" } else { "with one fewer" },
+                            through.status
+                        ));
+                    }
+                }
+            }
             for p in concurrent_plants(&parts, &lowered, &reference) {
                 let o = &p.observation;
                 let (through, alone) = present(
@@ -1060,11 +1099,30 @@ fn planted_concurrent_answers_are_judged() {
             }
         }
     }
+    // Cases whose accesses overlap without being one location (H1): the case's error, by the
+    // runner (whatever the adapter answers) and by the judge alone, naming both accesses.
+    for (case, names) in concurrent_judge::overlapping_cases() {
+        let s = score
+            .entry("overlapping accesses (the case's error)")
+            .or_default();
+        s[0] += 1;
+        match concurrent_judge::refused(&case, names) {
+            (Ok(()), Ok(())) => s[1] += 1,
+            (runner, alone) => problems.push(format!(
+                "{}: overlapping accesses ({names}): the runner {runner:?}, the judge alone {alone:?}",
+                case.id
+            )),
+        }
+    }
     for (label, [n, ok]) in &score {
         println!("concurrent {label}: {ok} of {n} judged as they must be");
     }
     println!("concurrent final registers only: {registers_only_undecided} undecided in the budget");
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+    assert_eq!(
+        score.get("overlapping accesses (the case's error)"),
+        Some(&[4, 4])
+    );
     for label in [
         PlantKind::ConcurrentFinal.name(),
         PlantKind::ConcurrentReturn.name(),
@@ -1072,6 +1130,7 @@ fn planted_concurrent_answers_are_judged() {
         "stated final value, its lowest stated bit flipped",
         "final states, one too few or too many",
         "final registers only (must not fail)",
+        "a returned row one value short or one too many",
     ] {
         assert!(
             score.get(label).is_some_and(|s| s[0] >= 10),
@@ -1214,7 +1273,10 @@ fn concurrent_search_limit_is_exact() {
     ] {
         let v = check_threads(0, &history(ops - 1), Some(fin), bits, DEFAULT_BUDGET).unwrap();
         if decided {
-            assert!(matches!(v, Verdict::Pass { .. }), "{ops} operations, final {fin:#x}");
+            assert!(
+                matches!(v, Verdict::Pass { .. }),
+                "{ops} operations, final {fin:#x}"
+            );
         } else {
             assert_eq!(v, Verdict::Undecided { explored: 0 }, "{ops} operations");
         }
@@ -1655,29 +1717,5 @@ fn f16x2_returned_halves_are_judged_apart() {
             matches!(j, Judgement::Fail(_)),
             "{what} ({wrong:#010x}): {j:?}"
         );
-    }
-}
-
-#[test]
-fn explore_random_interleavings() {
-    let loaded = load(&std::env::var("CORPUS").map(std::path::PathBuf::from).unwrap_or_else(|_| atomcts::default_corpus()));
-    let profile = Profile::default();
-    let seeds: u64 = std::env::var("SEEDS").ok().and_then(|s| s.parse().ok()).unwrap_or(20);
-    let only = std::env::var("ONLY").unwrap_or_default();
-    for case in loaded.cases.iter().filter(|c| c.is_concurrent() && c.where_.is_empty() && c.id.contains(&only)) {
-        let (states, programs) = states_and_programs(case);
-        let parts = atomcts::concurrent::parts(case, &programs, &states);
-        let (lowered, reference) = lowered_and_serial(&parts, &profile);
-        let t0 = std::time::Instant::now();
-        let mut counts = [0usize; 4];
-        let mut worst = 0f64;
-        for seed in 0..seeds {
-            let t = std::time::Instant::now();
-            let Some(o) = atomcts::interleave::random_interleaving(&parts, &lowered, &reference, seed) else { counts[3] += 1; continue; };
-            let j = judge_all(&parts, &lowered, &reference, &o.states, Some(&o.returned), Some(&o.attempts), DEFAULT_BUDGET).unwrap();
-            worst = worst.max(t.elapsed().as_secs_f64());
-            match j { Judgement::Pass => counts[0] += 1, Judgement::Fail(m) => { counts[1] += 1; if counts[1] == 1 { println!("  FAIL seed {seed}: {m:?}"); } }, Judgement::Undecided(w) => { counts[2] += 1; if counts[2] == 1 { println!("  UNDECIDED seed {seed}: {w}"); } } }
-        }
-        println!("{}: pass {} fail {} undecided {} none {} in {:.2}s (worst {:.2}s)", case.id, counts[0], counts[1], counts[2], counts[3], t0.elapsed().as_secs_f64(), worst);
     }
 }

@@ -193,4 +193,3 @@ pub fn is_identity(op: &OpStep) -> bool {
         _ => false,
     }
 }
-

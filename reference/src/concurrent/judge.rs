@@ -55,8 +55,9 @@ pub fn locations(
             m.ty.name()
         )
     };
-    // The location reaching furthest so far: its space, start, end and first access.
-    let mut reach: Option<(Space, u64, u64, ThreadId)> = None;
+    // The previous location: its space, start, end and first access. Locations come in
+    // address order and each must end before the next starts, so it reaches furthest.
+    let mut previous: Option<(Space, u64, u64, ThreadId)> = None;
     for (&(space, addr), members) in &out {
         let first = members[0];
         let ty = mems[first.0].ty;
@@ -67,18 +68,17 @@ pub fn locations(
                 access(other, addr)
             )));
         }
-        let end = addr.saturating_add(ty.bytes());
-        match reach {
-            Some((s, start, until, holder)) if s == space && addr < until => {
-                return Err(ModelError::BadState(format!(
-                    "{} and {} access overlapping bytes at different addresses: the accesses of a concurrent case to overlapping bytes must be one location (one address, one type)",
-                    access(holder, start),
-                    access(first, addr)
-                )));
-            }
-            Some((s, _, until, _)) if s == space && until >= end => {}
-            _ => reach = Some((space, addr, end, first)),
+        if let Some((s, start, until, holder)) = previous
+            && s == space
+            && addr < until
+        {
+            return Err(ModelError::BadState(format!(
+                "{} and {} access overlapping bytes at different addresses: the accesses of a concurrent case to overlapping bytes must be one location (one address, one type)",
+                access(holder, start),
+                access(first, addr)
+            )));
         }
+        previous = Some((space, addr, addr.saturating_add(ty.bytes()), first));
     }
     Ok(out)
 }
@@ -183,11 +183,23 @@ pub fn judge(
 }
 
 /// A failing judgement with one mismatch at register-like location `name[idx]`.
-fn fail(name: &str, idx: u32, expected: Option<u64>, observed: Option<u64>, why: String) -> Judgement {
+fn fail(
+    name: &str,
+    idx: u32,
+    expected: Option<u64>,
+    observed: Option<u64>,
+    why: String,
+) -> Judgement {
     Judgement::Fail(vec![mismatch(name, idx, expected, observed, why)])
 }
 
-fn mismatch(name: &str, idx: u32, expected: Option<u64>, observed: Option<u64>, why: String) -> Mismatch {
+fn mismatch(
+    name: &str,
+    idx: u32,
+    expected: Option<u64>,
+    observed: Option<u64>,
+    why: String,
+) -> Mismatch {
     Mismatch {
         loc: Loc::Reg {
             name: name.into(),

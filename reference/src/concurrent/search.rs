@@ -379,14 +379,19 @@ impl WalkStep {
 /// Whether a step returns the value it read: every atomic but a pre-decrement (which returns
 /// the new value) and a float operation whose profile flushes a denormal return.
 fn returns_old(s: &OpStep) -> bool {
-    s.op != AtomicOp::PreDec && !(s.ty.float_format().is_some() && s.env.ftz.inputs && s.env.ftz_return)
+    s.op != AtomicOp::PreDec
+        && !(s.ty.float_format().is_some() && s.env.ftz.inputs && s.env.ftz_return)
 }
 
 /// Why the edges of a walk can form no walk from `init` to `fin` in any order (program order
 /// aside): a value held (initially, or left by an edge) a different number of times than it is
 /// read (by an edge, or as the final value), or edges no walk from `init` reaches.
 fn walk_defect(init: u64, fin: u64, walk: &[Vec<(WalkStep, Observed)>]) -> Option<String> {
-    let edges: Vec<(u64, u64)> = walk.iter().flatten().filter_map(|(s, _)| s.edge()).collect();
+    let edges: Vec<(u64, u64)> = walk
+        .iter()
+        .flatten()
+        .filter_map(|(s, _)| s.edge())
+        .collect();
     // held minus read, per value.
     let mut balance: BTreeMap<u64, (u64, u64)> = BTreeMap::new();
     balance.entry(init).or_default().0 += 1;
@@ -760,7 +765,9 @@ impl Connected {
 
 /// The lowest level some thread of a class stands at, unless all have finished.
 fn first_occupied(levels: &[Vec<u32>]) -> Option<usize> {
-    levels[..levels.len() - 1].iter().position(|t| !t.is_empty())
+    levels[..levels.len() - 1]
+        .iter()
+        .position(|t| !t.is_empty())
 }
 
 /// Identical threads as classes: each class's steps and its threads.
@@ -1176,10 +1183,7 @@ impl<'a, S: Searched> Engine<'a, S> {
         self.value = value;
         let stutters = self.stutter()?;
         if self.remaining == 0 {
-            if self
-                .final_value
-                .is_none_or(|f| self.eq.eq(self.value, f))
-            {
+            if self.final_value.is_none_or(|f| self.eq.eq(self.value, f)) {
                 return Ok(Some(Found::Yes));
             }
             self.leave(stutters)?;
@@ -1241,7 +1245,10 @@ impl<'a, S: Searched> Engine<'a, S> {
         let start = (f.rot % self.steps.len().max(1) as u32, 0);
         let found = loop {
             let at = if f.cursor < n {
-                Some((self.indexed(f.value)[((f.cursor + f.rot % n) % n) as usize], false))
+                Some((
+                    self.indexed(f.value)[((f.cursor + f.rot % n) % n) as usize],
+                    false,
+                ))
             } else if f.cursor == n {
                 self.next_other(start, f.other, f.wrapped)
             } else {
