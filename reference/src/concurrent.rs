@@ -31,7 +31,7 @@ pub use fold::{commutative_final, fold_if_commuting, is_identity, monotone_field
 pub use judge::{judge, locations};
 pub use search::{
     CONNECTED_EDGES, Checked, Equality, History, MAX_SEARCHED, RESTART_STATES, Reason, Schedule,
-    Thread, check_history, check_threads, to_f64,
+    Thread, check_history, check_history_within, check_threads, to_f64,
 };
 
 use crate::error::ModelError;

@@ -1158,11 +1158,21 @@ fn concurrent_budget_is_exact_and_enforced() {
         let (states, programs) = states_and_programs(case);
         let parts = atomcts::concurrent::parts(case, &programs, &states);
         let (lowered, reference) = lowered_and_serial(&parts, &profile);
-        for p in concurrent_plants(&parts, &lowered, &reference) {
-            if p.kind.is_none() {
-                continue;
-            }
-            let o = &p.observation;
+        // The brute-forced plants, and the corrupted random interleavings of
+        // `concurrent_judge` (returns of every thread: the walks and searches real answers
+        // meet).
+        let mut wrong: Vec<(String, atomcts_reference::concurrent::Serial)> =
+            concurrent_plants(&parts, &lowered, &reference)
+                .into_iter()
+                .filter(|p| p.kind.is_some())
+                .map(|p| (p.what, p.observation))
+                .collect();
+        for seed in 0..3 {
+            let o = atomcts::interleave::random_interleaving(&parts, &lowered, &reference, seed)
+                .unwrap();
+            wrong.extend(concurrent_judge::corruptions(&parts, &lowered, &o));
+        }
+        for (what, o) in &wrong {
             let judged = |b: u64| {
                 judge_all(
                     &parts,
@@ -1187,7 +1197,7 @@ fn concurrent_budget_is_exact_and_enforced() {
                     hi <= DEFAULT_BUDGET,
                     "{}: {}: no budget decides",
                     case.id,
-                    p.what
+                    what
                 );
             }
             while hi - lo > 1 {
@@ -1203,10 +1213,10 @@ fn concurrent_budget_is_exact_and_enforced() {
                 matches!(judged(b), Judgement::Fail(_)),
                 "{}: {}",
                 case.id,
-                p.what
+                what
             );
             let Judgement::Undecided(why) = judged(b - 1) else {
-                panic!("{}: {}: budget {} decides", case.id, p.what, b - 1);
+                panic!("{}: {}: budget {} decides", case.id, what, b - 1);
             };
             let counts: Vec<u64> = why
                 .split("after ")
@@ -1217,7 +1227,7 @@ fn concurrent_budget_is_exact_and_enforced() {
                 !counts.is_empty() && counts.iter().all(|&n| n == b),
                 "{}: {}: budget {} says {why:?}, want after {b} states",
                 case.id,
-                p.what,
+                what,
                 b - 1
             );
             let opts = Options {
@@ -1232,7 +1242,7 @@ fn concurrent_budget_is_exact_and_enforced() {
                 attempts: Some(o.attempts.clone()),
             });
             let r = run_case(case, &mut adapter, &opts);
-            assert_ne!(r.status, Status::Pass, "{}: {}", case.id, p.what);
+            assert_ne!(r.status, Status::Pass, "{}: {}", case.id, what);
             largest = largest.max(b);
             pinned += 1;
         }

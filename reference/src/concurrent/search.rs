@@ -104,6 +104,21 @@ pub struct Checked {
     pub verdict: Verdict,
     /// Why.
     pub reason: Reason,
+    /// The most refuted states the search's memo held at once (each direction's, added).
+    pub remembered: usize,
+    /// How many times a memo was emptied to stay within its bound.
+    pub forgotten: u32,
+}
+
+impl Checked {
+    fn decided(verdict: Verdict, reason: Reason) -> Checked {
+        Checked {
+            verdict,
+            reason,
+            remembered: 0,
+            forgotten: 0,
+        }
+    }
 }
 
 /// The candidate schedules, in the order they are tried.
@@ -122,17 +137,21 @@ pub enum Schedule {
     ThreadMajor,
     /// The same with threads descending.
     ThreadMajorDescending,
+    /// Every step in the order of the value it returned (where every return is observed):
+    /// the only order adds that only grow the value can run in.
+    ReturnsAscending,
 }
 
 impl Schedule {
     /// Every schedule, in the order they are tried.
-    pub const ALL: [Schedule; 6] = [
+    pub const ALL: [Schedule; 7] = [
         Schedule::Serial,
         Schedule::SerialDescending,
         Schedule::InstructionMajor,
         Schedule::InstructionMajorDescending,
         Schedule::ThreadMajor,
         Schedule::ThreadMajorDescending,
+        Schedule::ReturnsAscending,
     ];
 
     /// For people.
@@ -146,11 +165,28 @@ impl Schedule {
             }
             Schedule::ThreadMajor => "thread after thread",
             Schedule::ThreadMajorDescending => "thread after thread, descending",
+            Schedule::ReturnsAscending => "the observed returns ascending",
         }
     }
 
-    /// The order (a thread index per step) for threads of these lengths and instructions.
-    pub fn order(self, lens: &[usize], instrs: &[usize]) -> Vec<usize> {
+    /// The order (a thread index per step) for the history, if the schedule gives one.
+    pub fn order(self, h: &History<'_>) -> Option<Vec<usize>> {
+        if self == Schedule::ReturnsAscending {
+            let mut steps = Vec::new();
+            for (t, thread) in h.threads.iter().enumerate() {
+                for (j, (_, o)) in thread.iter().enumerate() {
+                    steps.push((o.ret.filter(|_| o.kept == u64::MAX)?, t, j));
+                }
+            }
+            steps.sort_unstable();
+            return Some(steps.into_iter().map(|(_, t, _)| t).collect());
+        }
+        let lens: Vec<usize> = h.threads.iter().map(Vec::len).collect();
+        Some(self.threads_in_turn(&lens, h.instrs))
+    }
+
+    /// The order of a schedule that takes threads in turn.
+    fn threads_in_turn(self, lens: &[usize], instrs: &[usize]) -> Vec<usize> {
         let ascending: Vec<usize> = (0..lens.len()).collect();
         let descending: Vec<usize> = ascending.iter().rev().copied().collect();
         let instr = |t: usize| instrs.get(t).copied().unwrap_or(t);
@@ -168,7 +204,9 @@ impl Schedule {
                     out.extend(std::iter::repeat_n(t, lens[t]));
                 }
             }
-            Schedule::InstructionMajor | Schedule::InstructionMajorDescending => {
+            Schedule::InstructionMajor
+            | Schedule::InstructionMajorDescending
+            | Schedule::ReturnsAscending => {
                 let ts = if self == Schedule::InstructionMajor {
                     &ascending
                 } else {
@@ -234,43 +272,52 @@ pub fn check_threads(
 }
 
 /// Whether some order of all steps of all threads, each thread's steps in order, produces
-/// every observed return and the final value (the module's stages, in turn).
+/// every observed return and the final value (the module's stages, in turn), with a memo of at
+/// most [`MAX_MEMO_BYTES`].
 pub fn check_history(h: &History<'_>, eq: Equality, budget: u64) -> Result<Checked, ModelError> {
-    let lens: Vec<usize> = h.threads.iter().map(Vec::len).collect();
+    check_history_within(h, eq, budget, MAX_MEMO_BYTES)
+}
+
+/// [`check_history`] with a memo of at most `memo` bytes (half for each direction over walks),
+/// counted as [`DeadStates::entry_bytes`] counts a state and 8 bytes for its hash.
+pub fn check_history_within(
+    h: &History<'_>,
+    eq: Equality,
+    budget: u64,
+    memo: usize,
+) -> Result<Checked, ModelError> {
     for s in Schedule::ALL {
-        let order = s.order(&lens, h.instrs);
+        let Some(order) = s.order(h) else {
+            continue;
+        };
         if plays(h, &order, eq)? {
-            return Ok(Checked {
-                verdict: Verdict::Pass { order },
-                reason: Reason::Schedule(s),
-            });
+            return Ok(Checked::decided(
+                Verdict::Pass { order },
+                Reason::Schedule(s),
+            ));
         }
     }
     let (split, origin) = reduce(h.threads);
     let total: usize = split.iter().map(Vec::len).sum();
     if total > MAX_SEARCHED {
-        return Ok(Checked {
-            verdict: Verdict::Undecided { explored: 0 },
-            reason: Reason::TooMany,
-        });
+        return Ok(Checked::decided(
+            Verdict::Undecided { explored: 0 },
+            Reason::TooMany,
+        ));
     }
     let edges = walk(&split, eq).filter(|_| h.final_value.is_some_and(|f| eq.exact(f)));
     if let (Some(w), Some(f)) = (&edges, h.final_value)
         && let Some(why) = walk_defect(h.init, f, w)
     {
-        return Ok(Checked {
-            verdict: Verdict::Fail {
+        return Ok(Checked::decided(
+            Verdict::Fail {
                 explored: 0,
                 longest_prefix: Vec::new(),
             },
-            reason: Reason::Walk(why),
-        });
+            Reason::Walk(why),
+        ));
     }
-    let verdict = search(h, &split, &origin, edges, eq, budget)?;
-    Ok(Checked {
-        verdict,
-        reason: Reason::Search,
-    })
+    search(h, &split, &origin, edges, eq, budget, memo)
 }
 
 /// The reductions: a thread whose steps are all the same operation with nothing observed
@@ -600,13 +647,10 @@ fn search(
     walk: Option<Walk>,
     eq: Equality,
     budget: u64,
-) -> Result<Verdict, ModelError> {
+    memo: usize,
+) -> Result<Checked, ModelError> {
     let monotone = monotone_field(h.init, split);
-    let memo = if walk.is_some() {
-        MAX_MEMO_BYTES / 2
-    } else {
-        MAX_MEMO_BYTES
-    };
+    let memo = if walk.is_some() { memo / 2 } else { memo };
     let mut forward = Engine::new(split, h.init, h.final_value, eq, memo);
     forward.monotone = monotone.map(|low| (low, BTreeMap::new()));
     forward.float = float_reach(split, h.final_value);
@@ -654,34 +698,46 @@ fn search(
             found = b.run(run, limit, &mut explored, budget)?;
             back = true;
         }
+        let done = |verdict: Verdict, f: &Engine<'_, OpStep>, b: Option<&Engine<'_, WalkStep>>| {
+            Ok(Checked {
+                verdict,
+                reason: Reason::Search,
+                remembered: f.memo.peak + b.map_or(0, |b| b.memo.peak),
+                forgotten: f.memo.emptied + b.map_or(0, |b| b.memo.emptied),
+            })
+        };
         match found {
             Found::Restart => {}
             Found::Yes => {
-                let mut order: Vec<usize> = if back {
-                    backward.map(|b| b.order).unwrap_or_default()
-                } else {
-                    forward.order
-                }
-                .into_iter()
-                .map(|t| origin[t as usize])
-                .collect();
+                let taken = match (&backward, back) {
+                    (Some(b), true) => &b.order,
+                    _ => &forward.order,
+                };
+                let mut order: Vec<usize> = taken.iter().map(|&t| origin[t as usize]).collect();
                 if back {
                     order.reverse();
                 }
-                return Ok(Verdict::Pass { order });
+                return done(Verdict::Pass { order }, &forward, backward.as_ref());
             }
             Found::No => {
                 forward.flush_longest();
-                return Ok(Verdict::Fail {
-                    explored,
-                    longest_prefix: forward
-                        .longest
-                        .iter()
-                        .map(|&t| origin[t as usize])
-                        .collect(),
-                });
+                let longest_prefix = forward
+                    .longest
+                    .iter()
+                    .map(|&t| origin[t as usize])
+                    .collect();
+                return done(
+                    Verdict::Fail {
+                        explored,
+                        longest_prefix,
+                    },
+                    &forward,
+                    backward.as_ref(),
+                );
             }
-            Found::OutOfBudget => return Ok(Verdict::Undecided { explored }),
+            Found::OutOfBudget => {
+                return done(Verdict::Undecided { explored }, &forward, backward.as_ref());
+            }
         }
     }
 }
@@ -815,20 +871,39 @@ struct Frame {
 /// the bound (it only prunes: forgetting is sound).
 struct Memo {
     states: HashMap<u64, Vec<Box<[u32]>>>,
+    held: usize,
     bytes: usize,
     limit: usize,
+    peak: usize,
+    emptied: u32,
 }
 
 impl Memo {
+    fn new(limit: usize) -> Memo {
+        Memo {
+            states: HashMap::new(),
+            held: 0,
+            bytes: 0,
+            limit,
+            peak: 0,
+            emptied: 0,
+        }
+    }
+
+    /// Counted as [`DeadStates::entry_bytes`] counts a state, and 8 bytes for its hash.
     fn insert(&mut self, hash: u64, state: Box<[u32]>) {
         let bytes = DeadStates::entry_bytes(state.len()) + 8;
         if self.bytes + bytes > self.limit {
             self.states.clear();
             self.states.shrink_to_fit();
             self.bytes = 0;
+            self.held = 0;
+            self.emptied += 1;
         }
         self.states.entry(hash).or_default().push(state);
         self.bytes += bytes;
+        self.held += 1;
+        self.peak = self.peak.max(self.held);
     }
 }
 
@@ -923,11 +998,7 @@ impl<'a, S: Searched> Engine<'a, S> {
             frames: Vec::new(),
             stuttered: Vec::new(),
             key_len: 0,
-            memo: Memo {
-                states: HashMap::new(),
-                bytes: 0,
-                limit: memo,
-            },
+            memo: Memo::new(memo),
             rng: 0,
             randomize: false,
             monotone: None,

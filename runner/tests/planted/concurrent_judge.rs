@@ -225,7 +225,11 @@ fn answer_locations(parts: &[Part<'_>], mems: &[&MemInstr], o: &Serial) -> Vec<L
 /// every return is observed, so the walk they draw ends at the observed value; or brute force
 /// over every order), and one returned value changed to one memory never holds before that
 /// step (every other step's effect is fixed by its return) or that brute force refutes.
-fn corruptions(parts: &[Part<'_>], lowered: &[Lowered], o: &Serial) -> Vec<(String, Serial)> {
+pub(super) fn corruptions(
+    parts: &[Part<'_>],
+    lowered: &[Lowered],
+    o: &Serial,
+) -> Vec<(String, Serial)> {
     let mems: Vec<&MemInstr> = lowered
         .iter()
         .map(|l| match &l.instr {
@@ -744,6 +748,236 @@ fn float_adds_observed_only_by_their_final_value_are_decided() {
                 "{ms:?}"
             ),
             other => panic!("seed {seed}: a lost update judged {other:?}"),
+        }
+    }
+}
+
+/// H18: an undecided verdict names its real reason. Past the search's limit (16,384 operations
+/// on one address), increments against decrements with every return kept commute (the final
+/// value is theirs) but their returns cannot be ordered: the verdict says so, not that the
+/// operations do not commute. An exchange against the same adds does not commute: the verdict
+/// says that. Adds alone, every return kept, only grow the value: their returns ascending are
+/// the one order, which the checker tries, so they are decided at any size.
+#[test]
+fn undecided_verdicts_name_their_reason() {
+    let profile = Profile::default();
+    let visa = |second: &str| {
+        let lanes = |v: &str| vec![v; 16].join(", ");
+        written_case(
+            "visa",
+            &format!(
+                r#"
+[[case]]
+name = "beyond_the_search"
+cite = "x"
+tags = ["concurrent"]
+given = {{ mem = {{ 0x1000 = "u32:100000" }} }}
+expect = {{ }}
+[[case.concurrent]]
+asm = "DWORD_ATOMIC.inc (16) T255 V10 V0 V0 V13"
+iterations = 520
+given = {{ V10 = {{ ud = [{}] }}, V13 = {{ ud = [{}] }} }}
+{second}"#,
+                lanes("0x1000"),
+                lanes("0")
+            ),
+        )
+    };
+    let cases = [
+        (
+            visa(&format!(
+                "[[case.concurrent]]\nasm = \"DWORD_ATOMIC.dec (16) T255 V10 V0 V0 V13\"\niterations = 520\ngiven = {{ V10 = {{ ud = [{}] }}, V13 = {{ ud = [{}] }} }}",
+                vec!["0x1000"; 16].join(", "),
+                vec!["0"; 16].join(", ")
+            )),
+            Some(
+                "the operations commute and the final value is theirs, but their observed returns are more than 16384 operations to order",
+            ),
+        ),
+        (
+            visa(&format!(
+                "[[case.concurrent]]\nasm = \"DWORD_ATOMIC.dec (16) T255 V10 V0 V0 V13\"\niterations = 520\ngiven = {{ V10 = {{ ud = [{}] }}, V13 = {{ ud = [{}] }} }}\n[[case.concurrent]]\nasm = \"DWORD_ATOMIC.xchg (1) T255 V10 V11 V0 V13\"\ngiven = {{ V10 = {{ ud = [0x1000] }}, V11 = {{ ud = [5] }}, V13 = {{ ud = [0] }} }}",
+                vec!["0x1000"; 16].join(", "),
+                vec!["0"; 16].join(", ")
+            )),
+            Some("more than 16384 operations that do not all commute"),
+        ),
+        (
+            visa(&format!(
+                "[[case.concurrent]]\nasm = \"DWORD_ATOMIC.inc (16) T255 V10 V0 V0 V13\"\niterations = 520\ngiven = {{ V10 = {{ ud = [{}] }}, V13 = {{ ud = [{}] }} }}",
+                vec!["0x1000"; 16].join(", "),
+                vec!["0"; 16].join(", ")
+            )),
+            None,
+        ),
+    ];
+    for (case, why) in cases {
+        let (states, programs) = states_and_programs(&case);
+        let parts = atomcts::concurrent::parts(&case, &programs, &states);
+        let (lowered, reference) = lowered_and_serial(&parts, &profile);
+        let o = random_interleaving(&parts, &lowered, &reference, 1).unwrap();
+        let verdict = judge(
+            &parts,
+            &lowered,
+            &reference,
+            &o.states,
+            Some(&o.returned),
+            Some(&o.attempts),
+            DEFAULT_BUDGET,
+        )
+        .unwrap();
+        match (verdict, why) {
+            (Judgement::Undecided(text), Some(why)) => {
+                assert!(text.contains(why), "{text}");
+                assert!(
+                    text.contains("no candidate schedule produces")
+                        && text.contains("on 0x1000 (1664"),
+                    "{text}"
+                );
+            }
+            (Judgement::Pass, None) => {}
+            (other, why) => panic!("{why:?}: {other:?}"),
+        }
+    }
+}
+
+/// Set in the child process of [`a_large_concurrent_case_is_judged_in_bounded_memory`].
+const MEMORY_CHILD: &str = "ATOMCTS_CONCURRENT_MEMORY_CHILD";
+
+/// The peak resident memory of a process that judges the largest searched history (README
+/// "Guarantees": the memo's bound, never reached here, and about a kilobyte per operation).
+const PEAK_RSS_KIB: u64 = 128 << 10;
+
+/// H11: a legal concurrent case of 16,384 operations on one address (16 MSL instructions x
+/// 1,024 lanes of an exchange, every return kept: the largest history the search takes) is
+/// judged within the stated memory bound: through the runner on the built-in adapter (the
+/// reference's serial answer), and before the judge alone on a random interleaving (which
+/// the search orders). Measured as the peak resident memory (`VmHWM`) of a child process that
+/// runs this test alone, under an address-space limit so that a regression fails instead of
+/// exhausting the machine.
+#[test]
+fn a_large_concurrent_case_is_judged_in_bounded_memory() {
+    if std::env::var_os(MEMORY_CHILD).is_some() {
+        let instrs: String = (0..16)
+            .map(|k| {
+                let v: Vec<String> = (0..1024).map(|l| (k * 1024 + l + 1).to_string()).collect();
+                format!(
+                    "[[case.concurrent]]\nasm = \"r = atomic_exchange_explicit(&buf[0], v, memory_order_relaxed)\"\nlanes = 1024\ngiven = {{ v = [{}] }}\n",
+                    v.join(", ")
+                )
+            })
+            .collect();
+        let case = written_case(
+            "msl",
+            &format!(
+                "[[case]]\nname = \"exchanges\"\ncite = \"x\"\ntags = [\"concurrent\"]\ngiven = {{ buf = {{ space = \"device\", type = \"atomic_uint\", init = [0, 77] }} }}\nexpect = {{ buf = [\"any\", 77] }}\n{instrs}"
+            ),
+        );
+        let profile = Profile::default();
+        let opts = Options {
+            profile: profile.clone(),
+            race_budget: DEFAULT_BUDGET,
+            cases_arg: "written".into(),
+            adapter_arg: String::new(),
+        };
+        let r = run_case(&case, &mut atomcts_adapters::FastAdapter, &opts);
+        assert_eq!(r.status, Status::Pass, "{:?}", r.findings);
+        let (states, programs) = states_and_programs(&case);
+        let parts = atomcts::concurrent::parts(&case, &programs, &states);
+        let (lowered, reference) = lowered_and_serial(&parts, &profile);
+        let o = random_interleaving(&parts, &lowered, &reference, 7).unwrap();
+        let verdict = judge(
+            &parts,
+            &lowered,
+            &reference,
+            &o.states,
+            Some(&o.returned),
+            Some(&o.attempts),
+            DEFAULT_BUDGET,
+        )
+        .unwrap();
+        assert_eq!(verdict, Judgement::Pass);
+        let status = std::fs::read_to_string("/proc/self/status").unwrap();
+        let peak = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+        println!("peak {peak}");
+        return;
+    }
+    let exe = std::env::current_exe().unwrap();
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 4194304; exec \"$0\" \"$@\"")
+        .arg(&exe)
+        .args([
+            "concurrent_judge::a_large_concurrent_case_is_judged_in_bounded_memory",
+            "--exact",
+            "--nocapture",
+            "--test-threads",
+            "1",
+        ])
+        .env(MEMORY_CHILD, "1")
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "the child failed: {text}");
+    let kib: u64 = text
+        .split("peak VmHWM:")
+        .nth(1)
+        .and_then(|v| v.split("kB").next())
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no peak in {text}"));
+    println!(
+        "a 16,384-operation concurrent case judged in {} MiB at peak",
+        kib >> 10
+    );
+    assert!(kib <= PEAK_RSS_KIB, "{kib} KiB at peak");
+}
+
+/// The concurrent search's memo of refuted states holds as many as its byte bound allows and is
+/// emptied (never grown past the bound) when one more would not fit; forgetting costs states
+/// expanded, never a verdict. Seven exchanges of different values whose returns were not kept:
+/// a final value none of them stores is refuted only after every order, and one the third
+/// stores is found.
+#[test]
+fn a_small_concurrent_memo_changes_no_verdict() {
+    use atomcts_reference::concurrent::{Equality, History, check_history_within};
+    use atomcts_reference::race::{MAX_MEMO_BYTES, Verdict};
+    let threads: Vec<Thread> = (1..=7)
+        .map(|v| {
+            vec![(
+                OpStep {
+                    op: AtomicOp::Exch,
+                    ty: atomcts_reference::types::DataType::U32,
+                    env: atomcts_reference::ir::Env::default(),
+                    src: [v, 0],
+                },
+                Observed::default(),
+            )]
+        })
+        .collect();
+    // A state: its value (2 counts), and 2 levels of each of the 7 classes.
+    let entry = 48 + 4 * (2 + 7 * 2) + 8;
+    for (fin, pass) in [(0x100, false), (3, true)] {
+        let h = History {
+            init: 0,
+            threads: &threads,
+            instrs: &[],
+            final_value: Some(fin),
+        };
+        let full =
+            check_history_within(&h, Equality::Bits, DEFAULT_BUDGET, MAX_MEMO_BYTES).unwrap();
+        let small = check_history_within(&h, Equality::Bits, DEFAULT_BUDGET, 4 * entry).unwrap();
+        let smaller =
+            check_history_within(&h, Equality::Bits, DEFAULT_BUDGET, 4 * entry - 1).unwrap();
+        match (&full.verdict, &small.verdict, pass) {
+            (Verdict::Pass { .. }, Verdict::Pass { .. }, true) => {}
+            (Verdict::Fail { explored: a, .. }, Verdict::Fail { explored: b, .. }, false) => {
+                assert!(full.remembered > 4 && full.forgotten == 0, "{full:?}");
+                assert!(small.remembered == 4 && small.forgotten > 0, "{small:?}");
+                assert_eq!(smaller.remembered, 3, "{smaller:?}");
+                assert!(b > a, "{b} states with a small memo, {a} with the full one");
+            }
+            other => panic!("final {fin:#x}: {other:?}"),
         }
     }
 }
