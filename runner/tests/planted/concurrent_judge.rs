@@ -102,6 +102,10 @@ fn walk_end(init: u64, edges: &[(u64, u64)]) -> Option<u64> {
     }
 }
 
+/// A step's edge (the value it read, the value it left) and its place in the answer
+/// `(instruction, iteration, access)`.
+type Edge = ((u64, u64), (usize, usize, usize));
+
 /// One shared location of an answer, as the tests here read it.
 struct Location {
     space: atomcts_reference::types::Space,
@@ -118,7 +122,7 @@ struct Location {
     changes: Vec<Thread>,
     /// Where every access keeps its return and each fixes its effect: each step's edge, with
     /// the step's place in the answer `(instruction, iteration, access)`.
-    edges: Option<Vec<((u64, u64), (usize, usize, usize))>>,
+    edges: Option<Vec<Edge>>,
     /// Whether a compare-and-swap loop accesses it (its threads above are not its steps).
     looped: bool,
     /// Whether a NaN is involved (any NaN may stand for another).
