@@ -1027,16 +1027,12 @@ fn brute_force_threads(threads: &[Thread], init: u64) -> Option<ThreadsReach> {
     })
 }
 
-/// Whether some order of the threads' steps (each thread's in its own order) gives every
-/// observed return and success flag, `observed[t][j]`, and ends at `end`: brute force over
-/// every progress vector and value, with no reduction, for at most [`CONCURRENT_STATES`]
-/// states (`None` past that). Bitwise comparison: integer types only.
-fn brute_force_observation(
-    threads: &[Thread],
-    init: u64,
-    observed: &[Vec<Observed>],
-    end: u64,
-) -> Option<bool> {
+/// Whether some order of the threads' steps (each thread's in its own order, every effect the
+/// documents allow) gives every observed return and success flag, and ends at `end`: brute
+/// force over every progress vector and value, with no reduction, for at most
+/// [`CONCURRENT_STATES`] states (`None` past that). Bitwise comparison: integer types only (or
+/// no NaN anywhere). An oracle for the concurrent judge independent of its search.
+pub fn order_exists(threads: &[Vec<(OpStep, Observed)>], init: u64, end: u64) -> Option<bool> {
     let mut seen: std::collections::HashSet<(Vec<usize>, u64)> = std::collections::HashSet::new();
     let mut stack = vec![(vec![0usize; threads.len()], init)];
     while let Some((progress, value)) = stack.pop() {
@@ -1048,12 +1044,10 @@ fn brute_force_observation(
         }
         let mut done = true;
         for (t, thread) in threads.iter().enumerate() {
-            let j = progress[t];
-            let Some(step) = thread.steps.get(j) else {
+            let Some((step, o)) = thread.get(progress[t]) else {
                 continue;
             };
             done = false;
-            let o = observed[t][j];
             for e in step.step(value).ok()? {
                 if o.ret_fits(e.ret, &|a, b| a == b) && o.success.is_none_or(|s| s == e.success) {
                     let mut next = progress.clone();
@@ -1263,16 +1257,17 @@ pub fn concurrent_plants(
                     else {
                         continue;
                     };
-                    let observed: Vec<Vec<Observed>> = threads
+                    let observed: Vec<Vec<(OpStep, Observed)>> = threads
                         .iter()
                         .map(|u| {
-                            (0..u.steps.len())
-                                .map(|j| planted.returned[u.instr][j][u.access])
+                            u.steps
+                                .iter()
+                                .enumerate()
+                                .map(|(j, s)| (s.clone(), planted.returned[u.instr][j][u.access]))
                                 .collect()
                         })
                         .collect();
-                    let Some(possible) = brute_force_observation(&threads, init, &observed, end)
-                    else {
+                    let Some(possible) = order_exists(&observed, init, end) else {
                         continue;
                     };
                     let lane = mems[th.instr].accesses[th.access].lane;

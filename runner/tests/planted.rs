@@ -987,36 +987,24 @@ fn planted_concurrent_answers_are_judged() {
                     ));
                 }
             }
-            // An answer with one final state too few or too many (an adapter's bug): the
-            // runner and the judge alone both fail it, naming the count.
+            // Answers of the wrong shape, which the runner and the judge alone both fail: one
+            // final state too few or too many (an adapter's bug; the verdict names the count),
+            // and a returned row one value short or one too many (PROTOCOL.md: one value per
+            // access of the instruction, per iteration; no value may go unchecked).
+            let mut shapes: Vec<(&str, String, ConcurrentObservation)> = Vec::new();
             for n in [parts.len() - 1, parts.len() + 1] {
                 let mut states = reference.states.clone();
                 states.resize(n, reference.states[0].clone());
-                let (through, alone) = present(
+                shapes.push((
+                    "final states, one too few or too many",
+                    format!("{n} final states for {} instructions", parts.len()),
                     ConcurrentObservation {
                         states,
                         returned: Some(reference.returned.clone()),
                         attempts: Some(reference.attempts.clone()),
                     },
-                    DEFAULT_BUDGET,
-                );
-                let s = score
-                    .entry("final states, one too few or too many")
-                    .or_default();
-                s[0] += 1;
-                if through.status == Status::Fail && matches!(alone, Ok(Judgement::Fail(_))) {
-                    s[1] += 1;
-                } else {
-                    problems.push(format!(
-                        "{} under {name}: {n} final states for {} instructions: the runner says {:?}, the judge alone {alone:?}",
-                        case.id,
-                        parts.len(),
-                        through.status
-                    ));
-                }
+                ));
             }
-            // A returned row one value short or one too many (PROTOCOL.md: one value per
-            // access of the instruction, per iteration): no value may go unchecked.
             for (k, rows) in reference.returned.iter().enumerate() {
                 for extra in [false, true] {
                     let mut returned = reference.returned.clone();
@@ -1026,29 +1014,36 @@ fn planted_concurrent_answers_are_judged() {
                     } else {
                         returned[k][0].pop();
                     }
-                    let (through, alone) = present(
+                    shapes.push((
+                        "a returned row one value short or one too many",
+                        format!(
+                            "instruction {k}'s first returned row of {} values {}",
+                            rows[0].len(),
+                            if extra {
+                                "with one more"
+                            } else {
+                                "with one fewer"
+                            }
+                        ),
                         ConcurrentObservation {
                             states: reference.states.clone(),
                             returned: Some(returned),
                             attempts: Some(reference.attempts.clone()),
                         },
-                        DEFAULT_BUDGET,
-                    );
-                    let s = score
-                        .entry("a returned row one value short or one too many")
-                        .or_default();
-                    s[0] += 1;
-                    if through.status == Status::Fail && matches!(alone, Ok(Judgement::Fail(_))) {
-                        s[1] += 1;
-                    } else {
-                        problems.push(format!(
-                            "{} under {name}: instruction {k}'s first returned row of {} values {}: the runner says {:?}, the judge alone {alone:?}",
-                            case.id,
-                            rows[0].len(),
-                            if extra { "with one more" } else { "with one fewer" },
-                            through.status
-                        ));
-                    }
+                    ));
+                }
+            }
+            for (label, what, o) in shapes {
+                let (through, alone) = present(o, DEFAULT_BUDGET);
+                let s = score.entry(label).or_default();
+                s[0] += 1;
+                if through.status == Status::Fail && matches!(alone, Ok(Judgement::Fail(_))) {
+                    s[1] += 1;
+                } else {
+                    problems.push(format!(
+                        "{} under {name}: {what}: the runner says {:?}, the judge alone {alone:?}",
+                        case.id, through.status
+                    ));
                 }
             }
             for p in concurrent_plants(&parts, &lowered, &reference) {

@@ -4,7 +4,7 @@
 use super::fold::{commutative_final, fold_if_commuting};
 use super::search::{Equality, History, MAX_SEARCHED, Reason, Thread, check_history};
 use super::{Part, Serial, dest_regs};
-use crate::check::{Judgement, MAX_MISMATCHES, Mismatch};
+use crate::check::{Judgement, MAX_MISMATCHES, Mismatch, differing_bytes};
 use crate::error::ModelError;
 use crate::exec::{Resolved, resolve};
 use crate::ir::{AtomicOp, Dest, Instr, Lowered, MemInstr};
@@ -148,8 +148,8 @@ pub fn judge(
         .collect::<Result<_, _>>()?;
     let groups = locations(parts, &mems)?;
     let mut mismatches = registers(&mems, reference, observed);
-    mismatches.extend(untouched_memory(&mems, &groups, reference, &observed[0]));
     mismatches.truncate(MAX_MISMATCHES);
+    untouched_memory(&mems, &groups, reference, &observed[0], &mut mismatches);
     if !mismatches.is_empty() {
         return Ok(Judgement::Fail(mismatches));
     }
@@ -243,40 +243,23 @@ fn registers(mems: &[&MemInstr], reference: &Serial, observed: &[State]) -> Vec<
     out
 }
 
-/// Memory bytes no access touches, where the final memory differs from the reference's.
+/// Adds to `out` the memory bytes no access touches where the final memory differs from the
+/// reference's.
 fn untouched_memory(
     mems: &[&MemInstr],
     groups: &BTreeMap<(Space, u64), Vec<ThreadId>>,
     reference: &Serial,
     fin: &State,
-) -> Vec<Mismatch> {
+    out: &mut Vec<Mismatch>,
+) {
     let racy = |space: Space, addr: u64| {
         groups
             .range(..=(space, addr))
             .next_back()
             .is_some_and(|(&(s, a), m)| s == space && addr - a < mems[m[0].0].ty.bytes())
     };
-    let mut out = Vec::new();
-    for space in [Space::Global, Space::Shared] {
-        for span in reference.states[0].memory(space).diff(fin.memory(space)) {
-            for (addr, ev, ov) in span.bytes() {
-                if racy(space, addr) {
-                    continue;
-                }
-                out.push(Mismatch {
-                    loc: Loc::Mem {
-                        space,
-                        addr,
-                        bytes: 1,
-                    },
-                    expected: ev.map(u64::from),
-                    observed: ov.map(u64::from),
-                    why: "memory no instruction accesses changed".into(),
-                });
-            }
-        }
-    }
-    out
+    let why = "memory no instruction accesses changed";
+    differing_bytes(&reference.states[0], fin, &racy, why, out);
 }
 
 /// What each access returned in each iteration, `[instruction][iteration][access]`: from the

@@ -10,6 +10,7 @@
 use super::{PlantedConcurrent, lowered_and_serial, states_and_programs};
 use atomcts::case::load;
 use atomcts::interleave::random_interleaving;
+use atomcts::plant::order_exists;
 use atomcts::run::{Options, Status, run_case};
 use atomcts_adapters::concurrent::ConcurrentObservation;
 use atomcts_reference::Profile;
@@ -28,48 +29,10 @@ use std::collections::{BTreeMap, HashSet};
 /// the same answers in every run); under every other named profile, the first.
 const SEEDS: std::ops::Range<u64> = 0..10;
 
-/// Most states [`possible`] visits before it gives up.
-const BRUTE_FORCE_STATES: usize = 20_000;
-
 /// Histories of at most this many steps on one location are brute-forced.
 const BRUTE_FORCE_STEPS: usize = 32;
 
 type Thread = Vec<(OpStep, Observed)>;
-
-/// Whether some order of the threads' steps (each thread's in its own order, every effect the
-/// documents allow) gives every observed return and success flag and ends at `end`: brute
-/// force over every (progress, value) with no reduction, bitwise comparison. `None` past
-/// [`BRUTE_FORCE_STATES`] states.
-fn possible(threads: &[Thread], init: u64, end: u64) -> Option<bool> {
-    let mut seen: HashSet<(Vec<usize>, u64)> = HashSet::new();
-    let mut stack = vec![(vec![0usize; threads.len()], init)];
-    while let Some((progress, value)) = stack.pop() {
-        if !seen.insert((progress.clone(), value)) {
-            continue;
-        }
-        if seen.len() > BRUTE_FORCE_STATES {
-            return None;
-        }
-        let mut done = true;
-        for (t, thread) in threads.iter().enumerate() {
-            let Some((step, o)) = thread.get(progress[t]) else {
-                continue;
-            };
-            done = false;
-            for e in step.step(value).ok()? {
-                if o.ret_fits(e.ret, &|a, b| a == b) && o.success.is_none_or(|s| s == e.success) {
-                    let mut next = progress.clone();
-                    next[t] += 1;
-                    stack.push((next, e.new));
-                }
-            }
-        }
-        if done && value == end {
-            return Some(true);
-        }
-    }
-    Some(false)
-}
 
 /// The first of `v` with one bit flipped (lowest first) that `possible` refutes; `None` at the
 /// first it cannot decide, or where it refutes none.
@@ -82,6 +45,47 @@ fn first_refuted(width: u32, v: u64, possible: impl Fn(u64) -> Option<bool>) -> 
         }
     }
     None
+}
+
+/// The runner's options under `profile`, at the default budget.
+fn options(profile: &Profile) -> Options {
+    Options {
+        profile: profile.clone(),
+        race_budget: DEFAULT_BUDGET,
+        cases_arg: "spec-cases".into(),
+        adapter_arg: String::new(),
+    }
+}
+
+/// The judge alone on answer `o` (every return and attempt reported), at the default budget.
+fn judged(
+    parts: &[Part<'_>],
+    lowered: &[Lowered],
+    reference: &Serial,
+    o: &Serial,
+) -> Result<Judgement, atomcts_reference::ModelError> {
+    judge(
+        parts,
+        lowered,
+        reference,
+        &o.states,
+        Some(&o.returned),
+        Some(&o.attempts),
+        DEFAULT_BUDGET,
+    )
+}
+
+/// Runs `f` on a concurrent case's parts under `profile`, lowered, with the reference's
+/// serialization.
+fn with_parts<R>(
+    case: &atomcts::case::Case,
+    profile: &Profile,
+    f: impl FnOnce(&[Part<'_>], &[Lowered], &Serial) -> R,
+) -> R {
+    let (states, programs) = states_and_programs(case);
+    let parts = atomcts::concurrent::parts(case, &programs, &states);
+    let (lowered, reference) = lowered_and_serial(&parts, profile);
+    f(&parts, &lowered, &reference)
 }
 
 /// Where a walk of these edges (value read, value left) from `init` that takes each once must
@@ -277,7 +281,9 @@ pub(super) fn corruptions(
                 with_final(end ^ 1),
             ));
         } else if loc.small() {
-            let wrong = first_refuted(loc.width, loc.seen, |v| possible(&loc.threads, loc.init, v));
+            let wrong = first_refuted(loc.width, loc.seen, |v| {
+                order_exists(&loc.threads, loc.init, v)
+            });
             if let Some(v) = wrong {
                 out.push((
                     format!("{at} left as {v:#x}: no order ends there (brute force)"),
@@ -323,7 +329,7 @@ pub(super) fn corruptions(
             let wrong = first_refuted(loc.width, r, |v| {
                 let mut threads = loc.threads.clone();
                 threads[t][j].1.ret = Some(v);
-                possible(&threads, loc.init, loc.seen)
+                order_exists(&threads, loc.init, loc.seen)
             });
             if let Some(v) = wrong {
                 out.push((
@@ -376,74 +382,61 @@ fn random_interleavings_of_every_concurrent_case_pass_and_corrupted_ones_fail() 
     for name in Profile::names() {
         let profile = Profile::named(name).unwrap();
         let seeds = if name == "default" { SEEDS } else { 0..1 };
-        let opts = Options {
-            profile: profile.clone(),
-            race_budget: DEFAULT_BUDGET,
-            cases_arg: "spec-cases".into(),
-            adapter_arg: String::new(),
-        };
+        let opts = options(&profile);
         for case in loaded.cases.iter().filter(|c| c.is_concurrent()) {
-            let (states, programs) = states_and_programs(case);
-            let parts = atomcts::concurrent::parts(case, &programs, &states);
-            let (lowered, reference) = lowered_and_serial(&parts, &profile);
-            let mut corrupted = 0;
-            for seed in seeds.clone() {
-                let Some(o) = random_interleaving(&parts, &lowered, &reference, seed) else {
-                    problems.push(format!(
-                        "{} under {name}: no interleaving (seed {seed})",
-                        case.id
-                    ));
-                    continue;
+            let through = |o: &Serial| {
+                let answer = ConcurrentObservation {
+                    states: o.states.clone(),
+                    returned: Some(o.returned.clone()),
+                    attempts: Some(o.attempts.clone()),
                 };
-                let judged = |o: &Serial| {
-                    judge(
-                        &parts,
-                        &lowered,
-                        &reference,
-                        &o.states,
-                        Some(&o.returned),
-                        Some(&o.attempts),
-                        DEFAULT_BUDGET,
-                    )
-                };
-                let through = |o: &Serial| {
-                    let answer = ConcurrentObservation {
-                        states: o.states.clone(),
-                        returned: Some(o.returned.clone()),
-                        attempts: Some(o.attempts.clone()),
+                run_case(case, &mut PlantedConcurrent(answer), &opts).status
+            };
+            let corrupted = with_parts(case, &profile, |parts, lowered, reference| {
+                let mut corrupted = 0;
+                for seed in seeds.clone() {
+                    let Some(o) = random_interleaving(parts, lowered, reference, seed) else {
+                        problems.push(format!(
+                            "{} under {name}: no interleaving (seed {seed})",
+                            case.id
+                        ));
+                        continue;
                     };
-                    run_case(case, &mut PlantedConcurrent(answer), &opts).status
-                };
-                let alone = judged(&o);
-                // Through the runner for the first seed under the default profile (it rebuilds
-                // the case each time).
-                let first = seed == 0 && name == "default";
-                let runner = first.then(|| through(&o));
-                if matches!(alone, Ok(Judgement::Pass)) && runner.is_none_or(|s| s == Status::Pass)
-                {
-                    passed += 1;
-                } else {
-                    problems.push(format!(
-                        "{} under {name}, seed {seed}: a right answer judged {alone:?}, the runner says {runner:?}",
-                        case.id
-                    ));
-                }
-                for (what, wrong) in corruptions(&parts, &lowered, &o) {
-                    corrupted += 1;
-                    let alone = judged(&wrong);
-                    let runner = first.then(|| through(&wrong));
-                    if matches!(alone, Ok(Judgement::Fail(_)))
-                        && runner.is_none_or(|s| s == Status::Fail)
+                    // Through the runner for the first seed under the default profile (it
+                    // rebuilds the case each time).
+                    let first = seed == 0 && name == "default";
+                    let (alone, runner) = (
+                        judged(parts, lowered, reference, &o),
+                        first.then(|| through(&o)),
+                    );
+                    if matches!(alone, Ok(Judgement::Pass))
+                        && runner.is_none_or(|s| s == Status::Pass)
                     {
-                        failed += 1;
+                        passed += 1;
                     } else {
                         problems.push(format!(
-                            "{} under {name}, seed {seed}: {what}: judged {alone:?}, the runner says {runner:?}",
+                            "{} under {name}, seed {seed}: a right answer judged {alone:?}, the runner says {runner:?}",
                             case.id
                         ));
                     }
+                    for (what, wrong) in corruptions(parts, lowered, &o) {
+                        corrupted += 1;
+                        let alone = judged(parts, lowered, reference, &wrong);
+                        let runner = first.then(|| through(&wrong));
+                        if matches!(alone, Ok(Judgement::Fail(_)))
+                            && runner.is_none_or(|s| s == Status::Fail)
+                        {
+                            failed += 1;
+                        } else {
+                            problems.push(format!(
+                                "{} under {name}, seed {seed}: {what}: judged {alone:?}, the runner says {runner:?}",
+                                case.id
+                            ));
+                        }
+                    }
                 }
-            }
+                corrupted
+            });
             if corrupted == 0 {
                 uncovered.insert(case.id.clone(), name);
             }
@@ -553,12 +546,7 @@ pub(super) fn refused(
     names: &str,
 ) -> (Result<(), String>, Result<(), String>) {
     let profile = Profile::default();
-    let opts = Options {
-        profile: profile.clone(),
-        race_budget: DEFAULT_BUDGET,
-        cases_arg: "written".into(),
-        adapter_arg: String::new(),
-    };
+    let opts = options(&profile);
     let (states, programs) = states_and_programs(case);
     let mut lost = states.clone();
     for st in &mut lost {
@@ -619,12 +607,7 @@ pub(super) fn refused(
 /// built-in adapters pass.
 #[test]
 fn compare_and_swap_loops_outside_memory_do_what_the_documents_say() {
-    let opts = Options {
-        profile: Profile::default(),
-        race_budget: DEFAULT_BUDGET,
-        cases_arg: "written".into(),
-        adapter_arg: String::new(),
-    };
+    let opts = options(&Profile::default());
     let sass = written_case(
         "sass",
         r#"
@@ -708,12 +691,7 @@ fn float_adds_observed_only_by_their_final_value_are_decided() {
         ),
     );
     let profile = Profile::default();
-    let opts = Options {
-        profile: profile.clone(),
-        race_budget: DEFAULT_BUDGET,
-        cases_arg: "written".into(),
-        adapter_arg: String::new(),
-    };
+    let opts = options(&profile);
     for mut adapter in [
         Box::new(atomcts_adapters::FastAdapter) as Box<dyn atomcts_adapters::Adapter>,
         Box::new(atomcts_adapters::ReferenceAdapter),
@@ -721,39 +699,30 @@ fn float_adds_observed_only_by_their_final_value_are_decided() {
         let r = run_case(&case, adapter.as_mut(), &opts);
         assert_eq!(r.status, Status::Pass, "{:?}", r.findings);
     }
-    let (states, programs) = states_and_programs(&case);
-    let parts = atomcts::concurrent::parts(&case, &programs, &states);
-    let (lowered, reference) = lowered_and_serial(&parts, &profile);
-    let judged = |o: &Serial| {
-        judge(
-            &parts,
-            &lowered,
-            &reference,
-            &o.states,
-            Some(&o.returned),
-            Some(&o.attempts),
-            DEFAULT_BUDGET,
-        )
-        .unwrap()
-    };
-    for seed in 0..4 {
-        let o = random_interleaving(&parts, &lowered, &reference, seed).unwrap();
-        assert_eq!(judged(&o), Judgement::Pass, "seed {seed}");
-        // The last lane's operand never added: far below every order's end.
-        let last = f32::from_bits(states[1].elem("R4", 15).unwrap() as u32);
-        let mut lost = o.clone();
-        for st in &mut lost.states {
-            let v = f32::from_bits(st.global.read(0x1000, 4).unwrap() as u32);
-            st.global.write(0x1000, 4, u64::from((v - last).to_bits()));
+    with_parts(&case, &profile, |parts, lowered, reference| {
+        for seed in 0..4 {
+            let o = random_interleaving(parts, lowered, reference, seed).unwrap();
+            assert_eq!(
+                judged(parts, lowered, reference, &o).unwrap(),
+                Judgement::Pass,
+                "seed {seed}"
+            );
+            // The last lane's operand never added: far below every order's end.
+            let last = f32::from_bits(parts[1].state.elem("R4", 15).unwrap() as u32);
+            let mut lost = o.clone();
+            for st in &mut lost.states {
+                let v = f32::from_bits(st.global.read(0x1000, 4).unwrap() as u32);
+                st.global.write(0x1000, 4, u64::from((v - last).to_bits()));
+            }
+            match judged(parts, lowered, reference, &lost).unwrap() {
+                Judgement::Fail(ms) => assert!(
+                    ms[0].why.contains("longest consistent prefix: 0 of 64"),
+                    "{ms:?}"
+                ),
+                other => panic!("seed {seed}: a lost update judged {other:?}"),
+            }
         }
-        match judged(&lost) {
-            Judgement::Fail(ms) => assert!(
-                ms[0].why.contains("longest consistent prefix: 0 of 64"),
-                "{ms:?}"
-            ),
-            other => panic!("seed {seed}: a lost update judged {other:?}"),
-        }
-    }
+    });
 }
 
 /// H18: an undecided verdict names its real reason. Past the search's limit (16,384 operations
@@ -816,20 +785,10 @@ given = {{ V10 = {{ ud = [{}] }}, V13 = {{ ud = [{}] }} }}
         ),
     ];
     for (case, why) in cases {
-        let (states, programs) = states_and_programs(&case);
-        let parts = atomcts::concurrent::parts(&case, &programs, &states);
-        let (lowered, reference) = lowered_and_serial(&parts, &profile);
-        let o = random_interleaving(&parts, &lowered, &reference, 1).unwrap();
-        let verdict = judge(
-            &parts,
-            &lowered,
-            &reference,
-            &o.states,
-            Some(&o.returned),
-            Some(&o.attempts),
-            DEFAULT_BUDGET,
-        )
-        .unwrap();
+        let verdict = with_parts(&case, &profile, |parts, lowered, reference| {
+            let o = random_interleaving(parts, lowered, reference, 1).unwrap();
+            judged(parts, lowered, reference, &o).unwrap()
+        });
         match (verdict, why) {
             (Judgement::Undecided(text), Some(why)) => {
                 assert!(text.contains(why), "{text}");
@@ -878,28 +837,13 @@ fn a_large_concurrent_case_is_judged_in_bounded_memory() {
             ),
         );
         let profile = Profile::default();
-        let opts = Options {
-            profile: profile.clone(),
-            race_budget: DEFAULT_BUDGET,
-            cases_arg: "written".into(),
-            adapter_arg: String::new(),
-        };
+        let opts = options(&profile);
         let r = run_case(&case, &mut atomcts_adapters::FastAdapter, &opts);
         assert_eq!(r.status, Status::Pass, "{:?}", r.findings);
-        let (states, programs) = states_and_programs(&case);
-        let parts = atomcts::concurrent::parts(&case, &programs, &states);
-        let (lowered, reference) = lowered_and_serial(&parts, &profile);
-        let o = random_interleaving(&parts, &lowered, &reference, 7).unwrap();
-        let verdict = judge(
-            &parts,
-            &lowered,
-            &reference,
-            &o.states,
-            Some(&o.returned),
-            Some(&o.attempts),
-            DEFAULT_BUDGET,
-        )
-        .unwrap();
+        let verdict = with_parts(&case, &profile, |parts, lowered, reference| {
+            let o = random_interleaving(parts, lowered, reference, 7).unwrap();
+            judged(parts, lowered, reference, &o).unwrap()
+        });
         assert_eq!(verdict, Judgement::Pass);
         let status = std::fs::read_to_string("/proc/self/status").unwrap();
         let peak = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
