@@ -6,6 +6,7 @@
 //! people and programs. The `atomcts` binary is a thin command line over this crate.
 #![deny(missing_docs)]
 
+pub mod adversary;
 pub mod build;
 pub mod case;
 pub mod concurrent;
