@@ -612,7 +612,7 @@ pub fn summary_text(s: &Summary) -> String {
     if s.dropped > 0 {
         let _ = writeln!(
             out,
-            "{} case(s) not run to a verdict when the limit came: dropped, not counted",
+            "{} generated case(s) not run to a verdict before the limit: not counted",
             s.dropped
         );
     }

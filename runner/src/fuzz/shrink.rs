@@ -72,6 +72,10 @@ pub(super) fn shrink(
                 best.cut = Some(ShrinkCut::Budget);
                 break 'outer;
             }
+            if limit.reached() {
+                best.cut = Some(ShrinkCut::Limit);
+                break 'outer;
+            }
             best.runs += 1;
             match judge_case(&c, id, adapters, opts, limit) {
                 None => {
