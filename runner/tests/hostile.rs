@@ -4,8 +4,8 @@
 mod common;
 use common::{atomcts_guarded, text, tmp, write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output};
+use std::time::Duration;
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_atomcts"))
