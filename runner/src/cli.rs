@@ -535,18 +535,30 @@ fn read_baseline(p: &Path) -> Result<Vec<(usize, String)>> {
 /// The repro command's words after the profile: adapter, knob overrides, adapter timeout and
 /// race budget when they differ from the defaults, each shell-quoted.
 fn repro_args(a: &RunArgs) -> String {
+    let adapter = (a.adapter != "fast").then_some(a.adapter.as_str());
+    adapter_repro_args(adapter, a.adapter_timeout_ms, &a.profile.set, a.race_budget)
+}
+
+/// [`repro_args`] from its parts (also `fuzz`'s, per adapter): the adapter (`None`: the
+/// default one) with its deadline, knob overrides and race budget.
+fn adapter_repro_args(
+    adapter: Option<&str>,
+    timeout_ms: u64,
+    sets: &[String],
+    race_budget: u64,
+) -> String {
     let mut s = String::new();
-    if a.adapter != "fast" {
-        s.push_str(&format!(" --adapter {}", run::shell_quote(&a.adapter)));
-        if a.adapter_timeout_ms != DEFAULT_ADAPTER_TIMEOUT_MS {
-            s.push_str(&format!(" --adapter-timeout-ms {}", a.adapter_timeout_ms));
+    if let Some(adapter) = adapter {
+        s.push_str(&format!(" --adapter {}", run::shell_quote(adapter)));
+        if timeout_ms != DEFAULT_ADAPTER_TIMEOUT_MS {
+            s.push_str(&format!(" --adapter-timeout-ms {timeout_ms}"));
         }
     }
-    for set in &a.profile.set {
+    for set in sets {
         s.push_str(&format!(" --set {}", run::shell_quote(set)));
     }
-    if a.race_budget != atomcts_reference::race::DEFAULT_BUDGET {
-        s.push_str(&format!(" --race-budget {}", a.race_budget));
+    if race_budget != atomcts_reference::race::DEFAULT_BUDGET {
+        s.push_str(&format!(" --race-budget {race_budget}"));
     }
     s
 }
@@ -1399,9 +1411,13 @@ fn cmd_fuzz(a: FuzzArgs) -> Result<u8> {
     let time = match a.time {
         // A campaign of no time checks nothing; a limit too long to represent is none.
         Some(t) if !(t.is_finite() && t > 0.0) => {
-            bail!("--time {t}: expected a number of seconds more than 0 (a campaign of no time checks nothing)")
+            bail!(
+                "--time {t}: expected a number of seconds more than 0 (a campaign of no time checks nothing)"
+            )
         }
-        t => t.map(|t| std::time::Duration::try_from_secs_f64(t).unwrap_or(std::time::Duration::MAX)),
+        t => {
+            t.map(|t| std::time::Duration::try_from_secs_f64(t).unwrap_or(std::time::Duration::MAX))
+        }
     };
     let mut under_test = adapter(&a.adapter, a.adapter_timeout_ms)?;
     let mut other = a
@@ -1411,21 +1427,13 @@ fn cmd_fuzz(a: FuzzArgs) -> Result<u8> {
         .transpose()?;
     // The words after `atomcts run --cases FILE` that rerun a finding on one adapter.
     let repro = |adapter: &str| {
-        let mut s = format!(
-            " --profile {} --adapter {}",
-            run::shell_quote(&a.profile.profile),
-            run::shell_quote(adapter)
+        let rest = adapter_repro_args(
+            Some(adapter),
+            a.adapter_timeout_ms,
+            &a.profile.set,
+            a.race_budget,
         );
-        if a.adapter_timeout_ms != DEFAULT_ADAPTER_TIMEOUT_MS {
-            s.push_str(&format!(" --adapter-timeout-ms {}", a.adapter_timeout_ms));
-        }
-        for set in &a.profile.set {
-            s.push_str(&format!(" --set {}", run::shell_quote(set)));
-        }
-        if a.race_budget != atomcts_reference::race::DEFAULT_BUDGET {
-            s.push_str(&format!(" --race-budget {}", a.race_budget));
-        }
-        s
+        format!(" --profile {}{rest}", run::shell_quote(&a.profile.profile))
     };
     let command: Vec<String> = std::env::args().map(|w| run::shell_quote(&w)).collect();
     let opts = FuzzOptions {

@@ -18,7 +18,7 @@ mod finding;
 mod shrink;
 
 pub use finding::{reproduce, where_pins};
-pub use shrink::{SHRINK_BUDGET, ShrinkCut};
+pub use shrink::{SHRINK_BUDGET, ShrinkCut, shrink_note};
 
 use crate::case::Case;
 use crate::generate::{GenCase, expect_table, gen_case};
@@ -184,7 +184,11 @@ struct Limit {
 impl Limit {
     /// Why the campaign must stop now, if it must.
     fn hit(&self) -> Option<Stop> {
-        if self.stop.as_ref().is_some_and(|f| f.load(Ordering::Relaxed)) {
+        if self
+            .stop
+            .as_ref()
+            .is_some_and(|f| f.load(Ordering::Relaxed))
+        {
             Some(Stop::Requested)
         } else if self.deadline.is_some_and(|d| Instant::now() >= d) {
             Some(Stop::Time)
@@ -407,9 +411,7 @@ fn judge_case(
 fn run_side(cases: &[Case], a: &mut dyn Adapter, opts: &Options, limit: &Limit) -> Vec<CaseResult> {
     let refs: Vec<&Case> = cases.iter().collect();
     let mut out = Vec::with_capacity(cases.len());
-    crate::run::run_cases_until(&refs, a, opts, &|| limit.reached(), &mut |_, r| {
-        out.push(r)
-    });
+    crate::run::run_cases_until(&refs, a, opts, &|| limit.reached(), &mut |_, r| out.push(r));
     out
 }
 
@@ -440,7 +442,11 @@ pub fn fuzz(
     let mut generated = 0u64;
     // Cases go to the adapters 4 windows at a time (pipelined shims keep their window full
     // through a batch); findings are shrunk one case at a time.
-    let window = adapters.iter().map(|x| x.window().max(1)).max().unwrap_or(1);
+    let window = adapters
+        .iter()
+        .map(|x| x.window().max(1))
+        .max()
+        .unwrap_or(1);
     let batch = 4 * window as u64;
     while s.stop.is_none() {
         if let Some(why) = limit.hit() {
@@ -488,7 +494,16 @@ pub fn fuzz(
                 gc: &gc,
                 id: &id,
             };
-            record(&mut s, &mut by_key, v, case, &mut adapters, run_opts, opts, &limit);
+            record(
+                &mut s,
+                &mut by_key,
+                v,
+                case,
+                &mut adapters,
+                run_opts,
+                opts,
+                &limit,
+            );
             s.elapsed = t0.elapsed();
             progress(&s);
         }
@@ -617,19 +632,13 @@ pub fn summary_text(s: &Summary) -> String {
         );
     }
     for sig in &s.signatures {
-        let shrunk = match sig.shrink_cut {
-            None => format!("shrunk in {} runs", sig.shrink_runs),
-            Some(cut) => format!(
-                "shrink cut short after {} runs, {cut}: the smallest case found so far",
-                sig.shrink_runs
-            ),
-        };
         let _ = writeln!(
             out,
-            "  {} x{} (first: case {}, {shrunk})",
+            "  {} x{} (first: case {}, {})",
             crate::report::safe(&sig.key),
             sig.count,
             sig.first,
+            shrink_note(sig.shrink_runs, sig.shrink_cut)
         );
         let _ = writeln!(out, "    {}", crate::report::safe(&sig.example));
         if let Some(f) = &sig.file {

@@ -45,13 +45,7 @@ pub(super) fn write_finding(
     let gc = &shrunk.case;
     let hash = format!("{:08x}", crate::run::stable_hash(key) >> 32);
     let name = format!("fuzz_{hash}");
-    let how = match shrunk.cut {
-        None => format!("shrunk in {} runs", shrunk.runs),
-        Some(cut) => format!(
-            "shrink cut short after {} runs ({cut}): the smallest case found so far",
-            shrunk.runs
-        ),
-    };
+    let how = super::shrink_note(shrunk.runs, shrunk.cut);
     let cite = format!(
         "atomcts fuzz --seed {} case {k}, {how}; expectation from the reference model, profile {}",
         opts.seed, run_opts.profile.name

@@ -33,6 +33,16 @@ impl std::fmt::Display for ShrinkCut {
     }
 }
 
+/// How a shrink went, in words: `shrunk in N runs`, or that it was cut short and why.
+pub fn shrink_note(runs: u32, cut: Option<ShrinkCut>) -> String {
+    match cut {
+        None => format!("shrunk in {runs} runs"),
+        Some(cut) => {
+            format!("shrink cut short after {runs} runs ({cut}): the smallest case found so far")
+        }
+    }
+}
+
 /// A shrunk finding: the smallest case found that fails the same way, its verdict, the
 /// candidates run, and why the shrink stopped early, if it did.
 pub struct Shrunk {
@@ -309,5 +319,4 @@ mod tests {
         }
         assert!(seen > 50);
     }
-
 }
