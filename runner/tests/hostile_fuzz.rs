@@ -12,17 +12,17 @@ use std::time::{Duration, Instant};
 
 const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
 
-/// A Python shim: the handshake (with `window` when given), then `answer(req)` (Python source
-/// defining it) for each request; `None` answers nothing.
-fn shim(dir: &Path, name: &str, window: Option<u32>, answer: &str) -> String {
-    let window = window.map_or(String::new(), |w| format!(", \"window\": {w}"));
+/// A Python shim: the handshake (version 1, text level; `hello` adds or overrides keys, e.g.
+/// `, "window": 8`), then `answer(req)` (Python source defining it) for each request; `None`
+/// answers nothing.
+fn shim(dir: &Path, name: &str, hello: &str, answer: &str) -> String {
     let body = format!(
         r#"import json, sys, time
 {answer}
 for line in sys.stdin:
     req = json.loads(line)
     if req["type"] == "hello":
-        out = {{"type": "hello", "protocol": "atomcts-adapter", "version": 1, "name": "{name}"{window}}}
+        out = {{"type": "hello", "protocol": "atomcts-adapter", "version": 1, "name": "{name}"{hello}}}
     else:
         out = answer(req)
     if out is None:
@@ -41,6 +41,10 @@ const CRASH: &str = "def answer(req):\n    sys.exit(1)\n";
 /// Supports nothing.
 const UNSUPPORTED: &str =
     "def answer(req):\n    return {\"outcome\": \"unsupported\", \"why\": \"nothing here\"}\n";
+
+/// Applies to nothing (a semantic-level shim).
+const NOT_APPLICABLE: &str =
+    "def answer(req):\n    return {\"outcome\": \"not_applicable\", \"why\": \"no primitive\"}\n";
 
 /// An answer that gives back the request's state unchanged after `secs` seconds (wrong for
 /// every case that writes memory or a register: findings to shrink).
@@ -119,8 +123,8 @@ fn count(t: &str, what: &str) -> u64 {
 #[test]
 fn h5_two_adapters_crashing_on_every_case_are_errors_not_agreement() {
     let d = tmp("h5-crash2");
-    let a = shim(&d, "crash_a", None, CRASH);
-    let b = shim(&d, "crash_b", None, CRASH);
+    let a = shim(&d, "crash_a", "", CRASH);
+    let b = shim(&d, "crash_b", "", CRASH);
     let (o, t, _) = fuzz(
         &d,
         &["--adapter", &a, "--against", &b, "--cases", "6"],
@@ -143,7 +147,7 @@ fn h5_two_adapters_crashing_on_every_case_are_errors_not_agreement() {
 #[test]
 fn h5_an_adapter_crashing_on_every_case_is_errors_not_skips() {
     let d = tmp("h5-crash1");
-    let a = shim(&d, "crash", None, CRASH);
+    let a = shim(&d, "crash", "", CRASH);
     let (o, t, _) = fuzz(
         &d,
         &["--adapter", &a, "--cases", "6"],
@@ -158,23 +162,32 @@ fn h5_an_adapter_crashing_on_every_case_is_errors_not_skips() {
     assert!(!t.contains("observed  "), "{t}");
 }
 
-/// An adapter that supports nothing: every case skipped, nothing judged, exit 2.
+/// An adapter that supports nothing (every case unsupported, or not applicable to a
+/// semantic-level shim): every case counted so, nothing judged, exit 2.
 #[test]
 fn h5_an_adapter_that_supports_nothing_checks_nothing() {
-    let d = tmp("h5-unsupported");
-    let a = shim(&d, "nothing", Some(8), UNSUPPORTED);
-    let (o, t, _) = fuzz(
+    let d = tmp("h5-nothing");
+    let unsupported = shim(&d, "unsupported", ", \"window\": 8", UNSUPPORTED);
+    let not_applicable = shim(
         &d,
-        &["--adapter", &a, "--cases", "40"],
-        Duration::from_secs(120),
+        "not_applicable",
+        ", \"version\": 2, \"level\": \"semantic\"",
+        NOT_APPLICABLE,
     );
-    assert_eq!(o.status.code(), Some(2), "{t}");
-    assert_eq!(count(&t, "skipped"), 40, "{t}");
-    assert_eq!(count(&t, "judged"), 0, "{t}");
-    assert!(
-        t.contains("a campaign that checks nothing never passes"),
-        "{t}"
-    );
+    for (a, counted) in [(unsupported, "skipped"), (not_applicable, "not applicable")] {
+        let (o, t, _) = fuzz(
+            &d,
+            &["--adapter", &a, "--cases", "40"],
+            Duration::from_secs(120),
+        );
+        assert_eq!(o.status.code(), Some(2), "{t}");
+        assert_eq!(count(&t, counted), 40, "{t}");
+        assert_eq!(count(&t, "judged"), 0, "{t}");
+        assert!(
+            t.contains("a campaign that checks nothing never passes"),
+            "{t}"
+        );
+    }
 }
 
 /// `--time 0` and `--cases 0` check nothing: usage errors naming the flag, exit 2.
@@ -209,7 +222,7 @@ fn h5_no_time_and_no_cases_are_usage_errors() {
 #[test]
 fn h8_the_time_limit_bounds_shrinking() {
     let d = tmp("h8-shrink");
-    let a = shim(&d, "slow_echo", None, &echo_after(0.3));
+    let a = shim(&d, "slow_echo", "", &echo_after(0.3));
     let (o, t, took) = fuzz(
         &d,
         &["--adapter", &a, "--time", "2"],
@@ -229,7 +242,7 @@ fn h8_the_time_limit_bounds_shrinking() {
 #[test]
 fn h8_a_slow_case_overruns_the_limit_by_one_deadline_at_most() {
     let d = tmp("h8-slow");
-    let a = shim(&d, "slow_pipe", Some(4), &echo_after(6.0));
+    let a = shim(&d, "slow_pipe", ", \"window\": 4", &echo_after(6.0));
     let (o, t, took) = fuzz(
         &d,
         &[
