@@ -5,7 +5,6 @@
 //! a minimal case (fewer lanes or channels, fewer state entries, simpler operands, smallest
 //! values that still fail the same way) and written as a corpus case with the command that
 //! reproduces it; the run ends with a summary of the distinct failure signatures.
-
 //!
 //! Every generated case ends in exactly one count of the [`Summary`] (issue 27, H5): judged
 //! (on every adapter), an error (an adapter error on either side: never "equal" to the other
