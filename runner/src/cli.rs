@@ -88,14 +88,18 @@ struct FuzzArgs {
     /// The adapter under test (as for `run`).
     #[arg(long)]
     adapter: String,
-    /// A second adapter: a finding is a case the two are judged differently on.
+    /// A second adapter: a finding is a case the two are judged differently on (an adapter
+    /// error on either side is an error of that case, never "the same").
     #[arg(long)]
     against: Option<String>,
-    /// Stop after N cases (default: no limit).
+    /// Stop after N cases, N >= 1 (default: no limit).
     #[arg(long)]
     cases: Option<u64>,
-    /// Stop after S seconds (default: no limit). Without --cases or --time, fuzzing runs until
-    /// interrupted; findings are written as they are found.
+    /// Stop after S seconds, S > 0 (default: no limit), shrinking included: no adapter call
+    /// starts after S, so the campaign ends at most one adapter call later (one
+    /// --adapter-timeout-ms for a `cmd:` shim; a shim that must be restarted first also has
+    /// its handshake). Cases in flight then are dropped and counted apart. Without --cases or
+    /// --time, fuzzing runs until interrupted; findings are written as they are found.
     #[arg(long)]
     time: Option<f64>,
     /// Seed of the case stream.
@@ -531,18 +535,30 @@ fn read_baseline(p: &Path) -> Result<Vec<(usize, String)>> {
 /// The repro command's words after the profile: adapter, knob overrides, adapter timeout and
 /// race budget when they differ from the defaults, each shell-quoted.
 fn repro_args(a: &RunArgs) -> String {
+    let adapter = (a.adapter != "fast").then_some(a.adapter.as_str());
+    adapter_repro_args(adapter, a.adapter_timeout_ms, &a.profile.set, a.race_budget)
+}
+
+/// [`repro_args`] from its parts (also `fuzz`'s, per adapter): the adapter (`None`: the
+/// default one) with its deadline, knob overrides and race budget.
+fn adapter_repro_args(
+    adapter: Option<&str>,
+    timeout_ms: u64,
+    sets: &[String],
+    race_budget: u64,
+) -> String {
     let mut s = String::new();
-    if a.adapter != "fast" {
-        s.push_str(&format!(" --adapter {}", run::shell_quote(&a.adapter)));
-        if a.adapter_timeout_ms != DEFAULT_ADAPTER_TIMEOUT_MS {
-            s.push_str(&format!(" --adapter-timeout-ms {}", a.adapter_timeout_ms));
+    if let Some(adapter) = adapter {
+        s.push_str(&format!(" --adapter {}", run::shell_quote(adapter)));
+        if timeout_ms != DEFAULT_ADAPTER_TIMEOUT_MS {
+            s.push_str(&format!(" --adapter-timeout-ms {timeout_ms}"));
         }
     }
-    for set in &a.profile.set {
+    for set in sets {
         s.push_str(&format!(" --set {}", run::shell_quote(set)));
     }
-    if a.race_budget != atomcts_reference::race::DEFAULT_BUDGET {
-        s.push_str(&format!(" --race-budget {}", a.race_budget));
+    if race_budget != atomcts_reference::race::DEFAULT_BUDGET {
+        s.push_str(&format!(" --race-budget {race_budget}"));
     }
     s
 }
@@ -1389,28 +1405,51 @@ fn cmd_report(a: ReportArgs) -> Result<u8> {
 fn cmd_fuzz(a: FuzzArgs) -> Result<u8> {
     use atomcts::fuzz::{FuzzOptions, fuzz, summary_text};
     let profile = a.profile.profile()?;
-    if a.time.is_some_and(|t| !(t.is_finite() && t >= 0.0)) {
-        bail!("--time: expected a number of seconds");
+    if a.cases == Some(0) {
+        bail!("--cases 0: a campaign of no case checks nothing (give N >= 1)");
     }
+    let time = match a.time {
+        // A campaign of no time checks nothing; a limit too long to represent is none.
+        Some(t) if !(t.is_finite() && t > 0.0) => {
+            bail!(
+                "--time {t}: expected a number of seconds more than 0 (a campaign of no time checks nothing)"
+            )
+        }
+        t => {
+            t.map(|t| std::time::Duration::try_from_secs_f64(t).unwrap_or(std::time::Duration::MAX))
+        }
+    };
     let mut under_test = adapter(&a.adapter, a.adapter_timeout_ms)?;
     let mut other = a
         .against
         .as_deref()
         .map(|b| adapter(b, a.adapter_timeout_ms))
         .transpose()?;
-    let mut repro = format!(" --profile {}", run::shell_quote(&a.profile.profile));
-    repro.push_str(&format!(" --adapter {}", run::shell_quote(&a.adapter)));
-    for set in &a.profile.set {
-        repro.push_str(&format!(" --set {}", run::shell_quote(set)));
-    }
+    // The words after `atomcts run --cases FILE` that rerun a finding on one adapter.
+    let repro = |adapter: &str| {
+        let rest = adapter_repro_args(
+            Some(adapter),
+            a.adapter_timeout_ms,
+            &a.profile.set,
+            a.race_budget,
+        );
+        format!(" --profile {}{rest}", run::shell_quote(&a.profile.profile))
+    };
     let command: Vec<String> = std::env::args().map(|w| run::shell_quote(&w)).collect();
     let opts = FuzzOptions {
         seed: a.seed,
         cases: a.cases,
-        time: a.time.map(std::time::Duration::from_secs_f64),
+        time,
         out: a.out.clone(),
-        repro_args: repro,
+        repro_sides: std::iter::once(&a.adapter)
+            .chain(&a.against)
+            .map(|x| repro(x))
+            .collect(),
         command: command.join(" "),
+        // The hook for SIGINT/SIGTERM handling (issue 27, H15): a handler that sets this flag
+        // ends the campaign with its summary, and the adapters are dropped (their processes
+        // stopped) on the way out.
+        stop: None,
     };
     let run_opts = Options {
         profile: profile.clone(),
@@ -1465,11 +1504,5 @@ fn cmd_fuzz(a: FuzzArgs) -> Result<u8> {
         b.finish_and_clear();
     }
     print!("{}", summary_text(&summary));
-    Ok(if !summary.errors.is_empty() {
-        2
-    } else if summary.failing > 0 {
-        1
-    } else {
-        0
-    })
+    Ok(summary.exit_code())
 }

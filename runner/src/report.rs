@@ -246,7 +246,7 @@ pub fn safe(s: &str) -> String {
 
 /// One finding on one line: `location: note` when it compares nothing, else `location:
 /// expected X, observed Y [note]`.
-fn finding_line(f: &FindingOut, gap: &str) -> String {
+pub fn finding_line(f: &FindingOut, gap: &str) -> String {
     if f.expected.is_empty() && f.observed.is_empty() {
         format!("{}: {}", safe(&f.location), safe(&f.note))
     } else {

@@ -861,9 +861,27 @@ pub fn run_cases_lean(
     opts: &Options,
     out: &mut dyn FnMut(&Case, CaseResult),
 ) {
+    run_cases_until(cases, adapter, opts, &|| false, out);
+}
+
+/// [`run_cases_lean`] that stops once `stop()` holds (a time limit, an interruption): it is
+/// asked before every call that can wait on the adapter (each send, each answer), so a stop
+/// costs at most the one call under way (its adapter deadline). The cases after the last
+/// result given to `out` are left unrun (those still in flight are abandoned: the adapter is
+/// not to be used again for them); the caller accounts for them.
+pub fn run_cases_until(
+    cases: &[&Case],
+    adapter: &mut dyn Adapter,
+    opts: &Options,
+    stop: &dyn Fn() -> bool,
+    out: &mut dyn FnMut(&Case, CaseResult),
+) {
     let window = adapter.window().max(1);
     if window == 1 {
         for c in cases {
+            if stop() {
+                return;
+            }
             out(c, run_case_lean(c, adapter, opts));
         }
         return;
@@ -874,7 +892,7 @@ pub fn run_cases_lean(
     let mut queue = std::collections::VecDeque::new();
     let (mut rest, mut in_flight, mut held) = (cases.iter(), 0, false);
     loop {
-        while !held && in_flight < adapter.window().max(1) {
+        while !held && in_flight < adapter.window().max(1) && !stop() {
             let Some(c) = rest.next() else { break };
             let step = prepare(c, &*adapter, opts);
             let early = match &step {
@@ -887,6 +905,9 @@ pub fn run_cases_lean(
             };
             in_flight += usize::from(matches!(step, Step::Ready(_)) && early.is_none());
             queue.push_back((*c, step, early));
+        }
+        if stop() {
+            return;
         }
         let Some((c, step, early)) = queue.pop_front() else {
             break;
