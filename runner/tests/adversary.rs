@@ -80,6 +80,20 @@ fn pid_alive(pid: u32) -> bool {
         .unwrap_or(false)
 }
 
+/// Whether `pid` is still alive 5 s after the run ended: a process killed with its group may
+/// take a moment to die after the runner has exited (SIGKILL is delivered asynchronously), one
+/// left behind lives on.
+fn outlived(pid: u32) -> bool {
+    let t0 = Instant::now();
+    while pid_alive(pid) {
+        if t0.elapsed() > std::time::Duration::from_secs(5) {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    false
+}
+
 /// The adapter deadline for a lie: short where the lie is a stall (so the run ends soon), long
 /// enough elsewhere that a loaded machine never turns an honest answer into a timeout.
 fn timeout_ms(l: &Lie) -> &'static str {
@@ -200,7 +214,7 @@ fn judge(l: &Lie, r: &Run, honest: &Run) -> Result<(), String> {
             want.len()
         ));
     }
-    if let Some(p) = r.pids.iter().find(|p| pid_alive(**p)) {
+    if let Some(p) = r.pids.iter().find(|p| outlived(**p)) {
         return Err(format!(
             "{name}: the adversary's process {p} outlived the run"
         ));
@@ -404,7 +418,7 @@ fn fuzz_never_passes_a_lie() {
             "{adapter_lie}: the adversary never ran: {text}"
         );
         assert!(
-            pids.iter().all(|p| !pid_alive(*p)),
+            pids.iter().all(|p| !outlived(*p)),
             "{adapter_lie}: a process outlived the campaign"
         );
         (rc, text)
