@@ -854,29 +854,7 @@ fn cmd_exec(a: ExecArgs) -> Result<u8> {
     let dialect = Dialect::from_name(&a.dialect)
         .with_context(|| format!("unknown dialect `{}` (sass, visa, msl)", a.dialect))?;
     let profile = a.profile.profile()?;
-    // --given is parsed as one TOML value and written back by the serializer: never pasted
-    // into the case text (D18).
-    let given = match a.given.parse::<toml::Value>() {
-        Ok(v @ toml::Value::Table(_)) => v,
-        Ok(other) => bail!(
-            "--given: expected an inline table such as '{{ R2 = 0x1000 }}', got a {}",
-            other.type_str()
-        ),
-        Err(e) => bail!("--given `{}`: {}", a.given, e.message().trim()),
-    };
-    let text = format!(
-        "dialect = {:?}\n[[case]]\nname = \"exec\"\ncite = \"command line\"\nlanes = {}\nasm = {}\ngiven = {}\nexpect = {{ unspecified = true }}\n",
-        dialect.name(),
-        a.lanes,
-        toml::Value::String(a.asm.clone()),
-        given
-    );
-    let loaded = case::parse_file(Path::new(""), Path::new("<command line>"), text);
-    if let Some(e) = loaded.errors.first() {
-        bail!("{}", e.message);
-    }
-    let case = loaded.cases.first().context("no case")?;
-    let state = atomcts::build::build_state(case).map_err(|e| anyhow::anyhow!("{}", e.message))?;
+    let (_, state) = atomcts::given::case(dialect, &a.asm, a.lanes, &a.given)?;
     let run = program::run(dialect, &a.asm, &state, &profile)?;
     match &run.outcome {
         Outcome::Completed(c) => {

@@ -14,6 +14,7 @@ pub mod draft;
 pub mod float_display;
 pub mod fuzz;
 pub mod generate;
+pub mod given;
 pub mod interrupt;
 pub mod oracles;
 pub mod output;
