@@ -338,6 +338,29 @@ impl Drop for Reaper {
     }
 }
 
+/// A child killed when dropped unless taken back to be waited for (a failing test leaves no
+/// process behind).
+struct KillOnDrop(Option<Child>);
+
+impl KillOnDrop {
+    fn id(&self) -> String {
+        self.0.as_ref().map_or(0, Child::id).to_string()
+    }
+
+    fn take(mut self) -> Child {
+        self.0.take().expect("the child")
+    }
+}
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.0.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
 /// Whether process `pid` still runs (a zombie has ended).
 fn alive(pid: &str) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
@@ -370,7 +393,7 @@ fn interrupted_run(name: &str, signal: &str, code: i32, window: Option<usize>) {
     let _reaper = Reaper(pid_file.clone());
     let shim = stalling_shim(&d, &pid_file, 2, window);
     let (json, junit, jsonl) = (d.join("r.json"), d.join("r.xml"), d.join("r.jsonl"));
-    let child = spawn(&[
+    let child = KillOnDrop(Some(spawn(&[
         "run",
         "--no-progress",
         "--cases",
@@ -385,18 +408,18 @@ fn interrupted_run(name: &str, signal: &str, code: i32, window: Option<usize>) {
         s(&junit),
         "--jsonl",
         s(&jsonl),
-    ]);
+    ])));
     // Each result is in the JSON lines as it comes (not in 8 KiB steps).
     wait_for("the first two results in --jsonl", || lines(&jsonl) == 2);
     wait_for("the shim's pid", || pid_file.exists());
     let pid = std::fs::read_to_string(&pid_file).unwrap();
     assert!(alive(pid.trim()), "the shim runs");
     let st = Command::new("kill")
-        .args([&format!("-{signal}"), &child.id().to_string()])
+        .args([&format!("-{signal}"), &child.id()])
         .status()
         .unwrap();
     assert!(st.success());
-    let o = finish(child, LIMIT).expect("the interrupted run did not end");
+    let o = finish(child.take(), LIMIT).expect("the interrupted run did not end");
     let t = text(&o);
     assert_eq!(o.status.code(), Some(code), "{t}");
     let stdout = String::from_utf8_lossy(&o.stdout);
@@ -444,7 +467,7 @@ fn h15_sigterm_to_report_reaches_its_run_and_the_shim() {
     let _reaper = Reaper(pid_file.clone());
     let shim = stalling_shim(&d, &pid_file, 2, None);
     let out = d.join("conf");
-    let child = spawn(&[
+    let child = KillOnDrop(Some(spawn(&[
         "report",
         "--cases",
         s(&cases),
@@ -452,15 +475,15 @@ fn h15_sigterm_to_report_reaches_its_run_and_the_shim() {
         &shim,
         "--out",
         s(&out),
-    ]);
+    ])));
     wait_for("the shim's pid", || pid_file.exists());
     let pid = std::fs::read_to_string(&pid_file).unwrap();
     let st = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
+        .args(["-TERM", &child.id()])
         .status()
         .unwrap();
     assert!(st.success());
-    let o = finish(child, LIMIT).expect("the interrupted report did not end");
+    let o = finish(child.take(), LIMIT).expect("the interrupted report did not end");
     assert_eq!(o.status.code(), Some(143), "{}", text(&o));
     assert!(text(&o).contains("interrupted by SIGTERM"), "{}", text(&o));
     assert!(!out.join("conformance.md").exists());
@@ -582,7 +605,10 @@ fn h18_a_jsonl_report_that_could_not_be_written_says_so() {
     let t = text(&o);
     assert_eq!(o.status.code(), Some(2), "{t}");
     // Complete lines (the failed write may have left part of one).
-    let written = std::fs::read_to_string(&jsonl).unwrap().matches('\n').count();
+    let written = std::fs::read_to_string(&jsonl)
+        .unwrap()
+        .matches('\n')
+        .count();
     assert!(written < 40, "the limit cut the JSON lines: {written}");
     assert!(
         t.contains(&format!(
