@@ -57,6 +57,16 @@ pub enum FileError {
         /// The limit.
         limit: u64,
     },
+    /// An output that cannot be created or opened for writing.
+    #[error("{what} {path}: cannot write there ({source})")]
+    Unwritable {
+        /// The flag.
+        what: String,
+        /// The path.
+        path: String,
+        /// What failed.
+        source: std::io::Error,
+    },
     /// Opening, reading or writing failed.
     #[error("{what} {path}: {source}")]
     Io {
@@ -174,7 +184,12 @@ pub fn write(what: &str, path: &Path, bytes: impl AsRef<[u8]>) -> Result<(), Fil
 /// again. The file's identity for [`check_outputs`]: its canonical path.
 pub fn check_output(what: &str, path: &Path) -> Result<PathBuf, FileError> {
     let existed = std::fs::metadata(path).is_ok();
-    open_regular(what, path, OpenOptions::new().append(true).create(true))?;
+    open_regular(what, path, OpenOptions::new().append(true).create(true)).map_err(
+        |e| match e {
+            FileError::Io { what, path, source } => FileError::Unwritable { what, path, source },
+            e => e,
+        },
+    )?;
     let canonical = std::fs::canonicalize(path).map_err(|e| io(what, path, e))?;
     if !existed {
         // The file made through a symbolic link is its target: remove that, not the link.
