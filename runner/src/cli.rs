@@ -1342,21 +1342,7 @@ fn cmd_report(a: ReportArgs) -> Result<u8> {
     }
     // Reports of one run (same adapter and profile) are its shards: merged, and refused unless
     // they are the whole run, as `atomcts merge` checks (issue 27, H14).
-    let mut groups: Vec<((String, String), Vec<(String, Report)>)> = Vec::new();
-    for (f, r) in named {
-        let k = (r.adapter.clone(), r.profile.clone());
-        match groups.iter_mut().find(|(g, _)| *g == k) {
-            Some((_, v)) => v.push((f, r)),
-            None => groups.push((k, vec![(f, r)])),
-        }
-    }
-    let mut reports: Vec<Report> = Vec::new();
-    let mut refused = Vec::new();
-    for (_, g) in groups {
-        let (merged, problems) = Report::merge_named(g).map_err(|e| anyhow::anyhow!(e))?;
-        refused.extend(problems);
-        reports.push(merged);
-    }
+    let (reports, refused) = Report::merge_runs(named).map_err(|e| anyhow::anyhow!(e))?;
     if !refused.is_empty() {
         bail!(
             "the run reports are not whole runs, so no conformance report is made:\n  {}",

@@ -108,8 +108,7 @@ fn translate(from: &str, at: usize, to: &str) -> Option<usize> {
     let mut path = Vec::new();
     let mut on_key = false;
     path_at(&from_value, at, &mut path, &mut on_key);
-    let (key, value) = span_of(&to_value, &path)?;
-    Some(if on_key { key } else { value }.unwrap_or(0..0).start)
+    Some(span_of(&to_value, &path, on_key)?.start)
 }
 
 /// The path to the innermost entry of `v` whose key or value spans `at`; `on_key` when `at` is
@@ -143,24 +142,24 @@ fn path_at(v: &Spanned<DeValue<'_>>, at: usize, path: &mut Vec<Step>, on_key: &m
     }
 }
 
-/// The spans of the key (for a table entry) and of the value at `path` in `v`.
-fn span_of(
-    v: &Spanned<DeValue<'_>>,
-    path: &[Step],
-) -> Option<(Option<Range<usize>>, Option<Range<usize>>)> {
+/// The span of the entry at `path` in `v`: of its key when `on_key` (and it is a table's
+/// entry), else of its value.
+fn span_of(v: &Spanned<DeValue<'_>>, path: &[Step], on_key: bool) -> Option<Range<usize>> {
     let Some((first, rest)) = path.split_first() else {
-        return Some((None, Some(v.span())));
+        return Some(v.span());
     };
     match (v.get_ref(), first) {
         (DeValue::Table(t), Step::Key(name)) => {
             let (k, x) = t.iter().find(|(k, _)| k.get_ref() == name)?;
-            if rest.is_empty() {
-                Some((Some(k.span()), Some(x.span())))
+            if rest.is_empty() && on_key {
+                Some(k.span())
             } else {
-                span_of(x, rest)
+                span_of(x, rest, on_key)
             }
         }
-        (DeValue::Array(items), Step::Index(i)) => span_of(items.into_iter().nth(*i)?, rest),
+        (DeValue::Array(items), Step::Index(i)) => {
+            span_of(items.into_iter().nth(*i)?, rest, on_key)
+        }
         _ => None,
     }
 }

@@ -623,6 +623,32 @@ impl Report {
         Ok((first, problems))
     }
 
+    /// [`Report::merge_named`] of each run among `reports` (the reports of one adapter and
+    /// profile are the shards of one run): the merged runs in the order they first appear, and
+    /// the problems of them all.
+    pub fn merge_runs(
+        reports: Vec<(String, Report)>,
+    ) -> Result<(Vec<Report>, Vec<String>), String> {
+        let mut runs: Vec<Vec<(String, Report)>> = Vec::new();
+        for (f, r) in reports {
+            match runs
+                .iter_mut()
+                .find(|g| g[0].1.adapter == r.adapter && g[0].1.profile == r.profile)
+            {
+                Some(g) => g.push((f, r)),
+                None => runs.push(vec![(f, r)]),
+            }
+        }
+        let mut merged = Vec::new();
+        let mut problems = Vec::new();
+        for run in runs {
+            let (m, p) = Report::merge_named(run)?;
+            merged.push(m);
+            problems.extend(p);
+        }
+        Ok((merged, problems))
+    }
+
     /// The human report.
     pub fn human(&self, verbose: bool) -> String {
         let mut s = String::new();
