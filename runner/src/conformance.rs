@@ -653,8 +653,9 @@ impl Conformance {
                 md_cell(&k.question),
                 k.default
             );
+            // The options and verdicts are the project's own words (KNOBS).
             for a in &k.answers {
-                let _ = write!(s, " {} |", md_text(&verdict_text(a)));
+                let _ = write!(s, " {} |", verdict_text(a));
             }
             s.push('\n');
         }
@@ -679,7 +680,7 @@ impl Conformance {
                     "- {} (profile picks {}): {}",
                     md_code(&i.adapter),
                     md_code(&a.profile_picks),
-                    md_text(&verdict_text(a))
+                    verdict_text(a)
                 );
                 for p in &a.probes {
                     let _ = writeln!(s, "  - {}: {}", md_code(&p.id), md_text(&probe_text(p)));
@@ -967,12 +968,20 @@ fn md_cell(s: &str) -> String {
 /// breaks as spaces.
 pub fn md_text(s: &str) -> String {
     let mut o = String::with_capacity(s.len() + 8);
-    for c in s.chars() {
+    let chars: Vec<char> = s.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        // An underscore between two letters or digits (`cl_khr_int64`) never marks emphasis.
+        let inside_word = |i: usize| {
+            i > 0
+                && chars[i - 1].is_alphanumeric()
+                && chars.get(i + 1).is_some_and(|n| n.is_alphanumeric())
+        };
         match c {
             '&' => o.push_str("&amp;"),
             '<' => o.push_str("&lt;"),
             '>' => o.push_str("&gt;"),
             '\n' | '\r' => o.push(' '),
+            '_' if inside_word(i) => o.push(c),
             '\\' | '`' | '*' | '_' | '[' | ']' | '|' | '~' | '$' => {
                 o.push('\\');
                 o.push(c);
