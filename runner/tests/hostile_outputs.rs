@@ -4,7 +4,7 @@
 //! every process a test starts is gone when it ends.
 
 mod common;
-use common::{text, tmp, write};
+use common::{finish_guarded, text, tmp, write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -14,50 +14,6 @@ const LIMIT: Duration = Duration::from_secs(120);
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_atomcts"))
-}
-
-/// Drains a child's output on threads and waits for it, killing it after `limit`: `None` on a
-/// hang.
-fn finish(mut child: Child, limit: Duration) -> Option<Output> {
-    use std::io::Read;
-    let drain = |r: Option<Box<dyn Read + Send>>| {
-        std::thread::spawn(move || {
-            let mut v = Vec::new();
-            if let Some(mut r) = r {
-                let _ = r.read_to_end(&mut v);
-            }
-            v
-        })
-    };
-    let out = drain(
-        child
-            .stdout
-            .take()
-            .map(|r| Box::new(r) as Box<dyn Read + Send>),
-    );
-    let err = drain(
-        child
-            .stderr
-            .take()
-            .map(|r| Box::new(r) as Box<dyn Read + Send>),
-    );
-    let t0 = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().expect("wait") {
-            break s;
-        }
-        if t0.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            return None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    Some(Output {
-        status,
-        stdout: out.join().unwrap(),
-        stderr: err.join().unwrap(),
-    })
 }
 
 fn spawn(args: &[&str]) -> Child {
@@ -72,7 +28,15 @@ fn spawn(args: &[&str]) -> Child {
 
 /// atomcts under the hang guard; panics naming `what` on a hang.
 fn atomcts(args: &[&str], what: &str) -> Output {
-    finish(spawn(args), LIMIT).unwrap_or_else(|| panic!("atomcts hung: {what}"))
+    finish_guarded(spawn(args), LIMIT).unwrap_or_else(|| panic!("atomcts hung: {what}"))
+}
+
+/// Asserts that atomcts exited 2 with `needle` in its output; the output.
+fn refused(o: &Output, needle: &str) -> String {
+    let t = text(o);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    assert!(t.contains(needle), "no `{needle}` in:\n{t}");
+    t
 }
 
 fn s(p: &Path) -> &str {
@@ -132,12 +96,7 @@ fn h9_fifo_outputs_are_refused_before_any_case() {
             &["run", "--no-progress", "--cases", s(&cases), flag, s(&fifo)],
             &format!("run {flag} FIFO"),
         );
-        let t = text(&o);
-        assert_eq!(o.status.code(), Some(2), "{flag}: {t}");
-        assert!(
-            t.contains(&format!("{flag} {}: a FIFO", fifo.display())),
-            "{t}"
-        );
+        let t = refused(&o, &format!("{flag} {}: a FIFO", fifo.display()));
         assert!(!t.contains("passed"), "nothing runs: {t}");
     }
     let json = run_report(&d, &cases, "r.json", &[]);
@@ -145,8 +104,7 @@ fn h9_fifo_outputs_are_refused_before_any_case() {
         &["merge", s(&json), "--json", s(&fifo)],
         "merge --json FIFO",
     );
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(text(&o).contains("a FIFO"), "{}", text(&o));
+    refused(&o, "a FIFO");
     // `report --out DIR` with a FIFO in place of one of its files; a directory as --json.
     let out = d.join("conf");
     std::fs::create_dir_all(&out).unwrap();
@@ -155,8 +113,7 @@ fn h9_fifo_outputs_are_refused_before_any_case() {
         &["report", "--from", s(&json), "--out", s(&out)],
         "report --out with a FIFO",
     );
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(text(&o).contains("conformance.md: a FIFO"), "{}", text(&o));
+    refused(&o, "conformance.md: a FIFO");
     let o = atomcts(
         &[
             "run",
@@ -168,12 +125,7 @@ fn h9_fifo_outputs_are_refused_before_any_case() {
         ],
         "run --json DIR",
     );
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(
-        text(&o).contains("a directory, not a regular file"),
-        "{}",
-        text(&o)
-    );
+    refused(&o, "a directory, not a regular file");
 }
 
 // ---- H12: merging a legal shard of 2^64 - 1 shards ------------------------------------------
@@ -190,12 +142,7 @@ fn h12_merge_of_one_shard_in_huge_partition_counts_the_missing() {
         &["--partition", &format!("hash:1/{n}")],
     );
     let o = atomcts(&["merge", s(&json)], "merge of hash:1/2^64-1");
-    let t = text(&o);
-    assert_eq!(o.status.code(), Some(2), "{t}");
-    assert!(
-        t.contains(&format!("missing shard(s): hash:2/{n}, hash:3/{n}")),
-        "{t}"
-    );
+    let t = refused(&o, &format!("missing shard(s): hash:2/{n}, hash:3/{n}"));
     assert!(t.contains(&format!("({} of {n} missing)", n - 1)), "{t}");
     assert!(t.len() < 20_000, "a bounded message: {} bytes", t.len());
 }
@@ -217,12 +164,7 @@ fn h13_inputs_are_bounded_before_reading() {
         ],
         "regress /dev/zero",
     );
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(
-        text(&o).contains("/dev/zero: a character device, not a regular file"),
-        "{}",
-        text(&o)
-    );
+    refused(&o, "/dev/zero: a character device, not a regular file");
     // A report larger than the limit, refused by its size before a byte is read (sparse: no
     // disk used).
     let big = d.join("big.json");
@@ -235,15 +177,12 @@ fn h13_inputs_are_bounded_before_reading() {
         vec!["report", "--from", s(&big), "--out", s(&d)],
     ] {
         let o = atomcts(&args, "a 300 MiB report");
-        let t = text(&o);
-        assert_eq!(o.status.code(), Some(2), "{t}");
-        assert!(t.contains("314572800 bytes, larger than the"), "{t}");
+        refused(&o, "314572800 bytes, larger than the");
     }
     let fifo = d.join("in.fifo");
     mkfifo(&fifo);
     let o = atomcts(&["merge", s(&fifo)], "merge of a FIFO");
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(text(&o).contains("a FIFO"), "{}", text(&o));
+    refused(&o, "a FIFO");
 }
 
 // ---- H14: `report --from` refuses what `merge` refuses --------------------------------------
@@ -266,39 +205,26 @@ fn h14_report_refuses_partial_or_repeated_runs() {
     // One shard of two.
     let s1 = run_report(&d, &cases, "s1.json", &["--partition", "hash:1/2"]);
     let o = report(&[&s1]);
-    let t = text(&o);
-    assert_eq!(o.status.code(), Some(2), "{t}");
-    assert!(t.contains("missing shard(s): hash:2/2"), "{t}");
+    let t = refused(&o, "missing shard(s): hash:2/2");
     assert!(t.contains("s1.json"), "names the file: {t}");
     // The same run twice.
     let o = report(&[&whole, &whole]);
-    let t = text(&o);
-    assert_eq!(o.status.code(), Some(2), "{t}");
-    assert!(
-        t.contains("2 unpartitioned reports of one selection"),
-        "{t}"
-    );
+    let t = refused(&o, "2 unpartitioned reports of one selection");
+    assert!(t.contains("whole.json, "), "names the files: {t}");
     // A report whose results were cut (valid JSON, fewer results than its selection).
     let mut v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&whole).unwrap()).unwrap();
     v["results"].as_array_mut().unwrap().truncate(2);
     let cut = write(&d, "cut.json", &v.to_string());
     let o = report(&[&cut]);
-    let t = text(&o);
-    assert_eq!(o.status.code(), Some(2), "{t}");
-    assert!(
-        t.contains("4 of the 6 selected cases are missing from the merged reports")
-            && t.contains("cut.json"),
-        "{t}"
+    let t = refused(
+        &o,
+        "4 of the 6 selected cases are missing from the merged reports",
     );
+    assert!(t.contains("cut.json"), "names the file: {t}");
     // `merge` says the same of the same files.
     let o = atomcts(&["merge", s(&cut)], "merge of a cut report");
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(
-        text(&o).contains("4 of the 6 selected cases are missing"),
-        "{}",
-        text(&o)
-    );
+    refused(&o, "4 of the 6 selected cases are missing");
 }
 
 // ---- H15: SIGINT and SIGTERM keep the reports and stop the shim -----------------------------
@@ -419,7 +345,7 @@ fn interrupted_run(name: &str, signal: &str, code: i32, window: Option<usize>) {
         .status()
         .unwrap();
     assert!(st.success());
-    let o = finish(child.take(), LIMIT).expect("the interrupted run did not end");
+    let o = finish_guarded(child.take(), LIMIT).expect("the interrupted run did not end");
     let t = text(&o);
     assert_eq!(o.status.code(), Some(code), "{t}");
     let stdout = String::from_utf8_lossy(&o.stdout);
@@ -445,8 +371,7 @@ fn interrupted_run(name: &str, signal: &str, code: i32, window: Option<usize>) {
     wait_for("the shim to be stopped", || !alive(pid.trim()));
     // An interrupted run is no whole run.
     let o = atomcts(&["merge", s(&json)], "merge of an interrupted run");
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(text(&o).contains("the run was interrupted"), "{}", text(&o));
+    refused(&o, "the run was interrupted");
 }
 
 #[test]
@@ -483,7 +408,7 @@ fn h15_sigterm_to_report_reaches_its_run_and_the_shim() {
         .status()
         .unwrap();
     assert!(st.success());
-    let o = finish(child.take(), LIMIT).expect("the interrupted report did not end");
+    let o = finish_guarded(child.take(), LIMIT).expect("the interrupted report did not end");
     assert_eq!(o.status.code(), Some(143), "{}", text(&o));
     assert!(text(&o).contains("interrupted by SIGTERM"), "{}", text(&o));
     assert!(!out.join("conformance.md").exists());
@@ -576,9 +501,7 @@ fn h18_two_outputs_naming_one_file_are_refused() {
             ],
             "two outputs, one file",
         );
-        let t = text(&o);
-        assert_eq!(o.status.code(), Some(2), "{t}");
-        assert!(t.contains("name the same file"), "{t}");
+        let t = refused(&o, "name the same file");
         assert!(!t.contains("passed"), "nothing runs: {t}");
     }
 }
@@ -601,7 +524,7 @@ fn h18_a_jsonl_report_that_could_not_be_written_says_so() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let o = finish(child, LIMIT).expect("hung");
+    let o = finish_guarded(child, LIMIT).expect("hung");
     let t = text(&o);
     assert_eq!(o.status.code(), Some(2), "{t}");
     // Complete lines (the failed write may have left part of one).
@@ -629,12 +552,7 @@ fn h18_a_deep_dotted_header_is_placed_at_its_line() {
         &format!("dialect = \"sass\"\ncite = \"x\"\n\n  [{header}]\n"),
     );
     let o = atomcts(&["list", "cases", "--cases", s(&f)], "a deep header");
-    let t = text(&o);
-    assert_eq!(o.status.code(), Some(2), "{t}");
-    assert!(
-        t.contains("deep.toml:4:4: a dotted key of 10000 parts"),
-        "{t}"
-    );
+    refused(&o, "deep.toml:4:4: a dotted key of 10000 parts");
 }
 
 #[test]
@@ -653,16 +571,11 @@ fn h18_exec_given_errors_name_their_column() {
             "exec",
         )
     };
-    let o = exec("{ R2 = 0x1000, R4 = , }");
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        text(&o).contains("`{ R2 = 0x1000, R4 = , }`, column 21:"),
-        "{}",
-        text(&o)
+    refused(
+        &exec("{ R2 = 0x1000, R4 = , }"),
+        "`{ R2 = 0x1000, R4 = , }`, column 21:",
     );
-    let o = exec("{ R2 = 0x1000, R9 = \"zz\" }");
-    assert_eq!(o.status.code(), Some(2));
-    assert!(text(&o).contains(", column 16: R9:"), "{}", text(&o));
+    refused(&exec("{ R2 = 0x1000, R9 = \"zz\" }"), ", column 16: R9:");
 }
 
 // ---- H19: reports do not depend on the host's processor -------------------------------------
