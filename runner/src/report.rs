@@ -78,6 +78,23 @@ pub struct Interrupted {
     pub not_generated: u64,
 }
 
+impl Interrupted {
+    /// `interrupted by SIGINT: N selected cases were not run`, and the generated cases not
+    /// generated, if any.
+    pub fn summary(&self) -> String {
+        format!(
+            "interrupted by {}: {} selected cases were not run{}",
+            safe(&self.signal),
+            self.not_run,
+            if self.not_generated > 0 {
+                format!(" ({} generated cases not generated)", self.not_generated)
+            } else {
+                String::new()
+            }
+        )
+    }
+}
+
 fn is_zero(n: &u64) -> bool {
     *n == 0
 }
@@ -450,14 +467,8 @@ impl Report {
         }
         if let Some(i) = &self.interrupted {
             out.push(format!(
-                "interrupted by {}: {} selected cases were not run{}; the reports hold the {} results before the stop",
-                safe(&i.signal),
-                i.not_run,
-                if i.not_generated > 0 {
-                    format!(" ({} generated cases not generated)", i.not_generated)
-                } else {
-                    String::new()
-                },
+                "{}; the reports hold the {} results before the stop",
+                i.summary(),
                 self.total()
             ));
         }
@@ -529,16 +540,7 @@ impl Report {
         let mut problems = Vec::new();
         for (f, r) in &reports {
             if let Some(i) = &r.interrupted {
-                problems.push(format!(
-                    "{f}: the run was interrupted by {} ({} selected cases not run{})",
-                    i.signal,
-                    i.not_run,
-                    if i.not_generated > 0 {
-                        format!(", {} generated cases not generated", i.not_generated)
-                    } else {
-                        String::new()
-                    }
-                ));
+                problems.push(format!("{f}: the run was {}", i.summary()));
             }
         }
         let shards: Vec<(&str, Option<&str>)> = reports
