@@ -144,6 +144,22 @@ fn nonblocking(o: &mut OpenOptions) -> &mut OpenOptions {
     o
 }
 
+/// The one special file an output may be: `/dev/null` (or a link to it), which never blocks
+/// and keeps nothing, for a report that is not wanted.
+pub const NULL_DEVICE: &str = "/dev/null";
+
+fn is_null_device(path: &Path) -> bool {
+    std::fs::canonicalize(path).is_ok_and(|p| p == Path::new(NULL_DEVICE))
+}
+
+/// Opens the output `path` with `opts`: [`open_regular`], or `/dev/null` as it is.
+fn open_output(what: &str, path: &Path, opts: &mut OpenOptions) -> Result<File, FileError> {
+    if is_null_device(path) {
+        return opts.open(path).map_err(|e| io(what, path, e));
+    }
+    open_regular(what, path, opts)
+}
+
 /// Opens `path` with `opts` (made non-blocking) and checks that what was opened is a regular
 /// file; `path` is checked first, so nothing special is even opened when it can be told.
 fn open_regular(what: &str, path: &Path, opts: &mut OpenOptions) -> Result<File, FileError> {
@@ -163,9 +179,9 @@ fn open_regular(what: &str, path: &Path, opts: &mut OpenOptions) -> Result<File,
 }
 
 /// Creates (or truncates) the output `path` for writing: a regular file, opened without
-/// blocking.
+/// blocking (or `/dev/null`).
 pub fn create(what: &str, path: &Path) -> Result<File, FileError> {
-    open_regular(
+    open_output(
         what,
         path,
         OpenOptions::new().write(true).create(true).truncate(true),
@@ -180,16 +196,14 @@ pub fn write(what: &str, path: &Path, bytes: impl AsRef<[u8]>) -> Result<(), Fil
 }
 
 /// Checks, before anything runs, that `path` can be written as an output: a regular file or a
-/// new one in an existing folder. An existing file is left as it is; a new one is removed
-/// again. The file's identity for [`check_outputs`]: its canonical path.
+/// new one in an existing folder (or `/dev/null`). An existing file is left as it is; a new one
+/// is removed again. The file's identity for [`check_outputs`]: its canonical path.
 pub fn check_output(what: &str, path: &Path) -> Result<PathBuf, FileError> {
     let existed = std::fs::metadata(path).is_ok();
-    open_regular(what, path, OpenOptions::new().append(true).create(true)).map_err(
-        |e| match e {
-            FileError::Io { what, path, source } => FileError::Unwritable { what, path, source },
-            e => e,
-        },
-    )?;
+    open_output(what, path, OpenOptions::new().append(true).create(true)).map_err(|e| match e {
+        FileError::Io { what, path, source } => FileError::Unwritable { what, path, source },
+        e => e,
+    })?;
     let canonical = std::fs::canonicalize(path).map_err(|e| io(what, path, e))?;
     if !existed {
         // The file made through a symbolic link is its target: remove that, not the link.
@@ -204,7 +218,11 @@ pub fn check_outputs(outputs: &[(&str, &Path)]) -> Result<(), FileError> {
     let mut seen: Vec<(PathBuf, &str, &Path)> = Vec::new();
     for (what, path) in outputs {
         let id = check_output(what, path)?;
-        if let Some((_, first, first_path)) = seen.iter().find(|(s, _, _)| *s == id) {
+        // Any number of unwanted reports may go to /dev/null.
+        if let Some((_, first, first_path)) = seen
+            .iter()
+            .find(|(s, _, _)| *s == id && id != Path::new(NULL_DEVICE))
+        {
             return Err(FileError::SameFile {
                 first: first.to_string(),
                 first_path: first_path.display().to_string(),
@@ -302,6 +320,14 @@ mod tests {
         }
         let e = check_output("--json", &d).unwrap_err().to_string();
         assert!(e.contains("a directory, not a regular file"), "{e}");
+        #[cfg(unix)]
+        {
+            let null = Path::new(NULL_DEVICE);
+            check_outputs(&[("--json", null), ("--jsonl", null)]).unwrap();
+            write("--json", null, "x").unwrap();
+            let e = check_output("--json", Path::new("/dev/zero")).unwrap_err();
+            assert!(e.to_string().contains("a character device"), "{e}");
+        }
         let _ = std::fs::remove_dir_all(&d);
     }
 
