@@ -179,6 +179,7 @@ fn h13_inputs_are_bounded_before_reading() {
         let o = atomcts(&args, "a 300 MiB report");
         refused(&o, "314572800 bytes, larger than the");
     }
+    std::fs::remove_file(&big).unwrap();
     let fifo = d.join("in.fifo");
     mkfifo(&fifo);
     let o = atomcts(&["merge", s(&fifo)], "merge of a FIFO");
