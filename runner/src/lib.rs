@@ -16,6 +16,8 @@ pub mod fuzz;
 pub mod generate;
 pub mod given;
 pub mod interrupt;
+pub mod markup;
+pub mod merge;
 pub mod oracles;
 pub mod output;
 pub mod plant;
