@@ -9,6 +9,7 @@
 //! [`Adapter::run_batch`]); one that answers `profile_once` gets the profile in a message of its
 //! own instead of in every request.
 
+use crate::interrupt::Wait;
 use crate::{Adapter, AdapterError, AdapterErrorKind, Level, Observation, Request};
 use atomcts_reference::outcome::FaultClass;
 use atomcts_reference::state::{AtomicType, Buffer, MAX_ELEMS, Reg, State, Window};
@@ -17,7 +18,7 @@ use serde_json::{Map, Value, json};
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
+use std::sync::mpsc::{Receiver, Sender, channel};
 use std::time::{Duration, Instant};
 
 mod concurrent;
@@ -351,6 +352,10 @@ impl SubprocessAdapter {
         if self.running.is_some() {
             return Ok(());
         }
+        // Nothing new starts once a stop was requested (issue 27, H15).
+        if let Some(sig) = crate::interrupt::requested() {
+            return Err(self.err(AdapterErrorKind::Interrupted(sig)));
+        }
         if self.tripped() {
             return Err(self.err(AdapterErrorKind::Unavailable(format!(
                 "not restarted after {} consecutive failures (circuit breaker)",
@@ -461,7 +466,7 @@ impl SubprocessAdapter {
                 "the shim stopped reading its input".into(),
             ))
         } else {
-            match run.events.recv_timeout(timeout) {
+            match crate::interrupt::recv_timeout(&run.events, timeout) {
                 Ok(Event::Line(bytes)) => {
                     run.answered += 1;
                     match check_answer(&bytes) {
@@ -470,12 +475,9 @@ impl SubprocessAdapter {
                     }
                 }
                 Ok(Event::WriteFailed(e)) => Err(gone(run, &format!("writing to it failed: {e}"))),
-                Ok(Event::Eof) | Err(RecvTimeoutError::Disconnected) => {
-                    Err(gone(run, "closed its output"))
-                }
-                Err(RecvTimeoutError::Timeout) => {
-                    Err(AdapterErrorKind::Timeout(timeout.as_millis() as u64))
-                }
+                Ok(Event::Eof) | Err(Wait::Disconnected) => Err(gone(run, "closed its output")),
+                Err(Wait::Interrupted(sig)) => Err(AdapterErrorKind::Interrupted(sig)),
+                Err(Wait::Timeout) => Err(AdapterErrorKind::Timeout(timeout.as_millis() as u64)),
             }
         };
         result.map_err(|kind| {
@@ -1004,7 +1006,7 @@ impl SubprocessAdapter {
         let Some(run) = self.running.as_mut() else {
             return Err(self.err(AdapterErrorKind::Crashed("not running".into())));
         };
-        let result = match run.events.recv_timeout(timeout) {
+        let result = match crate::interrupt::recv_timeout(&run.events, timeout) {
             Ok(Event::Line(bytes)) => {
                 run.answered += 1;
                 match check_answer(&bytes) {
@@ -1013,12 +1015,9 @@ impl SubprocessAdapter {
                 }
             }
             Ok(Event::WriteFailed(e)) => Err(gone(run, &format!("writing to it failed: {e}"))),
-            Ok(Event::Eof) | Err(RecvTimeoutError::Disconnected) => {
-                Err(gone(run, "closed its output"))
-            }
-            Err(RecvTimeoutError::Timeout) => {
-                Err(AdapterErrorKind::Timeout(timeout.as_millis() as u64))
-            }
+            Ok(Event::Eof) | Err(Wait::Disconnected) => Err(gone(run, "closed its output")),
+            Err(Wait::Interrupted(sig)) => Err(AdapterErrorKind::Interrupted(sig)),
+            Err(Wait::Timeout) => Err(AdapterErrorKind::Timeout(timeout.as_millis() as u64)),
         };
         result.map_err(|kind| {
             self.running = None;

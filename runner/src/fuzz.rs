@@ -60,8 +60,8 @@ pub struct FuzzOptions {
     pub repro_sides: Vec<String>,
     /// The `atomcts fuzz` command itself, for the files' headers.
     pub command: String,
-    /// A stop request (the hook for an interrupt handler): once set, the campaign ends as at
-    /// its time limit, with its summary.
+    /// A stop request besides SIGINT and SIGTERM ([`crate::interrupt`], which always count):
+    /// once set, the campaign ends as at its time limit, with its summary.
     pub stop: Option<Arc<AtomicBool>>,
 }
 
@@ -187,6 +187,7 @@ impl Limit {
             .stop
             .as_ref()
             .is_some_and(|f| f.load(Ordering::Relaxed))
+            || crate::interrupt::requested().is_some()
         {
             Some(Stop::Requested)
         } else if self.deadline.is_some_and(|d| Instant::now() >= d) {

@@ -123,7 +123,10 @@ pub fn run_case_repeated(
     let mut last = None;
     let mut failed = 0;
     let mut made = 0;
-    for _ in 0..times.max(1) {
+    for i in 0..times.max(1) {
+        if i > 0 && stopped() {
+            break;
+        }
         let r = run_case(case, adapter, opts);
         made += 1;
         if r.status.is_failure() {
@@ -838,9 +841,16 @@ fn encoding_findings(
     }
 }
 
+/// Whether a stop was requested (SIGINT or SIGTERM, [`crate::interrupt`]): a run takes no
+/// further case, and a result that comes after the request is not given (the stop may have
+/// cut it short), so those cases count as not run.
+pub fn stopped() -> bool {
+    atomcts_adapters::interrupt::requested().is_some()
+}
+
 /// Runs `cases` in order, giving each result to `out` as soon as it and every earlier one
 /// are known; through a pipelined adapter ([`Adapter::window`] > 1), up to a window of them
-/// are in flight at once.
+/// are in flight at once. Stops, giving no further result, when [`stopped`].
 pub fn run_cases(
     cases: &[&Case],
     adapter: &mut dyn Adapter,
@@ -879,10 +889,14 @@ pub fn run_cases_until(
     let window = adapter.window().max(1);
     if window == 1 {
         for c in cases {
-            if stop() {
+            if stop() || stopped() {
                 return;
             }
-            out(c, run_case_lean(c, adapter, opts));
+            let r = run_case_lean(c, adapter, opts);
+            if stopped() {
+                return;
+            }
+            out(c, r);
         }
         return;
     }
@@ -892,6 +906,10 @@ pub fn run_cases_until(
     let mut queue = std::collections::VecDeque::new();
     let (mut rest, mut in_flight, mut held) = (cases.iter(), 0, false);
     loop {
+        if stopped() {
+            // What is in flight is dropped with the adapter's process, which the caller stops.
+            return;
+        }
         while !held && in_flight < adapter.window().max(1) && !stop() {
             let Some(c) = rest.next() else { break };
             let step = prepare(c, &*adapter, opts);
@@ -912,20 +930,24 @@ pub fn run_cases_until(
         let Some((c, step, early)) = queue.pop_front() else {
             break;
         };
-        match step {
-            Step::Done(r) => out(c, *r),
+        let r = match step {
+            Step::Done(r) => *r,
             Step::Concurrent(case, r) => {
                 held = false;
-                out(c, crate::concurrent::run_case(case, adapter, opts, *r))
+                crate::concurrent::run_case(case, adapter, opts, *r)
             }
             Step::Ready(p) => {
                 let answer = early.unwrap_or_else(|| {
                     in_flight -= 1;
                     adapter.receive(&p.request(opts))
                 });
-                out(c, finish(p, answer, &*adapter, opts));
+                finish(p, answer, &*adapter, opts)
             }
+        };
+        if stopped() {
+            return;
         }
+        out(c, r);
     }
 }
 
