@@ -66,6 +66,9 @@ pub struct SubprocessAdapter {
     /// on a fresh shim, at no cost (issue 7 D19; issue 27 H4, H18). Anything else that fails
     /// with a request read, in part or whole, is that request's error.
     retry: Option<String>,
+    /// The id of the last request this shim instance answered: a second line with it answers
+    /// nothing (issue 27, H18).
+    answered: String,
     /// The version the shim answered (1 or 2).
     version: u64,
     /// Version 2: what the shim consumes.
@@ -120,6 +123,7 @@ impl SubprocessAdapter {
             first_startup: None,
             consecutive_failures: 0,
             retry: None,
+            answered: String::new(),
             implementation: None,
             profile: None,
             version: VERSION,
@@ -213,6 +217,7 @@ impl SubprocessAdapter {
 
     fn start_and_handshake(&mut self) -> Result<(), AdapterError> {
         self.running = Some(self.spawn()?);
+        self.answered.clear();
         let hello = json!({"type": "hello", "protocol": "atomcts-adapter", "version": VERSION, "versions": [VERSION, MAX_VERSION], "window": MAX_WINDOW, "profile_once": true});
         let mut line = hello.to_string().into_bytes();
         line.push(b'\n');
@@ -619,7 +624,17 @@ impl SubprocessAdapter {
         // `bytes` passed `check_answer` (UTF-8, bounded object count) when it was received.
         let text = std::str::from_utf8(bytes).unwrap_or("");
         let a = match serde_json::from_str::<answer::AnswerIn<'_>>(text) {
-            Ok(a) if a.id == r.id => a,
+            Ok(a) if a.id == r.id => {
+                self.answered.clear();
+                self.answered.push_str(r.id);
+                a
+            }
+            // The previous request's answer again: a line nobody asked for, not this one's.
+            Ok(a) if !self.answered.is_empty() && a.id == self.answered => {
+                let kind = self.early_line(bytes, "after its answer");
+                self.running = None;
+                return Err(self.err(kind));
+            }
             Ok(_) => {
                 return Err(self.garbage(format!("answer for another id: `{}`", quote(bytes, 200))));
             }
