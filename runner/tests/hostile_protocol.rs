@@ -193,3 +193,168 @@ fn h3_a_shim_never_asked_gets_no_pass_from_encoding_cases() {
         assert_eq!(n.passed, n.cases, "{builtin}: {n:?}");
     }
 }
+
+// ---- H7: values wider than their location, flags that are not booleans, wrong types -------
+
+/// Three cases with easy answers: a completed add, a misaligned fault, an illegal size.
+const THREE: &str = r#"dialect = "sass"
+cite = "SASS ATOM"
+[[case]]
+name = "add"
+asm = "ATOM.ADD.U32 R0, [R2], R4"
+given = { R2 = 0x1000, R4 = 7, mem = { 0x1000 = "u32:3" } }
+expect = { R0 = 3, mem = { 0x1000 = "u32:10" } }
+[[case]]
+name = "misaligned"
+where = { "sass.misaligned" = "fault" }
+asm = "ATOM.ADD.U32 R0, [R2], R4"
+given = { R2 = 0x1002, R4 = 1, alloc = ["0x1000+0x10"] }
+expect = { fault = "misaligned_address" }
+[[case]]
+name = "illegal"
+asm = "ATOM.ADD.128 R0, [R2], R4"
+given = { R2 = 0x1000, R4 = 1, alloc = ["0x1000+0x10"] }
+expect = { invalid = "illegal_size" }
+"#;
+
+/// Python: `truthful(req)`, the right answer to each of [`THREE`] (an `accesses` answer to the
+/// add for a version 2 shim); `lie(name, a)` (defined by the caller) then changes it.
+const TRUTHFUL: &str = r#"import copy
+def truthful(req):
+    name = req["id"].split("::")[1]
+    if name == "add":
+        st = copy.deepcopy(req["state"])
+        r = st["memory"]["global"][0]
+        r["bytes"] = "0a000000" + r["bytes"][8:]
+        if req.get("lowered") is not None:
+            return {"outcome": "accesses", "memory": st["memory"], "returned": ["0x3"]}
+        st["regs"]["R0"] = {"type": "b32", "elems": ["0x3"] * st["lanes"]}
+        return {"outcome": "completed", "state": st}
+    if name == "misaligned":
+        return {"outcome": "fault", "lanes": [[0, "misaligned_address"]]}
+    return {"outcome": "invalid", "reason": "illegal_size"}
+def answer(req, n):
+    a = truthful(req)
+    a["id"] = req["id"]
+    return lie(req["id"].split("::")[1], a)
+"#;
+
+#[test]
+fn h7_over_wide_values_and_wrongly_typed_keys_are_protocol_errors() {
+    let d = tmp("h7");
+    write(&d, "spec-cases/sass/three.toml", THREE);
+    let cases = d.join("spec-cases").display().to_string();
+    // The truthful shims conform, in both versions.
+    for (hello, n) in [("", 3), ("\"version\": 2, \"level\": \"semantic\"", 1)] {
+        let body = format!("{TRUTHFUL}def lie(name, a):\n    return a\n");
+        let o = run(&cases, &shim(&d, "truthful", hello, &body), &[]);
+        assert_eq!(totals(&o).passed, n, "{}", text(&o));
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    }
+    // Each lie (on one case, in Python, given `name` and the answer `a`): that case is a
+    // protocol error, never a pass and never read as something else.
+    let v1 = "";
+    let v2 = "\"version\": 2, \"level\": \"semantic\"";
+    let lies: &[(&str, &str, &str, &str)] = &[
+        ("wide_register", v1, "add", "a['state']['regs']['R0']['elems'] = ['0xabc000000003']"),
+        ("signed_hex", v1, "add", "a['state']['regs']['R0']['elems'] = ['0x+3']"),
+        ("hex_without_0x", v1, "add", "a['state']['regs']['R0']['elems'] = ['3']"),
+        ("active_text", v1, "add", "a['state']['active'] = 'yes'"),
+        ("active_not_bool", v1, "add", "a['state']['active'] = ['no']"),
+        ("lanes_fraction", v1, "add", "a['state']['lanes'] = 1.0"),
+        ("simd_width_text", v1, "add", "a['state']['simd_width'] = 'x'"),
+        ("memory_null", v1, "add", "a['state']['memory']['shared'] = None"),
+        ("regs_list", v1, "add", "a['state']['regs'] = [a['state']['regs']]"),
+        // The wrong state first, the right one last: a map keeps the last.
+        ("duplicate_state", v1, "add", "bad = copy.deepcopy(a['state'])\nbad['regs']['R0']['elems'] = ['0x9']\nreturn '{\"state\": ' + json.dumps(bad) + ', ' + json.dumps(a)[1:] + '\\n'"),
+        ("fault_lane_triple", v1, "misaligned", "a['lanes'] = [[0, 'misaligned_address', 'x']]"),
+        ("fault_lanes_missing", v1, "misaligned", "del a['lanes']"),
+        ("fault_lanes_text", v1, "misaligned", "a['lanes'] = 'lane 0'"),
+        ("reason_number", v1, "illegal", "a['reason'] = 5"),
+        ("reason_missing", v1, "illegal", "del a['reason']"),
+        ("column_null", v1, "illegal", "a['column'] = None"),
+        ("returned_wide", v2, "add", "a['returned'] = ['0xabc000000003']"),
+        ("returned_number", v2, "add", "a['returned'] = [3]"),
+        ("ok_not_bool", v2, "add", "a['ok'] = ['no']"),
+        ("ok_short", v2, "add", "a['ok'] = []"),
+    ];
+    for (name, hello, target, change) in lies {
+        let change: String = change.lines().map(|l| format!("        {l}\n")).collect();
+        let body =
+            format!("{TRUTHFUL}def lie(name, a):\n    if name == {target:?}:\n{change}    return a\n");
+        let o = run(&cases, &shim(&d, name, hello, &body), &[]);
+        let t = text(&o);
+        let n = totals(&o);
+        let truthful = if hello.is_empty() { 2 } else { 0 };
+        assert_eq!((n.passed, n.failed, n.errors), (truthful, 0, 1), "{name}: {t}");
+        assert!(
+            t.contains(&format!("ERROR sass/three::{target}")) && t.contains("protocol error"),
+            "{name}: {t}"
+        );
+        assert_eq!(o.status.code(), Some(2), "{name}: {t}");
+    }
+}
+
+// ---- H2: concurrent answers of the wrong shape ---------------------------------------------
+
+/// Two exchanges, one lane and two iterations each, from 0: one serialization returns 0, 1
+/// (instruction 0) then 1, 2 (instruction 1) and leaves 2.
+const EXCHANGES: &str = r#"dialect = "sass"
+cite = "SASS ATOM"
+[[case]]
+name = "two_exchanges"
+tags = ["concurrent"]
+given = { mem = { 0x1000 = "u32:0" } }
+expect = { mem = { 0x1000 = { bits = "0x0", mask = "0xfffffffc" } } }
+[[case.concurrent]]
+asm = "ATOM.EXCH R0, [R2], R4"
+lanes = 1
+iterations = 2
+given = { R2 = 0x1000, R4 = 1 }
+[[case.concurrent]]
+asm = "ATOM.EXCH R0, [R2], R4"
+lanes = 1
+iterations = 2
+given = { R2 = 0x1000, R4 = 2 }
+"#;
+
+#[test]
+fn h2_concurrent_rows_of_the_wrong_shape_are_protocol_errors() {
+    let d = tmp("h2");
+    write(&d, "spec-cases/sass/exchanges.toml", EXCHANGES);
+    let cases = d.join("spec-cases").display().to_string();
+    let hello = "\"version\": 2, \"capabilities\": [\"concurrent\"]";
+    let shim_for = |name: &str, change: &str| {
+        let body = format!(
+            "def answer(req, n):\n    a = {{\"outcome\": \"concurrent\", \"memory\": {{\"global\": [{{\"base\": \"0x1000\", \"bytes\": \"02000000\"}}], \"shared\": []}},\n         \"returned\": [[[\"0x0\"], [\"0x1\"]], [[\"0x1\"], [\"0x2\"]]], \"ok\": [[[True], [True]], [[True], [True]]]}}\n    {change}\n    return a\n"
+        );
+        shim(&d, name, hello, &body)
+    };
+    let o = run(&cases, &shim_for("truthful", "pass"), &[]);
+    assert_eq!(totals(&o).passed, 1, "{}", text(&o));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    // Both exchanges returning the initial value fit no order: a failure, and leaving one of
+    // those values out (the issue's report) does not make it pass.
+    let o = run(&cases, &shim_for("both_initial", "a['returned'][1][0] = ['0x0']"), &[]);
+    assert_eq!(totals(&o).failed, 1, "{}", text(&o));
+    for (name, change, says) in [
+        ("both_initial_one_left_out", "a['returned'][1][0] = []", "returned[1][0] has 0 returned values for 1 accesses"),
+        ("short_row", "a['returned'][0][0] = []", "returned[0][0] has 0 returned values for 1 accesses"),
+        ("long_row", "a['returned'][0][0] = ['0x0', '0x7']", "returned[0][0] has 2 returned values for 1 accesses"),
+        ("missing_iteration", "a['returned'][1] = [['0x2']]", "returned[1] has 1 iterations, the request 2"),
+        ("extra_instruction", "a['returned'].append([['0x2'], ['0x2']])", "`returned` has 3 lists for 2 instructions"),
+        ("wide_value", "a['returned'][0][0] = ['0xabc000000000']", "does not fit u32"),
+        ("null_value", "a['returned'][0][0] = [None]", "invalid type: null"),
+        ("short_ok_row", "a['ok'][1][0] = []", "has 0 `ok` flags for 1 accesses"),
+        ("missing_ok_iteration", "a['ok'][1] = [[True]]", "ok[1] has 1 iterations, the request 2"),
+        ("ok_not_bool", "a['ok'][0][0] = ['no']", "invalid type: string"),
+        ("plain_attempts", "a['attempts'] = [[[1], [3]], None]", "attempts[0][1]: expected 1 counts, each 1 (not a loop)"),
+    ] {
+        let o = run(&cases, &shim_for(name, change), &["--verbose"]);
+        let t = text(&o);
+        let n = totals(&o);
+        assert_eq!((n.passed, n.errors), (0, 1), "{name}: {t}");
+        assert!(t.contains("protocol error") && t.contains(says), "{name}: {t}");
+        assert_eq!(o.status.code(), Some(2), "{name}: {t}");
+    }
+}
