@@ -358,3 +358,199 @@ fn h2_concurrent_rows_of_the_wrong_shape_are_protocol_errors() {
         assert_eq!(o.status.code(), Some(2), "{name}: {t}");
     }
 }
+
+// ---- H4: a crash with a request in flight costs that request --------------------------------
+
+/// A shim that reads its input a byte at a time (so it reads exactly what it says), answers
+/// every request of `sass/atom/faults.toml` with the misaligned fault, and on the `n`-th request
+/// of each instance does what `MODE` says: `crash_after_reading` (every third: read it whole,
+/// exit 1), `crash_mid_request` (every third: read 10 bytes of it, exit 1), `exit_unread`
+/// (after every second answer: wait, then exit 4 without reading anything more).
+fn exact_reader(dir: &Path, name: &str, mode: &str, window: usize) -> String {
+    let src = format!(
+        r#"import json, os, sys, time
+MODE, WINDOW = {mode:?}, {window}
+buf = b""
+def readline():
+    global buf
+    while b"\n" not in buf:
+        b = os.read(0, 1)
+        if not b:
+            sys.exit(0)
+        buf += b
+    line, _, buf = buf.partition(b"\n")
+    return line
+def out(obj):
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+hello = {{"type": "hello", "protocol": "atomcts-adapter", "version": 1, "name": {name:?}}}
+if WINDOW > 1:
+    hello["window"] = WINDOW
+readline()
+out(hello)
+n = 0
+while True:
+    if MODE == "crash_mid_request" and n % 3 == 2:
+        os.read(0, 10)
+        sys.exit(1)
+    req = json.loads(readline())
+    if req["type"] != "run":
+        continue
+    n += 1
+    if MODE == "crash_after_reading" and n % 3 == 0:
+        sys.exit(1)
+    out({{"id": req["id"], "outcome": "fault", "lanes": [[0, "misaligned_address"]]}})
+    if MODE == "exit_unread" and n % 2 == 0:
+        time.sleep(0.3)
+        sys.exit(4)
+"#
+    );
+    let p = write(dir, &format!("{name}.py"), &src);
+    format!("cmd:python3 '{}'", p.display())
+}
+
+#[test]
+fn h4_a_crash_with_a_request_in_flight_is_that_requests_error() {
+    let d = tmp("h4");
+    let faults = corpus("sass/atom/faults.toml");
+    let steady = totals(&run(&faults, &exact_reader(&d, "steady", "", 1), &[]));
+    assert_eq!((steady.errors, steady.cases), (0, 36), "{steady:?}");
+    // One request at a time (no window, or a window of 1): the crashed request, read whole or
+    // in part, is an error; each instance answers two first, so exactly a third are errors.
+    for window in [1, 0] {
+        for mode in ["crash_after_reading", "crash_mid_request"] {
+            let name = format!("{mode}_{window}");
+            let o = run(&faults, &exact_reader(&d, &name, mode, window), &[]);
+            let t = text(&o);
+            let n = totals(&o);
+            assert_eq!(n.errors, 12, "{name}: {t}");
+            assert_eq!(n.passed + n.failed, steady.passed + steady.failed - 12, "{name}: {t}");
+            assert!(t.contains("crashed: the shim exited (exit status 1)"), "{name}: {t}");
+            assert!(!t.contains("after its last answer"), "{name}: {t}");
+            assert_eq!(o.status.code(), Some(2), "{name}: {t}");
+        }
+    }
+    // Pipelined: the crash costs every request in flight, the crashed one first among them.
+    for mode in ["crash_after_reading", "crash_mid_request"] {
+        let name = format!("{mode}_pipelined");
+        let o = run(&faults, &exact_reader(&d, &name, mode, 4), &[]);
+        let t = text(&o);
+        let n = totals(&o);
+        assert!(n.errors >= 12 && n.passed + n.failed + n.errors == 36, "{name}: {t}");
+        assert!(t.contains("crashed: the shim exited (exit status 1)"), "{name}: {t}");
+        assert!(!t.contains("after its last answer"), "{name}: {t}");
+    }
+    // A shim that exits after its answer without reading the next request costs nothing,
+    // whether the runner finds it gone before writing that request or after.
+    let o = run(&faults, &exact_reader(&d, "exit_unread", "exit_unread", 0), &[]);
+    let t = text(&o);
+    assert_eq!(totals(&o), steady, "{t}");
+    assert!(
+        t.contains("the shim exited (exit status 4) after its last answer; restarting it"),
+        "{t}"
+    );
+    assert!(!t.contains("ERROR"), "{t}");
+}
+
+// ---- H18: without a window, a line nobody asked for costs no case ---------------------------
+
+#[test]
+fn h18_an_extra_line_without_a_window_is_charged_to_nobody() {
+    let d = tmp("h18");
+    let faults = corpus("sass/atom/faults.toml");
+    let fault = "a = json.dumps({\"id\": req[\"id\"], \"outcome\": \"fault\", \"lanes\": [[0, \"misaligned_address\"]]}) + \"\\n\"\n";
+    let steady = totals(&run(
+        &faults,
+        &shim(&d, "steady", "", &format!("def answer(req, n):\n    {fault}    return a\n")),
+        &[],
+    ));
+    assert_eq!((steady.errors, steady.cases), (0, 36), "{steady:?}");
+    // After every second answer: what else the shim writes (the answer `a` is written first).
+    for (name, hello, extra) in [
+        ("repeat_in_one_write", "", "return a + a"),
+        ("repeat_in_a_second_write", "", "sys.stdout.write(a)\n    sys.stdout.flush()\n    return a"),
+        ("garbage_in_one_write", "", "return a + 'not json\\n'"),
+        ("unfinished_line", "", "return a + '{\"id\": '"),
+        ("repeat_window_1", "\"window\": 1", "return a + a"),
+    ] {
+        let body =
+            format!("def answer(req, n):\n    {fault}    if n % 2:\n        return a\n    {extra}\n");
+        let o = run(&faults, &shim(&d, name, hello, &body), &[]);
+        let t = text(&o);
+        assert_eq!(totals(&o), steady, "{name}: {t}");
+        assert!(!t.contains("ERROR"), "{name}: {t}");
+        assert!(
+            t.contains("nobody asked for") && t.contains("after its last answer; restarting it"),
+            "{name}: {t}"
+        );
+    }
+}
+
+// ---- H10: lines after an answer are bounded --------------------------------------------------
+
+/// This process's resident memory in bytes.
+fn rss() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kb| kb << 10)
+}
+
+#[test]
+fn h10_lines_after_an_answer_are_not_read_without_bound() {
+    use atomcts_adapters::{Adapter, Observation, Request, SubprocessAdapter};
+    let d = tmp("h10");
+    let started = d.join("started").display().to_string();
+    let flooded = d.join("flooded");
+    // The first instance, after its first answer, writes 512 MiB of lines nobody asked for
+    // (then says so in `flooded`); every instance answers `invalid`.
+    let body = format!(
+        r#"def answer(req, n):
+    sys.stdout.write(json.dumps({{"id": req["id"], "outcome": "invalid", "reason": "rejected"}}) + "\n")
+    sys.stdout.flush()
+    if n == 1 and not os.path.exists({started:?}):
+        open({started:?}, "w").close()
+        line = ("x" * 1023 + "\n") * 1024
+        for _ in range(512):
+            sys.stdout.write(line)
+        sys.stdout.flush()
+        open({:?}, "w").close()
+"#,
+        flooded.display().to_string()
+    );
+    let cmd = shim(&d, "flood", "", &body);
+    let mut a = SubprocessAdapter::start(cmd.trim_start_matches("cmd:"), Duration::from_secs(120))
+        .expect("the shim starts");
+    let state = atomcts_reference::State::new(1);
+    let profile = atomcts_reference::Profile::default();
+    let request = |id| Request {
+        id,
+        dialect: atomcts_reference::program::Dialect::Sass,
+        asm: "ATOM.ADD.U32 R0, [R2], R4",
+        state: &state,
+        profile: &profile,
+        lowered: None,
+    };
+    let before = rss();
+    let first = a.run(&request("flood::1"));
+    assert!(matches!(first, Ok(Observation::Invalid { .. })), "{first:?}");
+    // The runner is busy elsewhere (judging, reporting) while the shim floods: give it time to
+    // write it all, if the runner takes it.
+    let t0 = Instant::now();
+    while !flooded.exists() && t0.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let grown = rss().saturating_sub(before);
+    assert!(
+        grown < 128 << 20,
+        "the runner holds {} MiB of lines nobody asked for",
+        grown >> 20
+    );
+    assert!(!flooded.exists(), "the runner read 512 MiB of lines nobody asked for");
+    // The next request: the extra line is noticed before it is sent, the shim restarted, and
+    // the request answered by the fresh shim.
+    let second = a.run(&request("flood::2"));
+    assert!(matches!(second, Ok(Observation::Invalid { .. })), "{second:?}");
+}
