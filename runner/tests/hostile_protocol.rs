@@ -256,37 +256,97 @@ fn h7_over_wide_values_and_wrongly_typed_keys_are_protocol_errors() {
     let v1 = "";
     let v2 = "\"version\": 2, \"level\": \"semantic\"";
     let lies: &[(&str, &str, &str, &str)] = &[
-        ("wide_register", v1, "add", "a['state']['regs']['R0']['elems'] = ['0xabc000000003']"),
-        ("signed_hex", v1, "add", "a['state']['regs']['R0']['elems'] = ['0x+3']"),
-        ("hex_without_0x", v1, "add", "a['state']['regs']['R0']['elems'] = ['3']"),
+        (
+            "wide_register",
+            v1,
+            "add",
+            "a['state']['regs']['R0']['elems'] = ['0xabc000000003']",
+        ),
+        (
+            "signed_hex",
+            v1,
+            "add",
+            "a['state']['regs']['R0']['elems'] = ['0x+3']",
+        ),
+        (
+            "hex_without_0x",
+            v1,
+            "add",
+            "a['state']['regs']['R0']['elems'] = ['3']",
+        ),
         ("active_text", v1, "add", "a['state']['active'] = 'yes'"),
-        ("active_not_bool", v1, "add", "a['state']['active'] = ['no']"),
+        (
+            "active_not_bool",
+            v1,
+            "add",
+            "a['state']['active'] = ['no']",
+        ),
         ("lanes_fraction", v1, "add", "a['state']['lanes'] = 1.0"),
-        ("simd_width_text", v1, "add", "a['state']['simd_width'] = 'x'"),
-        ("memory_null", v1, "add", "a['state']['memory']['shared'] = None"),
-        ("regs_list", v1, "add", "a['state']['regs'] = [a['state']['regs']]"),
+        (
+            "simd_width_text",
+            v1,
+            "add",
+            "a['state']['simd_width'] = 'x'",
+        ),
+        (
+            "memory_null",
+            v1,
+            "add",
+            "a['state']['memory']['shared'] = None",
+        ),
+        (
+            "regs_list",
+            v1,
+            "add",
+            "a['state']['regs'] = [a['state']['regs']]",
+        ),
         // The wrong state first, the right one last: a map keeps the last.
-        ("duplicate_state", v1, "add", "bad = copy.deepcopy(a['state'])\nbad['regs']['R0']['elems'] = ['0x9']\nreturn '{\"state\": ' + json.dumps(bad) + ', ' + json.dumps(a)[1:] + '\\n'"),
-        ("fault_lane_triple", v1, "misaligned", "a['lanes'] = [[0, 'misaligned_address', 'x']]"),
+        (
+            "duplicate_state",
+            v1,
+            "add",
+            "bad = copy.deepcopy(a['state'])\nbad['regs']['R0']['elems'] = ['0x9']\nreturn '{\"state\": ' + json.dumps(bad) + ', ' + json.dumps(a)[1:] + '\\n'",
+        ),
+        (
+            "fault_lane_triple",
+            v1,
+            "misaligned",
+            "a['lanes'] = [[0, 'misaligned_address', 'x']]",
+        ),
         ("fault_lanes_missing", v1, "misaligned", "del a['lanes']"),
-        ("fault_lanes_text", v1, "misaligned", "a['lanes'] = 'lane 0'"),
+        (
+            "fault_lanes_text",
+            v1,
+            "misaligned",
+            "a['lanes'] = 'lane 0'",
+        ),
         ("reason_number", v1, "illegal", "a['reason'] = 5"),
         ("reason_missing", v1, "illegal", "del a['reason']"),
         ("column_null", v1, "illegal", "a['column'] = None"),
-        ("returned_wide", v2, "add", "a['returned'] = ['0xabc000000003']"),
+        (
+            "returned_wide",
+            v2,
+            "add",
+            "a['returned'] = ['0xabc000000003']",
+        ),
         ("returned_number", v2, "add", "a['returned'] = [3]"),
         ("ok_not_bool", v2, "add", "a['ok'] = ['no']"),
         ("ok_short", v2, "add", "a['ok'] = []"),
     ];
     for (name, hello, target, change) in lies {
         let change: String = change.lines().map(|l| format!("        {l}\n")).collect();
-        let body =
-            format!("{TRUTHFUL}def lie(name, a):\n    if name == {target:?}:\n{change}    return a\n");
+        let body = format!(
+            "{TRUTHFUL}def lie(name, a):\n    if name == {target:?}:\n{change}    return a\n"
+        );
         let o = run(&cases, &shim(&d, name, hello, &body), &[]);
         let t = text(&o);
         let n = totals(&o);
         let truthful = if hello.is_empty() { 2 } else { 0 };
-        assert_eq!((n.passed, n.failed, n.errors), (truthful, 0, 1), "{name}: {t}");
+        assert_eq!(
+            (n.passed, n.failed, n.errors),
+            (truthful, 0, 1),
+            "{name}: {t}"
+        );
         assert!(
             t.contains(&format!("ERROR sass/three::{target}")) && t.contains("protocol error"),
             "{name}: {t}"
@@ -335,26 +395,77 @@ fn h2_concurrent_rows_of_the_wrong_shape_are_protocol_errors() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     // Both exchanges returning the initial value fit no order: a failure, and leaving one of
     // those values out (the report) does not make it pass.
-    let o = run(&cases, &shim_for("both_initial", "a['returned'][1][0] = ['0x0']"), &[]);
+    let o = run(
+        &cases,
+        &shim_for("both_initial", "a['returned'][1][0] = ['0x0']"),
+        &[],
+    );
     assert_eq!(totals(&o).failed, 1, "{}", text(&o));
     for (name, change, says) in [
-        ("both_initial_one_left_out", "a['returned'][1][0] = []", "returned[1][0] has 0 returned values for 1 accesses"),
-        ("short_row", "a['returned'][0][0] = []", "returned[0][0] has 0 returned values for 1 accesses"),
-        ("long_row", "a['returned'][0][0] = ['0x0', '0x7']", "returned[0][0] has 2 returned values for 1 accesses"),
-        ("missing_iteration", "a['returned'][1] = [['0x2']]", "returned[1] has 1 iterations, the request 2"),
-        ("extra_instruction", "a['returned'].append([['0x2'], ['0x2']])", "`returned` has 3 lists for 2 instructions"),
-        ("wide_value", "a['returned'][0][0] = ['0xabc000000000']", "does not fit u32"),
-        ("null_value", "a['returned'][0][0] = [None]", "invalid type: null"),
-        ("short_ok_row", "a['ok'][1][0] = []", "has 0 `ok` flags for 1 accesses"),
-        ("missing_ok_iteration", "a['ok'][1] = [[True]]", "ok[1] has 1 iterations, the request 2"),
-        ("ok_not_bool", "a['ok'][0][0] = ['no']", "invalid type: string"),
-        ("plain_attempts", "a['attempts'] = [[[1], [3]], None]", "attempts[0][1]: expected 1 counts, each 1 (not a loop)"),
+        (
+            "both_initial_one_left_out",
+            "a['returned'][1][0] = []",
+            "returned[1][0] has 0 returned values for 1 accesses",
+        ),
+        (
+            "short_row",
+            "a['returned'][0][0] = []",
+            "returned[0][0] has 0 returned values for 1 accesses",
+        ),
+        (
+            "long_row",
+            "a['returned'][0][0] = ['0x0', '0x7']",
+            "returned[0][0] has 2 returned values for 1 accesses",
+        ),
+        (
+            "missing_iteration",
+            "a['returned'][1] = [['0x2']]",
+            "returned[1] has 1 iterations, the request 2",
+        ),
+        (
+            "extra_instruction",
+            "a['returned'].append([['0x2'], ['0x2']])",
+            "`returned` has 3 lists for 2 instructions",
+        ),
+        (
+            "wide_value",
+            "a['returned'][0][0] = ['0xabc000000000']",
+            "does not fit u32",
+        ),
+        (
+            "null_value",
+            "a['returned'][0][0] = [None]",
+            "invalid type: null",
+        ),
+        (
+            "short_ok_row",
+            "a['ok'][1][0] = []",
+            "has 0 `ok` flags for 1 accesses",
+        ),
+        (
+            "missing_ok_iteration",
+            "a['ok'][1] = [[True]]",
+            "ok[1] has 1 iterations, the request 2",
+        ),
+        (
+            "ok_not_bool",
+            "a['ok'][0][0] = ['no']",
+            "invalid type: string",
+        ),
+        (
+            "plain_attempts",
+            "a['attempts'] = [[[1], [3]], None]",
+            "attempts[0][1]: expected 1 counts, each 1 (not a loop)",
+        ),
     ] {
         let o = run(&cases, &shim_for(name, change), &["--verbose"]);
         let t = text(&o);
         let n = totals(&o);
         assert_eq!((n.passed, n.errors), (0, 1), "{name}: {t}");
-        assert!(t.contains("protocol error") && t.contains(says), "{name}: {t}");
+        assert!(
+            t.contains("protocol error") && t.contains(says),
+            "{name}: {t}"
+        );
         assert_eq!(o.status.code(), Some(2), "{name}: {t}");
     }
 }
@@ -424,8 +535,15 @@ fn h4_a_crash_with_a_request_in_flight_is_that_requests_error() {
             let t = text(&o);
             let n = totals(&o);
             assert_eq!(n.errors, 12, "{name}: {t}");
-            assert_eq!(n.passed + n.failed, steady.passed + steady.failed - 12, "{name}: {t}");
-            assert!(t.contains("crashed: the shim exited (exit status 1)"), "{name}: {t}");
+            assert_eq!(
+                n.passed + n.failed,
+                steady.passed + steady.failed - 12,
+                "{name}: {t}"
+            );
+            assert!(
+                t.contains("crashed: the shim exited (exit status 1)"),
+                "{name}: {t}"
+            );
             assert!(!t.contains("after its last answer"), "{name}: {t}");
             assert_eq!(o.status.code(), Some(2), "{name}: {t}");
         }
@@ -436,13 +554,23 @@ fn h4_a_crash_with_a_request_in_flight_is_that_requests_error() {
         let o = run(&faults, &exact_reader(&d, &name, mode, 4), &[]);
         let t = text(&o);
         let n = totals(&o);
-        assert!(n.errors >= 12 && n.passed + n.failed + n.errors == 36, "{name}: {t}");
-        assert!(t.contains("crashed: the shim exited (exit status 1)"), "{name}: {t}");
+        assert!(
+            n.errors >= 12 && n.passed + n.failed + n.errors == 36,
+            "{name}: {t}"
+        );
+        assert!(
+            t.contains("crashed: the shim exited (exit status 1)"),
+            "{name}: {t}"
+        );
         assert!(!t.contains("after its last answer"), "{name}: {t}");
     }
     // A shim that exits after its answer without reading the next request costs nothing,
     // whether the runner finds it gone before writing that request or after.
-    let o = run(&faults, &exact_reader(&d, "exit_unread", "exit_unread", 0), &[]);
+    let o = run(
+        &faults,
+        &exact_reader(&d, "exit_unread", "exit_unread", 0),
+        &[],
+    );
     let t = text(&o);
     assert_eq!(totals(&o), steady, "{t}");
     assert!(
@@ -461,20 +589,30 @@ fn h18_an_extra_line_without_a_window_is_charged_to_nobody() {
     let fault = "a = json.dumps({\"id\": req[\"id\"], \"outcome\": \"fault\", \"lanes\": [[0, \"misaligned_address\"]]}) + \"\\n\"\n";
     let steady = totals(&run(
         &faults,
-        &shim(&d, "steady", "", &format!("def answer(req, n):\n    {fault}    return a\n")),
+        &shim(
+            &d,
+            "steady",
+            "",
+            &format!("def answer(req, n):\n    {fault}    return a\n"),
+        ),
         &[],
     ));
     assert_eq!((steady.errors, steady.cases), (0, 36), "{steady:?}");
     // After every second answer: what else the shim writes (the answer `a` is written first).
     for (name, hello, extra) in [
         ("repeat_in_one_write", "", "return a + a"),
-        ("repeat_in_a_second_write", "", "sys.stdout.write(a)\n    sys.stdout.flush()\n    return a"),
+        (
+            "repeat_in_a_second_write",
+            "",
+            "sys.stdout.write(a)\n    sys.stdout.flush()\n    return a",
+        ),
         ("garbage_in_one_write", "", "return a + 'not json\\n'"),
         ("unfinished_line", "", "return a + '{\"id\": '"),
         ("repeat_window_1", "\"window\": 1", "return a + a"),
     ] {
-        let body =
-            format!("def answer(req, n):\n    {fault}    if n % 2:\n        return a\n    {extra}\n");
+        let body = format!(
+            "def answer(req, n):\n    {fault}    if n % 2:\n        return a\n    {extra}\n"
+        );
         let o = run(&faults, &shim(&d, name, hello, &body), &[]);
         let t = text(&o);
         assert_eq!(totals(&o), steady, "{name}: {t}");
@@ -535,7 +673,10 @@ fn h10_lines_after_an_answer_are_not_read_without_bound() {
     };
     let before = rss();
     let first = a.run(&request("flood::1"));
-    assert!(matches!(first, Ok(Observation::Invalid { .. })), "{first:?}");
+    assert!(
+        matches!(first, Ok(Observation::Invalid { .. })),
+        "{first:?}"
+    );
     // The runner is busy elsewhere (judging, reporting) while the shim floods: give it time to
     // write it all, if the runner takes it.
     let t0 = Instant::now();
@@ -548,9 +689,15 @@ fn h10_lines_after_an_answer_are_not_read_without_bound() {
         "the runner holds {} MiB of lines nobody asked for",
         grown >> 20
     );
-    assert!(!flooded.exists(), "the runner read 512 MiB of lines nobody asked for");
+    assert!(
+        !flooded.exists(),
+        "the runner read 512 MiB of lines nobody asked for"
+    );
     // The next request: the extra line is noticed before it is sent, the shim restarted, and
     // the request answered by the fresh shim.
     let second = a.run(&request("flood::2"));
-    assert!(matches!(second, Ok(Observation::Invalid { .. })), "{second:?}");
+    assert!(
+        matches!(second, Ok(Observation::Invalid { .. })),
+        "{second:?}"
+    );
 }
