@@ -66,6 +66,9 @@ pub struct SubprocessAdapter {
     /// on a fresh shim, at no cost (issue 7 D19; issue 27 H4, H18). Anything else that fails
     /// with a request read, in part or whole, is that request's error.
     retry: Option<String>,
+    /// Where the request sent alone whose answer is being read starts in the shim's input
+    /// (bytes), for [`Self::garbage`].
+    answer_start: Option<u64>,
     /// The id of the last request this shim instance answered: a second line with it answers
     /// nothing (issue 27, H18).
     answered: String,
@@ -123,6 +126,7 @@ impl SubprocessAdapter {
             first_startup: None,
             consecutive_failures: 0,
             retry: None,
+            answer_start: None,
             answered: String::new(),
             implementation: None,
             profile: None,
@@ -222,7 +226,8 @@ impl SubprocessAdapter {
         let mut line = hello.to_string().into_bytes();
         line.push(b'\n');
         let t0 = Instant::now();
-        // A shim may write its handshake before it reads the runner's: no check of that here.
+        // A shim may write its handshake before it reads the runner's (its line is expected
+        // from the start): not a request.
         let bytes = self.exchange_line(line, self.handshake_timeout(), false)?;
         self.first_startup.get_or_insert(t0.elapsed());
         let text = std::str::from_utf8(&bytes).unwrap_or("");
@@ -280,40 +285,57 @@ impl SubprocessAdapter {
     }
 
     /// A protocol error that stops the shim (it is restarted for the next request).
+    /// A line that is no answer to a request sent alone, written before the shim read any
+    /// byte of that request, was not meant for it: the request is tried again ([`Self::retry`],
+    /// issue 27 H18).
     fn garbage(&mut self, what: String) -> AdapterError {
+        if let (Some(start), Some(run)) = (self.answer_start.take(), &self.running)
+            && run.read_nothing_from(start, Duration::ZERO)
+        {
+            let how = format!("wrote a line nobody asked for ({what})");
+            let e = self.err(AdapterErrorKind::Protocol(format!(
+                "the shim {how} before it read the request"
+            )));
+            self.retry = Some(how);
+            self.running = None;
+            return e;
+        }
         self.running = None;
         self.err(AdapterErrorKind::Protocol(what))
     }
 
-    /// Sends one request line (with its `\n`) and waits for its answer line, both within
-    /// `timeout`; the answer is UTF-8 and within [`MAX_ANSWER_OBJECTS`] (not parsed yet). On
-    /// any failure the shim's process group is stopped. A request the shim read nothing of
-    /// (it went away, or wrote a line, before reading any byte of it) sets [`Self::retry`]:
-    /// the failure is not that request's; with `answers_need_reading` a line that came before
-    /// the shim read any of the request is no answer to it (issue 27, H4, H18).
+    /// Sends one line (with its `\n`) and waits for one answer line, both within `timeout`;
+    /// the answer is UTF-8 and within [`MAX_ANSWER_OBJECTS`] (not parsed yet). On any failure
+    /// the shim's process group is stopped. For a `request` (not the handshake), a failure
+    /// before the shim read any byte of it (it went away, or wrote a line) sets
+    /// [`Self::retry`]: the failure is not that request's, and a line that came before the
+    /// shim read any of the request is no answer to it (issue 27, H4, H18).
     fn exchange_line(
         &mut self,
         line: Vec<u8>,
         timeout: Duration,
-        answers_need_reading: bool,
+        request: bool,
     ) -> Result<Vec<u8>, AdapterError> {
         let Some(run) = self.running.as_mut() else {
             return Err(self.err(AdapterErrorKind::Crashed("not running".into())));
         };
         let start = run.handed();
-        let result = if run.send(line, 1) {
+        self.answer_start = request.then_some(start);
+        let result = if run.send(line, u64::from(request)) {
             wait_line(run, timeout)
         } else {
             Err(gone(run, "stopped reading its input").into())
         };
-        let unread = |run: &Running, grace| run.read_nothing_from(start, grace);
+        let unread = |run: &Running, grace| request && run.read_nothing_from(start, grace);
         let kind = match result {
-            Ok(bytes) if answers_need_reading && unread(run, Duration::ZERO) => {
-                self.early_line(&bytes, "before it read the request")
-            }
+            // Read as an answer; one that is none ([`Self::garbage`]) may come too early.
             Ok(bytes) => return Ok(bytes),
             // Read before the request was handed to the writer: it cannot answer it.
-            Err(Missing::Early(bytes)) => self.early_line(&bytes, "before the request"),
+            Err(Missing::Early(bytes)) if request => self.early_line(&bytes, "before the request"),
+            Err(Missing::Early(bytes)) => AdapterErrorKind::Protocol(format!(
+                "the shim wrote a line nobody asked for (`{}`)",
+                quote(&bytes, 100)
+            )),
             Err(Missing::Failed(kind @ AdapterErrorKind::Timeout(_))) => kind,
             Err(Missing::Failed(kind)) => {
                 if unread(run, EXIT_GRACE) {
@@ -321,7 +343,7 @@ impl SubprocessAdapter {
                         AdapterErrorKind::Crashed(how) => {
                             how.strip_prefix("the shim ").unwrap_or(how).to_string()
                         }
-                        other => other.to_string(),
+                        other => format!("failed ({other})"),
                     };
                     self.retry = Some(how);
                 }
@@ -881,6 +903,7 @@ impl SubprocessAdapter {
     /// Reads one answer line within `timeout` (UTF-8, bounded, not parsed yet); on any failure
     /// the shim is stopped.
     fn receive_line(&mut self, timeout: Duration) -> Result<Vec<u8>, AdapterError> {
+        self.answer_start = None;
         let Some(run) = self.running.as_mut() else {
             return Err(self.err(AdapterErrorKind::Crashed("not running".into())));
         };

@@ -53,7 +53,7 @@ struct Shared {
     reading: Mutex<Reading>,
     /// Signalled when the runner takes a line or stops the shim.
     wake: Condvar,
-    /// Requests handed to the writer that expect an answer line (the handshake included).
+    /// Answer lines expected: one for the handshake, one per request handed to the writer.
     asked: AtomicU64,
 }
 
@@ -110,7 +110,12 @@ impl Running {
             let _ = child.wait();
             return Err(std::io::Error::other("no pipes to the shim"));
         };
-        let shared = Arc::new(Shared::default());
+        // The handshake's answer is expected from the start: a shim may write it before it
+        // reads the runner's.
+        let shared = Arc::new(Shared {
+            asked: AtomicU64::new(1),
+            ..Shared::default()
+        });
         let (etx, events) = channel();
         let wtx = etx.clone();
         // Answer buffers come back from the runner once read (issue 9: no allocation and
