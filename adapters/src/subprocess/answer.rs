@@ -6,7 +6,6 @@
 //! digit that is not hex, or a value wider than its location is a malformed answer, never read
 //! as something else. Keys the protocol does not define are ignored (a shim may add its own).
 
-use super::bytes_of_hex;
 use atomcts_reference::state::{AtomicType, Buffer, MAX_ELEMS, Reg, State, Window};
 use atomcts_reference::types::{ElemType, Space};
 use serde::de::{self, Deserialize, Deserializer, Visitor};
@@ -410,4 +409,142 @@ pub(crate) fn check_row(
         ));
     }
     Ok(())
+}
+
+/// A memory range's `bytes`: pairs of hex digits, one pair per byte, within the memory limit.
+fn bytes_of_hex(hex: &str) -> Result<Vec<u8>, String> {
+    let digit = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
+    if !hex.len().is_multiple_of(2) {
+        return Err("memory bytes must be pairs of hex digits".into());
+    }
+    if hex.len() as u64 / 2 > atomcts_reference::memory::MAX_BYTES {
+        return Err("memory bytes exceed the memory limit".into());
+    }
+    hex.as_bytes()
+        .chunks(2)
+        .map(|p| match (digit(p[0]), digit(p[1])) {
+            (Some(h), Some(l)) => Ok(h << 4 | l),
+            _ => Err("memory bytes must be pairs of hex digits".to_string()),
+        })
+        .collect()
+}
+
+/// Parses the protocol's JSON form of a state, with the model's limits, as strictly as an
+/// answer's state is read (a key of the wrong type or a value wider than its register is an
+/// error).
+pub fn state_from_json(v: &serde_json::Value) -> Result<State, String> {
+    StateIn::deserialize(v)
+        .map_err(|e| format!("malformed state: {e}"))?
+        .into_state()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::state_to_json;
+    use super::*;
+    use atomcts_reference::state::{AtomicType, Buffer, Reg};
+    use serde_json::json;
+
+    #[test]
+    fn state_round_trips_through_json() {
+        let mut s = State::new(3);
+        s.active = vec![true, false, true];
+        s.regs.insert(
+            "R2".into(),
+            Reg {
+                ty: ElemType::B32,
+                elems: vec![0x1000, 0xffff_ffff, 7],
+            },
+        );
+        s.regs.insert(
+            "P0".into(),
+            Reg {
+                ty: ElemType::BOOL,
+                elems: vec![1, 0, 1],
+            },
+        );
+        s.global.alloc(0x1000, 8).unwrap();
+        s.global.write(0x1004, 4, 0xdead_beef);
+        s.shared.alloc(0, 4).unwrap();
+        s.slm_size = Some(4);
+        s.shared_window = Some(Window {
+            base: 0x8000,
+            len: 0x100,
+        });
+        s.buffers.insert(
+            "buf".into(),
+            Buffer {
+                space: Space::Shared,
+                ty: AtomicType::Int,
+                base: 0,
+                len: 1,
+            },
+        );
+        s.emask = 0xff;
+        let back = state_from_json(&state_to_json(&s)).unwrap();
+        assert_eq!(back, s);
+    }
+
+    #[test]
+    fn hostile_states_are_errors() {
+        for bad in [
+            json!({"lanes": 0}),
+            json!({"lanes": 5000}),
+            json!({"lanes": 1, "regs": {"R0": {"type": "zz", "elems": []}}}),
+            json!({"lanes": 1, "regs": {"R0": {"type": "b32", "elems": ["12"]}}}),
+            json!({"lanes": 1, "memory": {"global": [{"base": "0x0", "bytes": "0g"}]}}),
+            json!({"lanes": 1, "memory": {"global": [{"base": "0xffffffffffffffff", "bytes": "0000"}]}}),
+            json!({"lanes": 1, "emask": "0x100000000"}),
+            // Issue 27, H7: nothing is masked to fit, nothing of the wrong type is ignored.
+            json!({"lanes": 1, "regs": {"R0": {"type": "b32", "elems": ["0xabc000000005"]}}}),
+            json!({"lanes": 1, "regs": {"P0": {"type": "bool", "elems": ["0x2"]}}}),
+            json!({"lanes": 1, "regs": {"R0": {"type": "ub", "elems": ["0x100"]}}}),
+            json!({"lanes": 1, "regs": {"R0": {"type": "b32", "elems": ["0x+5"]}}}),
+            json!({"lanes": 1, "regs": {"R0": {"type": "b32", "elems": ["0x"]}}}),
+            json!({"lanes": 1, "regs": {"R0": {"type": "b32", "elems": ["0x 5"]}}}),
+            json!({"lanes": 1, "regs": {"R0": {"type": "b32", "elems": [5]}}}),
+            json!({"lanes": 1, "regs": {"R0": {"type": "b32", "elems": ["0x10000000000000000"]}}}),
+            json!({"lanes": 1, "regs": []}),
+            json!({"lanes": 1, "regs": null}),
+            json!({"lanes": 2, "active": "yes"}),
+            json!({"lanes": 2, "active": [true, "no"]}),
+            json!({"lanes": 2, "active": [true, 1]}),
+            json!({"lanes": 2, "active": [true]}),
+            json!({"lanes": 1.0}),
+            json!({"lanes": -1}),
+            json!({"lanes": "1"}),
+            json!({"lanes": 1, "simd_width": "x"}),
+            json!({"lanes": 1, "simd_width": 32.5}),
+            json!({"lanes": 1, "simd_width": null}),
+            json!({"lanes": 1, "emask": null}),
+            json!({"lanes": 1, "emask": "3"}),
+            json!({"lanes": 1, "memory": "none"}),
+            json!({"lanes": 1, "memory": {"global": null}}),
+            json!({"lanes": 1, "memory": {"global": {"base": "0x0", "bytes": "00"}}}),
+            json!({"lanes": 1, "memory": {"global": [{"base": 0, "bytes": "00"}]}}),
+            json!({"lanes": 1, "memory": {"global": [{"base": "0x0", "bytes": "0x00"}]}}),
+            json!({"lanes": 1, "buffers": []}),
+            json!({"lanes": 1, "buffers": {"b": {"space": "global", "type": "atomic_int", "base": "0x0", "len": -1}}}),
+            json!({"lanes": 1, "shared_window": {"base": "0x0"}}),
+            json!({"lanes": 1, "slm_size": 4}),
+        ] {
+            assert!(state_from_json(&bad).is_err(), "{bad}");
+        }
+        // A key given twice is ambiguous: an error, at any depth.
+        for text in [
+            r#"{"lanes": 1, "lanes": 2}"#,
+            r#"{"lanes": 1, "regs": {"R0": {"type": "b32", "elems": ["0x1"]}, "R0": {"type": "b32", "elems": ["0x2"]}}}"#,
+            r#"{"lanes": 1, "regs": {"R0": {"type": "b32", "elems": ["0x1"], "elems": ["0x2"]}}}"#,
+            r#"{"lanes": 1, "memory": {"global": [], "global": []}}"#,
+        ] {
+            assert!(serde_json::from_str::<StateIn<'_>>(text).is_err(), "{text}");
+        }
+        // Keys the protocol does not define are ignored; null windows and SLM size are none.
+        let ok = json!({"lanes": 1, "mine": [1], "slm_size": null, "shared_window": null,
+                        "regs": {"R0": {"type": "b32", "elems": ["0xFFFFFFFF"]}}});
+        assert_eq!(
+            state_from_json(&ok).unwrap().elem("R0", 0),
+            Some(0xffff_ffff)
+        );
+    }
 }

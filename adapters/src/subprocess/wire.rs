@@ -4,7 +4,9 @@
 //! tests below check. Answers are read by [`super::answer`].
 
 use atomcts_reference::state::{Buffer, Reg, State, Window};
+use atomcts_reference::types::{ElemType, Space};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
+use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -338,12 +340,75 @@ mod erased {
     }
 }
 
+// ---------------------------------------------------------------------------------------
+// The `Value` route (concurrent requests, tests).
+
+fn hexs(v: u64) -> Value {
+    Value::String(format!("{v:#x}"))
+}
+
+fn type_name(t: ElemType) -> &'static str {
+    t.visa_name()
+}
+
+/// The protocol's JSON form of a state.
+pub fn state_to_json(s: &State) -> Value {
+    let regs: Map<String, Value> = s
+        .regs
+        .iter()
+        .map(|(n, r)| {
+            (n.clone(), json!({"type": type_name(r.ty), "elems": r.elems.iter().map(|e| hexs(*e)).collect::<Vec<_>>()}))
+        })
+        .collect();
+    let mem = |space: Space| -> Value {
+        let m = s.memory(space);
+        let mut out = Vec::new();
+        for (base, data) in m.regions() {
+            out.push(json!({"base": hexs(base), "bytes": hex_bytes(data)}));
+        }
+        Value::Array(out)
+    };
+    let window = |w: &Option<Window>| {
+        w.map_or(
+            Value::Null,
+            |w| json!({"base": hexs(w.base), "len": hexs(w.len)}),
+        )
+    };
+    let buffers: Map<String, Value> = s
+        .buffers
+        .iter()
+        .map(|(n, b)| {
+            (n.clone(), json!({"space": b.space.name(), "type": b.ty.name(), "base": hexs(b.base), "len": b.len}))
+        })
+        .collect();
+    json!({
+        "lanes": s.lanes,
+        "active": s.active,
+        "regs": regs,
+        "memory": {"global": mem(Space::Global), "shared": mem(Space::Shared)},
+        "slm_size": s.slm_size.map_or(Value::Null, hexs),
+        "shared_window": window(&s.shared_window),
+        "local_window": window(&s.local_window),
+        "buffers": buffers,
+        "emask": hexs(u64::from(s.emask)),
+        "simd_width": s.simd_width,
+    })
+}
+
+fn hex_bytes(data: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(2 * data.len());
+    for b in data {
+        s.push(DIGITS[usize::from(b >> 4)] as char);
+        s.push(DIGITS[usize::from(b & 15)] as char);
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
-    use super::super::state_to_json;
     use super::*;
     use atomcts_reference::state::AtomicType;
-    use atomcts_reference::types::{ElemType, Space};
     use serde_json::{Value, json};
 
     fn sample() -> State {
