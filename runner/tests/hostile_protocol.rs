@@ -4,9 +4,9 @@
 //! case. None of them is ever a pass. Shims are small Python scripts written per test.
 
 mod common;
-use common::{text, tmp, write};
+use common::{atomcts_guarded, text, tmp, write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 use std::time::{Duration, Instant};
 
 /// A hang guard far above any expected cost (never a timing assertion).
@@ -22,39 +22,7 @@ fn corpus(rel: &str) -> String {
 
 /// Runs atomcts, killing it if it has not finished after [`LIMIT`]; panics on a hang.
 fn atomcts(args: &[&str]) -> Output {
-    use std::io::Read;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_atomcts"))
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run atomcts");
-    let drain = |mut r: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut v = Vec::new();
-            let _ = r.read_to_end(&mut v);
-            v
-        })
-    };
-    let out = drain(Box::new(child.stdout.take().unwrap()));
-    let err = drain(Box::new(child.stderr.take().unwrap()));
-    let t0 = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().expect("wait") {
-            break s;
-        }
-        if t0.elapsed() > LIMIT {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("atomcts {args:?} hung");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    Output {
-        status,
-        stdout: out.join().unwrap(),
-        stderr: err.join().unwrap(),
-    }
+    atomcts_guarded(args, LIMIT).unwrap_or_else(|| panic!("atomcts {args:?} hung"))
 }
 
 /// `atomcts run --no-progress --cases CASES --adapter ADAPTER EXTRA...`.

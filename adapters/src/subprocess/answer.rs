@@ -442,47 +442,17 @@ pub fn state_from_json(v: &serde_json::Value) -> Result<State, String> {
 mod tests {
     use super::super::state_to_json;
     use super::*;
-    use atomcts_reference::state::{AtomicType, Buffer, Reg};
     use serde_json::json;
 
     #[test]
     fn state_round_trips_through_json() {
-        let mut s = State::new(3);
-        s.active = vec![true, false, true];
-        s.regs.insert(
-            "R2".into(),
-            Reg {
-                ty: ElemType::B32,
-                elems: vec![0x1000, 0xffff_ffff, 7],
-            },
-        );
-        s.regs.insert(
-            "P0".into(),
-            Reg {
-                ty: ElemType::BOOL,
-                elems: vec![1, 0, 1],
-            },
-        );
-        s.global.alloc(0x1000, 8).unwrap();
-        s.global.write(0x1004, 4, 0xdead_beef);
-        s.shared.alloc(0, 4).unwrap();
-        s.slm_size = Some(4);
-        s.shared_window = Some(Window {
-            base: 0x8000,
-            len: 0x100,
-        });
-        s.buffers.insert(
-            "buf".into(),
-            Buffer {
-                space: Space::Shared,
-                ty: AtomicType::Int,
-                base: 0,
-                len: 1,
-            },
-        );
-        s.emask = 0xff;
-        let back = state_from_json(&state_to_json(&s)).unwrap();
-        assert_eq!(back, s);
+        for s in [
+            super::super::wire::tests::sample(),
+            State::new(1),
+            State::new(32),
+        ] {
+            assert_eq!(state_from_json(&state_to_json(&s)).unwrap(), s);
+        }
     }
 
     #[test]

@@ -406,12 +406,13 @@ fn hex_bytes(data: &[u8]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use atomcts_reference::state::AtomicType;
     use serde_json::{Value, json};
 
-    fn sample() -> State {
+    /// A state with every kind of key set (registers, both spaces, windows, buffers).
+    pub(in crate::subprocess) fn sample() -> State {
         let mut s = State::new(3);
         s.active = vec![true, false, true];
         s.regs.insert(
