@@ -19,7 +19,7 @@ use std::io::{BufRead, Read, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, TryLockError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 /// What the reader and writer threads report.
@@ -79,8 +79,9 @@ pub(super) struct Running {
     handed: u64,
     /// Bytes the writer thread has written (locked while a write is under way).
     written: Arc<Mutex<u64>>,
-    /// A second handle on the request pipe, to ask how much of it is unread.
-    #[cfg(unix)]
+    /// A second handle on the request pipe, to ask how much of it is unread (Linux: the
+    /// `FIONREAD` of a pipe's writing end counts the bytes in the pipe).
+    #[cfg(any(target_os = "linux", target_os = "android"))]
     stdin: Option<std::os::fd::OwnedFd>,
     /// The answer pipe, shared with the reader thread.
     #[cfg(unix)]
@@ -131,7 +132,7 @@ impl Running {
             let source = stdout;
             std::thread::spawn(move || read_lines(source, &shared, &etx, &lines_back));
         }
-        #[cfg(unix)]
+        #[cfg(any(target_os = "linux", target_os = "android"))]
         let stdin_handle = {
             use std::os::fd::AsFd;
             stdin.as_fd().try_clone_to_owned().ok()
@@ -153,7 +154,7 @@ impl Running {
             shared,
             handed: 0,
             written,
-            #[cfg(unix)]
+            #[cfg(any(target_os = "linux", target_os = "android"))]
             stdin: stdin_handle,
             #[cfg(unix)]
             stdout,
@@ -258,8 +259,8 @@ impl Running {
             loop {
                 let written = match self.written.try_lock() {
                     Ok(w) => Some(*w),
-                    Err(TryLockError::Poisoned(p)) => Some(*p.into_inner()),
-                    Err(TryLockError::WouldBlock) => None,
+                    Err(std::sync::TryLockError::Poisoned(p)) => Some(*p.into_inner()),
+                    Err(std::sync::TryLockError::WouldBlock) => None,
                 };
                 if let Some(written) = written {
                     // The writer is between writes: `written` is every byte put in the pipe,
