@@ -95,6 +95,7 @@ where
     }
 }
 
+/// One allocated range: its base and every byte, as pairs of hex digits.
 #[derive(serde::Deserialize)]
 pub(crate) struct RangeIn<'a> {
     base: HexIn,
@@ -112,6 +113,7 @@ pub(crate) struct MemoryIn<'a> {
     shared: Present<Vec<RangeIn<'a>>>,
 }
 
+/// A register: its type and its elements (hex, each within the type's width).
 #[derive(serde::Deserialize)]
 struct RegIn<'a> {
     #[serde(borrow, rename = "type")]
@@ -142,12 +144,14 @@ fn hex_vec<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u64>, D::Error> {
     d.deserialize_seq(V)
 }
 
+/// A SASS generic window.
 #[derive(serde::Deserialize)]
 struct WindowIn {
     base: HexIn,
     len: HexIn,
 }
 
+/// An MSL buffer.
 #[derive(serde::Deserialize)]
 struct BufferIn<'a> {
     #[serde(borrow)]
