@@ -26,6 +26,7 @@ pub mod back;
 pub mod concurrent;
 pub mod discover;
 pub mod fast;
+pub mod interrupt;
 pub mod plan;
 pub mod protocol2;
 pub mod shuffle;
@@ -157,6 +158,10 @@ pub enum AdapterErrorKind {
     /// as not applicable with the reason, never a failure.
     #[error("not applicable: {0}")]
     NotApplicable(String),
+    /// The run was stopped (by this signal) while the case was in flight: the case was not
+    /// run ([`interrupt`]).
+    #[error("interrupted by signal {0}")]
+    Interrupted(i32),
 }
 
 /// What an implementation under test consumes (DESIGN.md, "Real implementations under test").
@@ -201,6 +206,13 @@ pub trait Adapter {
     /// platform, device and versions; a shim's `implementation` from its handshake); `None`
     /// when it cannot tell.
     fn describe(&self) -> Option<String> {
+        None
+    }
+    /// The device it runs on as the host names it, where that name depends on the machine
+    /// (an OpenCL or Vulkan CPU device's name names the processor): recorded in the run's
+    /// report as what ran where, and kept out of reasons and of the conformance report (issue
+    /// 27, H19). `None` when there is no such name.
+    fn device(&self) -> Option<String> {
         None
     }
     /// The profile (`atomcts list profiles`) this implementation claims to follow, which

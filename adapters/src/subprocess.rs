@@ -9,12 +9,12 @@
 //! [`Adapter::run_batch`]); one that answers `profile_once` gets the profile in a message of its
 //! own instead of in every request.
 
+use crate::interrupt::Wait;
 use crate::{Adapter, AdapterError, AdapterErrorKind, Level, Observation, Request};
 use atomcts_reference::outcome::FaultClass;
 use serde_json::{Map, Value, json};
 use shim::{Event, Running};
 use std::collections::VecDeque;
-use std::sync::mpsc::RecvTimeoutError;
 use std::time::{Duration, Instant};
 
 pub(crate) mod answer;
@@ -199,6 +199,10 @@ impl SubprocessAdapter {
         if self.running.is_some() {
             return Ok(());
         }
+        // Nothing new starts once a stop was requested (issue 27, H15).
+        if let Some(sig) = crate::interrupt::requested() {
+            return Err(self.err(AdapterErrorKind::Interrupted(sig)));
+        }
         if self.tripped() {
             return Err(self.err(AdapterErrorKind::Unavailable(format!(
                 "not restarted after {} consecutive failures (circuit breaker)",
@@ -325,7 +329,10 @@ impl SubprocessAdapter {
                 "the shim wrote a line nobody asked for (`{}`)",
                 quote(&bytes, 100)
             )),
-            Err(Missing::Failed(kind @ AdapterErrorKind::Timeout(_))) => kind,
+            // A shim that hangs, or a run that stops, is no reason to try the request again.
+            Err(Missing::Failed(
+                kind @ (AdapterErrorKind::Timeout(_) | AdapterErrorKind::Interrupted(_)),
+            )) => kind,
             Err(Missing::Failed(kind)) => {
                 if unread(run, EXIT_GRACE) {
                     let how = match &kind {
@@ -401,8 +408,9 @@ fn wait_line(run: &mut Running, timeout: Duration) -> Result<Vec<u8>, Missing> {
             AdapterErrorKind::Protocol(format!("an answer line longer than {MAX_LINE} bytes"))
         }
         Ok(Event::WriteFailed(e)) => gone(run, &format!("writing to it failed: {e}")),
-        Ok(Event::Eof) | Err(RecvTimeoutError::Disconnected) => gone(run, "closed its output"),
-        Err(RecvTimeoutError::Timeout) => AdapterErrorKind::Timeout(timeout.as_millis() as u64),
+        Ok(Event::Eof) | Err(Wait::Disconnected) => gone(run, "closed its output"),
+        Err(Wait::Interrupted(sig)) => AdapterErrorKind::Interrupted(sig),
+        Err(Wait::Timeout) => AdapterErrorKind::Timeout(timeout.as_millis() as u64),
     }
     .into())
 }

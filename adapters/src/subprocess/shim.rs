@@ -18,7 +18,7 @@ use super::{EXIT_GRACE, MAX_LINE, MAX_UNREAD};
 use std::io::{BufRead, Read, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
+use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -178,9 +178,9 @@ impl Running {
         self.handed
     }
 
-    /// The next event within `timeout`.
-    pub(super) fn recv(&mut self, timeout: Duration) -> Result<Event, RecvTimeoutError> {
-        let ev = self.events.recv_timeout(timeout)?;
+    /// The next event within `timeout`, or sooner when a stop is requested (issue 27, H15).
+    pub(super) fn recv(&mut self, timeout: Duration) -> Result<Event, crate::interrupt::Wait> {
+        let ev = crate::interrupt::recv_timeout(&self.events, timeout)?;
         self.took(&ev);
         Ok(ev)
     }

@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output};
 use std::time::{Duration, Instant};
 
 /// Standard output then standard error, for assertions and messages.
@@ -44,25 +44,32 @@ pub fn atomcts_env(args: &[&str], env: &[(&str, &str)]) -> Output {
         .expect("run atomcts")
 }
 
-/// Runs atomcts and kills it if it has not finished after `limit` (a hang guard far above the
-/// expected cost, never a timing assertion): returns `None` on a hang.
-pub fn atomcts_guarded(args: &[&str], limit: Duration) -> Option<Output> {
+/// Drains a child's piped output on threads and waits for it, killing it if it has not ended
+/// after `limit` (a hang guard far above the expected cost, never a timing assertion): `None`
+/// on a hang.
+pub fn finish_guarded(mut child: Child, limit: Duration) -> Option<Output> {
     use std::io::Read;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_atomcts"))
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run atomcts");
-    let drain = |mut r: Box<dyn Read + Send>| {
+    let drain = |r: Option<Box<dyn Read + Send>>| {
         std::thread::spawn(move || {
             let mut v = Vec::new();
-            let _ = r.read_to_end(&mut v);
+            if let Some(mut r) = r {
+                let _ = r.read_to_end(&mut v);
+            }
             v
         })
     };
-    let out = drain(Box::new(child.stdout.take().unwrap()));
-    let err = drain(Box::new(child.stderr.take().unwrap()));
+    let out = drain(
+        child
+            .stdout
+            .take()
+            .map(|r| Box::new(r) as Box<dyn Read + Send>),
+    );
+    let err = drain(
+        child
+            .stderr
+            .take()
+            .map(|r| Box::new(r) as Box<dyn Read + Send>),
+    );
     let t0 = Instant::now();
     let status = loop {
         if let Some(s) = child.try_wait().expect("wait") {
@@ -80,4 +87,16 @@ pub fn atomcts_guarded(args: &[&str], limit: Duration) -> Option<Output> {
         stdout: out.join().unwrap(),
         stderr: err.join().unwrap(),
     })
+}
+
+/// Runs atomcts and kills it if it has not finished after `limit` (a hang guard far above the
+/// expected cost, never a timing assertion): returns `None` on a hang.
+pub fn atomcts_guarded(args: &[&str], limit: Duration) -> Option<Output> {
+    let child = Command::new(env!("CARGO_BIN_EXE_atomcts"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run atomcts");
+    finish_guarded(child, limit)
 }
