@@ -250,6 +250,14 @@ pub trait Adapter {
     fn locates_rejections(&self) -> bool {
         false
     }
+    /// Whether this adapter is the built-in model (the reference and the fast path), whose own
+    /// vISA and SASS decoder is what a case's stated bytes check (FORMAT.md `encoding`). A case
+    /// decided on its bytes alone (the decoder rejects them, or they disagree with the text)
+    /// never reaches an adapter: it is the model's verdict, and not applicable to any other
+    /// adapter (issue 27, H3).
+    fn is_builtin_model(&self) -> bool {
+        false
+    }
     /// How many requests [`Adapter::run_batch`] keeps in flight at once (issue 9): 1 unless
     /// the implementation is pipelined.
     fn window(&self) -> usize {
@@ -349,6 +357,10 @@ impl Adapter for ReferenceAdapter {
     }
 
     fn locates_rejections(&self) -> bool {
+        true
+    }
+
+    fn is_builtin_model(&self) -> bool {
         true
     }
 

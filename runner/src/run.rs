@@ -581,6 +581,15 @@ pub fn prepare<'c>(case: &'c Case, adapter: &dyn Adapter, opts: &Options) -> Ste
         };
         match encoding_findings(&case.asm, stated, e) {
             Ok(None) => {}
+            // Decided on the bytes alone, by the model's own decoder: never the verdict of an
+            // adapter that was not asked (issue 27, H3).
+            Ok(Some(_)) if !adapter.is_builtin_model() => {
+                let why = format!(
+                    "decided on its stated bytes alone, which are the built-in model's decoder's input: adapter {} was not asked (nothing is run)",
+                    adapter.name()
+                );
+                return done(not_applicable(r, "encoding", why));
+            }
             Ok(Some(found)) => {
                 r.findings = found.into_iter().map(Into::into).collect();
                 r.status = if r.findings.is_empty() {
