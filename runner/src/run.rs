@@ -706,6 +706,7 @@ pub fn finish(
     match (&reference.outcome, &observation, &reference.lowered) {
         _ if exact => {}
         (Outcome::Completed(c), Observation::Completed(seen), Some(lowered)) => {
+            findings.extend(verify::state_shape(&c.state, seen));
             match judge(lowered, &state, c, seen, opts.race_budget) {
                 Ok(Judgement::Pass) => {}
                 Ok(Judgement::Fail(ms)) => findings.extend(ms.into_iter().map(|m| {
