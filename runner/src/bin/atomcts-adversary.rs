@@ -19,7 +19,9 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     };
     let mut input = BufReader::new(std::io::stdin().lock());
-    let mut output = std::io::LineWriter::new(std::io::stdout().lock());
+    // One write per batch (the adversary flushes after each): an answer and a line after it
+    // reach the runner together, as from a shim that prints both at once.
+    let mut output = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout().lock());
     match atomcts::adversary::serve(lie, &mut input, &mut output) {
         Ok(()) => ExitCode::SUCCESS,
         // The runner closed the pipe (it stopped the shim): nothing more to say.
