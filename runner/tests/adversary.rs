@@ -16,11 +16,13 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-/// The binaries: `ATOMCTS_BIN_DIR` (a release build) or this build's.
+/// The binaries: those in `ATOMCTS_BIN_DIR` (a release build; relative to the workspace
+/// root) or this build's.
 fn bins() -> (PathBuf, PathBuf) {
     match std::env::var_os("ATOMCTS_BIN_DIR") {
         Some(d) => {
-            let d = PathBuf::from(d);
+            // Relative to the workspace root (tests run in runner/).
+            let d = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/..")).join(d);
             (d.join("atomcts"), d.join("atomcts-adversary"))
         }
         None => (
