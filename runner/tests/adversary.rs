@@ -319,7 +319,25 @@ fn tell_lies(expects: &[Expect], filters: &[&str], tag: &str) {
         } else {
             &honest_text
         };
-        if let Err(e) = judge(l, &r, base) {
+        let verdict = judge(l, &r, base);
+        // The score table of docs/corpus-strength.md (`-- --nocapture`).
+        let mut of_lied = BTreeMap::<&str, usize>::new();
+        for id in &r.lied {
+            *of_lied
+                .entry(r.statuses.get(id).map_or("absent", String::as_str))
+                .or_default() += 1;
+        }
+        eprintln!(
+            "| {} | {:?} | {} | {} | {:?} | {} | {} |",
+            l.name,
+            l.expect,
+            r.statuses.len(),
+            r.lied.len(),
+            of_lied,
+            r.rc,
+            if verdict.is_ok() { "held" } else { "FELL" }
+        );
+        if let Err(e) = verdict {
             wrong.push(format!("{e} (exit {}: {})", r.rc, r.output));
         }
     }
