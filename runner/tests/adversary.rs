@@ -10,7 +10,7 @@
 
 mod common;
 use atomcts::adversary::{Expect, Hello, LIES, Lie};
-use common::tmp;
+use common::{pid_alive, text, tmp};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -74,19 +74,6 @@ struct Run {
     output: String,
 }
 
-fn pid_alive(pid: u32) -> bool {
-    // A zombie is not alive: it holds no resources and its parent will reap it.
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map(|s| {
-            !s.rsplit(')')
-                .next()
-                .unwrap_or("")
-                .trim_start()
-                .starts_with('Z')
-        })
-        .unwrap_or(false)
-}
-
 /// Whether `pid` is still alive 5 s after the run ended: a process killed with its group may
 /// take a moment to die after the runner has exited (SIGKILL is delivered asynchronously), one
 /// left behind lives on.
@@ -112,35 +99,18 @@ fn timeout_ms(l: &Lie) -> &'static str {
 
 /// `atomcts run` of `filters` (empty: the whole corpus) with the adversary telling `lie`.
 fn run_lie(l: &Lie, filters: &[&str], dir: &Path) -> Run {
-    let (atomcts, adversary) = bins();
     let log = dir.join(format!("{}.log", l.name));
     let json = dir.join(format!("{}.json", l.name));
     let _ = std::fs::remove_file(&log);
     let _ = std::fs::remove_file(&json);
-    let mut cmd = format!(
-        "ulimit -v {MEMORY_KIB}; exec '{}' run --no-progress --cases '{}' --adapter-timeout-ms {} --json '{}' --adapter \"cmd:'{}' {}\"",
-        atomcts.display(),
-        corpus(),
-        timeout_ms(l),
-        json.display(),
-        adversary.display(),
-        l.name
-    );
+    let mut a = args(&["run", "--no-progress", "--cases", &corpus()]);
+    a.extend(["--adapter-timeout-ms".into(), timeout_ms(l).into()]);
+    a.extend(["--json".into(), json.display().to_string()]);
+    a.extend(["--adapter".into(), adapter(l.name)]);
     for f in filters {
-        cmd += &format!(" --filter '{f}'");
+        a.extend(["--filter".into(), f.to_string()]);
     }
-    let t0 = Instant::now();
-    let out = Command::new("sh")
-        .arg("-c")
-        .arg(&cmd)
-        .env("ATOMCTS_ADVERSARY_LOG", &log)
-        .output()
-        .expect("run atomcts");
-    let output = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (rc, output) = atomcts(&a, &[("ATOMCTS_ADVERSARY_LOG", &log)]);
     // The closing line (`N passed, ...`), or the last line when there is none.
     let tail = output
         .lines()
@@ -149,14 +119,11 @@ fn run_lie(l: &Lie, filters: &[&str], dir: &Path) -> Run {
         .or(output.lines().last())
         .unwrap_or("")
         .to_string();
-    let rc = out.status.code().unwrap_or_else(|| {
-        panic!(
-            "lie {}: atomcts ended by a signal ({:?}) after {:?}: {tail}",
-            l.name,
-            out.status,
-            t0.elapsed()
-        )
-    });
+    assert!(
+        rc >= 0,
+        "lie {}: atomcts ended by a signal (the memory bound or the hang guard): {tail}",
+        l.name
+    );
     let report: serde_json::Value = serde_json::from_slice(
         &std::fs::read(&json)
             .unwrap_or_else(|e| panic!("lie {}: no JSON report ({e}): {tail}", l.name)),
@@ -387,26 +354,19 @@ fn every_lie_over_the_whole_corpus() {
 /// `atomcts ARGS` (the binaries of [`bins`]) under the memory bound, with a hang guard far
 /// above the expected cost (never a timing assertion): exit code and output.
 fn atomcts(args: &[String], env: &[(&str, &Path)]) -> (i32, String) {
-    let (atomcts, _) = bins();
-    let quoted: Vec<String> = args.iter().map(|a| format!("'{a}'")).collect();
-    let mut child = Command::new("sh")
+    let quote = |a: &str| format!("'{}'", a.replace('\'', r"'\''"));
+    let quoted: Vec<String> = args.iter().map(|a| quote(a)).collect();
+    let out = Command::new("sh")
         .arg("-c")
         .arg(format!(
-            "ulimit -v {MEMORY_KIB}; exec timeout -s KILL 600 '{}' {}",
-            atomcts.display(),
+            "ulimit -v {MEMORY_KIB}; exec timeout -s KILL 900 {} {}",
+            quote(&bins().0.display().to_string()),
             quoted.join(" ")
         ))
         .envs(env.iter().map(|(k, v)| (*k, *v)))
         .output()
         .expect("run atomcts");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&child.stdout),
-        String::from_utf8_lossy(&child.stderr)
-    );
-    child.stdout.clear();
-    let rc = child.status.code().unwrap_or(-1);
-    (rc, text)
+    (out.status.code().unwrap_or(-1), text(&out))
 }
 
 fn adapter(lie: &str) -> String {

@@ -2,7 +2,7 @@
 //! reproducing the defect as reported. Shims are small Python scripts written per test.
 
 mod common;
-use common::{atomcts_guarded, text, tmp, write};
+use common::{atomcts_guarded, pid_alive, text, tmp, write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
@@ -296,19 +296,6 @@ fn d17_a_range_ending_exactly_at_2_pow_64_is_legal() {
 
 // ---- Subprocess adapter: D4 write deadlines, D5 process groups, D6 circuit breaker, D16
 // ---- `sh -c`, D19 exits and invalid UTF-8 ------------------------------------------------
-
-fn pid_alive(pid: u32) -> bool {
-    // A zombie is not alive: it holds no resources and its parent will reap it.
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map(|s| {
-            !s.rsplit(')')
-                .next()
-                .unwrap_or("")
-                .trim_start()
-                .starts_with('Z')
-        })
-        .unwrap_or(false)
-}
 
 #[test]
 fn d4_a_shim_that_stops_reading_cannot_block_a_large_request() {

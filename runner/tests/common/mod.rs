@@ -100,3 +100,17 @@ pub fn atomcts_guarded(args: &[&str], limit: Duration) -> Option<Output> {
         .expect("run atomcts");
     finish_guarded(child, limit)
 }
+
+/// Whether process `pid` is alive (a zombie is not: it holds no resources and its parent will
+/// reap it).
+pub fn pid_alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| {
+            !s.rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z')
+        })
+        .unwrap_or(false)
+}
