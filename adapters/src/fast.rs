@@ -42,6 +42,10 @@ impl Adapter for FastAdapter {
         true
     }
 
+    fn is_builtin_model(&self) -> bool {
+        true
+    }
+
     fn run_concurrent(
         &mut self,
         r: &crate::concurrent::ConcurrentRequest<'_>,

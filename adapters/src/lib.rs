@@ -26,6 +26,7 @@ pub mod back;
 pub mod concurrent;
 pub mod discover;
 pub mod fast;
+pub mod interrupt;
 pub mod plan;
 pub mod protocol2;
 pub mod shuffle;
@@ -157,6 +158,10 @@ pub enum AdapterErrorKind {
     /// as not applicable with the reason, never a failure.
     #[error("not applicable: {0}")]
     NotApplicable(String),
+    /// The run was stopped (by this signal) while the case was in flight: the case was not
+    /// run ([`interrupt`]).
+    #[error("interrupted by signal {0}")]
+    Interrupted(i32),
 }
 
 /// What an implementation under test consumes (DESIGN.md, "Real implementations under test").
@@ -203,6 +208,13 @@ pub trait Adapter {
     fn describe(&self) -> Option<String> {
         None
     }
+    /// The device it runs on as the host names it, where that name depends on the machine
+    /// (an OpenCL or Vulkan CPU device's name names the processor): recorded in the run's
+    /// report as what ran where, and kept out of reasons and of the conformance report (issue
+    /// 27, H19). `None` when there is no such name.
+    fn device(&self) -> Option<String> {
+        None
+    }
     /// The profile (`atomcts list profiles`) this implementation claims to follow, which
     /// `atomcts report` judges it under (see [`discover::claimed_profile`]); `None` when it
     /// claims none.
@@ -236,6 +248,14 @@ pub trait Adapter {
     /// rejection without a column, where the case states one, fails. The reference model and
     /// the fast path do; a shim says so with the capability `rejection_columns` (PROTOCOL.md).
     fn locates_rejections(&self) -> bool {
+        false
+    }
+    /// Whether this adapter is the built-in model (the reference and the fast path), whose own
+    /// vISA and SASS decoder is what a case's stated bytes check (FORMAT.md `encoding`). A case
+    /// decided on its bytes alone (the decoder rejects them, or they disagree with the text)
+    /// never reaches an adapter: it is the model's verdict, and not applicable to any other
+    /// adapter (issue 27, H3).
+    fn is_builtin_model(&self) -> bool {
         false
     }
     /// How many requests [`Adapter::run_batch`] keeps in flight at once (issue 9): 1 unless
@@ -337,6 +357,10 @@ impl Adapter for ReferenceAdapter {
     }
 
     fn locates_rejections(&self) -> bool {
+        true
+    }
+
+    fn is_builtin_model(&self) -> bool {
         true
     }
 

@@ -3,10 +3,12 @@
 //! returned value) that the runner turns into a final state with the reference's writeback.
 
 use crate::plan::{Returned, complete};
+use crate::subprocess::answer::{HexIn, MemoryIn, Present, check_row, memory_state};
 use crate::subprocess::wire::{Hex, Seq};
 use atomcts_reference::ir::{Dest, Instr, Lowered, RegField, Source, Upper};
 use atomcts_reference::state::State;
 use atomcts_reference::types::Space;
+use serde::Deserialize;
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::{Value, json};
 
@@ -257,47 +259,41 @@ impl Serialize for LoweredOut<'_> {
 }
 
 /// Turns a v2 `accesses` answer (`memory` as in a state, `returned` one hex value per access
-/// in order, optional `ok` booleans for compare-exchange) into the final state.
+/// in order, optional `ok` booleans for compare-exchange, one per access) into the final
+/// state, read as strictly as the runner reads it from a shim (issue 27, H7).
 pub fn accesses_answer(l: &Lowered, state: &State, answer: &Value) -> Result<State, String> {
-    let Some(mem) = answer.get("memory") else {
-        return Err("an `accesses` answer needs `memory`".into());
-    };
-    // Reuse the state parser for the memory part: same shape as a state's `memory`.
-    let probe = json!({"lanes": state.lanes, "memory": mem});
-    let parsed = crate::subprocess::state_from_json(&probe)?;
-    let with_memory = answer_memory(state, &parsed)?;
-    let old = answer
-        .get("returned")
-        .and_then(Value::as_array)
-        .ok_or("an `accesses` answer needs `returned`")?
-        .iter()
-        .enumerate()
-        .map(|(i, v)| {
-            v.as_str()
-                .and_then(|s| s.strip_prefix("0x"))
-                .and_then(|h| u64::from_str_radix(h, 16).ok())
-                .ok_or(format!("returned[{i}]: expected a 0x hex string"))
-        })
-        .collect::<Result<Vec<u64>, String>>()?;
-    let ok = answer
-        .get("ok")
-        .and_then(Value::as_array)
-        .map(|a| a.iter().map(|b| b.as_bool().unwrap_or(true)).collect())
-        .unwrap_or_default();
-    complete(l, &with_memory, &Returned { old, ok })
+    #[derive(serde::Deserialize)]
+    struct Accesses<'a> {
+        #[serde(borrow)]
+        memory: MemoryIn<'a>,
+        returned: Vec<HexIn>,
+        #[serde(default)]
+        ok: Present<Vec<bool>>,
+    }
+    let a =
+        Accesses::deserialize(answer).map_err(|e| format!("malformed `accesses` answer: {e}"))?;
+    accesses_typed(
+        l,
+        state,
+        &a.memory,
+        a.returned.iter().map(|h| h.0).collect(),
+        a.ok.0.as_deref(),
+    )
 }
 
-/// The typed reader's route to [`accesses_answer`] (issue 9): the answer's memory, returned
-/// values and `ok` flags already read; the same checks and result.
+/// An `accesses` answer read: the answer's memory (the request's ranges), one returned value
+/// per access within the datum's width, and `ok` flags (one per access) where given.
 pub(crate) fn accesses_typed(
     l: &Lowered,
     state: &State,
-    mem: &crate::subprocess::wire::MemoryIn<'_>,
+    mem: &MemoryIn<'_>,
     old: Vec<u64>,
-    ok: Vec<bool>,
+    ok: Option<&[bool]>,
 ) -> Result<State, String> {
-    let parsed = crate::subprocess::wire::memory_state(state.lanes, mem)?;
+    check_row(l, &old, ok, "returned")?;
+    let parsed = memory_state(state.lanes, mem)?;
     let with_memory = answer_memory(state, &parsed)?;
+    let ok = ok.map(<[bool]>::to_vec).unwrap_or_default();
     complete(l, &with_memory, &Returned { old, ok })
 }
 
@@ -373,5 +369,32 @@ mod tests {
         }
         let bad = json!({"memory": {"global": [{"base": "0x200", "bytes": "00"}]}, "returned": []});
         assert!(accesses_answer(&l, &s, &bad).is_err());
+        // Issue 27, H2 and H7: a row of the wrong length, a value wider than the datum, a flag
+        // that is not a boolean: errors, never read as something else.
+        let memory = &answer["memory"];
+        for (bad, says) in [
+            (json!(["0x0", "0x100000000"]), "does not fit u32"),
+            (json!(["0x0"]), "1 returned values for 2 accesses"),
+            (
+                json!(["0x0", "0x1", "0x2"]),
+                "3 returned values for 2 accesses",
+            ),
+            (json!(["0x0", 1]), "invalid type"),
+            (json!(["0x0", "1"]), "not a 0x hex string"),
+            (json!(["0x0", "0x-1"]), "not a 0x hex string"),
+        ] {
+            let a = json!({"memory": memory, "returned": bad});
+            let e = accesses_answer(&l, &s, &a).unwrap_err();
+            assert!(e.contains(says), "{a}: {e}");
+        }
+        for (ok, says) in [
+            (json!(["no", true]), "invalid type"),
+            (json!([true]), "1 `ok` flags for 2 accesses"),
+            (json!(null), "invalid type: null"),
+        ] {
+            let a = json!({"memory": memory, "returned": ["0x0", "0x1"], "ok": ok});
+            let e = accesses_answer(&l, &s, &a).unwrap_err();
+            assert!(e.contains(says), "{a}: {e}");
+        }
     }
 }

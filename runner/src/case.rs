@@ -301,11 +301,7 @@ pub fn parse_file(root: &Path, file: &Path, text: String) -> Loaded {
     let raw: RawFile = match toml::from_str(src.text()) {
         Ok(r) => r,
         Err(e) => {
-            let pos = src.pos(e.span().map_or(0, |s| s.start));
-            out.errors.push(LoadError {
-                pos,
-                message: e.message().trim().to_string(),
-            });
+            out.errors.push(toml_error(&src, &e));
             return out;
         }
     };
@@ -740,6 +736,68 @@ fn file_id(p: &Path, meta: &std::fs::Metadata) -> (u64, u64, PathBuf) {
             std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf()),
         )
     }
+}
+
+/// toml's nesting limit: the most parts of a dotted key it reads.
+const TOML_MAX_KEY_PARTS: usize = 80;
+
+/// A TOML syntax error at its position. toml reports a dotted key deeper than its nesting limit
+/// (`[a.a.a....]`, `a.a.a.... = 1`) without a position (issue 27, H18): that error is placed
+/// at the start of the file's longest dotted key and says how many parts it has.
+pub fn toml_error(src: &Source, e: &toml::de::Error) -> LoadError {
+    let message = e.message().trim().to_string();
+    if let Some(span) = e.span() {
+        return LoadError {
+            pos: src.pos(span.start),
+            message,
+        };
+    }
+    match longest_dotted_key(src.text()) {
+        Some((at, parts)) if parts > TOML_MAX_KEY_PARTS => LoadError {
+            pos: src.pos(at),
+            message: format!(
+                "a dotted key of {parts} parts: at most {TOML_MAX_KEY_PARTS} nest ({message})"
+            ),
+        },
+        _ => LoadError {
+            pos: src.pos(0),
+            message,
+        },
+    }
+}
+
+/// The byte offset and the number of parts of the longest dotted key in `text` (keys and
+/// table headers alike; a float such as `1.5` reads as two parts, which is never the longest
+/// of a file that toml refuses for its nesting).
+fn longest_dotted_key(text: &str) -> Option<(usize, usize)> {
+    use toml_parser::lexer::TokenKind;
+    let mut best: Option<(usize, usize)> = None;
+    // The run being read: its start, its parts, and whether a dot is waiting for a part.
+    let mut run: Option<(usize, usize)> = None;
+    let mut after_dot = false;
+    for tok in toml_parser::Source::new(text).lex() {
+        match tok.kind() {
+            TokenKind::Whitespace => continue,
+            TokenKind::Atom | TokenKind::BasicString | TokenKind::LiteralString => {
+                run = match run {
+                    Some((at, n)) if after_dot => Some((at, n + 1)),
+                    _ => Some((tok.span().start(), 1)),
+                };
+                after_dot = false;
+            }
+            TokenKind::Dot if run.is_some() && !after_dot => after_dot = true,
+            _ => {
+                run = None;
+                after_dot = false;
+            }
+        }
+        if let Some((at, n)) = run
+            && best.is_none_or(|(_, b)| n > b)
+        {
+            best = Some((at, n));
+        }
+    }
+    best
 }
 
 /// Reads one case file: at most [`MAX_CASE_FILE`] bytes (even if it grew since it was

@@ -2,7 +2,8 @@
 
 use anyhow::{Context, Result, bail};
 use atomcts::case::{self, Case, Loaded, corpus_root};
-use atomcts::report::{CorpusId, REPORT_VERSION, Report};
+use atomcts::output;
+use atomcts::report::{CorpusId, Interrupted, REPORT_VERSION, Report};
 use atomcts::run::{self, CaseResult, Options};
 use atomcts::sweep;
 use atomcts_adapters::back::vulkan;
@@ -88,14 +89,18 @@ struct FuzzArgs {
     /// The adapter under test (as for `run`).
     #[arg(long)]
     adapter: String,
-    /// A second adapter: a finding is a case the two are judged differently on.
+    /// A second adapter: a finding is a case the two are judged differently on (an adapter
+    /// error on either side is an error of that case, never "the same").
     #[arg(long)]
     against: Option<String>,
-    /// Stop after N cases (default: no limit).
+    /// Stop after N cases, N >= 1 (default: no limit).
     #[arg(long)]
     cases: Option<u64>,
-    /// Stop after S seconds (default: no limit). Without --cases or --time, fuzzing runs until
-    /// interrupted; findings are written as they are found.
+    /// Stop after S seconds, S > 0 (default: no limit), shrinking included: no adapter call
+    /// starts after S, so the campaign ends at most one adapter call later (one
+    /// --adapter-timeout-ms for a `cmd:` shim; a shim that must be restarted first also has
+    /// its handshake). Cases in flight then are dropped and counted apart. Without --cases or
+    /// --time, fuzzing runs until interrupted; findings are written as they are found.
     #[arg(long)]
     time: Option<f64>,
     /// Seed of the case stream.
@@ -375,13 +380,16 @@ pub fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    match dispatch(cli) {
-        Ok(code) => ExitCode::from(code),
+    let code = match dispatch(cli) {
+        Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");
-            ExitCode::from(2)
+            2
         }
-    }
+    };
+    // A command stopped by SIGINT or SIGTERM (where it takes them: `run`, `report`) exits with
+    // the signal's code whatever it had come to (issue 27, H15).
+    ExitCode::from(atomcts::interrupt::requested().map_or(code, atomcts::interrupt::exit_code))
 }
 
 fn dispatch(cli: Cli) -> Result<u8> {
@@ -444,11 +452,14 @@ fn opencl_adapter(selector: &str) -> Result<Box<dyn Adapter>> {
             bail!("adapter opencl:{selector}: unavailable: {why}");
         }
         let exe = std::env::current_exe().context("locating the atomcts executable")?;
-        let status = std::process::Command::new(exe)
+        let mut child = std::process::Command::new(exe)
             .args(std::env::args_os().skip(1))
             .envs(env)
             .env("ATOMCTS_OPENCL_REEXEC", "1")
-            .status()
+            .spawn()
+            .context("running atomcts again with the driver's environment")?;
+        // A SIGTERM sent to this process alone reaches the run doing the work (issue 27, H15).
+        let status = atomcts::interrupt::wait_forwarding(&mut child)
             .context("running atomcts again with the driver's environment")?;
         if status.code().is_none() {
             #[cfg(unix)]
@@ -518,8 +529,7 @@ fn selected(case: &Case, filters: &[String]) -> bool {
 
 /// Reads a baseline: `(line number, case id)` per entry; `#` starts a comment.
 fn read_baseline(p: &Path) -> Result<Vec<(usize, String)>> {
-    let text =
-        std::fs::read_to_string(p).with_context(|| format!("reading baseline {}", p.display()))?;
+    let text = output::read_text("--baseline", p, output::MAX_TEXT_FILE)?;
     Ok(text
         .lines()
         .enumerate()
@@ -531,18 +541,30 @@ fn read_baseline(p: &Path) -> Result<Vec<(usize, String)>> {
 /// The repro command's words after the profile: adapter, knob overrides, adapter timeout and
 /// race budget when they differ from the defaults, each shell-quoted.
 fn repro_args(a: &RunArgs) -> String {
+    let adapter = (a.adapter != "fast").then_some(a.adapter.as_str());
+    adapter_repro_args(adapter, a.adapter_timeout_ms, &a.profile.set, a.race_budget)
+}
+
+/// [`repro_args`] from its parts (also `fuzz`'s, per adapter): the adapter (`None`: the
+/// default one) with its deadline, knob overrides and race budget.
+fn adapter_repro_args(
+    adapter: Option<&str>,
+    timeout_ms: u64,
+    sets: &[String],
+    race_budget: u64,
+) -> String {
     let mut s = String::new();
-    if a.adapter != "fast" {
-        s.push_str(&format!(" --adapter {}", run::shell_quote(&a.adapter)));
-        if a.adapter_timeout_ms != DEFAULT_ADAPTER_TIMEOUT_MS {
-            s.push_str(&format!(" --adapter-timeout-ms {}", a.adapter_timeout_ms));
+    if let Some(adapter) = adapter {
+        s.push_str(&format!(" --adapter {}", run::shell_quote(adapter)));
+        if timeout_ms != DEFAULT_ADAPTER_TIMEOUT_MS {
+            s.push_str(&format!(" --adapter-timeout-ms {timeout_ms}"));
         }
     }
-    for set in &a.profile.set {
+    for set in sets {
         s.push_str(&format!(" --set {}", run::shell_quote(set)));
     }
-    if a.race_budget != atomcts_reference::race::DEFAULT_BUDGET {
-        s.push_str(&format!(" --race-budget {}", a.race_budget));
+    if race_budget != atomcts_reference::race::DEFAULT_BUDGET {
+        s.push_str(&format!(" --race-budget {race_budget}"));
     }
     s
 }
@@ -555,21 +577,23 @@ fn cmd_run(a: RunArgs) -> Result<u8> {
         a.profile.profile()?;
     }
     let partition = a.partition.as_deref().map(parse_partition).transpose()?;
-    // Everything that can fail about the outputs fails now, not after the run (D12).
-    if let Some(p) = &a.junit {
-        check_writable(p, "--junit")?;
-    }
-    if let Some(p) = &a.json {
-        check_writable(p, "--json")?;
-    }
+    // SIGINT and SIGTERM stop the run and keep its reports (issue 27, H15).
+    atomcts::interrupt::install().context("taking SIGINT and SIGTERM")?;
+    // Everything that can fail about the outputs fails now, not after the run (D12): each a
+    // regular file or a new one, no two the same (issue 27, H9, H18).
+    let outputs: Vec<(&str, &Path)> = [
+        ("--junit", &a.junit),
+        ("--json", &a.json),
+        ("--jsonl", &a.jsonl),
+    ]
+    .into_iter()
+    .filter_map(|(f, p)| Some((f, p.as_deref()?)))
+    .collect();
+    output::check_outputs(&outputs)?;
     let jsonl = a
         .jsonl
         .as_ref()
-        .map(|p| {
-            std::fs::File::create(p)
-                .map(|f| (p.display().to_string(), f))
-                .with_context(|| format!("--jsonl {}: cannot write there", p.display()))
-        })
+        .map(|p| output::create("--jsonl", p).map(|f| (p.display().to_string(), f)))
         .transpose()?;
     let baseline = a.baseline.as_deref().map(read_baseline).transpose()?;
     let mut load_errors = Vec::new();
@@ -623,6 +647,9 @@ fn cmd_run(a: RunArgs) -> Result<u8> {
         .collect();
     let mut ids_hash = 0u64;
     let mut selected_count = 0usize;
+    // Cases of this shard taken to run, and generated cases made (for an interrupted run's
+    // count of what did not run).
+    let (mut planned, mut generated_made) = (0u64, 0u64);
     // Results are collected as they come: counts, what the reports need, and every one as a
     // JSON line (issue 9).
     let mut collector =
@@ -645,9 +672,14 @@ fn cmd_run(a: RunArgs) -> Result<u8> {
                 todo.push(c);
             }
         }
+        planned += todo.len() as u64;
         // A result is completed (instruction, position, citation, reproduce line) only if
         // the collector keeps or writes it (issue 9).
         let mut emit = |c: &Case, r: CaseResult| {
+            if run::stopped() {
+                // A result that came after a stop request may be the stop's doing: not run.
+                return;
+            }
             collector.push_with(r, |r| run::complete(r, c, &opts));
             if let Some(b) = &bar {
                 b.inc(1);
@@ -663,7 +695,7 @@ fn cmd_run(a: RunArgs) -> Result<u8> {
             }
         };
         let mut i = 0;
-        while i < todo.len() {
+        while i < todo.len() && !run::stopped() {
             let j = (i..todo.len())
                 .find(|&k| times(todo[k]) > 1)
                 .unwrap_or(todo.len());
@@ -681,14 +713,33 @@ fn cmd_run(a: RunArgs) -> Result<u8> {
     };
     run_chunk(corpus);
     if let Some(mut g) = generator {
-        while let Some(chunk) = g.next_chunk(gen_chunk) {
-            run_chunk(chunk.map_err(|e| anyhow::anyhow!("{e}"))?);
+        while !run::stopped()
+            && let Some(chunk) = g.next_chunk(gen_chunk)
+        {
+            let chunk = chunk.map_err(|e| anyhow::anyhow!("{e}"))?;
+            generated_made += chunk.len() as u64;
+            run_chunk(chunk);
         }
     }
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    let (results, omitted, jsonl_written) = collector.finish();
+    let taken = collector.taken();
+    let interrupted = atomcts::interrupt::requested().map(|sig| Interrupted {
+        signal: atomcts::interrupt::name(sig),
+        not_run: planned.saturating_sub(taken),
+        not_generated: a.generated.saturating_sub(generated_made),
+    });
+    // What the report says about the adapter, then the adapter itself is stopped (a shim's
+    // process group with it) before the reports are written.
+    let (adapter_name, implementation, level, device) = (
+        adapter.name().to_string(),
+        adapter.describe(),
+        adapter.level().name().to_string(),
+        adapter.device(),
+    );
+    drop(adapter);
+    let (results, omitted, jsonl) = collector.finish();
     if let (Some(b), Some(entries)) = (&a.baseline, &baseline) {
         // A baseline entry that names no case is stale or misspelt: an error, never ignored
         // (D22). Checked against every loaded case, whatever the filter or shard.
@@ -704,10 +755,10 @@ fn cmd_run(a: RunArgs) -> Result<u8> {
     }
     let report = Report {
         version: REPORT_VERSION,
-        adapter: adapter.name().to_string(),
+        adapter: adapter_name,
         profile: profile.name.clone(),
-        implementation: adapter.describe(),
-        level: Some(adapter.level().name().to_string()),
+        implementation,
+        level: Some(level),
         partition: partition.map(|(k, n)| format!("hash:{k}/{n}")),
         corpus: CorpusId {
             selected: selected_count,
@@ -716,9 +767,11 @@ fn cmd_run(a: RunArgs) -> Result<u8> {
         load_errors,
         results,
         omitted,
+        device,
+        jsonl,
+        interrupted,
     };
-    let written = write_outputs(&report, &a.junit, &a.json)
-        .and(jsonl_written.map_err(|e| anyhow::anyhow!("{e}")));
+    let written = write_outputs(&report, &a.junit, &a.json);
     let programs = a
         .json
         .as_ref()
@@ -726,6 +779,9 @@ fn cmd_run(a: RunArgs) -> Result<u8> {
     print!("{}", report.human(a.verbose));
     written?;
     programs?;
+    if let Some(sig) = atomcts::interrupt::requested() {
+        return Ok(atomcts::interrupt::exit_code(sig));
+    }
     if selected_count == 0 {
         if a.filter.is_empty() {
             eprintln!(
@@ -777,22 +833,7 @@ fn write_programs(report: &Report, json: &Path) -> Result<()> {
             r.repro,
             r.program.as_deref().unwrap_or("")
         );
-        std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
-    }
-    Ok(())
-}
-
-/// Fails now, before any case runs, if `p` cannot be written (issue 7, D12): its folder must
-/// exist and the file must be creatable. An existing file is left as it is until the end.
-fn check_writable(p: &Path, flag: &str) -> Result<()> {
-    let existed = p.exists();
-    std::fs::OpenOptions::new()
-        .append(true)
-        .create(true)
-        .open(p)
-        .with_context(|| format!("{flag} {}: cannot write there", p.display()))?;
-    if !existed {
-        let _ = std::fs::remove_file(p);
+        output::write("program", &path, text)?;
     }
     Ok(())
 }
@@ -802,14 +843,14 @@ fn check_writable(p: &Path, flag: &str) -> Result<()> {
 fn write_outputs(report: &Report, junit: &Option<PathBuf>, json: &Option<PathBuf>) -> Result<()> {
     let mut failed = Vec::new();
     if let Some(p) = junit
-        && let Err(e) = std::fs::write(p, report.junit())
+        && let Err(e) = output::write("--junit", p, report.junit())
     {
-        failed.push(format!("writing {}: {e}", p.display()));
+        failed.push(format!("writing {e}"));
     }
     if let Some(p) = json {
         let text = serde_json::to_string_pretty(report)?;
-        if let Err(e) = std::fs::write(p, text) {
-            failed.push(format!("writing {}: {e}", p.display()));
+        if let Err(e) = output::write("--json", p, text) {
+            failed.push(format!("writing {e}"));
         }
     }
     if !failed.is_empty() {
@@ -829,29 +870,7 @@ fn cmd_exec(a: ExecArgs) -> Result<u8> {
     let dialect = Dialect::from_name(&a.dialect)
         .with_context(|| format!("unknown dialect `{}` (sass, visa, msl)", a.dialect))?;
     let profile = a.profile.profile()?;
-    // --given is parsed as one TOML value and written back by the serializer: never pasted
-    // into the case text (D18).
-    let given = match a.given.parse::<toml::Value>() {
-        Ok(v @ toml::Value::Table(_)) => v,
-        Ok(other) => bail!(
-            "--given: expected an inline table such as '{{ R2 = 0x1000 }}', got a {}",
-            other.type_str()
-        ),
-        Err(e) => bail!("--given `{}`: {}", a.given, e.message().trim()),
-    };
-    let text = format!(
-        "dialect = {:?}\n[[case]]\nname = \"exec\"\ncite = \"command line\"\nlanes = {}\nasm = {}\ngiven = {}\nexpect = {{ unspecified = true }}\n",
-        dialect.name(),
-        a.lanes,
-        toml::Value::String(a.asm.clone()),
-        given
-    );
-    let loaded = case::parse_file(Path::new(""), Path::new("<command line>"), text);
-    if let Some(e) = loaded.errors.first() {
-        bail!("{}", e.message);
-    }
-    let case = loaded.cases.first().context("no case")?;
-    let state = atomcts::build::build_state(case).map_err(|e| anyhow::anyhow!("{}", e.message))?;
+    let (_, state) = atomcts::given::case(dialect, &a.asm, a.lanes, &a.given)?;
     let run = program::run(dialect, &a.asm, &state, &profile)?;
     match &run.outcome {
         Outcome::Completed(c) => {
@@ -1007,7 +1026,7 @@ fn cmd_export(a: ExportArgs) -> Result<u8> {
         bail!("{}: no such corpus directory or file", p.display());
     }
     if let Some(out) = &a.out {
-        check_writable(out, "--out")?;
+        output::check_outputs(&[("--out", out)])?;
     }
     let mut cases = Vec::new();
     let (files, found_errors) = case::discover(&p);
@@ -1056,29 +1075,28 @@ fn cmd_export(a: ExportArgs) -> Result<u8> {
     let doc = serde_json::json!({ "format": "atomcts-spec-cases", "version": 1, "errors": errors, "cases": cases });
     let text = serde_json::to_string_pretty(&doc)?;
     match &a.out {
-        Some(p) => std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?,
+        Some(p) => output::write("--out", p, text)?,
         None => println!("{text}"),
     }
     Ok(if errors.is_empty() { 0 } else { 2 })
 }
 
 fn cmd_merge(a: MergeArgs) -> Result<u8> {
+    let outputs: Vec<(&str, &Path)> = [("--junit", &a.junit), ("--json", &a.json)]
+        .into_iter()
+        .filter_map(|(f, p)| Some((f, p.as_deref()?)))
+        .collect();
+    output::check_outputs(&outputs)?;
     let mut reports = Vec::new();
     for f in &a.files {
-        let text =
-            std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
-        let r: Report = serde_json::from_str(&text)
-            .with_context(|| format!("{} is not an atomcts JSON report", f.display()))?;
-        if r.version != REPORT_VERSION {
-            bail!(
-                "{}: report version {} (this atomcts reads {REPORT_VERSION})",
-                f.display(),
-                r.version
-            );
-        }
-        reports.push(r);
+        reports.push((f.display().to_string(), read_report(f)?));
     }
-    let merged = Report::merge(reports).map_err(|e| anyhow::anyhow!(e))?;
+    // What keeps the shards from being one whole run is reported in the merged report (its
+    // load errors) and makes the exit code 2; `report --from` refuses the same.
+    let (mut merged, problems) = Report::merge_named(reports).map_err(|e| anyhow::anyhow!(e))?;
+    merged
+        .load_errors
+        .extend(problems.into_iter().map(|e| format!("merge: {e}")));
     write_outputs(&merged, &a.junit, &a.json)?;
     print!("{}", merged.human(false));
     Ok(merged.exit_code() as u8)
@@ -1184,8 +1202,7 @@ fn cmd_sweep(a: SweepArgs) -> Result<u8> {
 }
 
 fn cmd_regress(a: RegressArgs) -> Result<u8> {
-    let data =
-        std::fs::read(&a.artifact).with_context(|| format!("reading {}", a.artifact.display()))?;
+    let data = output::read_bounded("artifact", &a.artifact, output::MAX_ARTIFACT)?;
     let name = a.artifact.file_name().map_or_else(
         || a.artifact.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
@@ -1194,7 +1211,7 @@ fn cmd_regress(a: RegressArgs) -> Result<u8> {
         .map_err(|m| anyhow::anyhow!("{m}"))?;
     std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
     let path = a.out.join(&r.file_name);
-    std::fs::write(&path, &r.text).with_context(|| format!("writing {}", path.display()))?;
+    output::write("--out", &path, &r.text)?;
     println!("wrote {}", path.display());
     // The new case must load and pass on the reference under its own pins.
     let root = corpus_root(&a.out);
@@ -1222,9 +1239,10 @@ fn cmd_regress(a: RegressArgs) -> Result<u8> {
     Ok(0)
 }
 
-/// Reads a JSON run report of this atomcts's format.
+/// Reads a JSON run report of this atomcts's format (a regular file of at most
+/// [`output::MAX_REPORT_FILE`] bytes).
 fn read_report(f: &Path) -> Result<Report> {
-    let text = std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
+    let text = output::read_text("report", f, output::MAX_REPORT_FILE)?;
     let r: Report = serde_json::from_str(&text)
         .with_context(|| format!("{} is not an atomcts JSON report", f.display()))?;
     if r.version != REPORT_VERSION {
@@ -1238,11 +1256,12 @@ fn read_report(f: &Path) -> Result<Report> {
 }
 
 /// Runs the corpus on one adapter under its claimed profile, as `atomcts run` in a process of
-/// its own (a driver's environment and crashes stay there); its JSON report.
-fn report_run(a: &ReportArgs, adapter: &str, runs: &Path) -> Result<Report> {
+/// its own (a driver's environment and crashes stay there); its JSON report, named by its path.
+fn report_run(a: &ReportArgs, adapter: &str, runs: &Path) -> Result<(String, Report)> {
     let slug = atomcts_adapters::discover::slug(adapter);
     let json = runs.join(format!("{slug}.json"));
     let log = runs.join(format!("{slug}.log"));
+    output::check_outputs(&[("--json", &json), ("log", &log)])?;
     let _ = std::fs::remove_file(&json);
     let exe = std::env::current_exe().context("locating the atomcts executable")?;
     let mut cmd = std::process::Command::new(exe);
@@ -1259,21 +1278,23 @@ fn report_run(a: &ReportArgs, adapter: &str, runs: &Path) -> Result<Report> {
     if let Some(c) = &a.cases {
         cmd.arg("--cases").arg(c);
     }
-    let logf =
-        std::fs::File::create(&log).with_context(|| format!("creating {}", log.display()))?;
+    let logf = output::create("log", &log)?;
     let t0 = std::time::Instant::now();
     eprintln!("report: running {adapter} (log: {})", log.display());
-    let status = cmd
+    let mut child = cmd
         .stdout(logf.try_clone()?)
         .stderr(logf)
-        .status()
+        .spawn()
         .context("running atomcts run")?;
-    let text = std::fs::read_to_string(&log).unwrap_or_default();
-    let last = text
-        .lines()
-        .rev()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("");
+    // A stop request reaches the run, which writes what it has and stops its adapter.
+    let status = atomcts::interrupt::wait_forwarding(&mut child).context("running atomcts run")?;
+    if let Some(sig) = atomcts::interrupt::requested() {
+        bail!(
+            "interrupted by {} while {adapter} ran: no report written",
+            atomcts::interrupt::name(sig)
+        );
+    }
+    let last = output::last_line(&log);
     eprintln!(
         "report: {adapter}: {last} ({:.1} s, exit {})",
         t0.elapsed().as_secs_f64(),
@@ -1286,33 +1307,38 @@ fn report_run(a: &ReportArgs, adapter: &str, runs: &Path) -> Result<Report> {
             log.display()
         );
     }
-    read_report(&json)
+    Ok((json.display().to_string(), read_report(&json)?))
 }
+
+/// The files `report` writes into `--out`.
+const REPORT_FILES: [&str; 3] = ["conformance.json", "conformance.md", "conformance.html"];
 
 fn cmd_report(a: ReportArgs) -> Result<u8> {
     use atomcts::conformance::Conformance;
     if !a.from.is_empty() && !a.adapter.is_empty() {
         bail!("--from and --adapter exclude each other: build from runs, or run");
     }
-    let mut reports: Vec<Report> = Vec::new();
+    // The outputs are checked before anything runs (issue 27, H9): `--out` is a folder (or a
+    // new one) whose report files are regular files (or new ones), the README a regular file.
+    let outs: Vec<PathBuf> = REPORT_FILES.iter().map(|n| a.out.join(n)).collect();
+    if let Ok(m) = std::fs::metadata(&a.out)
+        && !m.is_dir()
+    {
+        bail!("--out {}: not a directory", a.out.display());
+    }
+    if a.out.is_dir() && !a.check {
+        let list: Vec<(&str, &Path)> = outs.iter().map(|p| ("--out", p.as_path())).collect();
+        output::check_outputs(&list)?;
+    }
+    if let Some(p) = &a.readme {
+        output::check_output("--readme", p)?;
+    }
+    atomcts::interrupt::install().context("taking SIGINT and SIGTERM")?;
+    // The run reports of each implementation, named by their files.
+    let mut named: Vec<(String, Report)> = Vec::new();
     if !a.from.is_empty() {
-        // Shards of one run (same adapter and profile) merge into one.
-        let mut groups: Vec<((String, String), Vec<Report>)> = Vec::new();
         for f in &a.from {
-            let r = read_report(f)?;
-            let k = (r.adapter.clone(), r.profile.clone());
-            match groups.iter_mut().find(|(g, _)| *g == k) {
-                Some((_, v)) => v.push(r),
-                None => groups.push((k, vec![r])),
-            }
-        }
-        for (_, g) in groups {
-            let merged = if g.len() == 1 {
-                g.into_iter().next().context("empty group")?
-            } else {
-                Report::merge(g).map_err(|e| anyhow::anyhow!(e))?
-            };
-            reports.push(merged);
+            named.push((f.display().to_string(), read_report(f)?));
         }
     } else {
         let adapters: Vec<String> = if a.adapter.is_empty() {
@@ -1327,19 +1353,27 @@ fn cmd_report(a: ReportArgs) -> Result<u8> {
         let runs = a.runs.clone().unwrap_or_else(|| a.out.join("runs"));
         std::fs::create_dir_all(&runs).with_context(|| format!("creating {}", runs.display()))?;
         for ad in &adapters {
-            reports.push(report_run(&a, ad, &runs)?);
+            named.push(report_run(&a, ad, &runs)?);
         }
+    }
+    // Reports of one run (same adapter and profile) are its shards: merged, and refused unless
+    // they are the whole run, as `atomcts merge` checks (issue 27, H14).
+    let (reports, refused) = Report::merge_runs(named).map_err(|e| anyhow::anyhow!(e))?;
+    if !refused.is_empty() {
+        bail!(
+            "the run reports are not whole runs, so no conformance report is made:\n  {}",
+            refused.join("\n  ")
+        );
     }
     let c = Conformance::build(&reports);
     let files = [
-        ("conformance.json", c.json()),
-        ("conformance.md", c.markdown()),
-        ("conformance.html", c.html()),
+        (REPORT_FILES[0], c.json()),
+        (REPORT_FILES[1], c.markdown()),
+        (REPORT_FILES[2], c.html()),
     ];
     let readme = match &a.readme {
         Some(p) => {
-            let old =
-                std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
+            let old = output::read_text("--readme", p, output::MAX_TEXT_FILE)?;
             let new = c
                 .fill_readme(&old)
                 .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
@@ -1351,7 +1385,17 @@ fn cmd_report(a: ReportArgs) -> Result<u8> {
         let mut stale = Vec::new();
         for (name, text) in &files {
             let p = a.out.join(name);
-            if std::fs::read_to_string(&p).ok().as_deref() != Some(text.as_str()) {
+            // A missing file is stale; one that is not a regular file, or too large, an error.
+            let committed = match output::read_text("--out", &p, output::MAX_REPORT_FILE) {
+                Ok(t) => Some(t),
+                Err(output::FileError::Io { source, .. })
+                    if source.kind() == std::io::ErrorKind::NotFound =>
+                {
+                    None
+                }
+                Err(e) => return Err(e.into()),
+            };
+            if committed.as_deref() != Some(text.as_str()) {
                 stale.push(p.display().to_string());
             }
         }
@@ -1372,11 +1416,10 @@ fn cmd_report(a: ReportArgs) -> Result<u8> {
     }
     std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
     for (name, text) in &files {
-        let p = a.out.join(name);
-        std::fs::write(&p, text).with_context(|| format!("writing {}", p.display()))?;
+        output::write("--out", &a.out.join(name), text)?;
     }
     if let Some((p, _, new)) = &readme {
-        std::fs::write(p, new).with_context(|| format!("writing {}", p.display()))?;
+        output::write("--readme", p, new)?;
     }
     print!("{}", c.readme_summary());
     println!(
@@ -1387,30 +1430,54 @@ fn cmd_report(a: ReportArgs) -> Result<u8> {
 }
 
 fn cmd_fuzz(a: FuzzArgs) -> Result<u8> {
+    atomcts::interrupt::install().context("taking SIGINT and SIGTERM")?;
     use atomcts::fuzz::{FuzzOptions, fuzz, summary_text};
     let profile = a.profile.profile()?;
-    if a.time.is_some_and(|t| !(t.is_finite() && t >= 0.0)) {
-        bail!("--time: expected a number of seconds");
+    if a.cases == Some(0) {
+        bail!("--cases 0: a campaign of no case checks nothing (give N >= 1)");
     }
+    let time = match a.time {
+        // A campaign of no time checks nothing; a limit too long to represent is none.
+        Some(t) if !(t.is_finite() && t > 0.0) => {
+            bail!(
+                "--time {t}: expected a number of seconds more than 0 (a campaign of no time checks nothing)"
+            )
+        }
+        t => {
+            t.map(|t| std::time::Duration::try_from_secs_f64(t).unwrap_or(std::time::Duration::MAX))
+        }
+    };
     let mut under_test = adapter(&a.adapter, a.adapter_timeout_ms)?;
     let mut other = a
         .against
         .as_deref()
         .map(|b| adapter(b, a.adapter_timeout_ms))
         .transpose()?;
-    let mut repro = format!(" --profile {}", run::shell_quote(&a.profile.profile));
-    repro.push_str(&format!(" --adapter {}", run::shell_quote(&a.adapter)));
-    for set in &a.profile.set {
-        repro.push_str(&format!(" --set {}", run::shell_quote(set)));
-    }
+    // The words after `atomcts run --cases FILE` that rerun a finding on one adapter.
+    let repro = |adapter: &str| {
+        let rest = adapter_repro_args(
+            Some(adapter),
+            a.adapter_timeout_ms,
+            &a.profile.set,
+            a.race_budget,
+        );
+        format!(" --profile {}{rest}", run::shell_quote(&a.profile.profile))
+    };
     let command: Vec<String> = std::env::args().map(|w| run::shell_quote(&w)).collect();
     let opts = FuzzOptions {
         seed: a.seed,
         cases: a.cases,
-        time: a.time.map(std::time::Duration::from_secs_f64),
+        time,
         out: a.out.clone(),
-        repro_args: repro,
+        repro_sides: std::iter::once(&a.adapter)
+            .chain(&a.against)
+            .map(|x| repro(x))
+            .collect(),
         command: command.join(" "),
+        // SIGINT and SIGTERM (`interrupt::install` below) end the campaign with its summary;
+        // the adapters are dropped (their processes stopped) on the way out and the exit code
+        // is the signal's.
+        stop: None,
     };
     let run_opts = Options {
         profile: profile.clone(),
@@ -1465,11 +1532,5 @@ fn cmd_fuzz(a: FuzzArgs) -> Result<u8> {
         b.finish_and_clear();
     }
     print!("{}", summary_text(&summary));
-    Ok(if !summary.errors.is_empty() {
-        2
-    } else if summary.failing > 0 {
-        1
-    } else {
-        0
-    })
+    Ok(summary.exit_code())
 }

@@ -5,6 +5,7 @@
 //! Everything here is a function of the run reports alone, sorted, with no time stamps: the
 //! same runs give byte-identical files, so CI can tell a stale committed report.
 
+use crate::markup::{esc, md_cell, md_code, md_text};
 use crate::report::Report;
 use crate::run::{CaseResult, Status};
 use atomcts_reference::knobs::KNOBS;
@@ -240,19 +241,34 @@ fn clip(s: &str) -> String {
     crate::report::safe(&atomcts_adapters::text::clip(s, MAX_DETAIL))
 }
 
-fn detail(r: &CaseResult) -> Vec<String> {
+/// The device name of `rep` that is kept out of reasons (issue 27, H19): its `device`, when it
+/// is long enough not to stand for ordinary words.
+fn host_device(rep: &Report) -> Option<&str> {
+    rep.device
+        .as_deref()
+        .map(str::trim)
+        .filter(|d| d.len() >= 4)
+}
+
+/// The evidence of a result, one line per finding (at most four), with the name of the device
+/// it ran on replaced by `the device`: the report does not depend on the host's processor.
+fn detail(r: &CaseResult, device: Option<&str>) -> Vec<String> {
     r.findings
         .iter()
         .take(4)
         .map(|f| {
-            if f.expected.is_empty() && f.observed.is_empty() {
-                clip(&format!("{}: {}", f.location, f.note))
+            let line = if f.expected.is_empty() && f.observed.is_empty() {
+                format!("{}: {}", f.location, f.note)
             } else {
-                clip(&format!(
+                format!(
                     "{}: expected {}, observed {} [{}]",
                     f.location, f.expected, f.observed, f.note
-                ))
-            }
+                )
+            };
+            clip(&match device {
+                Some(d) => line.replace(d, "the device"),
+                None => line,
+            })
         })
         .collect()
 }
@@ -327,7 +343,7 @@ impl Conformance {
                         status: column(r.status).into(),
                         at: r.at.clone(),
                         asm: clip(&r.asm),
-                        detail: detail(r),
+                        detail: detail(r, host_device(rep)),
                         reproduce: r.repro.clone(),
                     });
                 }
@@ -374,7 +390,7 @@ impl Conformance {
                                         why: if ran.is_some() {
                                             String::new()
                                         } else {
-                                            detail(r).join("; ")
+                                            detail(r, host_device(rep)).join("; ")
                                         },
                                     }
                                 })
@@ -507,7 +523,7 @@ impl Conformance {
         );
         let _ = write!(s, "| dialect |");
         for i in &self.implementations {
-            let _ = write!(s, " `{}` ({}) |", i.adapter, i.profile);
+            let _ = write!(s, " {} ({}) |", md_code(&i.adapter), md_text(&i.profile));
         }
         let _ = write!(s, "\n| --- |");
         for _ in &self.implementations {
@@ -515,7 +531,7 @@ impl Conformance {
         }
         s.push('\n');
         for (d, ts) in self.per_dialect() {
-            let _ = write!(s, "| {d} |");
+            let _ = write!(s, "| {} |", md_text(&d));
             for t in ts {
                 let _ = write!(s, " {} |", t.short());
             }
@@ -568,10 +584,10 @@ impl Conformance {
             let t = &i.totals;
             let _ = writeln!(
                 s,
-                "| `{}` | {} | {} | {} | {} | {} | {} | {} | {} |",
-                i.adapter,
-                md_cell(&i.version),
-                i.profile,
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                md_code(&i.adapter),
+                md_text(&i.version),
+                md_text(&i.profile),
                 t.pass,
                 t.fail,
                 t.not_applicable,
@@ -580,13 +596,13 @@ impl Conformance {
                 t.cases
             );
             for e in &i.load_errors {
-                let _ = writeln!(s, "\nload error ({}): {}", i.adapter, md_cell(e));
+                let _ = writeln!(s, "\nload error ({}): {}", md_code(&i.adapter), md_text(e));
             }
         }
         let _ = writeln!(s, "\n## Conformance matrix\n");
         let _ = write!(s, "| dialect | op family |");
         for i in &self.implementations {
-            let _ = write!(s, " `{}` |", i.adapter);
+            let _ = write!(s, " {} |", md_code(&i.adapter));
         }
         let _ = write!(s, "\n| --- | --- |");
         for _ in &self.implementations {
@@ -594,7 +610,7 @@ impl Conformance {
         }
         s.push('\n');
         for ((d, f), cells) in self.rows() {
-            let _ = write!(s, "| {d} | `{f}` |");
+            let _ = write!(s, "| {} | {} |", md_text(&d), md_code(&f));
             for c in cells {
                 let _ = write!(
                     s,
@@ -622,7 +638,7 @@ impl Conformance {
         );
         let _ = write!(s, "| knob | question | default |");
         for i in &self.implementations {
-            let _ = write!(s, " `{}` |", i.adapter);
+            let _ = write!(s, " {} |", md_code(&i.adapter));
         }
         let _ = write!(s, "\n| --- | --- | --- |");
         for _ in &self.implementations {
@@ -638,6 +654,7 @@ impl Conformance {
                 md_cell(&k.question),
                 k.default
             );
+            // The options and verdicts are the project's own words (KNOBS).
             for a in &k.answers {
                 let _ = write!(s, " {} |", verdict_text(a));
             }
@@ -661,13 +678,13 @@ impl Conformance {
                 }
                 let _ = writeln!(
                     s,
-                    "- `{}` (profile picks `{}`): {}",
-                    i.adapter,
-                    a.profile_picks,
+                    "- {} (profile picks {}): {}",
+                    md_code(&i.adapter),
+                    md_code(&a.profile_picks),
                     verdict_text(a)
                 );
                 for p in &a.probes {
-                    let _ = writeln!(s, "  - `{}`: {}", p.id, probe_text(p));
+                    let _ = writeln!(s, "  - {}: {}", md_code(&p.id), md_text(&probe_text(p)));
                 }
             }
             s.push('\n');
@@ -691,12 +708,19 @@ impl Conformance {
                     .iter()
                     .find(|i| i.key == c.implementation)
                     .map_or("?", |i| i.adapter.as_str());
-                let _ = writeln!(s, "- **{}** `{}` on `{adapter}` ({})", e.status, e.id, e.at);
-                let _ = writeln!(s, "  - asm: `{}`", e.asm);
+                let _ = writeln!(
+                    s,
+                    "- **{}** {} on {} ({})",
+                    md_text(&e.status),
+                    md_code(&e.id),
+                    md_code(adapter),
+                    md_text(&e.at)
+                );
+                let _ = writeln!(s, "  - asm: {}", md_code(&e.asm));
                 for d in &e.detail {
-                    let _ = writeln!(s, "  - {}", md_cell(d));
+                    let _ = writeln!(s, "  - {}", md_text(d));
                 }
-                let _ = writeln!(s, "  - reproduce: `{}`", e.reproduce);
+                let _ = writeln!(s, "  - reproduce: {}", md_code(&e.reproduce));
             }
         }
         if !any {
@@ -933,26 +957,6 @@ fn probe_text(p: &ProbeEvidence) -> String {
     }
 }
 
-fn md_cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
-}
-
-/// HTML text: `&`, `<`, `>`, `"` and `'` escaped.
-pub fn esc(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&#39;"),
-            c => o.push(c),
-        }
-    }
-    o
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -999,6 +1003,9 @@ mod tests {
             load_errors: vec![],
             results,
             omitted: Default::default(),
+            device: None,
+            jsonl: None,
+            interrupted: None,
         }
     }
 

@@ -5,23 +5,42 @@
 //! a minimal case (fewer lanes or channels, fewer state entries, simpler operands, smallest
 //! values that still fail the same way) and written as a corpus case with the command that
 //! reproduces it; the run ends with a summary of the distinct failure signatures.
+//!
+//! Every generated case ends in exactly one count of the [`Summary`] (issue 27, H5): judged
+//! (on every adapter), an error (an adapter error on either side: never "equal" to the other
+//! side), undecided, skipped or not applicable; cases still in flight when the time limit comes
+//! are dropped and counted apart. A campaign that judged nothing, or in which a case ended in
+//! an error, exits 2, as `atomcts run` does ([`Summary::exit_code`]). The time limit bounds the
+//! whole campaign, shrinking included: it is checked before every adapter call (H8).
+
+mod finding;
+mod shrink;
+
+pub use finding::{reproduce, where_pins};
+pub use shrink::{SHRINK_BUDGET, ShrinkCut, shrink_note};
 
 use crate::case::Case;
 use crate::generate::{GenCase, expect_table, gen_case};
-use crate::run::{CaseResult, Options, Status, run_case, shell_quote};
+use crate::report::finding_line;
+use crate::run::{CaseResult, Options, Status, run_case};
 use atomcts_adapters::Adapter;
-use atomcts_reference::knobs::KNOBS;
-use atomcts_reference::program::Dialect;
 use rand_chacha::ChaCha8Rng;
 use rand_core::SeedableRng;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
-use toml::{Table, Value};
 
-/// The most candidate cases one shrink runs (each is a reference run plus an adapter run).
-pub const SHRINK_BUDGET: u32 = 2_000;
+/// Exit status of a campaign that judged cases and found nothing wrong.
+pub const EXIT_CONFORMS: u8 = 0;
+/// Exit status of a campaign with a failing or undecided case (a finding).
+pub const EXIT_NONCONFORMANCE: u8 = 1;
+/// Exit status of a campaign that checked nothing, or in which a case ended in an error (an
+/// adapter error on either side, a generated case the reference cannot run, a finding that
+/// cannot be written).
+pub const EXIT_ERROR: u8 = 2;
 
 /// What to fuzz and for how long.
 #[derive(Clone, Debug)]
@@ -30,21 +49,55 @@ pub struct FuzzOptions {
     pub seed: u64,
     /// Stop after this many cases.
     pub cases: Option<u64>,
-    /// Stop after this long.
+    /// Stop after this long, shrinking included: no adapter call starts after it, so the
+    /// campaign overruns it by at most the one call under way (its adapter deadline).
     pub time: Option<Duration>,
     /// Where regression cases are written.
     pub out: PathBuf,
-    /// The `atomcts run` options after `--cases FILE` that reproduce a finding (profile,
-    /// adapter, knob overrides), already shell-quoted, starting with a space.
-    pub repro_args: String,
+    /// For each adapter (the one under test, then `--against`'s), the `atomcts run` options
+    /// after `--cases FILE` that rerun a finding on it (profile, adapter, knob overrides,
+    /// adapter deadline, race budget), already shell-quoted, each starting with a space.
+    pub repro_sides: Vec<String>,
     /// The `atomcts fuzz` command itself, for the files' headers.
     pub command: String,
+    /// A stop request besides SIGINT and SIGTERM ([`crate::interrupt`], which always count):
+    /// once set, the campaign ends as at its time limit, with its summary.
+    pub stop: Option<Arc<AtomicBool>>,
+}
+
+/// Why a campaign ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// `--cases N` cases were generated.
+    Cases,
+    /// The time limit came.
+    Time,
+    /// A stop request ([`FuzzOptions::stop`]).
+    Requested,
+    /// An adapter became unavailable (its circuit breaker tripped, or it cannot start):
+    /// nothing more can be checked. The error message.
+    Unavailable(String),
+}
+
+impl std::fmt::Display for Stop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Stop::Cases => f.write_str("the case limit (--cases) was reached"),
+            Stop::Time => f.write_str("the time limit (--time) came"),
+            Stop::Requested => f.write_str("a stop was requested"),
+            Stop::Unavailable(why) => write!(
+                f,
+                "an adapter is unavailable, nothing more can be checked: {}",
+                crate::report::safe(why)
+            ),
+        }
+    }
 }
 
 /// One distinct kind of failure.
 #[derive(Clone, Debug)]
 pub struct Signature {
-    /// `dialect op status location-kind` (see [`signature`]).
+    /// `dialect op status location-kind` (see [`signature`]); with `--against`, both sides.
     pub key: String,
     /// Cases that failed this way.
     pub count: u64,
@@ -52,30 +105,126 @@ pub struct Signature {
     pub first: u64,
     /// The shrunk case's file.
     pub file: Option<PathBuf>,
-    /// The shrunk case's instruction and the first finding, for the summary.
+    /// The command that reruns the shrunk case on every adapter (see [`reproduce`]).
+    pub reproduce: Option<String>,
+    /// The shrunk case's instruction and what each side gave, for the summary.
     pub example: String,
     /// Candidate cases the shrink ran.
     pub shrink_runs: u32,
+    /// Why the shrink stopped early, if it did (the case is then the smallest found so far).
+    pub shrink_cut: Option<ShrinkCut>,
 }
 
-/// A fuzzing run's totals.
+/// A fuzzing run's totals. Every case counted in `cases` is in exactly one of `judged`,
+/// `errors`, `undecided`, `skipped` and `not_applicable`.
 #[derive(Clone, Debug, Default)]
 pub struct Summary {
-    /// Cases generated.
+    /// Adapters compared (1, or 2 with `--against`).
+    pub sides: usize,
+    /// Cases run to a verdict.
     pub cases: u64,
-    /// Cases judged (passed or failed, on both adapters with `--against`).
+    /// Cases judged: passed or failed on every adapter.
     pub judged: u64,
-    /// Cases skipped, not applicable, or undecided by the race checker.
-    pub not_judged: u64,
-    /// Failing cases (every signature's count).
+    /// Judged cases that fail (against the reference, or judged differently by the two
+    /// adapters with `--against`).
     pub failing: u64,
-    /// Distinct signatures, in the order found.
+    /// Cases that ended in an error: an adapter error on any side, or a generated case the
+    /// reference cannot run.
+    pub errors: u64,
+    /// Of `errors`, those of each adapter (A, then B).
+    pub errors_by_side: [u64; 2],
+    /// Cases the race checker could not decide on some side (never a pass).
+    pub undecided: u64,
+    /// Cases some adapter lacks a capability for or answered `unsupported` to.
+    pub skipped: u64,
+    /// Cases that do not apply to some adapter.
+    pub not_applicable: u64,
+    /// Cases generated and sent but still in flight (or not yet run on the second adapter)
+    /// when the time limit came: not run to a verdict, not in `cases`.
+    pub dropped: u64,
+    /// Distinct signatures (failures, errors, undecided cases), in the order found.
     pub signatures: Vec<Signature>,
     /// Problems of the fuzzer itself (a generated case the reference cannot run, a file that
     /// cannot be written).
-    pub errors: Vec<String>,
+    pub problems: Vec<String>,
+    /// Why it ended.
+    pub stop: Option<Stop>,
     /// Time spent.
     pub elapsed: Duration,
+}
+
+impl Summary {
+    /// Whether the campaign judged no case (a gate never passes on nothing).
+    pub fn checked_nothing(&self) -> bool {
+        self.judged == 0
+    }
+
+    /// [`EXIT_ERROR`] when a case ended in an error, the fuzzer had a problem, or nothing was
+    /// judged; else [`EXIT_NONCONFORMANCE`] when a case failed or was undecided; else
+    /// [`EXIT_CONFORMS`] (the rule of `atomcts run`, README "Guarantees").
+    pub fn exit_code(&self) -> u8 {
+        if self.errors > 0 || !self.problems.is_empty() || self.checked_nothing() {
+            EXIT_ERROR
+        } else if self.failing > 0 || self.undecided > 0 {
+            EXIT_NONCONFORMANCE
+        } else {
+            EXIT_CONFORMS
+        }
+    }
+}
+
+/// The campaign's limit: its deadline and the stop request, asked before every adapter call.
+#[derive(Clone, Debug, Default)]
+struct Limit {
+    deadline: Option<Instant>,
+    stop: Option<Arc<AtomicBool>>,
+}
+
+impl Limit {
+    /// Why the campaign must stop now, if it must.
+    fn hit(&self) -> Option<Stop> {
+        if self
+            .stop
+            .as_ref()
+            .is_some_and(|f| f.load(Ordering::Relaxed))
+            || crate::interrupt::requested().is_some()
+        {
+            Some(Stop::Requested)
+        } else if self.deadline.is_some_and(|d| Instant::now() >= d) {
+            Some(Stop::Time)
+        } else {
+            None
+        }
+    }
+
+    fn reached(&self) -> bool {
+        self.hit().is_some()
+    }
+}
+
+/// How one case is counted: exactly one of these. With two adapters the case takes the
+/// greater of its two (an error on either side makes the case an error).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Tally {
+    Judged,
+    NotApplicable,
+    Skipped,
+    Undecided,
+    Error,
+}
+
+impl Tally {
+    fn of(s: Status) -> Tally {
+        match s {
+            Status::Pass | Status::Fail | Status::KnownFailure | Status::BaselinePasses => {
+                Tally::Judged
+            }
+            Status::NotApplicable => Tally::NotApplicable,
+            Status::Skip => Tally::Skipped,
+            Status::Undecided => Tally::Undecided,
+            Status::Error => Tally::Error,
+        }
+    }
 }
 
 /// The kind of a finding's location: `global`, `shared`, `R`, `V`, `P`, `outcome`, `case`...
@@ -88,13 +237,37 @@ fn location_kind(loc: &str) -> String {
     if k.is_empty() { "?".into() } else { k }
 }
 
-/// A failure's signature: dialect, op, status and the kinds of the locations that differ.
-/// `None` when the result is not a failure (pass, skip, not applicable, undecided).
+/// The kinds of adapter error (`AdapterErrorKind`'s messages) a signature tells apart.
+const ERROR_KINDS: [(&str, &str); 5] = [
+    ("unavailable: ", "unavailable"),
+    ("timed out after ", "timed out"),
+    ("crashed: ", "crashed"),
+    ("protocol error: ", "protocol error"),
+    ("model error: ", "model error"),
+];
+
+/// The kind of an error result: the adapter error's kind (`timed out`, `crashed`, ...), the
+/// earliest after `adapter <name>: `; `case` for any other error (the reference model's).
+fn error_kind(r: &CaseResult) -> &'static str {
+    let note = r.findings.first().map_or("", |f| f.note.as_str());
+    let Some(rest) = note.strip_prefix("adapter ") else {
+        return "case";
+    };
+    ERROR_KINDS
+        .iter()
+        .filter_map(|(text, kind)| rest.find(&format!(": {text}")).map(|i| (i, *kind)))
+        .min()
+        .map_or("case", |(_, kind)| kind)
+}
+
+/// A failure's signature: dialect, op, status and the kinds of the locations that differ (for
+/// an error, its kind). `None` when the result is not a finding (pass, skip, not applicable).
 pub fn signature(r: &CaseResult) -> Option<String> {
     let status = match r.status {
         Status::Fail | Status::BaselinePasses | Status::KnownFailure => "fail",
-        Status::Error => "error",
-        Status::Pass | Status::Skip | Status::NotApplicable | Status::Undecided => return None,
+        Status::Error => return Some(format!("{} {} error {}", r.dialect, r.op, error_kind(r))),
+        Status::Undecided => "undecided",
+        Status::Pass | Status::Skip | Status::NotApplicable => return None,
     };
     let mut kinds: Vec<String> = r
         .findings
@@ -111,20 +284,88 @@ pub fn signature(r: &CaseResult) -> Option<String> {
     ))
 }
 
-/// The verdict on one case: a signature when it fails (against the reference, or, with a
-/// second adapter, when the two disagree), whether it was judged, and A's result.
-struct Verdict {
-    signature: Option<String>,
-    judged: bool,
-    result: CaseResult,
+/// A result in a word or a signature: `pass`, `skip`, `not applicable`, else its signature.
+fn side_word(r: &CaseResult) -> String {
+    signature(r).unwrap_or_else(|| {
+        match r.status {
+            Status::Skip => "skip",
+            Status::NotApplicable => "not applicable",
+            _ => "pass",
+        }
+        .into()
+    })
 }
 
-/// A shorter borrow of the optional second adapter (the trait object's lifetime shortened
-/// with it).
-fn reborrow<'s>(b: &'s mut Option<&mut dyn Adapter>) -> Option<&'s mut dyn Adapter> {
-    match b {
-        Some(x) => Some(&mut **x),
-        None => None,
+/// What one side gave, for the summary: its first finding (or error), else its status word.
+fn side_example(r: &CaseResult) -> String {
+    r.findings
+        .first()
+        .map_or_else(|| side_word(r), |f| finding_line(f, " "))
+}
+
+/// The verdict on one case: how it counts, its signature when it is a finding (a failure, an
+/// error or an undecided case; with two adapters, whenever they are judged differently or
+/// either errs), and the results (A's, then B's).
+struct Verdict {
+    tally: Tally,
+    signature: Option<String>,
+    results: Vec<CaseResult>,
+    /// The side whose adapter is unavailable (its circuit breaker tripped, or it cannot
+    /// start): nothing more can run there, and the error says nothing about the case.
+    unavailable: Option<usize>,
+}
+
+/// What the differential compares of a judged result: its status and the observed value at
+/// each location that differs from the reference.
+fn judged_key(r: &CaseResult) -> (Status, Vec<(&str, &str)>) {
+    let mut v: Vec<(&str, &str)> = r
+        .findings
+        .iter()
+        .map(|f| (f.location.as_str(), f.observed.as_str()))
+        .collect();
+    v.sort();
+    (r.status, v)
+}
+
+/// The verdict on the results of one case on every adapter.
+fn verdict(results: Vec<CaseResult>) -> Verdict {
+    let tally = results
+        .iter()
+        .map(|r| Tally::of(r.status))
+        .max()
+        .unwrap_or(Tally::Error);
+    let unavailable = results
+        .iter()
+        .position(|r| r.status == Status::Error && error_kind(r) == "unavailable");
+    let signature = match results.as_slice() {
+        _ if unavailable.is_some() => None,
+        [r] => signature(r),
+        [ra, rb] => {
+            // The differential: the two implementations are judged the same way by the
+            // reference, or this is a finding about one of them. An error or an undecided
+            // verdict on either side is never "the same".
+            let differ = match tally {
+                Tally::Judged => judged_key(ra) != judged_key(rb),
+                Tally::Error | Tally::Undecided => true,
+                Tally::Skipped | Tally::NotApplicable => false,
+            };
+            differ.then(|| {
+                format!(
+                    "{} {}: A {} / B {}",
+                    ra.dialect,
+                    ra.op,
+                    side_word(ra),
+                    side_word(rb)
+                )
+            })
+        }
+        _ => None,
+    };
+    Verdict {
+        tally,
+        signature,
+        results,
+        unavailable,
     }
 }
 
@@ -142,70 +383,35 @@ fn case_of(gc: &GenCase, id: &str, opts: &Options) -> Result<Case, String> {
     ))
 }
 
+/// Runs `gc` on every adapter, one after the other; `None` when the limit comes before an
+/// adapter call (nothing is judged then).
 fn judge_case(
     gc: &GenCase,
     id: &str,
-    a: &mut dyn Adapter,
-    b: Option<&mut dyn Adapter>,
+    adapters: &mut [&mut dyn Adapter],
     opts: &Options,
-) -> Result<Verdict, String> {
-    let case = case_of(gc, id, opts)?;
-    let ra = run_case(&case, a, opts);
-    let rb = b.map(|b| run_case(&case, b, opts));
-    Ok(verdict(ra, rb))
+    limit: &Limit,
+) -> Option<Result<Verdict, String>> {
+    let case = match case_of(gc, id, opts) {
+        Ok(c) => c,
+        Err(e) => return Some(Err(e)),
+    };
+    let mut results = Vec::with_capacity(adapters.len());
+    for a in adapters.iter_mut() {
+        if limit.reached() {
+            return None;
+        }
+        results.push(run_case(&case, &mut **a, opts));
+    }
+    Some(Ok(verdict(results)))
 }
 
-/// The verdict on A's result (and B's, for the differential).
-fn verdict(ra: CaseResult, rb: Option<CaseResult>) -> Verdict {
-    let Some(rb) = rb else {
-        let judged = matches!(ra.status, Status::Pass | Status::Fail);
-        return Verdict {
-            signature: signature(&ra),
-            judged,
-            result: ra,
-        };
-    };
-    let comparable = |s: Status| matches!(s, Status::Pass | Status::Fail | Status::Error);
-    if !comparable(ra.status) || !comparable(rb.status) {
-        return Verdict {
-            signature: None,
-            judged: false,
-            result: ra,
-        };
-    }
-    // The differential: the two implementations are judged the same way by the reference,
-    // or this is a finding about one of them.
-    let key = |r: &CaseResult| {
-        let mut v: Vec<(String, String)> = r
-            .findings
-            .iter()
-            .map(|f| (f.location.clone(), f.observed.clone()))
-            .collect();
-        v.sort();
-        (r.status, v)
-    };
-    let signature = (key(&ra) != key(&rb)).then(|| {
-        let side = |r: &CaseResult| signature(r).unwrap_or_else(|| "pass".into());
-        format!(
-            "{} {}: A {} / B {}",
-            ra.dialect,
-            ra.op,
-            side(&ra),
-            side(&rb)
-        )
-    });
-    Verdict {
-        signature,
-        judged: true,
-        result: ra,
-    }
-}
-
-/// Runs `cases` on `a`, pipelined when it has a window; one result per case, in order.
-fn run_all(cases: &[Case], a: &mut dyn Adapter, opts: &Options) -> Vec<CaseResult> {
+/// Runs `cases` on `a`, pipelined when it has a window, until the limit: one result per case
+/// for a prefix of `cases`, in order (the rest were not run to a verdict).
+fn run_side(cases: &[Case], a: &mut dyn Adapter, opts: &Options, limit: &Limit) -> Vec<CaseResult> {
     let refs: Vec<&Case> = cases.iter().collect();
     let mut out = Vec::with_capacity(cases.len());
-    crate::run::run_cases(&refs, a, opts, &mut |r| out.push(r));
+    crate::run::run_cases_until(&refs, a, opts, &|| limit.reached(), &mut |_, r| out.push(r));
     out
 }
 
@@ -213,55 +419,90 @@ fn run_all(cases: &[Case], a: &mut dyn Adapter, opts: &Options) -> Vec<CaseResul
 /// with the totals so far.
 pub fn fuzz(
     a: &mut dyn Adapter,
-    mut b: Option<&mut dyn Adapter>,
+    b: Option<&mut dyn Adapter>,
     run_opts: &Options,
     opts: &FuzzOptions,
     progress: &mut dyn FnMut(&Summary),
 ) -> Summary {
     let t0 = Instant::now();
+    let limit = Limit {
+        deadline: opts.time.and_then(|t| t0.checked_add(t)),
+        stop: opts.stop.clone(),
+    };
+    let mut adapters: Vec<&mut dyn Adapter> = vec![&mut *a];
+    if let Some(b) = b {
+        adapters.push(&mut *b);
+    }
     let mut rng = ChaCha8Rng::seed_from_u64(opts.seed);
-    let mut s = Summary::default();
+    let mut s = Summary {
+        sides: adapters.len(),
+        ..Summary::default()
+    };
     let mut by_key: BTreeMap<String, usize> = BTreeMap::new();
+    let mut generated = 0u64;
     // Cases go to the adapters 4 windows at a time (pipelined shims keep their window full
     // through a batch); findings are shrunk one case at a time.
-    let window = |x: &dyn Adapter| x.window().max(1) as u64;
-    let batch = 4 * window(&*a).max(reborrow(&mut b).map_or(1, |b| window(&*b)));
-    loop {
-        if opts.cases.is_some_and(|n| s.cases >= n) || opts.time.is_some_and(|t| t0.elapsed() >= t)
-        {
+    let window = adapters
+        .iter()
+        .map(|x| x.window().max(1))
+        .max()
+        .unwrap_or(1);
+    let batch = 4 * window as u64;
+    while s.stop.is_none() {
+        if let Some(why) = limit.hit() {
+            s.stop = Some(why);
             break;
         }
-        let n = opts.cases.map_or(batch, |c| batch.min(c - s.cases));
-        let mut gcs = Vec::new();
+        if opts.cases.is_some_and(|n| generated >= n) {
+            s.stop = Some(Stop::Cases);
+            break;
+        }
+        let n = opts.cases.map_or(batch, |c| batch.min(c - generated));
+        let mut meta = Vec::new();
         let mut cases = Vec::new();
         for _ in 0..n {
-            let k = s.cases;
-            s.cases += 1;
+            let k = generated;
+            generated += 1;
             let gc = gen_case(&mut rng);
             let id = format!("fuzz/seed{}::case_{k}", opts.seed);
             match case_of(&gc, &id, run_opts) {
                 Ok(c) => {
                     cases.push(c);
-                    gcs.push((k, gc, id));
+                    meta.push((k, gc, id));
                 }
-                Err(e) => s.errors.push(format!("case {k} ({}): {e}", gc.asm)),
+                Err(e) => {
+                    s.cases += 1;
+                    s.errors += 1;
+                    s.problems.push(format!("case {k} ({}): {e}", gc.asm));
+                }
             }
         }
-        let ra = run_all(&cases, a, run_opts);
-        let mut rb = reborrow(&mut b).map(|b| run_all(&cases, b, run_opts).into_iter());
-        for ((k, gc, id), ra) in gcs.into_iter().zip(ra) {
-            let v = verdict(ra, rb.as_mut().and_then(Iterator::next));
-            self::record(
+        // Each adapter runs the cases the one before it finished before the limit.
+        let mut results = Vec::with_capacity(adapters.len());
+        let mut done = cases.len();
+        for x in adapters.iter_mut() {
+            let r = run_side(&cases[..done], &mut **x, run_opts, &limit);
+            done = r.len();
+            results.push(r.into_iter());
+        }
+        s.dropped += (cases.len() - done) as u64;
+        for (k, gc, id) in meta.into_iter().take(done) {
+            let rs: Vec<CaseResult> = results.iter_mut().filter_map(Iterator::next).collect();
+            let v = verdict(rs);
+            let case = Found {
+                k,
+                gc: &gc,
+                id: &id,
+            };
+            record(
                 &mut s,
                 &mut by_key,
                 v,
-                k,
-                &gc,
-                &id,
-                a,
-                reborrow(&mut b),
+                case,
+                &mut adapters,
                 run_opts,
                 opts,
+                &limit,
             );
             s.elapsed = t0.elapsed();
             progress(&s);
@@ -271,355 +512,158 @@ pub fn fuzz(
     s
 }
 
+/// A case of the stream: its number, generated form and id.
+struct Found<'a> {
+    k: u64,
+    gc: &'a GenCase,
+    id: &'a str,
+}
+
 /// Counts one verdict; the first case of a new signature is shrunk and written.
 #[allow(clippy::too_many_arguments)]
 fn record(
     s: &mut Summary,
     by_key: &mut BTreeMap<String, usize>,
     v: Verdict,
-    k: u64,
-    gc: &GenCase,
-    id: &str,
-    a: &mut dyn Adapter,
-    mut b: Option<&mut dyn Adapter>,
+    case: Found<'_>,
+    adapters: &mut [&mut dyn Adapter],
     run_opts: &Options,
     opts: &FuzzOptions,
+    limit: &Limit,
 ) {
-    if v.judged {
-        s.judged += 1;
-    } else {
-        s.not_judged += 1;
-    }
-    if let Some(key) = v.signature {
-        s.failing += 1;
-        match by_key.get(&key) {
-            Some(&i) => s.signatures[i].count += 1,
-            None => {
-                let (small, runs) = shrink(gc, &key, id, a, reborrow(&mut b), run_opts);
-                let written = write_finding(&small, &key, k, opts, run_opts);
-                let mut example = small.asm.clone();
-                if let Ok(Verdict { result, .. }) =
-                    judge_case(&small, id, a, reborrow(&mut b), run_opts)
-                    && let Some(f) = result.findings.first()
-                {
-                    let _ = write!(
-                        example,
-                        "  [{}: expected {}, observed {} {}]",
-                        f.location, f.expected, f.observed, f.note
-                    );
-                }
-                let file = match written {
-                    Ok(p) => Some(p),
-                    Err(e) => {
-                        s.errors.push(e);
-                        None
-                    }
-                };
-                by_key.insert(key.clone(), s.signatures.len());
-                s.signatures.push(Signature {
-                    key,
-                    count: 1,
-                    first: k,
-                    file,
-                    example,
-                    shrink_runs: runs,
-                });
+    s.cases += 1;
+    match v.tally {
+        Tally::Judged => {
+            s.judged += 1;
+            s.failing += u64::from(v.signature.is_some());
+        }
+        Tally::Error => {
+            s.errors += 1;
+            for (side, r) in v.results.iter().enumerate().take(2) {
+                s.errors_by_side[side] += u64::from(r.status == Status::Error);
             }
         }
+        Tally::Undecided => s.undecided += 1,
+        Tally::Skipped => s.skipped += 1,
+        Tally::NotApplicable => s.not_applicable += 1,
     }
-}
-
-// ---- shrinking -----------------------------------------------------------------------------
-
-/// The vISA execution size in `asm` (`(16)`, `(M1, 8)`), with the byte range of the number.
-fn visa_exec(asm: &str) -> Option<(u32, std::ops::Range<usize>)> {
-    let open = asm.find(" (")? + 2;
-    let close = open + asm[open..].find(')')?;
-    let inner = &asm[open..close];
-    let start = open
-        + inner
-            .rfind(|c: char| !c.is_ascii_digit())
-            .map_or(0, |i| i + 1);
-    let n = asm[start..close].parse().ok()?;
-    Some((n, start..close))
-}
-
-/// The per-lane width of the case: SASS/MSL lanes, vISA execution size.
-fn width(gc: &GenCase) -> u32 {
-    match gc.dialect {
-        Dialect::Visa => visa_exec(&gc.asm).map_or(1, |(n, _)| n),
-        _ => gc.lanes,
+    if let Some(side) = v.unavailable {
+        let why = v.results[side]
+            .findings
+            .first()
+            .map_or_else(String::new, |f| f.note.clone());
+        s.stop.get_or_insert(Stop::Unavailable(why));
     }
-}
-
-/// Applies `f` to every array of exactly `n` elements in `v` (per-lane lists, also inside
-/// typed tables such as `{ ud = [...] }`).
-fn map_lane_arrays(v: &mut Value, n: usize, f: &dyn Fn(&mut Vec<Value>)) {
-    match v {
-        Value::Array(a) if a.len() == n => f(a),
-        Value::Table(t) => {
-            for (_, x) in t.iter_mut() {
-                map_lane_arrays(x, n, f);
-            }
-        }
-        _ => {}
-    }
-}
-
-/// The case with only the lanes (channels) in `keep`, in order.
-fn keep_lanes(gc: &GenCase, keep: &[usize]) -> Option<GenCase> {
-    let w = width(gc) as usize;
-    if keep.is_empty() || keep.len() >= w {
-        return None;
-    }
-    let mut out = gc.clone();
-    let pick = |a: &mut Vec<Value>| {
-        let kept: Vec<Value> = keep.iter().map(|&i| a[i].clone()).collect();
-        *a = kept;
+    let Some(key) = v.signature.clone() else {
+        return;
     };
-    for (k, v) in out.given.iter_mut() {
-        // vISA predicates and masks are bit masks, not lists: left as they are.
-        if k != "emask" {
-            map_lane_arrays(v, w, &pick);
-        }
+    if let Some(&i) = by_key.get(&key) {
+        s.signatures[i].count += 1;
+        return;
     }
-    match gc.dialect {
-        Dialect::Visa => {
-            let (_, range) = visa_exec(&gc.asm)?;
-            out.asm.replace_range(range, &keep.len().to_string());
+    let small = shrink::shrink(case.gc, v, &key, case.id, adapters, run_opts, limit);
+    let mut example = small.case.asm.clone();
+    let results = &small.verdict.results;
+    let _ = match results.as_slice() {
+        [r] => write!(example, "  [{}]", side_example(r)),
+        rs => write!(
+            example,
+            "  [{}]",
+            rs.iter()
+                .zip(["A", "B"])
+                .map(|(r, side)| format!("{side}: {}", side_example(r)))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
+    };
+    let (file, reproduce) = match finding::write_finding(&small, &key, case.k, opts, run_opts) {
+        Ok(p) => {
+            let line = reproduce(&p, opts);
+            (Some(p), Some(line))
         }
-        _ => out.lanes = keep.len() as u32,
-    }
-    Some(out)
-}
-
-/// Smaller versions of a value: 0, 1, half, the lowest set bit cleared (each strictly
-/// smaller as an unsigned number).
-fn smaller(v: u64) -> Vec<u64> {
-    let mut c = vec![0, 1, v >> 1, v & v.wrapping_sub(1), v - v.min(1)];
-    c.retain(|x| *x < v);
-    c.sort_unstable();
-    c.dedup();
-    c
-}
-
-/// Every leaf of `v` replaced by each of its simpler forms, one at a time.
-fn simpler_leaves(v: &Value) -> Vec<Value> {
-    let mut out = Vec::new();
-    match v {
-        Value::Integer(i) => {
-            out.extend(
-                smaller(*i as u64)
-                    .into_iter()
-                    .map(|x| Value::Integer(x as i64)),
-            );
+        Err(e) => {
+            s.problems.push(e);
+            (None, None)
         }
-        Value::Boolean(true) => out.push(Value::Boolean(false)),
-        Value::String(s) => {
-            if let Some((ty, hex)) = s.split_once(':')
-                && let Some(x) = hex
-                    .strip_prefix("0x")
-                    .and_then(|h| u64::from_str_radix(h, 16).ok())
-            {
-                out.extend(
-                    smaller(x)
-                        .into_iter()
-                        .map(|y| Value::String(format!("{ty}:{y:#x}"))),
-                );
-            }
-        }
-        Value::Array(a) => {
-            // A list of one repeated value first becomes that value (fewer operands).
-            if a.len() > 1 && a.windows(2).all(|w| w[0] == w[1]) {
-                out.push(a[0].clone());
-            }
-            for (i, x) in a.iter().enumerate() {
-                for y in simpler_leaves(x) {
-                    let mut b = a.clone();
-                    b[i] = y;
-                    out.push(Value::Array(b));
-                }
-            }
-        }
-        Value::Table(t) => {
-            for (k, x) in t {
-                for y in simpler_leaves(x) {
-                    let mut u = t.clone();
-                    u.insert(k.clone(), y);
-                    out.push(Value::Table(u));
-                }
-            }
-        }
-        _ => {}
-    }
-    out
-}
-
-/// Candidate simplifications of `gc`, biggest steps first.
-fn candidates(gc: &GenCase) -> Vec<GenCase> {
-    let mut out = Vec::new();
-    let w = width(gc) as usize;
-    // Fewer lanes: one, half, then each single lane dropped.
-    if w > 1 {
-        for i in 0..w {
-            out.extend(keep_lanes(gc, &[i]));
-        }
-        out.extend(keep_lanes(gc, &(0..w / 2).collect::<Vec<_>>()));
-        for i in 0..w {
-            let keep: Vec<usize> = (0..w).filter(|&j| j != i).collect();
-            out.extend(keep_lanes(gc, &keep));
-        }
-    }
-    // No guard.
-    for g in ["@P0 ", "@!P0 ", "(P1) ", "(!P1) "] {
-        if let Some(rest) = gc.asm.strip_prefix(g) {
-            let mut c = gc.clone();
-            c.asm = rest.to_string();
-            out.push(c);
-        }
-    }
-    // Fewer state entries: a whole key, then single memory words.
-    for k in gc.given.keys() {
-        let mut c = gc.clone();
-        c.given.remove(k);
-        out.push(c);
-    }
-    for (k, v) in &gc.given {
-        if let Value::Table(t) = v {
-            for mk in t.keys() {
-                let mut c = gc.clone();
-                if let Some(Value::Table(u)) = c.given.get_mut(k) {
-                    u.remove(mk);
-                }
-                out.push(c);
-            }
-        }
-    }
-    // Simpler values.
-    for (k, v) in &gc.given {
-        for y in simpler_leaves(v) {
-            let mut c = gc.clone();
-            c.given.insert(k.clone(), y);
-            out.push(c);
-        }
-    }
-    out
-}
-
-/// Shrinks `gc`, which fails with `key`, greedily: the first candidate that still fails with
-/// the same signature replaces it, until none does or [`SHRINK_BUDGET`] runs are spent.
-/// Returns the smallest case and the runs spent.
-pub fn shrink(
-    gc: &GenCase,
-    key: &str,
-    id: &str,
-    a: &mut dyn Adapter,
-    mut b: Option<&mut dyn Adapter>,
-    opts: &Options,
-) -> (GenCase, u32) {
-    let mut best = gc.clone();
-    let mut runs = 0u32;
-    'outer: loop {
-        for c in candidates(&best) {
-            if runs >= SHRINK_BUDGET {
-                break 'outer;
-            }
-            runs += 1;
-            let same = judge_case(&c, id, a, reborrow(&mut b), opts)
-                .is_ok_and(|v| v.signature.as_deref() == Some(key));
-            if same {
-                best = c;
-                continue 'outer;
-            }
-        }
-        break;
-    }
-    (best, runs)
-}
-
-// ---- findings as corpus cases ------------------------------------------------------------
-
-/// `where` pins for a case whose expectation holds under `profile`: every knob of the dialect
-/// and the float knobs, at the profile's options.
-pub fn where_pins(dialect: Dialect, profile: &atomcts_reference::Profile) -> Table {
-    let mut pins = Table::new();
-    for k in KNOBS {
-        let applies = k.id.starts_with("float.") || k.id.starts_with(&format!("{dialect}."));
-        if let (true, Ok(o)) = (applies, profile.get(k.id)) {
-            pins.insert(k.id.into(), Value::String(o.into()));
-        }
-    }
-    pins
-}
-
-/// Writes the shrunk case as `<out>/fuzz-<hash>.toml` with its reproduce command.
-fn write_finding(
-    gc: &GenCase,
-    key: &str,
-    k: u64,
-    opts: &FuzzOptions,
-    run_opts: &Options,
-) -> Result<PathBuf, String> {
-    let hash = format!("{:08x}", crate::run::stable_hash(key) >> 32);
-    let name = format!("fuzz_{hash}");
-    let cite = format!(
-        "atomcts fuzz --seed {} case {k}, shrunk; expectation from the reference model, profile {}",
-        opts.seed, run_opts.profile.name
-    );
-    let mut t = crate::generate::case_table(&name, &cite, gc, &run_opts.profile)?;
-    t.insert(
-        "where".into(),
-        Value::Table(where_pins(gc.dialect, &run_opts.profile)),
-    );
-    t.insert(
-        "tags".into(),
-        Value::Array(vec![Value::String("fuzz_regression".into())]),
-    );
-    std::fs::create_dir_all(&opts.out)
-        .map_err(|e| format!("creating {}: {e}", opts.out.display()))?;
-    let path = opts.out.join(format!("fuzz-{hash}.toml"));
-    let header = format!(
-        "Found by `{}` (case {k}), shrunk.\nSignature: {key}\nReproduce: atomcts run --cases {}{}\nThe expectation is the reference model's outcome (profile {}), not the documents'.",
-        opts.command,
-        shell_quote(&path.display().to_string()),
-        opts.repro_args,
-        run_opts.profile.name
-    );
-    let text = crate::generate::file_text(gc.dialect, &header, &[t])?;
-    std::fs::write(&path, text).map_err(|e| format!("writing {}: {e}", path.display()))?;
-    Ok(path)
+    };
+    by_key.insert(key.clone(), s.signatures.len());
+    s.signatures.push(Signature {
+        key,
+        count: 1,
+        first: case.k,
+        file,
+        reproduce,
+        example,
+        shrink_runs: small.runs,
+        shrink_cut: small.cut,
+    });
 }
 
 /// The summary for people.
 pub fn summary_text(s: &Summary) -> String {
     let mut out = String::new();
     let rate = s.cases as f64 / s.elapsed.as_secs_f64().max(1e-9);
+    let by_side = if s.sides > 1 {
+        format!(" (A {}, B {})", s.errors_by_side[0], s.errors_by_side[1])
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         out,
-        "\n{} cases in {:.1} s ({rate:.0}/s): {} judged, {} skipped, not applicable or undecided, {} failing, {} distinct signature(s)",
+        "\n{} cases in {:.1} s ({rate:.0}/s): {} judged, {} error(s){by_side}, {} undecided, {} skipped, {} not applicable, {} failing, {} distinct signature(s)",
         s.cases,
         s.elapsed.as_secs_f64(),
         s.judged,
-        s.not_judged,
+        s.errors,
+        s.undecided,
+        s.skipped,
+        s.not_applicable,
         s.failing,
         s.signatures.len()
     );
+    if let Some(stop) = &s.stop {
+        let _ = writeln!(out, "stopped: {stop}");
+    }
+    if s.dropped > 0 {
+        let _ = writeln!(
+            out,
+            "{} generated case(s) not run to a verdict before the limit: not counted",
+            s.dropped
+        );
+    }
     for sig in &s.signatures {
         let _ = writeln!(
             out,
-            "  {} x{} (first: case {}, shrunk in {} runs)",
+            "  {} x{} (first: case {}, {})",
             crate::report::safe(&sig.key),
             sig.count,
             sig.first,
-            sig.shrink_runs
+            shrink_note(sig.shrink_runs, sig.shrink_cut)
         );
         let _ = writeln!(out, "    {}", crate::report::safe(&sig.example));
         if let Some(f) = &sig.file {
             let _ = writeln!(out, "    written to {}", f.display());
         }
+        if let Some(r) = &sig.reproduce {
+            let _ = writeln!(out, "    reproduce: {}", crate::report::safe(r));
+        }
     }
-    for e in &s.errors {
+    for e in &s.problems {
         let _ = writeln!(out, "error: {}", crate::report::safe(e));
+    }
+    if s.errors > 0 {
+        let _ = writeln!(
+            out,
+            "error: {} case(s) ended in an error (an adapter error is an error of its case, never a pass and never equal to the other side's)",
+            s.errors
+        );
+    }
+    if s.checked_nothing() {
+        let _ = writeln!(
+            out,
+            "error: no case was judged ({} cases: errors, undecided, skipped or not applicable): a campaign that checks nothing never passes",
+            s.cases
+        );
     }
     out
 }
@@ -627,40 +671,89 @@ pub fn summary_text(s: &Summary) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn smaller_values_strictly_decrease() {
-        assert_eq!(smaller(0), Vec::<u64>::new());
-        assert_eq!(smaller(1), vec![0]);
-        assert_eq!(smaller(6), vec![0, 1, 3, 4, 5]);
-        for v in [2u64, 7, u64::MAX] {
-            assert!(smaller(v).iter().all(|x| *x < v));
-        }
-    }
-
-    #[test]
-    fn lanes_shrink_in_every_per_lane_list() {
-        let mut rng = ChaCha8Rng::seed_from_u64(4);
-        let mut seen = 0;
-        for _ in 0..300 {
-            let gc = gen_case(&mut rng);
-            let w = width(&gc) as usize;
-            if w < 2 {
-                continue;
-            }
-            let one = keep_lanes(&gc, &[w - 1]).unwrap();
-            assert_eq!(width(&one), 1, "{} -> {}", gc.asm, one.asm);
-            // The smaller case still loads: every per-lane list shrank with it.
-            crate::generate::load_state(&one).unwrap_or_else(|e| panic!("{}: {e}", one.asm));
-            seen += 1;
-        }
-        assert!(seen > 50);
-    }
+    use crate::run::FindingOut;
 
     #[test]
     fn signatures_drop_addresses_and_lanes() {
         assert_eq!(location_kind("global[0x1000]"), "global");
         assert_eq!(location_kind("R0[3]"), "R");
         assert_eq!(location_kind("outcome"), "outcome");
+    }
+
+    fn result(status: Status, location: &str, note: &str) -> CaseResult {
+        CaseResult {
+            id: "fuzz/seed1::case_0".into(),
+            dialect: "sass".into(),
+            op: "ATOM.ADD".into(),
+            asm: String::new(),
+            at: String::new(),
+            cite: String::new(),
+            status,
+            findings: vec![FindingOut {
+                location: location.into(),
+                expected: String::new(),
+                observed: String::new(),
+                note: note.into(),
+            }],
+            probe: None,
+            knob: None,
+            repro: String::new(),
+            program: None,
+            runs: None,
+            flaky: false,
+        }
+    }
+
+    #[test]
+    fn errors_on_both_sides_are_errors_never_equal() {
+        let crash = || result(Status::Error, "case", "adapter cmd:x: crashed: exit 1");
+        let v = verdict(vec![crash(), crash()]);
+        assert_eq!(v.tally, Tally::Error);
+        assert_eq!(
+            v.signature.as_deref(),
+            Some("sass ATOM.ADD: A sass ATOM.ADD error crashed / B sass ATOM.ADD error crashed")
+        );
+        // An error beside a skip is still an error.
+        let v = verdict(vec![result(Status::Skip, "adapter", "no"), crash()]);
+        assert_eq!(v.tally, Tally::Error);
+        assert!(v.signature.is_some());
+    }
+
+    #[test]
+    fn error_kinds_come_after_the_adapter_name() {
+        let kind = |note: &str| error_kind(&result(Status::Error, "case", note));
+        assert_eq!(kind("adapter cmd:a b: timed out after 10 ms"), "timed out");
+        assert_eq!(
+            kind("adapter cmd:c: crashed: in flight when the shim failed (timed out after 5 ms)"),
+            "crashed"
+        );
+        assert_eq!(
+            kind("adapter cmd:c: unavailable: not restarted (circuit breaker)"),
+            "unavailable"
+        );
+        assert_eq!(kind("reference model: bad"), "case");
+    }
+
+    #[test]
+    fn an_unavailable_adapter_is_no_finding() {
+        let v = verdict(vec![result(
+            Status::Error,
+            "case",
+            "adapter cmd:c: unavailable: not restarted after 5 consecutive failures",
+        )]);
+        assert_eq!((v.tally, v.unavailable), (Tally::Error, Some(0)));
+        assert!(v.signature.is_none());
+    }
+
+    #[test]
+    fn nothing_judged_exits_2_and_errors_outrank_failures() {
+        let mut s = Summary::default();
+        assert_eq!(s.exit_code(), EXIT_ERROR);
+        s.judged = 3;
+        assert_eq!(s.exit_code(), EXIT_CONFORMS);
+        s.undecided = 1;
+        assert_eq!(s.exit_code(), EXIT_NONCONFORMANCE);
+        s.errors = 1;
+        assert_eq!(s.exit_code(), EXIT_ERROR);
     }
 }

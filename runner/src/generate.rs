@@ -1531,7 +1531,11 @@ pub fn write(seed: u64, count: u64, profile: &Profile, out: &Path) -> Result<u64
             } else {
                 format!("{}.toml", d.name())
             };
-            std::fs::write(out.join(name), text).map_err(io)?;
+            // A regular file, opened without blocking (issue 27, H9).
+            crate::output::write("gen --out", &out.join(name), text).map_err(|e| GenError {
+                name: out.display().to_string(),
+                message: e.to_string(),
+            })?;
         }
     }
     Ok(count)

@@ -6,6 +6,7 @@
 //! people and programs. The `atomcts` binary is a thin command line over this crate.
 #![deny(missing_docs)]
 
+pub mod adversary;
 pub mod build;
 pub mod case;
 pub mod concurrent;
@@ -14,8 +15,13 @@ pub mod draft;
 pub mod float_display;
 pub mod fuzz;
 pub mod generate;
+pub mod given;
 pub mod interleave;
+pub mod interrupt;
+pub mod markup;
+pub mod merge;
 pub mod oracles;
+pub mod output;
 pub mod plant;
 pub mod report;
 pub mod run;

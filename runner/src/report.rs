@@ -1,4 +1,4 @@
-//! Reports for people (text) and programs (JSON, JUnit XML), and merging shard results.
+//! Reports for people (text) and programs (JSON, JUnit XML); merging shards is `crate::merge`.
 
 use crate::run::{CaseResult, FindingOut, Status};
 use atomcts_adapters::text::{clip, escape_controls};
@@ -52,6 +52,63 @@ pub struct Report {
     /// Results not kept in `results`, counted per `"<dialect> <op>"`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub omitted: BTreeMap<String, Counts>,
+    /// The device the implementation ran on, as the host names it (an OpenCL or Vulkan
+    /// device's name names the CPU): what ran where, kept out of the conformance report, which
+    /// reads it only to keep it out of reasons (issue 27, H19).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
+    /// The `--jsonl` report, when the run wrote one: whether it holds every result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jsonl: Option<Jsonl>,
+    /// Set when a signal stopped the run before every selected case ran (issue 27, H15): the
+    /// report holds what ran, and `merge` and `report --from` refuse it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupted: Option<Interrupted>,
+}
+
+/// A run stopped by a signal.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Interrupted {
+    /// `SIGINT` or `SIGTERM`.
+    pub signal: String,
+    /// Selected cases (of this shard) that were not run.
+    pub not_run: u64,
+    /// Generated cases (`--generated N`, before partitioning) not generated when it stopped.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub not_generated: u64,
+}
+
+impl Interrupted {
+    /// `interrupted by SIGINT: N selected cases were not run`, and the generated cases not
+    /// generated, if any.
+    pub fn summary(&self) -> String {
+        format!(
+            "interrupted by {}: {} selected cases were not run{}",
+            safe(&self.signal),
+            self.not_run,
+            if self.not_generated > 0 {
+                format!(" ({} generated cases not generated)", self.not_generated)
+            } else {
+                String::new()
+            }
+        )
+    }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// The `--jsonl` report of a run.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Jsonl {
+    /// Its path, as given.
+    pub path: String,
+    /// Results written to it.
+    pub written: u64,
+    /// Why it does not hold every result: the write that failed (the run exits 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// A run of at most this many cases keeps every result for its reports. A larger one keeps no
@@ -73,13 +130,16 @@ pub struct Collector {
     omitted: BTreeMap<String, Counts>,
     jsonl: Option<(String, std::io::BufWriter<std::fs::File>)>,
     jsonl_error: Option<String>,
+    /// Results written to `jsonl`.
+    jsonl_written: u64,
     /// Scratch for the key of an omitted result.
     key: String,
 }
 
 impl Collector {
     /// A collector for a run of about `expected` cases, with the baseline's ids, writing JSON
-    /// lines to `jsonl` (its name for messages, and the file).
+    /// lines to `jsonl` (its name for messages, and the file), each flushed as it is written so
+    /// that a reader sees every result as it comes (issue 27, H15).
     pub fn new(
         known: std::collections::BTreeSet<String>,
         expected: u64,
@@ -93,6 +153,7 @@ impl Collector {
             omitted: BTreeMap::new(),
             jsonl: jsonl.map(|(n, f)| (n, std::io::BufWriter::new(f))),
             jsonl_error: None,
+            jsonl_written: 0,
             key: String::new(),
         }
     }
@@ -129,11 +190,15 @@ impl Collector {
         }
         if let Some((name, w)) = &mut self.jsonl
             && self.jsonl_error.is_none()
-            && let Err(e) = serde_json::to_writer(&mut *w, &r)
+        {
+            match serde_json::to_writer(&mut *w, &r)
                 .map_err(std::io::Error::other)
                 .and_then(|_| w.write_all(b"\n"))
-        {
-            self.jsonl_error = Some(format!("writing {name}: {e}"));
+                .and_then(|_| w.flush())
+            {
+                Ok(()) => self.jsonl_written += 1,
+                Err(e) => self.jsonl_error = Some(format!("writing {name}: {e}")),
+            }
         }
         if keep {
             self.results.push(r);
@@ -159,80 +224,29 @@ impl Collector {
         &self.results
     }
 
-    /// The kept results and the counts of the others; an error if the JSON lines could not
-    /// all be written.
-    pub fn finish(
-        mut self,
-    ) -> (
-        Vec<CaseResult>,
-        BTreeMap<String, Counts>,
-        Result<(), String>,
-    ) {
-        use std::io::Write as _;
-        if let Some((name, w)) = &mut self.jsonl
-            && self.jsonl_error.is_none()
-            && let Err(e) = w.flush()
-        {
-            self.jsonl_error = Some(format!("writing {name}: {e}"));
-        }
-        let written = self.jsonl_error.map_or(Ok(()), Err);
-        (self.results, self.omitted, written)
+    /// Results taken so far.
+    pub fn taken(&self) -> u64 {
+        self.results.len() as u64 + self.omitted.values().map(|c| c.total() as u64).sum::<u64>()
     }
-}
 
-/// Checks that partitions `hash:K/N` cover `1..=N` exactly once: the problems, or an error
-/// if they cannot be read at all.
-fn shard_coverage(shards: &[Option<String>]) -> Result<Vec<String>, String> {
-    if shards.iter().all(Option::is_none) {
-        return Ok(if shards.len() > 1 {
-            vec![format!(
-                "{} unpartitioned reports of one selection: each case is in every one",
-                shards.len()
-            )]
-        } else {
-            vec![]
+    /// The kept results, the counts of the others, and what became of the `--jsonl` report:
+    /// how many results it holds and, if it does not hold them all, the write that failed.
+    pub fn finish(mut self) -> (Vec<CaseResult>, BTreeMap<String, Counts>, Option<Jsonl>) {
+        use std::io::Write as _;
+        let jsonl = self.jsonl.as_mut().map(|(name, w)| {
+            if self.jsonl_error.is_none()
+                && let Err(e) = w.flush()
+            {
+                self.jsonl_error = Some(format!("writing {name}: {e}"));
+            }
+            Jsonl {
+                path: name.clone(),
+                written: self.jsonl_written,
+                error: self.jsonl_error.take(),
+            }
         });
+        (self.results, self.omitted, jsonl)
     }
-    let mut ks = Vec::new();
-    let mut total = None;
-    for s in shards {
-        let Some(s) = s else {
-            return Err("a report without a partition cannot merge with shards".into());
-        };
-        let (k, n) = s
-            .strip_prefix("hash:")
-            .and_then(|r| r.split_once('/'))
-            .and_then(|(k, n)| Some((k.parse::<u64>().ok()?, n.parse::<u64>().ok()?)))
-            .ok_or_else(|| format!("unreadable partition `{s}`"))?;
-        if total.is_some_and(|t| t != n) {
-            return Err(format!(
-                "shards of different partitions (N = {} and {n})",
-                total.unwrap_or(0)
-            ));
-        }
-        total = Some(n);
-        ks.push(k);
-    }
-    let n = total.unwrap_or(0);
-    let mut out = Vec::new();
-    let missing: Vec<String> = (1..=n)
-        .filter(|k| !ks.contains(k))
-        .map(|k| format!("hash:{k}/{n}"))
-        .collect();
-    if !missing.is_empty() {
-        out.push(format!("missing shard(s): {}", missing.join(", ")));
-    }
-    ks.sort_unstable();
-    let mut dup: Vec<String> = ks
-        .windows(2)
-        .filter(|w| w[0] == w[1])
-        .map(|w| format!("hash:{}/{n}", w[0]))
-        .collect();
-    dup.dedup();
-    if !dup.is_empty() {
-        out.push(format!("shard(s) given more than once: {}", dup.join(", ")));
-    }
-    Ok(out)
 }
 
 /// The most characters of one field (asm, cite, expected, observed, note) a report prints.
@@ -246,7 +260,7 @@ pub fn safe(s: &str) -> String {
 
 /// One finding on one line: `location: note` when it compares nothing, else `location:
 /// expected X, observed Y [note]`.
-fn finding_line(f: &FindingOut, gap: &str) -> String {
+pub fn finding_line(f: &FindingOut, gap: &str) -> String {
     if f.expected.is_empty() && f.observed.is_empty() {
         format!("{}: {}", safe(&f.location), safe(&f.note))
     } else {
@@ -345,11 +359,37 @@ impl Report {
         }
     }
 
-    /// The exit code: 2 on any error or when the run checked nothing, else 1 on any failure,
-    /// else 0.
+    /// Why the run's reports do not hold every selected case's result: it was interrupted,
+    /// or its `--jsonl` report could not be written in full. One line each, for the text
+    /// report and JUnit.
+    pub fn incomplete(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some(j) = &self.jsonl
+            && let Some(e) = &j.error
+        {
+            out.push(format!(
+                "the --jsonl report {} is incomplete: it holds {} of the {} results ({})",
+                safe(&j.path),
+                j.written,
+                self.total(),
+                safe(e)
+            ));
+        }
+        if let Some(i) = &self.interrupted {
+            out.push(format!(
+                "{}; the reports hold the {} results before the stop",
+                i.summary(),
+                self.total()
+            ));
+        }
+        out
+    }
+
+    /// The exit code: 2 on any error, when the run checked nothing or when its reports are
+    /// incomplete ([`Report::incomplete`]), else 1 on any failure, else 0.
     pub fn exit_code(&self) -> i32 {
         let c = self.counts();
-        if c.errors > 0 || self.checked_nothing() {
+        if c.errors > 0 || self.checked_nothing() || !self.incomplete().is_empty() {
             2
         } else if c.failed > 0 {
             1
@@ -380,63 +420,6 @@ impl Report {
                 mark_flaky(r);
             }
         }
-    }
-
-    /// Merges shard reports: same adapter, profile and corpus selection; with partitions, every
-    /// shard `1..=N` exactly once (issue 7, D13). Load errors every shard saw are kept once.
-    pub fn merge(reports: Vec<Report>) -> Result<Report, String> {
-        let mut it = reports.into_iter();
-        let mut first = it.next().ok_or("nothing to merge")?;
-        let mut shards: Vec<Option<String>> = vec![first.partition.clone()];
-        let mut errors: Vec<String> = Vec::new();
-        let mut seen_errors: std::collections::BTreeSet<String> =
-            first.load_errors.iter().cloned().collect();
-        for r in it {
-            if r.adapter != first.adapter || r.profile != first.profile {
-                return Err(format!(
-                    "cannot merge {}/{} with {}/{}",
-                    r.adapter, r.profile, first.adapter, first.profile
-                ));
-            }
-            if r.corpus != first.corpus {
-                return Err(format!(
-                    "cannot merge shards of different selections: {} cases (digest {}) and {} cases (digest {})",
-                    first.corpus.selected, first.corpus.digest, r.corpus.selected, r.corpus.digest
-                ));
-            }
-            shards.push(r.partition.clone());
-            for e in r.load_errors {
-                if seen_errors.insert(e.clone()) {
-                    first.load_errors.push(e);
-                }
-            }
-            first.results.extend(r.results);
-            for (k, c) in r.omitted {
-                first.omitted.entry(k).or_default().merge(&c);
-            }
-        }
-        errors.extend(shard_coverage(&shards)?);
-        first.results.sort_by(|a, b| a.id.cmp(&b.id));
-        let before = first.results.len();
-        first.results.dedup_by(|a, b| a.id == b.id);
-        if first.results.len() != before {
-            errors.push(format!(
-                "{} case(s) appeared in more than one shard",
-                before - first.results.len()
-            ));
-        }
-        if first.total() < first.corpus.selected {
-            errors.push(format!(
-                "{} of the {} selected cases are missing from the merged shards",
-                first.corpus.selected - first.total(),
-                first.corpus.selected
-            ));
-        }
-        first
-            .load_errors
-            .extend(errors.into_iter().map(|e| format!("merge: {e}")));
-        first.partition = None;
-        Ok(first)
     }
 
     /// The human report.
@@ -615,10 +598,19 @@ impl Report {
         );
         let shown = self.omitted.values().map(|c| c.total()).sum::<usize>();
         if shown > 0 {
+            let whole = match &self.jsonl {
+                Some(j) if j.error.is_none() => format!("every result is in {}", safe(&j.path)),
+                Some(j) => format!("{} holds only {} results", safe(&j.path), j.written),
+                None => "--jsonl FILE keeps every result".into(),
+            };
             let _ = writeln!(
                 s,
-                "({shown} results not listed here: in a run of more than {KEEP_PASSES_UP_TO} cases, passes, and other results beyond the first {MAX_KEPT}; every result is in the --jsonl report)"
+                "({shown} results not listed here: in a run of more than {KEEP_PASSES_UP_TO} cases, passes, and other results beyond the first {MAX_KEPT}; {whole})"
             );
+        }
+        // The closing lines: what the reports lack.
+        for line in self.incomplete() {
+            let _ = writeln!(s, "error: {line}");
         }
         s
     }
@@ -670,6 +662,19 @@ impl Report {
         }
         for (_, s) in suites {
             report.add_test_suite(s);
+        }
+        // An interrupted run or an incomplete --jsonl report is an error a JUnit reader sees.
+        let incomplete = self.incomplete();
+        if !incomplete.is_empty() {
+            let mut suite = TestSuite::new("atomcts run");
+            for line in incomplete {
+                let mut st = TestCaseStatus::non_success(NonSuccessKind::Error);
+                st.set_message(line);
+                let mut tc = TestCase::new("incomplete", st);
+                tc.set_classname("atomcts");
+                suite.add_test_case(tc);
+            }
+            report.add_test_suite(suite);
         }
         // A huge run's JUnit lists the kept results and summarises the others in one test
         // case per op (issue 9).
@@ -764,8 +769,9 @@ mod tests {
                 },
             ));
         }
-        let (results, omitted, written) = c.finish();
-        written.unwrap();
+        let (results, omitted, jsonl) = c.finish();
+        let jsonl = jsonl.expect("a --jsonl report");
+        assert_eq!((jsonl.written, jsonl.error), (n as u64, None));
         let fails = n.div_ceil(1000);
         assert_eq!(results.len(), fails);
         assert!(results.iter().all(|r| r.status != Status::Pass));
@@ -782,6 +788,9 @@ mod tests {
             load_errors: vec![],
             results,
             omitted,
+            device: None,
+            jsonl: None,
+            interrupted: None,
         };
         let counts = report.counts();
         assert_eq!(report.total(), n);

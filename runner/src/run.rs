@@ -123,7 +123,10 @@ pub fn run_case_repeated(
     let mut last = None;
     let mut failed = 0;
     let mut made = 0;
-    for _ in 0..times.max(1) {
+    for i in 0..times.max(1) {
+        if i > 0 && stopped() {
+            break;
+        }
         let r = run_case(case, adapter, opts);
         made += 1;
         if r.status.is_failure() {
@@ -578,6 +581,15 @@ pub fn prepare<'c>(case: &'c Case, adapter: &dyn Adapter, opts: &Options) -> Ste
         };
         match encoding_findings(&case.asm, stated, e) {
             Ok(None) => {}
+            // Decided on the bytes alone, by the model's own decoder: never the verdict of an
+            // adapter that was not asked (issue 27, H3).
+            Ok(Some(_)) if !adapter.is_builtin_model() => {
+                let why = format!(
+                    "decided on its stated bytes alone, which are the built-in model's decoder's input: adapter {} was not asked (nothing is run)",
+                    adapter.name()
+                );
+                return done(not_applicable(r, "encoding", why));
+            }
             Ok(Some(found)) => {
                 r.findings = found.into_iter().map(Into::into).collect();
                 r.status = if r.findings.is_empty() {
@@ -694,6 +706,7 @@ pub fn finish(
     match (&reference.outcome, &observation, &reference.lowered) {
         _ if exact => {}
         (Outcome::Completed(c), Observation::Completed(seen), Some(lowered)) => {
+            findings.extend(verify::state_shape(&c.state, seen));
             match judge(lowered, &state, c, seen, opts.race_budget) {
                 Ok(Judgement::Pass) => {}
                 Ok(Judgement::Fail(ms)) => findings.extend(ms.into_iter().map(|m| {
@@ -838,9 +851,16 @@ fn encoding_findings(
     }
 }
 
+/// Whether a stop was requested (SIGINT or SIGTERM, [`crate::interrupt`]): a run takes no
+/// further case, and a result that comes after the request is not given (the stop may have
+/// cut it short), so those cases count as not run.
+pub fn stopped() -> bool {
+    atomcts_adapters::interrupt::requested().is_some()
+}
+
 /// Runs `cases` in order, giving each result to `out` as soon as it and every earlier one
 /// are known; through a pipelined adapter ([`Adapter::window`] > 1), up to a window of them
-/// are in flight at once.
+/// are in flight at once. Stops, giving no further result, when [`stopped`].
 pub fn run_cases(
     cases: &[&Case],
     adapter: &mut dyn Adapter,
@@ -861,10 +881,32 @@ pub fn run_cases_lean(
     opts: &Options,
     out: &mut dyn FnMut(&Case, CaseResult),
 ) {
+    run_cases_until(cases, adapter, opts, &|| false, out);
+}
+
+/// [`run_cases_lean`] that stops once `stop()` holds (a time limit, an interruption): it is
+/// asked before every call that can wait on the adapter (each send, each answer), so a stop
+/// costs at most the one call under way (its adapter deadline). The cases after the last
+/// result given to `out` are left unrun (those still in flight are abandoned: the adapter is
+/// not to be used again for them); the caller accounts for them.
+pub fn run_cases_until(
+    cases: &[&Case],
+    adapter: &mut dyn Adapter,
+    opts: &Options,
+    stop: &dyn Fn() -> bool,
+    out: &mut dyn FnMut(&Case, CaseResult),
+) {
     let window = adapter.window().max(1);
     if window == 1 {
         for c in cases {
-            out(c, run_case_lean(c, adapter, opts));
+            if stop() || stopped() {
+                return;
+            }
+            let r = run_case_lean(c, adapter, opts);
+            if stopped() {
+                return;
+            }
+            out(c, r);
         }
         return;
     }
@@ -874,7 +916,11 @@ pub fn run_cases_lean(
     let mut queue = std::collections::VecDeque::new();
     let (mut rest, mut in_flight, mut held) = (cases.iter(), 0, false);
     loop {
-        while !held && in_flight < adapter.window().max(1) {
+        if stopped() {
+            // What is in flight is dropped with the adapter's process, which the caller stops.
+            return;
+        }
+        while !held && in_flight < adapter.window().max(1) && !stop() {
             let Some(c) = rest.next() else { break };
             let step = prepare(c, &*adapter, opts);
             let early = match &step {
@@ -888,23 +934,30 @@ pub fn run_cases_lean(
             in_flight += usize::from(matches!(step, Step::Ready(_)) && early.is_none());
             queue.push_back((*c, step, early));
         }
+        if stop() {
+            return;
+        }
         let Some((c, step, early)) = queue.pop_front() else {
             break;
         };
-        match step {
-            Step::Done(r) => out(c, *r),
+        let r = match step {
+            Step::Done(r) => *r,
             Step::Concurrent(case, r) => {
                 held = false;
-                out(c, crate::concurrent::run_case(case, adapter, opts, *r))
+                crate::concurrent::run_case(case, adapter, opts, *r)
             }
             Step::Ready(p) => {
                 let answer = early.unwrap_or_else(|| {
                     in_flight -= 1;
                     adapter.receive(&p.request(opts))
                 });
-                out(c, finish(p, answer, &*adapter, opts));
+                finish(p, answer, &*adapter, opts)
             }
+        };
+        if stopped() {
+            return;
         }
+        out(c, r);
     }
 }
 

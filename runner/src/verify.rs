@@ -293,6 +293,55 @@ pub fn fault_against_reference(
     })
 }
 
+/// What an instruction cannot change in a completed state, compared with the reference's final
+/// state (issue 27): every register's type, and the lanes, active lanes, windows, buffers, SLM
+/// size, execution mask and SIMD-group width. An implementation that reports them changed has
+/// not run the instruction on this state, whatever its values say.
+pub fn state_shape(reference: &State, observed: &State) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let mut differs = |location: String, expected: String, observed: String| {
+        out.push(Finding {
+            location,
+            expected,
+            observed,
+            note: "the instruction cannot change this".into(),
+        })
+    };
+    for (name, r) in &reference.regs {
+        if let Some(o) = observed.regs.get(name)
+            && o.ty != r.ty
+        {
+            differs(
+                format!("{name} (type)"),
+                format!("{:?}", r.ty),
+                format!("{:?}", o.ty),
+            );
+        }
+    }
+    macro_rules! same {
+        ($($field:ident),*) => {$(
+            if reference.$field != observed.$field {
+                differs(
+                    format!("state.{}", stringify!($field)),
+                    format!("{:?}", reference.$field),
+                    format!("{:?}", observed.$field),
+                );
+            }
+        )*};
+    }
+    same!(
+        lanes,
+        active,
+        slm_size,
+        shared_window,
+        local_window,
+        buffers,
+        emask,
+        simd_width
+    );
+    out
+}
+
 /// The lanes a fault may name: the case's lanes (SASS, MSL), or the 32 channels of the widest
 /// vISA execution size.
 pub fn fault_lane_bound(initial: &State, lanes_are_lanes: bool) -> u32 {

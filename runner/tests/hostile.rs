@@ -2,10 +2,10 @@
 //! reproducing the defect as reported. Shims are small Python scripts written per test.
 
 mod common;
-use common::{text, tmp, write};
+use common::{atomcts_guarded, pid_alive, text, tmp, write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output};
+use std::time::Duration;
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_atomcts"))
@@ -13,44 +13,6 @@ fn bin() -> Command {
 
 fn atomcts(args: &[&str]) -> Output {
     bin().args(args).output().expect("run atomcts")
-}
-
-/// Runs atomcts and kills it if it has not finished after `limit` (a hang guard far above the
-/// expected cost, never a timing assertion): returns `None` on a hang.
-fn atomcts_guarded(args: &[&str], limit: Duration) -> Option<Output> {
-    use std::io::Read;
-    let mut child = bin()
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run atomcts");
-    let drain = |mut r: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut v = Vec::new();
-            let _ = r.read_to_end(&mut v);
-            v
-        })
-    };
-    let out = drain(Box::new(child.stdout.take().unwrap()));
-    let err = drain(Box::new(child.stderr.take().unwrap()));
-    let t0 = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().expect("wait") {
-            break s;
-        }
-        if t0.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            return None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    Some(Output {
-        status,
-        stdout: out.join().unwrap(),
-        stderr: err.join().unwrap(),
-    })
 }
 
 fn root() -> PathBuf {
@@ -334,19 +296,6 @@ fn d17_a_range_ending_exactly_at_2_pow_64_is_legal() {
 
 // ---- Subprocess adapter: D4 write deadlines, D5 process groups, D6 circuit breaker, D16
 // ---- `sh -c`, D19 exits and invalid UTF-8 ------------------------------------------------
-
-fn pid_alive(pid: u32) -> bool {
-    // A zombie is not alive: it holds no resources and its parent will reap it.
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map(|s| {
-            !s.rsplit(')')
-                .next()
-                .unwrap_or("")
-                .trim_start()
-                .starts_with('Z')
-        })
-        .unwrap_or(false)
-}
 
 #[test]
 fn d4_a_shim_that_stops_reading_cannot_block_a_large_request() {

@@ -4,7 +4,8 @@
 //! iteration's returned values; the runner writes the last iteration's values into each
 //! instruction's destinations with the reference's writeback.
 
-use super::{SubprocessAdapter, state_from_json, state_to_json, truncate};
+use super::answer::{ConcurrentIn, check_row, memory_state};
+use super::{SubprocessAdapter, quote, state_to_json};
 use crate::concurrent::{ConcurrentObservation, ConcurrentRequest, finish_loops, observed_of};
 use crate::plan::{Returned, complete};
 use crate::{AdapterError, AdapterErrorKind};
@@ -17,20 +18,6 @@ pub const CONCURRENT: &str = "concurrent";
 /// The capability a concurrent shim announces to get compare-and-swap loops (`cas_loop` in a
 /// `run_concurrent` instruction); without it a case with one is not applicable.
 pub const CAS_LOOP: &str = "cas_loop";
-
-fn hex_list(v: &Value, what: &str) -> Result<Vec<u64>, String> {
-    v.as_array()
-        .ok_or(format!("{what}: expected an array"))?
-        .iter()
-        .enumerate()
-        .map(|(i, x)| {
-            x.as_str()
-                .and_then(|s| s.strip_prefix("0x"))
-                .and_then(|h| u64::from_str_radix(h, 16).ok())
-                .ok_or(format!("{what}[{i}]: expected a 0x hex string"))
-        })
-        .collect()
-}
 
 impl SubprocessAdapter {
     pub(super) fn run_concurrent_once(
@@ -87,47 +74,41 @@ impl SubprocessAdapter {
             "profile": {"name": r.profile.name, "knobs": knobs},
             "instrs": instrs,
         });
+        let mut line = msg.to_string().into_bytes();
+        line.push(b'\n');
         let timeout = self.timeout;
-        let answer = self.exchange(&msg, timeout)?;
-        if answer.get("id").and_then(Value::as_str) != Some(r.id) {
-            self.running = None;
-            return Err(self.err(AdapterErrorKind::Protocol(format!(
-                "answer for another id: {}",
-                truncate(&answer)
-            ))));
-        }
-        let why = || {
-            answer
-                .get("why")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string()
+        let bytes = self.exchange_line(line, timeout, true)?;
+        let text = std::str::from_utf8(&bytes).unwrap_or("");
+        let answer = match serde_json::from_str::<ConcurrentIn<'_>>(text) {
+            Ok(a) if a.id == r.id => a,
+            Ok(_) => {
+                return Err(
+                    self.garbage(format!("answer for another id: `{}`", quote(&bytes, 200)))
+                );
+            }
+            Err(e) => {
+                return Err(self.garbage(format!(
+                    "malformed answer to a concurrent case ({e}): `{}`",
+                    quote(&bytes, 200)
+                )));
+            }
         };
-        match answer.get("outcome").and_then(Value::as_str) {
-            Some("concurrent") => {}
-            Some("not_applicable") => {
-                return Err(self.err(AdapterErrorKind::NotApplicable(why())));
-            }
-            Some("unsupported") => return Err(self.err(AdapterErrorKind::Unsupported(why()))),
-            Some("error") => {
-                return Err(self.err(AdapterErrorKind::Crashed(format!(
-                    "the shim reported an error: {}",
-                    why()
-                ))));
-            }
-            other => {
-                return Err(self.err(AdapterErrorKind::Protocol(format!(
-                    "unknown outcome {other:?} for a concurrent case in {}",
-                    truncate(&answer)
-                ))));
-            }
-        }
-        concurrent_answer(r, &lowered, &answer).map_err(|e| {
-            self.err(AdapterErrorKind::Protocol(format!(
-                "{e} in {}",
-                truncate(&answer)
-            )))
-        })
+        let why = || answer.why.0.as_deref().unwrap_or("").to_string();
+        let kind = match &*answer.outcome {
+            "concurrent" => match concurrent_answer(r, &lowered, &answer) {
+                Ok(o) => return Ok(o),
+                Err(e) => AdapterErrorKind::Protocol(format!("{e} in `{}`", quote(&bytes, 200))),
+            },
+            "not_applicable" => AdapterErrorKind::NotApplicable(why()),
+            "unsupported" => AdapterErrorKind::Unsupported(why()),
+            "error" => AdapterErrorKind::Crashed(format!("the shim reported an error: {}", why())),
+            other => AdapterErrorKind::Protocol(format!(
+                "unknown outcome `{}` for a concurrent case in `{}`",
+                crate::escape_controls(&super::shorten(other, 40)),
+                quote(&bytes, 200)
+            )),
+        };
+        Err(self.err(kind))
     }
 }
 
@@ -135,17 +116,21 @@ impl SubprocessAdapter {
 /// same ranges as the request), `returned[k][iteration][access]` hex values, optional
 /// `ok[k][iteration][access]` booleans for compare-exchange, and for every compare-and-swap
 /// loop `attempts[k][iteration][access]` counts (the successful attempt's value in
-/// `returned`).
-pub fn concurrent_answer(
+/// `returned`). Every list has exactly the request's shape: one entry per instruction, one row
+/// per iteration, one value per access, each within the datum's width (issue 27, H2, H7); an
+/// `ok` or `attempts` entry may be `null` for an instruction.
+pub(super) fn concurrent_answer(
     r: &ConcurrentRequest<'_>,
     lowered: &[atomcts_reference::ir::Lowered],
-    answer: &Value,
+    answer: &ConcurrentIn<'_>,
 ) -> Result<ConcurrentObservation, String> {
     let first = r.instrs.first().ok_or("no instructions")?.state;
     let mem = answer
-        .get("memory")
+        .memory
+        .0
+        .as_ref()
         .ok_or("a `concurrent` answer needs `memory`")?;
-    let parsed = state_from_json(&json!({"lanes": first.lanes, "memory": mem}))?;
+    let parsed = memory_state(first.lanes, mem)?;
     for space in [Space::Global, Space::Shared] {
         let want: Vec<_> = first.memory(space).ranges().collect();
         let got: Vec<_> = parsed.memory(space).ranges().collect();
@@ -157,83 +142,74 @@ pub fn concurrent_answer(
         }
     }
     let returned = answer
-        .get("returned")
-        .and_then(Value::as_array)
+        .returned
+        .0
+        .as_ref()
         .ok_or("a `concurrent` answer needs `returned`")?;
-    if returned.len() != r.instrs.len() {
-        return Err(format!(
-            "`returned` has {} lists for {} instructions",
-            returned.len(),
-            r.instrs.len()
-        ));
+    let n = r.instrs.len();
+    for (what, len) in [
+        ("returned", Some(returned.len())),
+        ("ok", answer.ok.0.as_ref().map(Vec::len)),
+        ("attempts", answer.attempts.0.as_ref().map(Vec::len)),
+    ] {
+        if let Some(len) = len.filter(|l| *l != n) {
+            return Err(format!("`{what}` has {len} lists for {n} instructions"));
+        }
     }
     let mut states = Vec::new();
     let mut all = Vec::new();
     let mut all_attempts = Vec::new();
     for (k, ((i, l), per)) in r.instrs.iter().zip(lowered).zip(returned).enumerate() {
+        let iterations = i.iterations as usize;
+        let rows_of = |what: &str, rows: Option<usize>| match rows {
+            Some(got) if got != iterations => Err(format!(
+                "{what}[{k}] has {got} iterations, the request {iterations}"
+            )),
+            _ => Ok(()),
+        };
+        rows_of("returned", Some(per.len()))?;
+        let ok = answer.ok.0.as_ref().and_then(|o| o[k].as_ref());
+        rows_of("ok", ok.map(Vec::len))?;
+        let attempts = answer.attempts.0.as_ref().and_then(|a| a[k].as_ref());
+        rows_of("attempts", attempts.map(Vec::len))?;
         let accesses = match &l.instr {
             atomcts_reference::ir::Instr::Mem(m) => m.accesses.len(),
             _ => 0,
         };
-        let attempts: Vec<Vec<u32>> = match (i.cas_loop, answer.pointer(&format!("/attempts/{k}")))
-        {
-            (None, _) => vec![vec![1; accesses]; i.iterations as usize],
-            (Some(_), None | Some(Value::Null)) => {
+        let attempts: Vec<Vec<u32>> = match (i.cas_loop, attempts) {
+            (Some(_), None) => {
                 return Err(format!(
                     "instruction {k} is a compare-and-swap loop: the answer needs `attempts[{k}]`"
                 ));
             }
-            (Some(_), Some(v)) => {
-                let rows = v
-                    .as_array()
-                    .ok_or(format!("attempts[{k}]: expected an array"))?;
-                if rows.len() != i.iterations as usize {
+            (lp, Some(rows)) => {
+                // A loop makes at least one attempt per iteration; any other access exactly one.
+                let (fits, each): (fn(&u32) -> bool, _) = match lp {
+                    Some(_) => (|c| *c >= 1, "at least 1"),
+                    None => (|c| *c == 1, "1 (not a loop)"),
+                };
+                if let Some(it) = rows
+                    .iter()
+                    .position(|row| row.len() != accesses || !row.iter().all(fits))
+                {
                     return Err(format!(
-                        "attempts[{k}] has {} iterations, the request {}",
-                        rows.len(),
-                        i.iterations
+                        "attempts[{k}][{it}]: expected {accesses} counts, each {each}"
                     ));
                 }
-                rows.iter()
-                    .enumerate()
-                    .map(|(it, row)| {
-                        let row = row
-                            .as_array()
-                            .filter(|a| a.len() == accesses)
-                            .ok_or(format!("attempts[{k}][{it}]: expected {accesses} counts"))?;
-                        row.iter()
-                            .map(|c| {
-                                c.as_u64()
-                                    .and_then(|c| u32::try_from(c).ok())
-                                    .ok_or(format!("attempts[{k}][{it}]: expected counts"))
-                            })
-                            .collect()
-                    })
-                    .collect::<Result<_, String>>()?
+                rows.clone()
             }
+            (None, None) => vec![vec![1; accesses]; iterations],
         };
         all_attempts.push(attempts);
-        let per = per
-            .as_array()
-            .ok_or(format!("returned[{k}]: expected an array"))?;
-        if per.len() != i.iterations as usize {
-            return Err(format!(
-                "returned[{k}] has {} iterations, the request {}",
-                per.len(),
-                i.iterations
-            ));
-        }
         let mut rows = Vec::new();
         let mut last = Returned::default();
         for (it, row) in per.iter().enumerate() {
-            let old = hex_list(row, &format!("returned[{k}][{it}]"))?;
-            let ok: Vec<bool> = answer
-                .pointer(&format!("/ok/{k}/{it}"))
-                .and_then(Value::as_array)
-                .map(|a| a.iter().map(|b| b.as_bool().unwrap_or(true)).collect())
-                .unwrap_or_default();
-            rows.push(observed_of(l, &old, &ok));
-            last = Returned { old, ok };
+            let old: Vec<u64> = row.iter().map(|h| h.0).collect();
+            let flags = ok.map(|o| o[it].as_slice());
+            check_row(l, &old, flags, &format!("returned[{k}][{it}]"))?;
+            let flags = flags.map(<[bool]>::to_vec).unwrap_or_default();
+            rows.push(observed_of(l, &old, &flags));
+            last = Returned { old, ok: flags };
         }
         let mut with_memory = i.state.clone();
         for space in [Space::Global, Space::Shared] {
@@ -261,6 +237,20 @@ mod tests {
     use atomcts_reference::state::Reg;
     use atomcts_reference::types::ElemType;
     use atomcts_reference::{Profile, State};
+
+    /// `concurrent_answer` on an answer given as a JSON value (its id and outcome added).
+    fn read(
+        r: &ConcurrentRequest<'_>,
+        lowered: &[atomcts_reference::ir::Lowered],
+        answer: &Value,
+    ) -> Result<ConcurrentObservation, String> {
+        let mut a = answer.clone();
+        a["id"] = json!("x");
+        a["outcome"] = json!("concurrent");
+        let text = a.to_string();
+        let typed = serde_json::from_str::<ConcurrentIn<'_>>(&text).map_err(|e| e.to_string())?;
+        concurrent_answer(r, lowered, &typed)
+    }
 
     #[test]
     fn answers_fill_destinations_from_the_last_iteration_and_bad_shapes_are_errors() {
@@ -292,7 +282,7 @@ mod tests {
         let answer = json!({"outcome": "concurrent",
             "memory": {"global": [{"base": "0x100", "bytes": "04000000"}], "shared": []},
             "returned": [[["0x0", "0x1"], ["0x2", "0x3"]]]});
-        let o = concurrent_answer(&r, &lowered, &answer).unwrap();
+        let o = read(&r, &lowered, &answer).unwrap();
         assert_eq!(o.states[0].elem("R0", 0), Some(2));
         assert_eq!(o.states[0].elem("R0", 1), Some(3));
         assert_eq!(o.states[0].global.read(0x100, 4), Some(4));
@@ -300,13 +290,86 @@ mod tests {
         assert_eq!(rets[0][0][1].ret, Some(1));
         let short = json!({"memory": answer["memory"], "returned": [[["0x0", "0x1"]]]});
         assert!(
-            concurrent_answer(&r, &lowered, &short)
+            read(&r, &lowered, &short)
                 .unwrap_err()
                 .contains("iterations")
         );
         let moved =
             json!({"memory": {"global": [{"base": "0x200", "bytes": "00"}]}, "returned": [[]]});
-        assert!(concurrent_answer(&r, &lowered, &moved).is_err());
+        assert!(read(&r, &lowered, &moved).is_err());
+        // Issue 27, H2 and H7: every row has one value per access, within the datum's width;
+        // `ok` where given has the same shape and holds booleans.
+        let memory = &answer["memory"];
+        for (returned, ok, says) in [
+            (
+                json!([[["0x0", "0x1"], ["0x2"]]]),
+                None,
+                "returned[0][1] has 1 returned values for 2 accesses",
+            ),
+            (
+                json!([[["0x0"], ["0x2", "0x3"]]]),
+                None,
+                "returned[0][0] has 1 returned values",
+            ),
+            (
+                json!([[["0x0", "0x1"], ["0x2", "0x3", "0x4"]]]),
+                None,
+                "3 returned values",
+            ),
+            (
+                json!([[["0x0", "0x1"], ["0x2", null]]]),
+                None,
+                "invalid type: null",
+            ),
+            (
+                json!([[["0x0", "0x1"], ["0x2", "0xabc000000003"]]]),
+                None,
+                "does not fit u32",
+            ),
+            (
+                json!([[["0x0", "0x1"], ["0x2", "0x3"]], []]),
+                None,
+                "2 lists for 1 instructions",
+            ),
+            (
+                json!([[["0x0", "0x1"], ["0x2", "0x3"]]]),
+                Some(json!([[[true, true]]])),
+                "ok[0] has 1 iterations",
+            ),
+            (
+                json!([[["0x0", "0x1"], ["0x2", "0x3"]]]),
+                Some(json!([[[true, true], [true]]])),
+                "1 `ok` flags for 2 accesses",
+            ),
+            (
+                json!([[["0x0", "0x1"], ["0x2", "0x3"]]]),
+                Some(json!([[[true, true], [true, "no"]]])),
+                "invalid type",
+            ),
+            (
+                json!([[["0x0", "0x1"], ["0x2", "0x3"]]]),
+                Some(json!([])),
+                "`ok` has 0 lists for 1 instructions",
+            ),
+        ] {
+            let mut a = json!({"memory": memory, "returned": returned});
+            if let Some(ok) = ok {
+                a["ok"] = ok;
+            }
+            let e = read(&r, &lowered, &a).unwrap_err();
+            assert!(e.contains(says), "{a}: {e}");
+        }
+        // `ok` of the right shape, or null for the instruction, is read.
+        for ok in [json!([[[true, true], [true, false]]]), json!([null])] {
+            let mut a = answer.clone();
+            a["ok"] = ok;
+            assert!(read(&r, &lowered, &a).is_ok(), "{a}");
+        }
+        // A plain instruction makes one attempt per access and iteration.
+        let mut a = answer.clone();
+        a["attempts"] = json!([[[1, 1], [1, 2]]]);
+        let e = read(&r, &lowered, &a).unwrap_err();
+        assert!(e.contains("attempts[0][1]"), "{e}");
     }
 
     #[test]
@@ -343,16 +406,20 @@ mod tests {
         let memory = json!({"global": [{"base": "0x100", "bytes": "02000000"}], "shared": []});
         let answer = json!({"memory": memory, "returned": [[["0x0", "0x1"]]],
             "attempts": [[[1, 2]]]});
-        let o = concurrent_answer(&r, &lowered, &answer).unwrap();
+        let o = read(&r, &lowered, &answer).unwrap();
         assert_eq!(o.attempts, Some(vec![vec![vec![1, 2]]]));
         assert_eq!(o.states[0].elem("R0", 1), Some(1));
         for bad in [
             json!({"memory": memory, "returned": [[["0x0", "0x1"]]]}),
             json!({"memory": memory, "returned": [[["0x0", "0x1"]]], "attempts": [[[1]]]}),
-            json!({"memory": memory, "returned": [[["0x0", "0x1"]]], "attempts": [[[1, -1]]]}),
+            json!({"memory": memory, "returned": [[["0x0", "0x1"]]], "attempts": [[[1, 0]]]}),
         ] {
-            let e = concurrent_answer(&r, &lowered, &bad).unwrap_err();
+            let e = read(&r, &lowered, &bad).unwrap_err();
             assert!(e.contains("attempts"), "{e}");
         }
+        let bad =
+            json!({"memory": memory, "returned": [[["0x0", "0x1"]]], "attempts": [[[1, -1]]]});
+        let e = read(&r, &lowered, &bad).unwrap_err();
+        assert!(e.contains("integer `-1`, expected u32"), "{e}");
     }
 }

@@ -1,19 +1,12 @@
 //! The protocol's hot path without `serde_json::Value` trees (issue 9, deliverable 3): request
-//! lines are written by a streaming serializer into one reused buffer, and answers of the
-//! common shapes (`completed` with a state, `accesses`) are read into borrowed, typed structs.
-//!
-//! The bytes written are exactly those of the `Value` route (`state_to_json`, keys in the same
-//! sorted order), and an answer the typed reader does not take (any other outcome, a
-//! duplicate key, a value of an unexpected type) goes through the `Value` route unchanged, so
-//! every accepted answer means what it meant before and every error message stays the same.
-//! Both facts are checked by the tests below.
+//! lines are written by a streaming serializer into one reused buffer. The bytes written are
+//! exactly those of the `Value` route (`state_to_json`, keys in the same sorted order), as the
+//! tests below check. Answers are read by [`super::answer`].
 
-use super::{bytes_of_hex, type_of};
-use atomcts_reference::state::{AtomicType, Buffer, MAX_ELEMS, Reg, State, Window};
-use atomcts_reference::types::Space;
-use serde::de::{self, Deserialize, Deserializer, Visitor};
+use atomcts_reference::state::{Buffer, Reg, State, Window};
+use atomcts_reference::types::{ElemType, Space};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
-use std::borrow::Cow;
+use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -348,253 +341,78 @@ mod erased {
 }
 
 // ---------------------------------------------------------------------------------------
-// Reading answers.
+// The `Value` route (concurrent requests, tests).
 
-/// A `0x...` hex string read as a number without allocating (what `hex_of` accepts).
-pub(super) struct HexIn(pub u64);
+fn hexs(v: u64) -> Value {
+    Value::String(format!("{v:#x}"))
+}
 
-impl<'de> Deserialize<'de> for HexIn {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<HexIn, D::Error> {
-        struct V;
-        impl Visitor<'_> for V {
-            type Value = HexIn;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a 0x hex string")
-            }
-            fn visit_str<E: de::Error>(self, s: &str) -> Result<HexIn, E> {
-                s.strip_prefix("0x")
-                    .and_then(|h| u64::from_str_radix(h, 16).ok())
-                    .map(HexIn)
-                    .ok_or_else(|| E::custom("not a 0x hex string"))
-            }
+fn type_name(t: ElemType) -> &'static str {
+    t.visa_name()
+}
+
+/// The protocol's JSON form of a state.
+pub fn state_to_json(s: &State) -> Value {
+    let regs: Map<String, Value> = s
+        .regs
+        .iter()
+        .map(|(n, r)| {
+            (n.clone(), json!({"type": type_name(r.ty), "elems": r.elems.iter().map(|e| hexs(*e)).collect::<Vec<_>>()}))
+        })
+        .collect();
+    let mem = |space: Space| -> Value {
+        let m = s.memory(space);
+        let mut out = Vec::new();
+        for (base, data) in m.regions() {
+            out.push(json!({"base": hexs(base), "bytes": hex_bytes(data)}));
         }
-        d.deserialize_str(V)
+        Value::Array(out)
+    };
+    let window = |w: &Option<Window>| {
+        w.map_or(
+            Value::Null,
+            |w| json!({"base": hexs(w.base), "len": hexs(w.len)}),
+        )
+    };
+    let buffers: Map<String, Value> = s
+        .buffers
+        .iter()
+        .map(|(n, b)| {
+            (n.clone(), json!({"space": b.space.name(), "type": b.ty.name(), "base": hexs(b.base), "len": b.len}))
+        })
+        .collect();
+    json!({
+        "lanes": s.lanes,
+        "active": s.active,
+        "regs": regs,
+        "memory": {"global": mem(Space::Global), "shared": mem(Space::Shared)},
+        "slm_size": s.slm_size.map_or(Value::Null, hexs),
+        "shared_window": window(&s.shared_window),
+        "local_window": window(&s.local_window),
+        "buffers": buffers,
+        "emask": hexs(u64::from(s.emask)),
+        "simd_width": s.simd_width,
+    })
+}
+
+fn hex_bytes(data: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(2 * data.len());
+    for b in data {
+        s.push(DIGITS[usize::from(b >> 4)] as char);
+        s.push(DIGITS[usize::from(b & 15)] as char);
     }
-}
-
-/// A key that must hold a hex string when present (`null` is an error, as in the `Value`
-/// route, which reads any present value with `hex_of`).
-#[derive(Default)]
-pub(super) enum PresentHex {
-    #[default]
-    Absent,
-    Is(u64),
-}
-
-impl<'de> Deserialize<'de> for PresentHex {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<PresentHex, D::Error> {
-        HexIn::deserialize(d).map(|h| PresentHex::Is(h.0))
-    }
-}
-
-#[derive(serde::Deserialize)]
-pub(super) struct RangeIn<'a> {
-    base: HexIn,
-    #[serde(borrow)]
-    bytes: Cow<'a, str>,
-}
-
-#[derive(serde::Deserialize)]
-pub(crate) struct MemoryIn<'a> {
-    #[serde(borrow, default)]
-    global: Option<Vec<RangeIn<'a>>>,
-    #[serde(borrow, default)]
-    shared: Option<Vec<RangeIn<'a>>>,
-}
-
-#[derive(serde::Deserialize)]
-struct RegIn<'a> {
-    #[serde(borrow, rename = "type")]
-    ty: Cow<'a, str>,
-    #[serde(deserialize_with = "hex_vec")]
-    elems: Vec<u64>,
-}
-
-/// An array of `0x...` hex strings read straight into numbers.
-fn hex_vec<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u64>, D::Error> {
-    struct V;
-    impl<'de> Visitor<'de> for V {
-        type Value = Vec<u64>;
-        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str("an array of 0x hex strings")
-        }
-        fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<u64>, A::Error> {
-            let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(64));
-            while let Some(h) = seq.next_element::<HexIn>()? {
-                out.push(h.0);
-            }
-            Ok(out)
-        }
-    }
-    d.deserialize_seq(V)
-}
-
-#[derive(serde::Deserialize)]
-struct WindowIn {
-    base: HexIn,
-    len: HexIn,
-}
-
-#[derive(serde::Deserialize)]
-struct BufferIn<'a> {
-    #[serde(borrow)]
-    space: Cow<'a, str>,
-    #[serde(borrow, rename = "type")]
-    ty: Cow<'a, str>,
-    base: HexIn,
-    len: u64,
-}
-
-/// A state in an answer, typed. Only shapes the `Value` route reads the same way are
-/// accepted here (a key of another type fails the typed read, and the `Value` route then
-/// decides, with its own messages).
-#[derive(serde::Deserialize)]
-pub(super) struct StateIn<'a> {
-    lanes: u64,
-    #[serde(default)]
-    active: Option<Vec<bool>>,
-    #[serde(borrow, default)]
-    regs: Option<BTreeMap<Cow<'a, str>, RegIn<'a>>>,
-    #[serde(borrow, default)]
-    memory: Option<MemoryIn<'a>>,
-    #[serde(default)]
-    slm_size: Option<HexIn>,
-    #[serde(default)]
-    shared_window: Option<WindowIn>,
-    #[serde(default)]
-    local_window: Option<WindowIn>,
-    #[serde(borrow, default)]
-    buffers: Option<BTreeMap<Cow<'a, str>, BufferIn<'a>>>,
-    #[serde(default)]
-    emask: PresentHex,
-    #[serde(default)]
-    simd_width: Option<u64>,
-}
-
-/// An answer of the common shapes, typed; anything else is read through the `Value` route.
-#[derive(serde::Deserialize)]
-pub(super) struct AnswerIn<'a> {
-    #[serde(borrow)]
-    pub id: Cow<'a, str>,
-    #[serde(borrow)]
-    pub outcome: Cow<'a, str>,
-    #[serde(borrow, default)]
-    pub state: Option<StateIn<'a>>,
-    #[serde(borrow, default)]
-    pub memory: Option<MemoryIn<'a>>,
-    #[serde(default)]
-    pub returned: Option<Vec<HexIn>>,
-    #[serde(default)]
-    pub ok: Option<Vec<bool>>,
-}
-
-/// Fills `space` of `s` from answer ranges, as `state_from_json` does: ascending bases, each
-/// allocated and written.
-pub(super) fn fill_memory(
-    s: &mut State,
-    space: Space,
-    ranges: &[RangeIn<'_>],
-) -> Result<(), String> {
-    let mut parsed = Vec::with_capacity(ranges.len());
-    for r in ranges {
-        parsed.push((r.base.0, bytes_of_hex(&r.bytes)?));
-    }
-    parsed.sort_by_key(|(base, _)| *base);
-    let mem = s.memory_mut(space);
-    for (base, data) in parsed {
-        mem.alloc(base, data.len() as u64)
-            .map_err(|e| e.to_string())?;
-        mem.write_slice(base, &data);
-    }
-    Ok(())
-}
-
-/// The memory of an answer as a state of `lanes` lanes holding only that memory (what
-/// `state_from_json({"lanes": lanes, "memory": mem})` gives).
-pub(crate) fn memory_state(lanes: u32, mem: &MemoryIn<'_>) -> Result<State, String> {
-    if lanes == 0 || lanes > atomcts_reference::state::MAX_LANES {
-        return Err(format!("state.lanes = {lanes}"));
-    }
-    let mut s = State::new(lanes);
-    fill_memory(&mut s, Space::Global, mem.global.as_deref().unwrap_or(&[]))?;
-    fill_memory(&mut s, Space::Shared, mem.shared.as_deref().unwrap_or(&[]))?;
-    s.validate().map_err(|e| e.to_string())?;
-    Ok(s)
-}
-
-impl StateIn<'_> {
-    /// The state, with the model's limits: the same result as `state_from_json` on the same
-    /// text (an error here is returned as is: the typed read only takes well-typed states, and
-    /// the checks and their messages are those of `state_from_json`).
-    pub(super) fn into_state(self) -> Result<State, String> {
-        let lanes = u32::try_from(self.lanes).map_err(|_| "state.lanes too large".to_string())?;
-        if lanes == 0 || lanes > atomcts_reference::state::MAX_LANES {
-            return Err(format!("state.lanes = {lanes}"));
-        }
-        let mut s = State::new(lanes);
-        if let Some(a) = self.active {
-            s.active = a;
-        }
-        for (name, r) in self.regs.into_iter().flatten() {
-            let ty = type_of(&r.ty).ok_or(format!("regs.{name}: bad type"))?;
-            if r.elems.len() > MAX_ELEMS {
-                return Err(format!("regs.{name}: {} elements", r.elems.len()));
-            }
-            let mut elems = r.elems;
-            for e in &mut elems {
-                *e &= ty.mask();
-            }
-            s.regs.insert(name.into_owned(), Reg { ty, elems });
-        }
-        if let Some(m) = &self.memory {
-            fill_memory(&mut s, Space::Global, m.global.as_deref().unwrap_or(&[]))?;
-            fill_memory(&mut s, Space::Shared, m.shared.as_deref().unwrap_or(&[]))?;
-        }
-        s.slm_size = self.slm_size.map(|h| h.0);
-        s.shared_window = self.shared_window.map(|w| Window {
-            base: w.base.0,
-            len: w.len.0,
-        });
-        s.local_window = self.local_window.map(|w| Window {
-            base: w.base.0,
-            len: w.len.0,
-        });
-        for (name, b) in self.buffers.into_iter().flatten() {
-            let space = match &*b.space {
-                "global" => Space::Global,
-                "shared" => Space::Shared,
-                other => return Err(format!("buffers.{name}.space = {:?}", Some(other))),
-            };
-            let ty = AtomicType::from_name(&b.ty).ok_or(format!("buffers.{name}.type"))?;
-            s.buffers.insert(
-                name.into_owned(),
-                Buffer {
-                    space,
-                    ty,
-                    base: b.base.0,
-                    len: b.len,
-                },
-            );
-        }
-        if let PresentHex::Is(e) = self.emask {
-            s.emask = u32::try_from(e).map_err(|_| "emask exceeds 32 bits".to_string())?;
-        }
-        if let Some(w) = self.simd_width {
-            s.simd_width = u32::try_from(w).map_err(|_| "simd_width too large".to_string())?;
-        }
-        s.validate().map_err(|e| e.to_string())?;
-        Ok(s)
-    }
+    s
 }
 
 #[cfg(test)]
-mod tests {
-    use super::super::{state_from_json, state_to_json};
+pub(super) mod tests {
     use super::*;
-    use atomcts_reference::types::ElemType;
+    use atomcts_reference::state::AtomicType;
     use serde_json::{Value, json};
 
-    fn sample() -> State {
+    /// A state with every kind of key set (registers, both spaces, windows, buffers).
+    pub(in crate::subprocess) fn sample() -> State {
         let mut s = State::new(3);
         s.active = vec![true, false, true];
         s.regs.insert(
@@ -646,51 +464,6 @@ mod tests {
         let mut b = [0; 18];
         for v in [0, 1, 0xf, 0x10, u64::MAX, 0x8000_0000] {
             assert_eq!(hex_u64(v, &mut b), format!("{v:#x}"));
-        }
-    }
-
-    /// The typed reader against `state_from_json`: equal states when it accepts, and it
-    /// accepts every well-formed state.
-    fn same(v: &Value) {
-        let text = v.to_string();
-        let old = state_from_json(v);
-        match serde_json::from_str::<StateIn<'_>>(&text) {
-            Ok(typed) => assert_eq!(typed.into_state(), old, "{text}"),
-            Err(_) => assert!(
-                old.is_err() || v.get("active").is_some() || v.get("simd_width").is_some(),
-                "the typed reader refused a state the Value route takes: {text}"
-            ),
-        }
-    }
-
-    #[test]
-    fn the_typed_reader_agrees_with_the_value_route() {
-        same(&state_to_json(&sample()));
-        same(&state_to_json(&State::new(32)));
-        for v in [
-            json!({"lanes": 0}),
-            json!({"lanes": 5000}),
-            json!({"lanes": 1, "regs": {"R0": {"type": "zz", "elems": []}}}),
-            json!({"lanes": 1, "regs": {"R0": {"type": "b32", "elems": ["12"]}}}),
-            json!({"lanes": 1, "regs": {"R0": {"type": "b32", "elems": ["0x1ffffffff"]}}}),
-            json!({"lanes": 1, "memory": {"global": [{"base": "0x0", "bytes": "0g"}]}}),
-            json!({"lanes": 1, "memory": {"global": [{"base": "0x0", "bytes": "0"}]}}),
-            json!({"lanes": 1, "memory": {"global": [{"base": "0xffffffffffffffff", "bytes": "0000"}]}}),
-            json!({"lanes": 1, "memory": {"global": [{"base": "0x10", "bytes": "00"}, {"base": "0x0", "bytes": "0102"}]}}),
-            json!({"lanes": 1, "memory": {"global": null, "shared": [{"base": "0x4", "bytes": "ff"}]}}),
-            json!({"lanes": 1, "emask": "0x100000000"}),
-            json!({"lanes": 1, "emask": null}),
-            json!({"lanes": 1, "emask": "0x3"}),
-            json!({"lanes": 2, "active": [true]}),
-            json!({"lanes": 2, "active": [true, 1]}),
-            json!({"lanes": 1, "slm_size": null, "shared_window": null, "local_window": {"base": "0x0", "len": "0x10"}}),
-            json!({"lanes": 1, "buffers": {"b": {"space": "device", "type": "atomic_int", "base": "0x0", "len": 1}}}),
-            json!({"lanes": 1, "buffers": {"b": {"space": "global", "type": "atomic_uint", "base": "0x0", "len": 4}}}),
-            json!({"lanes": 1, "simd_width": 0}),
-            json!({"lanes": 1, "simd_width": "x"}),
-            json!({"lanes": 1, "extra": {"ignored": [1, 2]}}),
-        ] {
-            same(&v);
         }
     }
 

@@ -3,7 +3,8 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output};
+use std::time::{Duration, Instant};
 
 /// Standard output then standard error, for assertions and messages.
 pub fn text(o: &Output) -> String {
@@ -41,4 +42,75 @@ pub fn atomcts_env(args: &[&str], env: &[(&str, &str)]) -> Output {
         .envs(env.iter().copied())
         .output()
         .expect("run atomcts")
+}
+
+/// Drains a child's piped output on threads and waits for it, killing it if it has not ended
+/// after `limit` (a hang guard far above the expected cost, never a timing assertion): `None`
+/// on a hang.
+pub fn finish_guarded(mut child: Child, limit: Duration) -> Option<Output> {
+    use std::io::Read;
+    let drain = |r: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut v = Vec::new();
+            if let Some(mut r) = r {
+                let _ = r.read_to_end(&mut v);
+            }
+            v
+        })
+    };
+    let out = drain(
+        child
+            .stdout
+            .take()
+            .map(|r| Box::new(r) as Box<dyn Read + Send>),
+    );
+    let err = drain(
+        child
+            .stderr
+            .take()
+            .map(|r| Box::new(r) as Box<dyn Read + Send>),
+    );
+    let t0 = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break s;
+        }
+        if t0.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Some(Output {
+        status,
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
+    })
+}
+
+/// Runs atomcts and kills it if it has not finished after `limit` (a hang guard far above the
+/// expected cost, never a timing assertion): returns `None` on a hang.
+pub fn atomcts_guarded(args: &[&str], limit: Duration) -> Option<Output> {
+    let child = Command::new(env!("CARGO_BIN_EXE_atomcts"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run atomcts");
+    finish_guarded(child, limit)
+}
+
+/// Whether process `pid` is alive (a zombie is not: it holds no resources and its parent will
+/// reap it).
+pub fn pid_alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| {
+            !s.rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z')
+        })
+        .unwrap_or(false)
 }

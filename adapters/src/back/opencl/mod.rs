@@ -175,6 +175,10 @@ impl Adapter for OpenClAdapter {
     /// The platform, the driver's version and the OpenCL and OpenCL C versions: what is the
     /// same on every machine with the same packages (the device name and `CL_DEVICE_VERSION`
     /// name the CPU, which [`OpenClAdapter::describe`] prints).
+    fn device(&self) -> Option<String> {
+        Some(self.device.info.device.trim().to_string())
+    }
+
     fn describe(&self) -> Option<String> {
         let i = &self.device.info;
         let api = run::parse_api_version(&i.version)
@@ -288,15 +292,14 @@ impl Adapter for OpenClAdapter {
         if let atomcts_reference::ir::Instr::Shuffle(_) = lowered.instr {
             // OpenCL C sub-group shuffles: cl_khr_subgroup_shuffle (and _relative for up/down).
             let has = |e: &str| self.device.info.extensions.iter().any(|x| x == e);
+            // The reason names the device generically: its name names the host's processor,
+            // and reasons are compared across machines (issue 27, H19).
             let why = if has("cl_khr_subgroup_shuffle") {
-                "a SIMD-group shuffle: this back end does not emit sub-group shuffles yet".into()
+                "a SIMD-group shuffle: this back end does not emit sub-group shuffles yet"
             } else {
-                format!(
-                    "a SIMD-group shuffle: {} does not report cl_khr_subgroup_shuffle",
-                    self.device.info.device
-                )
+                "a SIMD-group shuffle: the device does not report cl_khr_subgroup_shuffle"
             };
-            return Err(self.err(na(NotApplicable(why))));
+            return Err(self.err(na(NotApplicable(why.into()))));
         }
         let plan = Plan::new(&lowered, r.state).map_err(|e| self.err(na(e)))?;
         let kernel =

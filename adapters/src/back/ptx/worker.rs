@@ -13,9 +13,10 @@
 //! exits after the first failure, so a sticky error never decides a later case.
 
 use super::run::{self, Launch};
+use crate::interrupt::Wait;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::sync::mpsc::{Receiver, channel};
 use std::time::Duration;
 
 /// The first command-line argument that makes the runner's executable a worker.
@@ -166,7 +167,7 @@ impl Worker {
                 "the CUDA worker did not take the launch ({e}; it {how})"
             ));
         }
-        let got = live.lines.recv_timeout(timeout);
+        let got = crate::interrupt::recv_timeout(&live.lines, timeout);
         let failed = match got {
             Ok(Ok(text)) => match serde_json::from_str::<Answer>(&text) {
                 Ok(Answer::Done(buffers)) => return Ok(buffers.0),
@@ -174,11 +175,12 @@ impl Worker {
                 Err(e) => format!("the CUDA worker answered an unreadable line ({e})"),
             },
             Ok(Err(e)) => format!("reading the CUDA worker's answer: {e}"),
-            Err(RecvTimeoutError::Timeout) => format!(
+            Err(Wait::Interrupted(sig)) => format!("interrupted by signal {sig}"),
+            Err(Wait::Timeout) => format!(
                 "the kernel did not finish within {} ms (the worker was stopped)",
                 timeout.as_millis()
             ),
-            Err(RecvTimeoutError::Disconnected) => "the CUDA worker died".to_string(),
+            Err(Wait::Disconnected) => "the CUDA worker died".to_string(),
         };
         let how = self.stop();
         Err(format!("{failed} [worker {how}]"))

@@ -324,6 +324,10 @@ impl Adapter for VulkanAdapter {
         &self.name
     }
 
+    fn device(&self) -> Option<String> {
+        Some(self.device.info.name.trim().to_string())
+    }
+
     /// The device, API and driver versions (not the CPU-dependent part of llvmpipe's name), and
     /// the translator on the WGSL route.
     fn describe(&self) -> Option<String> {

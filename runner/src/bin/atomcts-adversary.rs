@@ -1,0 +1,34 @@
+//! `atomcts-adversary <lie>`: the project's own lying shim (issue 27; `atomcts::adversary`).
+//! `atomcts-adversary --list` prints every lie, what it does and what the runner must make
+//! of it.
+
+use std::io::{BufReader, Write};
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let arg = std::env::args().nth(1).unwrap_or_default();
+    if arg == "--list" {
+        let mut out = std::io::stdout().lock();
+        for l in atomcts::adversary::LIES {
+            let _ = writeln!(out, "{}\t{:?}\t{:?}\t{}", l.name, l.hello, l.expect, l.what);
+        }
+        return ExitCode::SUCCESS;
+    }
+    let Some(lie) = atomcts::adversary::find(&arg) else {
+        eprintln!("usage: atomcts-adversary <lie> | --list (unknown lie `{arg}`)");
+        return ExitCode::from(2);
+    };
+    let mut input = BufReader::new(std::io::stdin().lock());
+    // One write per batch (the adversary flushes after each): an answer and a line after it
+    // reach the runner together, as from a shim that prints both at once.
+    let mut output = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout().lock());
+    match atomcts::adversary::serve(lie, &mut input, &mut output) {
+        Ok(()) => ExitCode::SUCCESS,
+        // The runner closed the pipe (it stopped the shim): nothing more to say.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("atomcts-adversary: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
