@@ -23,16 +23,21 @@
 //! - [`judge`] (module `judge`): the judgement of an observation (final states of every
 //!   instruction, and the per-iteration returned values where the implementation reports them).
 
+mod engine;
 mod fold;
+mod history;
 mod judge;
 mod search;
+mod walk;
 
+pub use engine::to_f64;
 pub use fold::{commutative_final, fold_if_commuting, is_identity, monotone_field};
-pub use judge::{judge, locations};
-pub use search::{
+pub use history::{
     CONNECTED_EDGES, Checked, Equality, History, MAX_SEARCHED, RESTART_STATES, Reason, Schedule,
-    Thread, check_history, check_history_within, check_threads, to_f64,
+    Thread,
 };
+pub use judge::{judge, locations};
+pub use search::{check_history, check_history_within, check_threads};
 
 use crate::error::ModelError;
 use crate::exec::{Resolved, resolve};

@@ -120,7 +120,7 @@ fn integer_changes(threads: &[Vec<(OpStep, Observed)>]) -> Option<Vec<&OpStep>> 
 /// carry out of those bits, beside and/or/xor on pairwise disjoint fields above them (failed
 /// compare-exchanges and operations that change nothing aside). Then the low bits count the
 /// increments applied so far, and a step observed to return a value whose low bits are below
-/// the current ones can never run: [`check_threads`] prunes such states at once.
+/// the current ones can never run: [`check_threads`](super::check_threads) prunes such states at once.
 pub fn monotone_field(init: u64, threads: &[Vec<(OpStep, Observed)>]) -> Option<u64> {
     let ops = integer_changes(threads)?;
     let ty = ops.first()?.ty;

@@ -2,7 +2,8 @@
 //! its accesses form ([`locations`]).
 
 use super::fold::{commutative_final, fold_if_commuting};
-use super::search::{Equality, History, MAX_SEARCHED, Reason, Thread, check_history};
+use super::history::{Equality, History, MAX_SEARCHED, Reason, Thread};
+use super::search::check_history;
 use super::{Part, Serial, dest_regs};
 use crate::check::{Judgement, MAX_MISMATCHES, Mismatch, differing_bytes};
 use crate::error::ModelError;
