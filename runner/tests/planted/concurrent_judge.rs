@@ -929,3 +929,41 @@ fn a_small_concurrent_memo_changes_no_verdict() {
         }
     }
 }
+
+/// The campaign behind H6's "all decided" (run by hand, release build; not in CI for its
+/// time): `ATOMCTS_INTERLEAVINGS=<n>` seeds (default 200) of every concurrent case under the
+/// default profile, each a right answer the judge alone must pass at the default budget.
+/// `cargo test --release -p atomcts --test planted -- --ignored --nocapture many_random`
+#[test]
+#[ignore]
+fn many_random_interleavings_of_every_concurrent_case_pass() {
+    let n: u64 = std::env::var("ATOMCTS_INTERLEAVINGS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(200);
+    let loaded = load(&atomcts::default_corpus());
+    assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+    let profile = Profile::named("default").unwrap();
+    let (mut passed, mut problems) = (0u64, Vec::new());
+    for case in loaded.cases.iter().filter(|c| c.is_concurrent()) {
+        let start = std::time::Instant::now();
+        with_parts(case, &profile, |parts, lowered, reference| {
+            for seed in 0..n {
+                let Some(o) = random_interleaving(parts, lowered, reference, seed) else {
+                    problems.push(format!("{}: no interleaving (seed {seed})", case.id));
+                    continue;
+                };
+                match judged(parts, lowered, reference, &o) {
+                    Ok(Judgement::Pass) => passed += 1,
+                    other => problems.push(format!("{}, seed {seed}: {other:?}", case.id)),
+                }
+            }
+        });
+        println!("{:>8.2?} {}", start.elapsed(), case.id);
+    }
+    println!(
+        "{passed} random interleavings passed, {} not",
+        problems.len()
+    );
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
