@@ -155,12 +155,34 @@ fn compare_plain(
             }
         }
     }
+    differing_bytes(
+        expected,
+        observed,
+        &|space, addr| racy_mem.contains(&(space, addr)),
+        "differs",
+        &mut out,
+    );
+    out
+}
+
+/// Adds to `out` a mismatch saying `why` for each memory byte where `observed` differs from
+/// `expected`, outside the bytes `skip` names, while `out` holds fewer than
+/// [`MAX_MISMATCHES`].
+pub(crate) fn differing_bytes(
+    expected: &State,
+    observed: &State,
+    skip: &dyn Fn(crate::types::Space, u64) -> bool,
+    why: &str,
+    out: &mut Vec<Mismatch>,
+) {
     for space in [crate::types::Space::Global, crate::types::Space::Shared] {
         for span in expected.memory(space).diff(observed.memory(space)) {
             for (addr, ev, ov) in span.bytes() {
-                let (ev, ov) = (ev.map(u64::from), ov.map(u64::from));
-                if racy_mem.contains(&(space, addr)) {
+                if skip(space, addr) {
                     continue;
+                }
+                if out.len() >= MAX_MISMATCHES {
+                    return;
                 }
                 out.push(Mismatch {
                     loc: Loc::Mem {
@@ -168,17 +190,13 @@ fn compare_plain(
                         addr,
                         bytes: 1,
                     },
-                    expected: ev,
-                    observed: ov,
-                    why: "differs".into(),
+                    expected: ev.map(u64::from),
+                    observed: ov.map(u64::from),
+                    why: why.into(),
                 });
-                if out.len() >= MAX_MISMATCHES {
-                    return out;
-                }
             }
         }
     }
-    out
 }
 
 /// Whether the observed register value is allowed given the reference's value and open fields.

@@ -8,33 +8,47 @@
 //! each thread's own order (a thread is one access of one instruction: its iterations run in
 //! order), produces every observed returned value and the final value.
 //!
-//! - [`check_threads`] is the race checker of [`crate::race`] extended with program order:
-//!   the search state is the memory value plus, per class of identical threads (symmetry
-//!   reduction: threads with the same operations and observations are interchangeable), how
-//!   many of them have run how many iterations. Three-valued with a budget of expanded states;
-//!   running out is undecided, never a pass.
-//! - [`commutative_final`]: when no returned value is observed and every operation on the
-//!   address commutes with every other (integer add, subtract, wrapping increment and
-//!   decrement together; or one of and, or, xor, min, max alone), the final value is the same
-//!   in every order and decides alone, in time linear in the number of operations.
+//! - [`locations`]: the shared locations, from every access of every instruction; accesses to
+//!   overlapping bytes must be one location (one address, one type), or the case is refused.
+//! - [`check_history`] (module `search`) is the race checker of [`crate::race`] extended with
+//!   program order: candidate schedules, walks, then a bounded search over (memory value, how
+//!   many threads of each class stand at each step). Three-valued with a budget of expanded
+//!   states; running out is undecided, never a pass.
+//! - [`commutative_final`] (module `fold`): when no returned value is observed and every
+//!   operation on the address commutes with every other (integer add, subtract, wrapping
+//!   increment and decrement together; or one of and, or, xor, min, max alone), the final value
+//!   is the same in every order and decides alone, in time linear in the number of operations.
 //! - [`execute_serial`]: one allowed serialization (iterations round-robin over the
 //!   instructions), the reference's answer.
-//! - [`judge`]: the judgement of an observation (final states of every instruction, and the
-//!   per-iteration returned values where the implementation reports them).
+//! - [`judge`] (module `judge`): the judgement of an observation (final states of every
+//!   instruction, and the per-iteration returned values where the implementation reports them).
 
-use crate::check::{Judgement, Mismatch};
+mod engine;
+mod fold;
+mod history;
+mod judge;
+mod search;
+mod walk;
+
+pub use engine::to_f64;
+pub use fold::{commutative_final, fold_if_commuting, is_identity, monotone_field};
+pub use history::{
+    CONNECTED_EDGES, Checked, Equality, History, MAX_SEARCHED, RESTART_STATES, Reason, Schedule,
+    Thread,
+};
+pub use judge::{judge, locations};
+pub use search::{check_history, check_history_within, check_threads};
+
 use crate::error::ModelError;
 use crate::exec::{Resolved, resolve};
-use crate::float;
 use crate::ir::{AtomicOp, Dest, Instr, Lowered, Lowering, MemInstr, RegField};
 use crate::knobs::Profile;
 use crate::outcome::Outcome;
 use crate::program::Program;
-use crate::race::{DeadStates, Observed, Step, Verdict};
+use crate::race::{Observed, Step};
 use crate::semantics::OpStep;
-use crate::state::{Loc, State};
-use crate::types::{DataType, Space, mask};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use crate::state::State;
+use crate::types::{DataType, mask};
 
 /// Most iterations one concurrent instruction may ask for.
 pub const MAX_ITERATIONS: u32 = 1 << 16;
@@ -44,10 +58,6 @@ pub const MAX_OPERATIONS: u64 = 1 << 22;
 
 /// Most bytes of memory the serialization may copy (iterations times allocated memory).
 pub const MAX_COPIED: u64 = 1 << 30;
-
-/// Histories on one address up to this many operations are searched; longer ones are decided
-/// by [`commutative_final`] or are undecided (the search recurses once per operation).
-pub const MAX_SEARCHED: usize = 16_384;
 
 /// The updates a compare-and-swap loop may apply ([`CasLoop::update`]).
 pub const LOOP_UPDATES: &[AtomicOp] = &[
@@ -109,458 +119,6 @@ impl CasLoop {
 /// Most attempts one lane of the serial execution makes in one iteration: nothing runs
 /// between its attempts, so the second one always succeeds.
 const SERIAL_ATTEMPTS: u32 = 2;
-
-/// The final value every order of these operations produces, if they all commute and none has
-/// an observed returned value; `None` when the operations do not qualify.
-pub fn commutative_final(init: u64, threads: &[Vec<(OpStep, Observed)>]) -> Option<u64> {
-    if threads
-        .iter()
-        .flatten()
-        .any(|(_, o)| o.ret.is_some() || o.success.is_some())
-    {
-        return None;
-    }
-    fold_if_commuting(init, threads)
-}
-
-/// The final value every order of these operations produces, whatever they were observed to
-/// return, when they provably commute on every value they can meet; else `None`. Three sound
-/// rules, each linear in the number of operations:
-/// - integer add, subtract and wrapping increment/decrement (addition modulo 2^w);
-/// - bounded increment and decrement (SASS `.INC`/`.DEC`) that can never reach a bound: from
-///   `init`, no order climbs to an increment's bound or down to zero or above a decrement's
-///   bound, so each is plain +1 or -1;
-/// - one of and, or, xor, min, max alone; or and, or, xor on pairwise disjoint bit fields
-///   (each kind its own bits) together with adds that never carry into those bits.
-///
-/// Operations that change no value at all ([`is_identity`]) and compare-exchanges observed to
-/// fail (reads: a loop's failed attempts) commute with everything.
-pub fn fold_if_commuting(init: u64, threads: &[Vec<(OpStep, Observed)>]) -> Option<u64> {
-    let ops = integer_changes(threads)?;
-    let Some(first) = ops.first() else {
-        return Some(init);
-    };
-    let ty = first.ty;
-    let w = mask(ty.bits());
-    let fold = |v0: u64| -> Option<u64> {
-        let mut v = v0;
-        for s in &ops {
-            v = s.step(v).ok()?.first()?.new;
-        }
-        Some(v)
-    };
-    let kinds: HashSet<AtomicOp> = ops.iter().map(|s| s.op).collect();
-    let additive = |op: &AtomicOp| {
-        matches!(
-            op,
-            AtomicOp::Add | AtomicOp::Sub | AtomicOp::Inc | AtomicOp::Dec | AtomicOp::PreDec
-        )
-    };
-    if kinds.iter().all(additive) {
-        return fold(init);
-    }
-    if kinds.len() == 1
-        && matches!(
-            first.op,
-            AtomicOp::And | AtomicOp::Or | AtomicOp::Xor | AtomicOp::Min | AtomicOp::Max
-        )
-    {
-        return fold(init);
-    }
-    let bounded = |op: &AtomicOp| matches!(op, AtomicOp::IncBounded | AtomicOp::DecBounded);
-    if kinds.iter().all(bounded) {
-        let ups = ops.iter().filter(|s| s.op == AtomicOp::IncBounded).count() as u64;
-        let downs = ops.len() as u64 - ups;
-        let v = init & w;
-        let top = v.checked_add(ups)?;
-        let inc_bound = ops
-            .iter()
-            .filter(|s| s.op == AtomicOp::IncBounded)
-            .map(|s| s.src[0] & w)
-            .min()
-            .unwrap_or(u64::MAX);
-        let dec_bound = ops
-            .iter()
-            .filter(|s| s.op == AtomicOp::DecBounded)
-            .map(|s| s.src[0] & w)
-            .min()
-            .unwrap_or(u64::MAX);
-        // Before any increment the value is below `top`; it must stay below its bound. Before
-        // any decrement it is between `v - downs + 1` and `top`: not zero, not above its bound.
-        let safe =
-            (ups == 0 || top <= inc_bound) && (downs == 0 || (v >= downs && top <= dec_bound));
-        return safe.then(|| (v + ups - downs) & w);
-    }
-    // Bit fields: each bitwise kind's bits, pairwise disjoint; adds (non-negative increments
-    // only) confined below the lowest of them.
-    let (lo, sum) = fields_and_low_sum(init, &ops, ty)?;
-    if lo < 64 && sum > mask(lo) {
-        return None;
-    }
-    fold(init)
-}
-
-/// The steps of a history that may change memory ([`changes_nothing`] aside), when they all
-/// share one integer type and one environment; `None` otherwise. A float type (F16x2 included:
-/// each half is binary16) neither folds nor has monotone bits: its adds round, and adds of
-/// either sign can lower any bit.
-fn integer_changes(threads: &[Vec<(OpStep, Observed)>]) -> Option<Vec<&OpStep>> {
-    let ops: Vec<&OpStep> = threads
-        .iter()
-        .flatten()
-        .filter(|(s, o)| !changes_nothing(s, o))
-        .map(|(s, _)| s)
-        .collect();
-    let uniform = ops.first().is_none_or(|first| {
-        first.ty.float_format().is_none()
-            && ops.iter().all(|s| (s.ty, s.env) == (first.ty, first.env))
-    });
-    uniform.then_some(ops)
-}
-
-/// The low bits of the value that never decrease in any order of these operations, when
-/// there are such bits: integer adds of non-negative increments (and increments) that cannot
-/// carry out of those bits, beside and/or/xor on pairwise disjoint fields above them (failed
-/// compare-exchanges and operations that change nothing aside). Then the low bits count the
-/// increments applied so far, and a step observed to return a value whose low bits are below
-/// the current ones can never run: [`check_threads`] prunes such states at once.
-pub fn monotone_field(init: u64, threads: &[Vec<(OpStep, Observed)>]) -> Option<u64> {
-    let ops = integer_changes(threads)?;
-    let ty = ops.first()?.ty;
-    let (lo, sum) = fields_and_low_sum(init, &ops, ty)?;
-    let low = mask(lo);
-    (lo > 0 && sum <= low).then_some(low)
-}
-
-/// Integer adds of non-negative increments and increments beside and/or/xor on pairwise
-/// disjoint bit fields (each bitwise kind's bits, an AND's being the bits it clears): the
-/// position of the lowest field's lowest bit (the type's width without fields) and the sum of
-/// `init`'s bits below it and every increment. `None` for any other operation, overlapping
-/// fields, or a sum past 64 bits.
-fn fields_and_low_sum(init: u64, ops: &[&OpStep], ty: DataType) -> Option<(u32, u64)> {
-    let w = mask(ty.bits());
-    let bitwise = |op: AtomicOp| matches!(op, AtomicOp::And | AtomicOp::Or | AtomicOp::Xor);
-    if !ops
-        .iter()
-        .all(|s| bitwise(s.op) || matches!(s.op, AtomicOp::Add | AtomicOp::Inc))
-    {
-        return None;
-    }
-    let mut fields: BTreeMap<AtomicOp, u64> = BTreeMap::new();
-    for s in ops.iter().filter(|s| bitwise(s.op)) {
-        let region = match s.op {
-            AtomicOp::And => !s.src[0] & w,
-            _ => s.src[0] & w,
-        };
-        *fields.entry(s.op).or_insert(0) |= region;
-    }
-    let regions: Vec<u64> = fields.values().copied().collect();
-    for (i, a) in regions.iter().enumerate() {
-        if regions[i + 1..].iter().any(|b| a & b != 0) {
-            return None;
-        }
-    }
-    let all_bits = regions.iter().fold(0u64, |m, r| m | r);
-    let lo = if all_bits == 0 {
-        ty.bits()
-    } else {
-        all_bits.trailing_zeros()
-    };
-    let mut sum = init & mask(lo);
-    for s in ops.iter().filter(|s| !bitwise(s.op)) {
-        sum = sum.checked_add(if s.op == AtomicOp::Inc {
-            1
-        } else {
-            s.src[0] & w
-        })?;
-    }
-    Some((lo, sum))
-}
-
-/// Whether a step leaves memory as it is wherever it runs: [`is_identity`], or a
-/// compare-exchange observed to fail (a read: a loop's failed attempt).
-fn changes_nothing(s: &OpStep, o: &Observed) -> bool {
-    is_identity(s) || (s.op == AtomicOp::Cas && o.success == Some(false))
-}
-
-/// Whether `op` leaves every memory value unchanged: a bitwise compare-exchange whose new
-/// value is its comparand, or an integer add, subtract, or, xor of zero.
-pub fn is_identity(op: &OpStep) -> bool {
-    // F16x2 has a float format too (its halves').
-    let int = op.ty.float_format().is_none();
-    match op.op {
-        AtomicOp::Cas => {
-            op.src[0] == op.src[1] && (int || matches!(op.env.compare, crate::ir::Compare::Bitwise))
-        }
-        AtomicOp::Add | AtomicOp::Sub | AtomicOp::Or | AtomicOp::Xor => int && op.src[0] == 0,
-        _ => false,
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Found {
-    Yes,
-    No,
-    OutOfBudget,
-}
-
-struct Search<'a> {
-    /// One representative step list per class.
-    classes: Vec<&'a [(OpStep, Observed)]>,
-    /// Per class, the threads (indices into the history) and how far each has run.
-    members: Vec<Vec<(usize, u32)>>,
-    /// Per class, how many of its threads are at each progress level (the memo key's part).
-    levels: Vec<Vec<u32>>,
-    remaining: u64,
-    /// Dead states, bounded as [`crate::race::check`]'s are.
-    dead: DeadStates,
-    explored: u64,
-    budget: u64,
-    order: Vec<usize>,
-    longest: Vec<usize>,
-    final_value: Option<u64>,
-    eq: &'a (dyn Fn(u64, u64) -> bool + Sync),
-    /// [`monotone_field`] of the history, if any.
-    monotone: Option<u64>,
-}
-
-/// Whether some order of all steps of all threads, each thread's steps in order, produces every
-/// observed return and the final value. `order` in a pass lists thread indices, one per step.
-pub fn check_threads(
-    init: u64,
-    threads: &[Vec<(OpStep, Observed)>],
-    final_value: Option<u64>,
-    eq: &(dyn Fn(u64, u64) -> bool + Sync),
-    budget: u64,
-) -> Result<Verdict, ModelError> {
-    // Symmetry across identical iterations: a thread whose steps are all the same operation
-    // with nothing observed constrains no order by its program order (any interleaving of
-    // those steps is one of its own), so its steps become single-step threads, which the
-    // classes below merge with every other copy. An unobserved step that leaves every memory
-    // value as it is (a compare-exchange of a value with itself, adding zero) is dropped.
-    let split: Vec<Vec<(OpStep, Observed)>> = threads
-        .iter()
-        .flat_map(|t| {
-            let blind = t
-                .iter()
-                .all(|s| s.1.ret.is_none() && s.1.success.is_none() && s.0 == t[0].0);
-            if blind && !t.is_empty() {
-                if is_identity(&t[0].0) {
-                    Vec::new()
-                } else {
-                    t.iter().map(|s| vec![s.clone()]).collect()
-                }
-            } else {
-                vec![t.clone()]
-            }
-        })
-        .collect();
-    let threads = &split;
-    let monotone = monotone_field(init, threads);
-    let total: usize = threads.iter().map(Vec::len).sum();
-    if total > MAX_SEARCHED {
-        return Ok(Verdict::Undecided { explored: 0 });
-    }
-    let mut index: HashMap<&[(OpStep, Observed)], usize> = HashMap::new();
-    let mut classes: Vec<&[(OpStep, Observed)]> = Vec::new();
-    let mut members: Vec<Vec<(usize, u32)>> = Vec::new();
-    for (t, steps) in threads.iter().enumerate() {
-        if steps.is_empty() {
-            continue;
-        }
-        let k = *index.entry(steps.as_slice()).or_insert_with(|| {
-            classes.push(steps.as_slice());
-            members.push(Vec::new());
-            classes.len() - 1
-        });
-        members[k].push((t, 0));
-    }
-    let levels = classes
-        .iter()
-        .zip(&members)
-        .map(|(c, m)| {
-            let mut l = vec![0u32; c.len() + 1];
-            l[0] = m.len() as u32;
-            l
-        })
-        .collect();
-    let mut search = Search {
-        classes,
-        members,
-        levels,
-        remaining: total as u64,
-        dead: DeadStates::new(crate::race::MAX_MEMO_BYTES),
-        explored: 0,
-        budget,
-        order: Vec::new(),
-        longest: Vec::new(),
-        final_value,
-        eq,
-        monotone,
-    };
-    let found = if total <= 64 {
-        search.dfs(init)?
-    } else {
-        let stack = (1 << 20) + total * 4096;
-        std::thread::scope(|scope| {
-            std::thread::Builder::new()
-                .stack_size(stack)
-                .spawn_scoped(scope, || search.dfs(init))
-                .map_err(|e| {
-                    ModelError::Limit(format!("cannot start the race checker's thread: {e}"))
-                })?
-                .join()
-                .map_err(|_| crate::internal!("race checker thread panicked"))?
-        })?
-    };
-    Ok(match found {
-        Found::Yes => Verdict::Pass {
-            order: search.order,
-        },
-        Found::No => Verdict::Fail {
-            explored: search.explored,
-            longest_prefix: search.longest,
-        },
-        Found::OutOfBudget => Verdict::Undecided {
-            explored: search.explored,
-        },
-    })
-}
-
-impl Search<'_> {
-    /// Moves one thread of class `k` from level `l` to `l + 1` (or back when `undo`).
-    fn advance(&mut self, k: usize, l: u32, undo: bool) -> Result<(), ModelError> {
-        let (from, to) = if undo { (l + 1, l) } else { (l, l + 1) };
-        let Some(m) = self.members[k].iter_mut().rev().find(|(_, p)| *p == from) else {
-            return Err(crate::internal!(
-                "concurrent checker member list out of step"
-            ));
-        };
-        m.1 = to;
-        let t = m.0;
-        self.levels[k][from as usize] -= 1;
-        self.levels[k][to as usize] += 1;
-        if undo {
-            self.remaining += 1;
-            self.order.pop();
-        } else {
-            self.remaining -= 1;
-            self.order.push(t);
-            if self.order.len() > self.longest.len() {
-                self.longest = self.order.clone();
-            }
-        }
-        Ok(())
-    }
-
-    /// The `(class, level)` pairs with a thread ready to run its step `level`.
-    fn ready(&self) -> Vec<(usize, u32)> {
-        let mut out = Vec::new();
-        for (k, lv) in self.levels.iter().enumerate() {
-            for (l, n) in lv.iter().enumerate().take(lv.len() - 1) {
-                if *n > 0 {
-                    out.push((k, l as u32));
-                }
-            }
-        }
-        out
-    }
-
-    fn done(&self, value: u64) -> Found {
-        match self.final_value {
-            Some(f) if !(self.eq)(value, f) => Found::No,
-            _ => Found::Yes,
-        }
-    }
-
-    fn dfs(&mut self, value: u64) -> Result<Found, ModelError> {
-        if self.remaining == 0 {
-            return Ok(self.done(value));
-        }
-        // Stutter reduction (as in `race`): a ready step observed to return exactly `value`
-        // whose every consistent effect leaves memory at `value` runs now; doing so changes
-        // nothing another step sees and only lets its own thread go on sooner.
-        let mut stuttered = Vec::new();
-        'greedy: loop {
-            for (k, l) in self.ready() {
-                let (op, obs) = self.classes[k][l as usize].clone();
-                // A compare-exchange observed to fail is a read wherever it runs: running it
-                // as soon as it can fail is as good as later (a loop's failed attempt).
-                let failed = op.op == AtomicOp::Cas && obs.success == Some(false);
-                match obs.ret {
-                    Some(r) if r == value => {}
-                    None if failed => {}
-                    _ => continue,
-                }
-                let effects = op.step(value)?;
-                let mut consistent = effects
-                    .iter()
-                    .filter(|e| {
-                        obs.ret_fits(e.ret, &|a, b| a == b)
-                            && obs.success.is_none_or(|s| s == e.success)
-                    })
-                    .peekable();
-                if consistent.peek().is_some() && consistent.all(|e| e.new == value) {
-                    self.advance(k, l, false)?;
-                    stuttered.push((k, l));
-                    continue 'greedy;
-                }
-            }
-            break;
-        }
-        let found = self.branch(value)?;
-        if found == Found::No {
-            for (k, l) in stuttered.into_iter().rev() {
-                self.advance(k, l, true)?;
-            }
-        }
-        Ok(found)
-    }
-
-    fn branch(&mut self, value: u64) -> Result<Found, ModelError> {
-        if self.remaining == 0 {
-            return Ok(self.done(value));
-        }
-        let key = (value, self.levels.concat());
-        if self.dead.contains(&key) {
-            return Ok(Found::No);
-        }
-        self.explored += 1;
-        if self.explored > self.budget {
-            return Ok(Found::OutOfBudget);
-        }
-        if let Some(low) = self.monotone {
-            // A ready step that must read a value the monotone bits have passed never runs.
-            let passed = self.ready().into_iter().any(|(k, l)| {
-                self.classes[k][l as usize]
-                    .1
-                    .ret
-                    .is_some_and(|r| r & low < value & low)
-            });
-            if passed {
-                return Ok(Found::No);
-            }
-        }
-        for (k, l) in self.ready() {
-            let (op, obs) = self.classes[k][l as usize].clone();
-            for effect in op.step(value)? {
-                if !obs.ret_fits(effect.ret, self.eq)
-                    || obs.success.is_some_and(|s| s != effect.success)
-                {
-                    continue;
-                }
-                self.advance(k, l, false)?;
-                match self.dfs(effect.new)? {
-                    Found::No => {}
-                    other => return Ok(other),
-                }
-                self.advance(k, l, true)?;
-            }
-        }
-        self.dead.insert(key);
-        Ok(Found::No)
-    }
-}
 
 /// One instruction of a concurrent case.
 #[derive(Clone, Debug)]
@@ -645,6 +203,14 @@ pub fn lower_all(parts: &[Part<'_>], profile: &Profile) -> Result<Vec<Lowered>, 
         }
         out.push(l);
     }
+    let mems: Vec<&MemInstr> = out
+        .iter()
+        .filter_map(|l| match &l.instr {
+            Instr::Mem(m) => Some(m),
+            _ => None,
+        })
+        .collect();
+    locations(parts, &mems)?;
     Ok(out)
 }
 
@@ -684,6 +250,15 @@ pub fn check_loop(k: usize, m: &MemInstr, lp: CasLoop) -> Result<(), ModelError>
         ));
     }
     Ok(())
+}
+
+/// The register fields an access writes.
+fn dest_regs(d: &Dest) -> Vec<&RegField> {
+    match d {
+        Dest::None => vec![],
+        Dest::Fields(f) => f.iter().collect(),
+        Dest::CasWeak { ok, expected } => ok.iter().chain(std::iter::once(expected)).collect(),
+    }
 }
 
 /// A compare-and-swap loop writes what it read into its destinations after each failed attempt
@@ -768,6 +343,12 @@ pub fn execute_serial(
                 };
                 let mut row = Vec::new();
                 let mut counts = Vec::new();
+                // Where each lane's attempts land, as the model checks every access (a fault,
+                // or an address outside memory that reads zero, comes from there).
+                let at = match resolve(m, st) {
+                    Ok(at) => at,
+                    Err(o) => return Ok(Err(*o)),
+                };
                 for (j, a) in m.accesses.iter().enumerate() {
                     let mut c = compares[k][j];
                     let mut n = 0;
@@ -778,10 +359,13 @@ pub fn execute_serial(
                                 "a serial compare-and-swap loop did not succeed at its second attempt"
                             ));
                         }
-                        let old = st
-                            .memory(m.space)
-                            .read(a.addr, m.ty.bytes())
-                            .ok_or_else(|| crate::internal!("loop address {:#x}", a.addr))?;
+                        let old = match at[j] {
+                            Resolved::Mem(addr) => st
+                                .memory(m.space)
+                                .read(addr, m.ty.bytes())
+                                .ok_or_else(|| crate::internal!("loop address {addr:#x}"))?,
+                            Resolved::Dropped => 0,
+                        };
                         let mut one = m.clone();
                         one.accesses = vec![crate::ir::Access {
                             src: [c, lp.new_value(m.ty, m.env, c)?],
@@ -887,403 +471,12 @@ fn same_accesses(a: &Lowered, b: &Lowered) -> bool {
     }
 }
 
-/// One thread's operations on one address: `(instruction, access index)`.
-type ThreadId = (usize, usize);
-
-/// Judges an observation of a concurrent case: `observed` holds each instruction's final state
-/// (registers; the memory of `observed[0]` is the final shared memory) and `returned`, where
-/// the implementation reports it, every iteration's returned values. Registers the
-/// instructions do not write must equal the reference serialization's (`reference`); memory
-/// no access touches must be unchanged; each accessed address goes to [`check_threads`] (or
-/// [`commutative_final`]).
-#[allow(clippy::too_many_arguments)]
-pub fn judge(
-    parts: &[Part<'_>],
-    lowered: &[Lowered],
-    reference: &Serial,
-    observed: &[State],
-    returned: Option<&[Vec<Vec<Observed>>]>,
-    attempts: Option<&[Vec<Vec<u32>>]>,
-    budget: u64,
-) -> Result<Judgement, ModelError> {
-    if observed.len() != parts.len() || parts.is_empty() {
-        return Ok(Judgement::Fail(vec![Mismatch {
-            loc: Loc::Reg {
-                name: "instructions".into(),
-                idx: 0,
-            },
-            expected: Some(parts.len() as u64),
-            observed: Some(observed.len() as u64),
-            why: "one final state per instruction".into(),
-        }]));
-    }
-    if lowered.len() != parts.len() || reference.states.len() != parts.len() {
-        return Err(crate::internal!(
-            "{} lowered instructions and {} reference states for {} parts",
-            lowered.len(),
-            reference.states.len(),
-            parts.len()
-        ));
-    }
-    let mut mismatches = Vec::new();
-    // Threads per (space, address).
-    let mut groups: BTreeMap<(Space, u64), Vec<ThreadId>> = BTreeMap::new();
-    let mut mems: Vec<&MemInstr> = Vec::new();
-    let mut racy_mem: HashSet<(Space, u64)> = HashSet::new();
-    for (k, l) in lowered.iter().enumerate() {
-        let Instr::Mem(m) = &l.instr else {
-            return Err(crate::internal!(
-                "concurrent part is not a memory instruction"
-            ));
-        };
-        let resolved = resolve(m, parts[k].state)
-            .map_err(|_| ModelError::BadState(format!("instruction {k} faults")))?;
-        for (i, r) in resolved.iter().enumerate() {
-            if let Resolved::Mem(addr) = r {
-                groups.entry((m.space, *addr)).or_default().push((k, i));
-                for b in 0..m.ty.bytes() {
-                    racy_mem.insert((m.space, addr + b));
-                }
-            }
-        }
-        mems.push(m);
-        // Registers: everything but the destinations must be as the reference left it.
-        let dests: HashSet<(String, u32)> = m
-            .accesses
-            .iter()
-            .flat_map(|a| dest_fields(&a.dst))
-            .collect();
-        let (want, seen) = (&reference.states[k], &observed[k]);
-        for (name, reg) in &want.regs {
-            for (idx, v) in reg.elems.iter().enumerate() {
-                if dests.contains(&(name.clone(), idx as u32)) {
-                    continue;
-                }
-                let o = seen.elem(name, idx as u32);
-                if o != Some(*v) {
-                    mismatches.push(Mismatch {
-                        loc: Loc::Reg {
-                            name: name.clone(),
-                            idx: idx as u32,
-                        },
-                        expected: Some(*v),
-                        observed: o,
-                        why: format!("instruction {k}: a register it does not write changed"),
-                    });
-                }
-            }
-        }
-    }
-    let fin = &observed[0];
-    for space in [Space::Global, Space::Shared] {
-        for span in reference.states[0].memory(space).diff(fin.memory(space)) {
-            for (addr, ev, ov) in span.bytes() {
-                if racy_mem.contains(&(space, addr)) {
-                    continue;
-                }
-                mismatches.push(Mismatch {
-                    loc: Loc::Mem {
-                        space,
-                        addr,
-                        bytes: 1,
-                    },
-                    expected: ev.map(u64::from),
-                    observed: ov.map(u64::from),
-                    why: "memory no instruction accesses changed".into(),
-                });
-            }
-        }
-    }
-    mismatches.truncate(crate::check::MAX_MISMATCHES);
-    if !mismatches.is_empty() {
-        return Ok(Judgement::Fail(mismatches));
-    }
-    // What each access returned in each iteration.
-    let mut obs: Vec<Vec<Vec<Observed>>> = Vec::new();
-    for (k, m) in mems.iter().enumerate() {
-        let n = parts[k].iterations as usize;
-        let mut per = vec![vec![Observed::default(); m.accesses.len()]; n];
-        match returned {
-            Some(r) => {
-                let Some(rk) = r.get(k).filter(|rk| rk.len() == n) else {
-                    return Ok(Judgement::Fail(vec![Mismatch {
-                        loc: Loc::Reg {
-                            name: format!("returned[{k}]"),
-                            idx: 0,
-                        },
-                        expected: Some(n as u64),
-                        observed: r.get(k).map(|x| x.len() as u64),
-                        why: "one list of returned values per iteration".into(),
-                    }]));
-                };
-                for (it, row) in rk.iter().enumerate() {
-                    for (i, a) in m.accesses.iter().enumerate() {
-                        if !matches!(a.dst, Dest::None) {
-                            per[it][i] = row.get(i).copied().unwrap_or_default();
-                        }
-                    }
-                }
-            }
-            None => {
-                for (i, a) in m.accesses.iter().enumerate() {
-                    if parts[k].cas_loop.is_some()
-                        && let Dest::CasWeak { expected, .. } = &a.dst
-                    {
-                        // A loop lane's `expected` ends at the compare it succeeded with.
-                        per[n - 1][i].ret = observed[k]
-                            .elem(&expected.name, expected.idx)
-                            .map(|v| (v >> expected.lo) & mask(expected.bits));
-                        continue;
-                    }
-                    match crate::check::observe(a, m.ty, parts[k].state, &observed[k]) {
-                        Ok(o) => per[n - 1][i] = o,
-                        Err(mm) => mismatches.push(mm),
-                    }
-                }
-            }
-        }
-        obs.push(per);
-    }
-    if !mismatches.is_empty() {
-        return Ok(Judgement::Fail(mismatches));
-    }
-    // Each loop lane's steps: per iteration, its first attempt where it failed and its
-    // compare is known (a read that must see another value), then its success (the update
-    // applied at the value it read).
-    let mut loop_steps: BTreeMap<ThreadId, Vec<(OpStep, Observed)>> = BTreeMap::new();
-    for (k, m) in mems.iter().enumerate() {
-        let Some(lp) = parts[k].cas_loop else {
-            continue;
-        };
-        let n = parts[k].iterations as usize;
-        if let Some(at) = attempts {
-            let shape_ok = at.get(k).is_some_and(|ak| {
-                ak.len() == n && ak.iter().all(|row| row.len() == m.accesses.len())
-            });
-            if !shape_ok {
-                return Ok(Judgement::Fail(vec![Mismatch {
-                    loc: Loc::Reg {
-                        name: format!("attempts[{k}]"),
-                        idx: 0,
-                    },
-                    expected: Some(n as u64),
-                    observed: at.get(k).map(|x| x.len() as u64),
-                    why: "a compare-and-swap loop reports its attempts per iteration, per lane"
-                        .into(),
-                }]));
-            }
-        }
-        let success = lp.step(m.ty, m.env);
-        for (i, a) in m.accesses.iter().enumerate() {
-            let mut steps = Vec::new();
-            let mut first = Some(a.src[0]);
-            for it in 0..n {
-                let (r, kept) = (obs[k][it][i].ret, obs[k][it][i].kept);
-                let count = attempts.map(|at| at[k][it][i]);
-                let why = |w: String| {
-                    Ok(Judgement::Fail(vec![Mismatch {
-                        loc: Loc::Reg {
-                            name: format!("attempts[{k}][{it}]"),
-                            idx: i as u32,
-                        },
-                        expected: None,
-                        observed: count.map(u64::from),
-                        why: format!("lane {}: {w}", a.lane),
-                    }]))
-                };
-                let known = match (count, first) {
-                    (Some(0), _) => return why(
-                        "an iteration ends with one successful attempt, so it makes at least one"
-                            .into(),
-                    ),
-                    (Some(1), Some(c)) => {
-                        if r.is_some_and(|r| r != c) {
-                            return why(format!(
-                                "its only attempt succeeded with compare {c:#x}, so it returned {c:#x}, not {:#x}",
-                                r.unwrap_or(0)
-                            ));
-                        }
-                        Some(c)
-                    }
-                    (Some(t), Some(c)) => {
-                        steps.push((
-                            OpStep {
-                                op: AtomicOp::Cas,
-                                ty: m.ty,
-                                env: m.env,
-                                src: [c, lp.new_value(m.ty, m.env, c)?],
-                            },
-                            Observed {
-                                ret: if t == 2 { r } else { None },
-                                kept,
-                                success: Some(false),
-                            },
-                        ));
-                        r
-                    }
-                    _ => r,
-                };
-                steps.push((
-                    success.clone(),
-                    Observed {
-                        ret: known,
-                        kept,
-                        success: None,
-                    },
-                ));
-                first = match known {
-                    Some(c) => Some(lp.new_value(m.ty, m.env, c)?),
-                    None => None,
-                };
-            }
-            loop_steps.insert((k, i), steps);
-        }
-    }
-    let mut undecided = Vec::new();
-    for ((space, addr), members) in &groups {
-        let m0 = mems[members[0].0];
-        let bytes = m0.ty.bytes();
-        let loc = Loc::Mem {
-            space: *space,
-            addr: *addr,
-            bytes: bytes as u8,
-        };
-        if members.iter().any(|(k, _)| mems[*k].ty != m0.ty) {
-            // Different types (and so any different widths) on one address: compared per byte
-            // it is no single variable; the documents give no order semantics for it.
-            return Err(ModelError::NotImplemented(format!(
-                "concurrent accesses of different types to {addr:#x}"
-            )));
-        }
-        let init = parts[0]
-            .state
-            .memory(*space)
-            .read(*addr, bytes)
-            .ok_or_else(|| crate::internal!("initial {addr:#x}"))?;
-        let Some(seen) = fin.memory(*space).read(*addr, bytes) else {
-            return Ok(Judgement::Fail(vec![Mismatch {
-                loc,
-                expected: None,
-                observed: None,
-                why: "the observed state has no memory here".into(),
-            }]));
-        };
-        let (parts_n, width, part_ty) = if m0.ty == DataType::F16x2 {
-            (2, 16, DataType::F16)
-        } else {
-            (1, m0.ty.bits(), m0.ty)
-        };
-        let fmt = part_ty.float_format();
-        let nan_lenient = !m0.env.nan_exact && fmt.is_some();
-        let eq = move |model: u64, seen: u64| {
-            model == seen
-                || (nan_lenient
-                    && fmt.is_some_and(|f| float::is_nan(f, model) && float::is_nan(f, seen)))
-        };
-        for p in 0..parts_n {
-            let lo = p * width;
-            let pm = mask(width);
-            let threads: Vec<Vec<(OpStep, Observed)>> = members
-                .iter()
-                .map(|&(k, i)| {
-                    if let Some(steps) = loop_steps.get(&(k, i)) {
-                        // Loops run on integer types only: the address is one part.
-                        return steps.clone();
-                    }
-                    let m = mems[k];
-                    let a = &m.accesses[i];
-                    let step = OpStep {
-                        op: m.op,
-                        ty: part_ty,
-                        env: m.env,
-                        src: [(a.src[0] >> lo) & pm, (a.src[1] >> lo) & pm],
-                    };
-                    obs[k]
-                        .iter()
-                        .map(|row| {
-                            let o = row[i];
-                            (
-                                step.clone(),
-                                Observed {
-                                    ret: o.ret.map(|r| (r >> lo) & pm),
-                                    kept: o.kept >> lo,
-                                    success: o.success,
-                                },
-                            )
-                        })
-                        .collect()
-                })
-                .collect();
-            let (init_p, seen_p) = ((init >> lo) & pm, (seen >> lo) & pm);
-            // When the operations commute, the final value is known whatever they returned:
-            // a different one fails at once; with nothing observed, the same one passes.
-            let verdict = match fold_if_commuting(init_p, &threads) {
-                Some(f) if !eq(f, seen_p) => Verdict::Fail {
-                    explored: 0,
-                    longest_prefix: vec![],
-                },
-                Some(_) if commutative_final(init_p, &threads).is_some() => {
-                    Verdict::Pass { order: vec![] }
-                }
-                _ => check_threads(init_p, &threads, Some(seen_p), &eq, budget)?,
-            };
-            let ops: usize = threads.iter().map(Vec::len).sum();
-            match verdict {
-                Verdict::Pass { .. } => {}
-                Verdict::Fail { longest_prefix, .. } => {
-                    let expected = fold_if_commuting(init_p, &threads);
-                    return Ok(Judgement::Fail(vec![Mismatch {
-                        loc,
-                        expected,
-                        observed: Some(seen),
-                        why: format!(
-                            "no order of the {ops} operations of {} instructions on {addr:#x}{}, each thread in its own order, produces the observed returns and final value{}{}",
-                            parts.len(),
-                            if parts_n == 2 { format!(" (half {p})") } else { String::new() },
-                            // A search's longest consistent prefix (none when the fold decided).
-                            if longest_prefix.is_empty() { String::new() } else { format!(" (longest consistent prefix: {} of {ops})", longest_prefix.len()) },
-                            if expected.is_some() { "; these operations commute, so every order ends at the expected value" } else { "" },
-                        ),
-                    }]));
-                }
-                Verdict::Undecided { explored } => undecided.push(format!(
-                    "concurrent checker: {} on {addr:#x} ({ops} operations) after {explored} states",
-                    if ops > MAX_SEARCHED {
-                        "too many operations to search and they do not all commute".to_string()
-                    } else {
-                        format!("budget of {budget} states ran out")
-                    }
-                )),
-            }
-        }
-    }
-    Ok(if undecided.is_empty() {
-        Judgement::Pass
-    } else {
-        Judgement::Undecided(undecided.join("; "))
-    })
-}
-
-/// The register fields an access writes.
-fn dest_regs(d: &Dest) -> Vec<&RegField> {
-    match d {
-        Dest::None => vec![],
-        Dest::Fields(f) => f.iter().collect(),
-        Dest::CasWeak { ok, expected } => ok.iter().chain(std::iter::once(expected)).collect(),
-    }
-}
-
-fn dest_fields(d: &Dest) -> Vec<(String, u32)> {
-    dest_regs(d)
-        .into_iter()
-        .map(|f| (f.name.clone(), f.idx))
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::check::Judgement;
     use crate::ir::Env;
+    use crate::race::Verdict;
 
     fn op(op: AtomicOp, s0: u64) -> OpStep {
         OpStep {
@@ -1298,10 +491,6 @@ mod tests {
         Observed::ret(r)
     }
 
-    fn bits(a: u64, b: u64) -> bool {
-        a == b
-    }
-
     #[test]
     fn program_order_is_respected() {
         // Thread 0: add 1 then add 1, returning 0 then 1; thread 1: exch 10 returning 2.
@@ -1310,7 +499,8 @@ mod tests {
             (op(AtomicOp::Add, 1), ret(1)),
         ];
         let t1 = vec![(op(AtomicOp::Exch, 10), ret(2))];
-        let v = check_threads(0, &[t0.clone(), t1.clone()], Some(10), &bits, 1000).unwrap();
+        let v =
+            check_threads(0, &[t0.clone(), t1.clone()], Some(10), Equality::Bits, 1000).unwrap();
         assert_eq!(
             v,
             Verdict::Pass {
@@ -1319,7 +509,7 @@ mod tests {
         );
         // The same returns in the other program order of thread 0 are impossible.
         let swapped = vec![t0[1].clone(), t0[0].clone()];
-        let v = check_threads(0, &[swapped, t1], Some(10), &bits, 1000).unwrap();
+        let v = check_threads(0, &[swapped, t1], Some(10), Equality::Bits, 1000).unwrap();
         assert!(matches!(v, Verdict::Fail { .. }), "{v:?}");
     }
 
@@ -1337,21 +527,28 @@ mod tests {
             .collect();
         assert_eq!(commutative_final(100, &threads), Some(100));
         // The search agrees, with the symmetry reduction keeping it small.
-        let v = check_threads(100, &threads, Some(101), &bits, 100_000).unwrap();
+        let v = check_threads(100, &threads, Some(101), Equality::Bits, 100_000).unwrap();
         assert!(matches!(v, Verdict::Fail { .. }), "{v:?}");
         assert!(matches!(
-            check_threads(100, &threads, Some(100), &bits, 100_000).unwrap(),
+            check_threads(100, &threads, Some(100), Equality::Bits, 100_000).unwrap(),
             Verdict::Pass { .. }
         ));
         // Mixed kinds that do not commute are not decided by the fold.
         let exch = vec![(op(AtomicOp::Exch, 5), Observed::default())];
         assert_eq!(commutative_final(0, &[exch.clone(), add.clone()]), None);
         assert!(matches!(
-            check_threads(0, &[exch.clone(), add.clone()], Some(6), &bits, 1000).unwrap(),
+            check_threads(
+                0,
+                &[exch.clone(), add.clone()],
+                Some(6),
+                Equality::Bits,
+                1000
+            )
+            .unwrap(),
             Verdict::Pass { .. }
         ));
         assert!(matches!(
-            check_threads(0, &[exch, add], Some(4), &bits, 1000).unwrap(),
+            check_threads(0, &[exch, add], Some(4), Equality::Bits, 1000).unwrap(),
             Verdict::Fail { .. }
         ));
     }
@@ -1415,7 +612,7 @@ mod tests {
                 Observed::default(),
             )]))
             .collect();
-        let v = check_threads(0, &threads, Some(1000), &bits, 50).unwrap();
+        let v = check_threads(0, &threads, Some(1000), Equality::Bits, 50).unwrap();
         assert_eq!(v, Verdict::Undecided { explored: 51 });
     }
 
@@ -1625,7 +822,7 @@ mod tests {
         assert_eq!(monotone_field(mask(20), &t), None);
         // The xor must read 2: after 3 adds it never can; after 2 it can.
         assert!(matches!(
-            check_threads(0, &t, Some(4 | 1 << 20), &bits, 1000).unwrap(),
+            check_threads(0, &t, Some(4 | 1 << 20), Equality::Bits, 1000).unwrap(),
             Verdict::Pass { .. }
         ));
         let late = [
@@ -1633,7 +830,7 @@ mod tests {
             vec![(op(AtomicOp::Xor, 1 << 20), ret(9))],
         ];
         assert!(matches!(
-            check_threads(0, &late, Some(4 | 1 << 20), &bits, 1000).unwrap(),
+            check_threads(0, &late, Some(4 | 1 << 20), Equality::Bits, 1000).unwrap(),
             Verdict::Fail { .. }
         ));
     }

@@ -16,6 +16,7 @@ pub mod float_display;
 pub mod fuzz;
 pub mod generate;
 pub mod given;
+pub mod interleave;
 pub mod interrupt;
 pub mod markup;
 pub mod merge;

@@ -823,7 +823,7 @@ fn elem_mut<'a>(st: &'a mut State, name: &str, idx: u32) -> Option<&'a mut u64> 
 
 /// Writes `planted` into a lane's destination fields, keeping the bits above each field as the
 /// documents want them.
-fn write_return(st: &mut State, fields: &[RegField], planted: u64) {
+pub(crate) fn write_return(st: &mut State, fields: &[RegField], planted: u64) {
     let mut shift = 0;
     for f in fields {
         let part = (planted >> shift) & mask(f.bits);
@@ -1027,16 +1027,12 @@ fn brute_force_threads(threads: &[Thread], init: u64) -> Option<ThreadsReach> {
     })
 }
 
-/// Whether some order of the threads' steps (each thread's in its own order) gives every
-/// observed return and success flag, `observed[t][j]`, and ends at `end`: brute force over
-/// every progress vector and value, with no reduction, for at most [`CONCURRENT_STATES`]
-/// states (`None` past that). Bitwise comparison: integer types only.
-fn brute_force_observation(
-    threads: &[Thread],
-    init: u64,
-    observed: &[Vec<Observed>],
-    end: u64,
-) -> Option<bool> {
+/// Whether some order of the threads' steps (each thread's in its own order, every effect the
+/// documents allow) gives every observed return and success flag, and ends at `end`: brute
+/// force over every progress vector and value, with no reduction, for at most
+/// [`CONCURRENT_STATES`] states (`None` past that). Bitwise comparison: integer types only (or
+/// no NaN anywhere). An oracle for the concurrent judge independent of its search.
+pub fn order_exists(threads: &[Vec<(OpStep, Observed)>], init: u64, end: u64) -> Option<bool> {
     let mut seen: std::collections::HashSet<(Vec<usize>, u64)> = std::collections::HashSet::new();
     let mut stack = vec![(vec![0usize; threads.len()], init)];
     while let Some((progress, value)) = stack.pop() {
@@ -1048,12 +1044,10 @@ fn brute_force_observation(
         }
         let mut done = true;
         for (t, thread) in threads.iter().enumerate() {
-            let j = progress[t];
-            let Some(step) = thread.steps.get(j) else {
+            let Some((step, o)) = thread.get(progress[t]) else {
                 continue;
             };
             done = false;
-            let o = observed[t][j];
             for e in step.step(value).ok()? {
                 if o.ret_fits(e.ret, &|a, b| a == b) && o.success.is_none_or(|s| s == e.success) {
                     let mut next = progress.clone();
@@ -1067,139 +1061,6 @@ fn brute_force_observation(
         }
     }
     Some(false)
-}
-
-/// A whole concurrent case with compare-and-swap loops run as hardware may: a seeded random
-/// scheduler picks a thread (one access of one instruction) at each step; a loop thread's step
-/// is one attempt (it succeeds when memory holds the compare it last learned, else it learns
-/// the value it read), any other thread's step one iteration. The observation: every kept
-/// return and success flag, every attempt count, the registers that hold each thread's last
-/// iteration, the final memory. `None` where a step has no single effect, a destination is not
-/// a plain register field (a loop's may also be an MSL compare-exchange's), or an address is
-/// outside memory.
-fn loop_interleaving(
-    parts: &[Part<'_>],
-    lowered: &[Lowered],
-    reference: &Serial,
-    seed: u64,
-) -> Option<Serial> {
-    struct T {
-        k: usize,
-        i: usize,
-        it: usize,
-        compare: u64,
-        tries: u32,
-    }
-    let mems: Vec<&MemInstr> = lowered
-        .iter()
-        .map(|l| match &l.instr {
-            Instr::Mem(m) => Some(m),
-            _ => None,
-        })
-        .collect::<Option<_>>()?;
-    let mut out = reference.clone();
-    let mut memory = (parts[0].state.global.clone(), parts[0].state.shared.clone());
-    let mut threads: Vec<T> = Vec::new();
-    let mut at: BTreeMap<(usize, usize), u64> = BTreeMap::new();
-    for (k, m) in mems.iter().enumerate() {
-        let resolved = resolve(m, parts[k].state).ok()?;
-        for (i, a) in m.accesses.iter().enumerate() {
-            let Some(Resolved::Mem(addr)) = resolved.get(i) else {
-                return None;
-            };
-            at.insert((k, i), *addr);
-            threads.push(T {
-                k,
-                i,
-                it: 0,
-                compare: a.src[0],
-                tries: 0,
-            });
-        }
-    }
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    loop {
-        let live: Vec<usize> = (0..threads.len())
-            .filter(|&t| threads[t].it < parts[threads[t].k].iterations as usize)
-            .collect();
-        if live.is_empty() {
-            break;
-        }
-        let t = &mut threads[live[(rng.next_u64() % live.len() as u64) as usize]];
-        let (m, a) = (mems[t.k], &mems[t.k].accesses[t.i]);
-        let last = t.it + 1 == parts[t.k].iterations as usize;
-        let mem = if m.space == Space::Shared {
-            &mut memory.1
-        } else {
-            &mut memory.0
-        };
-        let addr = at[&(t.k, t.i)];
-        let value = mem.read(addr, m.ty.bytes())?;
-        let o = &mut out.returned[t.k][t.it][t.i];
-        let ret = match parts[t.k].cas_loop {
-            Some(lp) => {
-                t.tries += 1;
-                if value != t.compare {
-                    t.compare = value;
-                    continue;
-                }
-                let c = t.compare;
-                mem.write(addr, m.ty.bytes(), lp.new_value(m.ty, m.env, c).ok()?);
-                out.attempts[t.k][t.it][t.i] = t.tries;
-                t.tries = 0;
-                t.compare = lp.new_value(m.ty, m.env, c).ok()?;
-                if o.ret.is_some() {
-                    o.ret = Some(c & o.kept);
-                }
-                if last {
-                    match &a.dst {
-                        Dest::None => {}
-                        Dest::Fields(fields) => write_return(&mut out.states[t.k], fields, c),
-                        other => {
-                            atomcts_reference::concurrent::finish_loop_lane(
-                                &mut out.states[t.k],
-                                other,
-                                c,
-                            )
-                            .ok()?;
-                        }
-                    }
-                }
-                t.it += 1;
-                continue;
-            }
-            None => {
-                let step = OpStep {
-                    op: m.op,
-                    ty: m.ty,
-                    env: m.env,
-                    src: a.src,
-                };
-                let e = step.step(value).ok()?.first().copied()?;
-                mem.write(addr, m.ty.bytes(), e.new);
-                if o.ret.is_some() {
-                    o.ret = Some(e.ret & o.kept);
-                }
-                if o.success.is_some() {
-                    o.success = Some(e.success);
-                }
-                e.ret
-            }
-        };
-        if last {
-            match &a.dst {
-                Dest::None => {}
-                Dest::Fields(fields) => write_return(&mut out.states[t.k], fields, ret),
-                _ => return None,
-            }
-        }
-        t.it += 1;
-    }
-    for st in &mut out.states {
-        st.global = memory.0.clone();
-        st.shared = memory.1.clone();
-    }
-    Some(out)
 }
 
 /// The reference's observation with one thread's first and last returns swapped, and the
@@ -1264,7 +1125,7 @@ fn final_plant(
 /// [`CONCURRENT_STATES`] the wrong answers come from theory instead: a final value other than
 /// the commuting fold's, swapped returns of adds that cannot wrap. Cases with a
 /// compare-and-swap loop get two random interleavings of single attempts
-/// (`loop_interleaving`); F16x2 addresses get none.
+/// (`crate::interleave::random_interleaving`); F16x2 addresses get none.
 pub fn concurrent_plants(
     parts: &[Part<'_>],
     lowered: &[Lowered],
@@ -1279,7 +1140,8 @@ pub fn concurrent_plants(
         // (an attempt fails, and the lane retries with the value it read, whenever another
         // thread changed the value since the lane last read it): must pass.
         for seed in [1, 2] {
-            if let Some(o) = loop_interleaving(parts, lowered, reference, seed) {
+            if let Some(o) = crate::interleave::random_interleaving(parts, lowered, reference, seed)
+            {
                 out.push(ConcurrentPlant {
                     kind: None,
                     what: format!(
@@ -1395,16 +1257,17 @@ pub fn concurrent_plants(
                     else {
                         continue;
                     };
-                    let observed: Vec<Vec<Observed>> = threads
+                    let observed: Vec<Vec<(OpStep, Observed)>> = threads
                         .iter()
                         .map(|u| {
-                            (0..u.steps.len())
-                                .map(|j| planted.returned[u.instr][j][u.access])
+                            u.steps
+                                .iter()
+                                .enumerate()
+                                .map(|(j, s)| (s.clone(), planted.returned[u.instr][j][u.access]))
                                 .collect()
                         })
                         .collect();
-                    let Some(possible) = brute_force_observation(&threads, init, &observed, end)
-                    else {
+                    let Some(possible) = order_exists(&observed, init, end) else {
                         continue;
                     };
                     let lane = mems[th.instr].accesses[th.access].lane;
