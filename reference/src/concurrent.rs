@@ -23,6 +23,7 @@
 //! - [`judge`] (module `judge`): the judgement of an observation (final states of every
 //!   instruction, and the per-iteration returned values where the implementation reports them).
 
+mod blocks;
 mod engine;
 mod fold;
 mod history;
@@ -30,6 +31,7 @@ mod judge;
 mod search;
 mod walk;
 
+pub use blocks::BLOCK_STATES;
 pub use engine::to_f64;
 pub use fold::{commutative_final, fold_if_commuting, is_identity, monotone_field};
 pub use history::{

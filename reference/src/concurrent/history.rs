@@ -54,6 +54,9 @@ pub struct History<'a> {
     /// The instruction of each thread, for the candidate schedules (empty: each thread is its
     /// own instruction).
     pub instrs: &'a [usize],
+    /// The block of each thread, for the block schedules: threads of one instruction and one
+    /// SIMD-group, which run each step together (empty: no block schedules).
+    pub blocks: &'a [usize],
     /// Memory value observed after every step, where it is checked.
     pub final_value: Option<u64>,
 }
@@ -63,6 +66,9 @@ pub struct History<'a> {
 pub enum Reason {
     /// A candidate schedule produced the observation.
     Schedule(Schedule),
+    /// A block schedule produced the observation (a GPU's order: each SIMD-group's step as one
+    /// block).
+    Blocks,
     /// The search decided, or ran out of its budget.
     Search,
     /// The observed returns form no walk (the walk check of the search, `walk_defect`).

@@ -482,6 +482,15 @@ impl Location<'_> {
             _ => Equality::Bits,
         };
         let instrs: Vec<usize> = self.members.iter().map(|(k, _)| *k).collect();
+        // A thread's block: its instruction and its SIMD-group (lane / SIMD width).
+        let blocks: Vec<usize> = self
+            .members
+            .iter()
+            .map(|&(k, i)| {
+                let group = mems[k].accesses[i].lane / parts[k].state.simd_width.max(1);
+                k * (crate::state::MAX_LANES as usize) + group as usize
+            })
+            .collect();
         let mut undecided = Vec::new();
         for p in 0..halves {
             let lo = p * width;
@@ -548,6 +557,7 @@ impl Location<'_> {
                 init: init_p,
                 threads: &threads,
                 instrs: &instrs,
+                blocks: &blocks,
                 final_value: Some(seen_p),
             };
             let checked = check_history(&history, eq, budget)?;

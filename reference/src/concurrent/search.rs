@@ -12,7 +12,10 @@
 //!    it read to the value it left), the steps must form a walk from the initial value to the
 //!    final one: every value held as often as it is left, every edge reachable ([`walk_defect`]);
 //!    otherwise no order exists, decided at once.
-//! 4. The search: depth first over states (memory value, how many threads of each class stand
+//! 4. Block schedules ([`block_order`](super::blocks)): the orders a GPU produces, each
+//!    SIMD-group's step of one instruction as one block (lanes ascending or descending), the
+//!    blocks in any order; a bounded search that can only pass.
+//! 5. The search: depth first over states (memory value, how many threads of each class stand
 //!    at each step), on an explicit stack of one small frame per step, with a memo of refuted
 //!    states bounded as [`crate::race::DeadStates`] is. Pruned where a step must read a value
 //!    monotone bits have passed, where the remaining edges of a walk fall apart, or where float
@@ -22,6 +25,7 @@
 //!    is deterministic; the budget counts the states expanded by all runs together, and
 //!    running out is undecided, never a pass.
 
+use super::blocks::block_order;
 use super::engine::search;
 use super::fold::is_identity;
 use super::history::{Checked, Equality, History, MAX_SEARCHED, Reason, Schedule, Thread, fits};
@@ -57,6 +61,7 @@ pub fn check_threads(
         init,
         threads,
         instrs: &[],
+        blocks: &[],
         final_value,
     };
     Ok(check_history(&h, eq, budget)?.verdict)
@@ -107,6 +112,9 @@ pub fn check_history_within(
             },
             Reason::Walk(why),
         ));
+    }
+    if let Some(order) = block_order(h, eq)? {
+        return Ok(Checked::decided(Verdict::Pass { order }, Reason::Blocks));
     }
     search(h, &split, &origin, edges, eq, budget, memo)
 }

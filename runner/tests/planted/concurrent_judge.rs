@@ -9,7 +9,7 @@
 
 use super::{PlantedConcurrent, lowered_and_serial, states_and_programs};
 use atomcts::case::load;
-use atomcts::interleave::random_interleaving;
+use atomcts::interleave::{Grain, interleaving, random_interleaving};
 use atomcts::plant::order_exists;
 use atomcts::run::{Options, Status, run_case};
 use atomcts_adapters::concurrent::ConcurrentObservation;
@@ -910,6 +910,7 @@ fn a_small_concurrent_memo_changes_no_verdict() {
             init: 0,
             threads: &threads,
             instrs: &[],
+            blocks: &[],
             final_value: Some(fin),
         };
         let full =
@@ -932,7 +933,10 @@ fn a_small_concurrent_memo_changes_no_verdict() {
 
 /// The campaign behind H6's "all decided" (run by hand, release build; not in CI for its
 /// time): `ATOMCTS_INTERLEAVINGS=<n>` seeds (default 200) of every concurrent case under the
-/// default profile, each a right answer the judge alone must pass at the default budget.
+/// default profile, each a right answer the judge alone must pass at the default budget, with
+/// every return reported and as an adapter that reports only the final registers;
+/// `ATOMCTS_INTERLEAVINGS_GRAIN=instruction` for GPU-like block interleavings,
+/// `ATOMCTS_INTERLEAVINGS_CASE=<part of an id>` for some cases only.
 /// `cargo test --release -p atomcts --test planted -- --ignored --nocapture many_random`
 #[test]
 #[ignore]
@@ -945,17 +949,44 @@ fn many_random_interleavings_of_every_concurrent_case_pass() {
     assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
     let profile = Profile::named("default").unwrap();
     let (mut passed, mut problems) = (0u64, Vec::new());
-    for case in loaded.cases.iter().filter(|c| c.is_concurrent()) {
+    let only = std::env::var("ATOMCTS_INTERLEAVINGS_CASE").unwrap_or_default();
+    let grain = match std::env::var("ATOMCTS_INTERLEAVINGS_GRAIN").as_deref() {
+        Ok("instruction") => Grain::Instruction,
+        _ => Grain::Thread,
+    };
+    for case in loaded
+        .cases
+        .iter()
+        .filter(|c| c.is_concurrent() && c.id.contains(&only))
+    {
         let start = std::time::Instant::now();
         with_parts(case, &profile, |parts, lowered, reference| {
             for seed in 0..n {
-                let Some(o) = random_interleaving(parts, lowered, reference, seed) else {
+                let Some(o) = interleaving(parts, lowered, reference, seed, grain) else {
                     problems.push(format!("{}: no interleaving (seed {seed})", case.id));
                     continue;
                 };
                 match judged(parts, lowered, reference, &o) {
                     Ok(Judgement::Pass) => passed += 1,
                     other => problems.push(format!("{}, seed {seed}: {other:?}", case.id)),
+                }
+                // The same answer as an adapter that reports only the registers after each
+                // thread's last iteration (no returned rows, no attempts).
+                let registers_only = judge(
+                    parts,
+                    lowered,
+                    reference,
+                    &o.states,
+                    None,
+                    None,
+                    DEFAULT_BUDGET,
+                );
+                match registers_only {
+                    Ok(Judgement::Pass) => passed += 1,
+                    other => problems.push(format!(
+                        "{}, seed {seed}, registers only: {other:?}",
+                        case.id
+                    )),
                 }
             }
         });
@@ -966,4 +997,46 @@ fn many_random_interleavings_of_every_concurrent_case_pass() {
         problems.len()
     );
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// GPU-like interleavings (each SIMD-group's step of one instruction as one block, lanes
+/// ascending or descending, the blocks in a random order) of every concurrent case without a
+/// compare-and-swap loop, answered as an adapter that reports only the registers after each
+/// thread's last iteration (no returned rows), pass: the block schedules decide them where the
+/// thread-level search ran out of its budget (`exchange_against_add`, seeds 0 and 4, before).
+#[test]
+fn block_interleavings_reported_as_registers_only_pass() {
+    let loaded = load(&atomcts::default_corpus());
+    assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+    let profile = Profile::named("default").unwrap();
+    let (mut passed, mut problems) = (0, Vec::new());
+    for case in loaded.cases.iter().filter(|c| c.is_concurrent()) {
+        with_parts(case, &profile, |parts, lowered, reference| {
+            if parts.iter().any(|p| p.cas_loop.is_some()) {
+                return;
+            }
+            for seed in 0..5 {
+                let Some(o) = interleaving(parts, lowered, reference, seed, Grain::Instruction)
+                else {
+                    problems.push(format!("{}: no interleaving (seed {seed})", case.id));
+                    continue;
+                };
+                match judge(
+                    parts,
+                    lowered,
+                    reference,
+                    &o.states,
+                    None,
+                    None,
+                    DEFAULT_BUDGET,
+                ) {
+                    Ok(Judgement::Pass) => passed += 1,
+                    other => problems.push(format!("{}, seed {seed}: {other:?}", case.id)),
+                }
+            }
+        });
+    }
+    println!("block interleavings, registers only: {passed} passed");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    assert!(passed >= 100, "{passed}");
 }
