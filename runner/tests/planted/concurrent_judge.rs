@@ -57,20 +57,23 @@ fn options(profile: &Profile) -> Options {
     }
 }
 
-/// The judge alone on answer `o` (every return and attempt reported), at the default budget.
+/// The judge alone on answer `o` at the default budget: with every return and attempt
+/// reported, or (`every_return` false) as an adapter that reports only the registers after
+/// each thread's last iteration.
 fn judged(
     parts: &[Part<'_>],
     lowered: &[Lowered],
     reference: &Serial,
     o: &Serial,
+    every_return: bool,
 ) -> Result<Judgement, atomcts_reference::ModelError> {
     judge(
         parts,
         lowered,
         reference,
         &o.states,
-        Some(&o.returned),
-        Some(&o.attempts),
+        every_return.then_some(&o.returned),
+        every_return.then_some(&o.attempts),
         DEFAULT_BUDGET,
     )
 }
@@ -406,7 +409,7 @@ fn random_interleavings_of_every_concurrent_case_pass_and_corrupted_ones_fail() 
                     // rebuilds the case each time).
                     let first = seed == 0 && name == "default";
                     let (alone, runner) = (
-                        judged(parts, lowered, reference, &o),
+                        judged(parts, lowered, reference, &o, true),
                         first.then(|| through(&o)),
                     );
                     if matches!(alone, Ok(Judgement::Pass))
@@ -421,7 +424,7 @@ fn random_interleavings_of_every_concurrent_case_pass_and_corrupted_ones_fail() 
                     }
                     for (what, wrong) in corruptions(parts, lowered, &o) {
                         corrupted += 1;
-                        let alone = judged(parts, lowered, reference, &wrong);
+                        let alone = judged(parts, lowered, reference, &wrong, true);
                         let runner = first.then(|| through(&wrong));
                         if matches!(alone, Ok(Judgement::Fail(_)))
                             && runner.is_none_or(|s| s == Status::Fail)
@@ -703,7 +706,7 @@ fn float_adds_observed_only_by_their_final_value_are_decided() {
         for seed in 0..4 {
             let o = random_interleaving(parts, lowered, reference, seed).unwrap();
             assert_eq!(
-                judged(parts, lowered, reference, &o).unwrap(),
+                judged(parts, lowered, reference, &o, true).unwrap(),
                 Judgement::Pass,
                 "seed {seed}"
             );
@@ -714,7 +717,7 @@ fn float_adds_observed_only_by_their_final_value_are_decided() {
                 let v = f32::from_bits(st.global.read(0x1000, 4).unwrap() as u32);
                 st.global.write(0x1000, 4, u64::from((v - last).to_bits()));
             }
-            match judged(parts, lowered, reference, &lost).unwrap() {
+            match judged(parts, lowered, reference, &lost, true).unwrap() {
                 Judgement::Fail(ms) => assert!(
                     ms[0].why.contains("longest consistent prefix: 0 of 64"),
                     "{ms:?}"
@@ -787,7 +790,7 @@ given = {{ V10 = {{ ud = [{}] }}, V13 = {{ ud = [{}] }} }}
     for (case, why) in cases {
         let verdict = with_parts(&case, &profile, |parts, lowered, reference| {
             let o = random_interleaving(parts, lowered, reference, 1).unwrap();
-            judged(parts, lowered, reference, &o).unwrap()
+            judged(parts, lowered, reference, &o, true).unwrap()
         });
         match (verdict, why) {
             (Judgement::Undecided(text), Some(why)) => {
@@ -842,7 +845,7 @@ fn a_large_concurrent_case_is_judged_in_bounded_memory() {
         assert_eq!(r.status, Status::Pass, "{:?}", r.findings);
         let verdict = with_parts(&case, &profile, |parts, lowered, reference| {
             let o = random_interleaving(parts, lowered, reference, 7).unwrap();
-            judged(parts, lowered, reference, &o).unwrap()
+            judged(parts, lowered, reference, &o, true).unwrap()
         });
         assert_eq!(verdict, Judgement::Pass);
         let status = std::fs::read_to_string("/proc/self/status").unwrap();
@@ -966,21 +969,13 @@ fn many_random_interleavings_of_every_concurrent_case_pass() {
                     problems.push(format!("{}: no interleaving (seed {seed})", case.id));
                     continue;
                 };
-                match judged(parts, lowered, reference, &o) {
+                match judged(parts, lowered, reference, &o, true) {
                     Ok(Judgement::Pass) => passed += 1,
                     other => problems.push(format!("{}, seed {seed}: {other:?}", case.id)),
                 }
                 // The same answer as an adapter that reports only the registers after each
                 // thread's last iteration (no returned rows, no attempts).
-                let registers_only = judge(
-                    parts,
-                    lowered,
-                    reference,
-                    &o.states,
-                    None,
-                    None,
-                    DEFAULT_BUDGET,
-                );
+                let registers_only = judged(parts, lowered, reference, &o, false);
                 match registers_only {
                     Ok(Judgement::Pass) => passed += 1,
                     other => problems.push(format!(
@@ -1021,15 +1016,7 @@ fn block_interleavings_reported_as_registers_only_pass() {
                     problems.push(format!("{}: no interleaving (seed {seed})", case.id));
                     continue;
                 };
-                match judge(
-                    parts,
-                    lowered,
-                    reference,
-                    &o.states,
-                    None,
-                    None,
-                    DEFAULT_BUDGET,
-                ) {
+                match judged(parts, lowered, reference, &o, false) {
                     Ok(Judgement::Pass) => passed += 1,
                     other => problems.push(format!("{}, seed {seed}: {other:?}", case.id)),
                 }
