@@ -113,7 +113,11 @@ pub fn check_history_within(
             Reason::Walk(why),
         ));
     }
-    if let Some(order) = block_order(h, eq)? {
+    // The order the block search gives is played again, thread by thread: a pass names an
+    // order that produces the observation.
+    if let Some(order) = block_order(h, eq)?
+        && plays(h, &order, eq)?
+    {
         return Ok(Checked::decided(Verdict::Pass { order }, Reason::Blocks));
     }
     search(h, &split, &origin, edges, eq, budget, memo)
