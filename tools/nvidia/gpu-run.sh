@@ -5,7 +5,10 @@
 # BINARY: the atomcts release binary (default target/release/atomcts; a stripped copy can be
 # carried to a GPU machine that has no Rust). OUT: where the reports go (default target/gpu).
 # Needs: the NVIDIA driver (libcuda); for the Numba part, python3 with numba-cuda and numpy < 2.5
-# (numba 0.68.0 calls numpy.row_stack, which numpy 2.5 removed).
+# (numba 0.68.0 calls numpy.row_stack, which numpy 2.5 removed). The device machine lent here
+# (2026-11-27) has python 3.12 with numba-cuda and numpy 2.5 in /opt/torch/.venv: carry the
+# numpy-2.4.6 cp312 wheel (`pip download numpy==2.4.6 --python-version 3.12 --only-binary=:all:`),
+# unzip it there and put that folder first on PYTHONPATH.
 # Writes OUT/cuda.json and OUT/numba-cuda.json (the conformance report's GPU columns:
 # docs/conformance/gpu/), the stress and planted-bug runs, and the logs; prints a summary.
 set -uo pipefail
@@ -34,7 +37,9 @@ note "concurrent cases, 100 runs each (issue 12): no failure allowed"
   --json "$OUT/concurrent-repeat100.json" > "$OUT/concurrent-repeat100.txt" 2>&1 || { echo "repeat: exit $?"; fail=1; }
 tail -n 1 "$OUT/concurrent-repeat100.txt"
 
-note "planted lost updates (ATOMCTS_PTX_PLANT=split_rmw): every runnable concurrent case must fail"
+note "planted lost updates (ATOMCTS_PTX_PLANT=split_rmw): every runnable integer concurrent case must fail"
+# The plant splits integer atoms only (adapters/src/back/ptx/concurrent.rs): the f16x2 cases
+# (sass/atom/concurrent::f16x2_*) keep their atoms whole and pass.
 ATOMCTS_PTX_PLANT=split_rmw "$B" run --no-progress --adapter cuda --profile nvidia-ptx --filter tag:concurrent \
   --repeat 100 --json "$OUT/split-rmw-repeat100.json" > "$OUT/split-rmw.txt" 2>&1
 rc=$?
