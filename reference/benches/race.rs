@@ -2,8 +2,8 @@
 //! exchange. Run: `cargo bench -p atomcts-reference --bench race`.
 
 use atomcts_reference::ir::{AtomicOp, Env};
+use atomcts_reference::race::OpStep;
 use atomcts_reference::race::{DEFAULT_BUDGET, Observed, Problem, Verdict, check};
-use atomcts_reference::semantics::OpStep;
 use atomcts_reference::types::DataType;
 use std::hint::black_box;
 use std::time::Instant;

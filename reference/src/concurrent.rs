@@ -47,8 +47,8 @@ use crate::ir::{AtomicOp, Dest, Instr, Lowered, Lowering, MemInstr, RegField};
 use crate::knobs::Profile;
 use crate::outcome::Outcome;
 use crate::program::Program;
+use crate::race::OpStep;
 use crate::race::{Observed, Step};
-use crate::semantics::OpStep;
 use crate::state::State;
 use crate::types::{DataType, mask};
 

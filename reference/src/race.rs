@@ -13,28 +13,35 @@
 //! never a pass.
 
 use crate::error::ModelError;
-use smallvec::SmallVec;
+use crate::ir::{AtomicOp, Env};
+use crate::semantics::{Effects, apply};
+use crate::types::DataType;
 use std::collections::HashSet;
 use std::hash::Hash;
-
-/// One allowed effect of an operation on a memory value.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Effect {
-    /// The memory value after (equal to the old value when nothing changes).
-    pub new: u64,
-    /// The value returned to the lane.
-    pub ret: u64,
-    /// For compare-exchange: whether it succeeded; `true` otherwise.
-    pub success: bool,
-}
-
-/// The effects an operation may have on one value; the first is the reference's pick.
-pub type Effects = SmallVec<[Effect; 2]>;
 
 /// An operation the checker can apply.
 pub trait Step: Clone + Eq + Hash {
     /// The effects of this operation on memory value `old`.
     fn step(&self, old: u64) -> Result<Effects, ModelError>;
+}
+
+/// One access's op as a step of the race checker.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct OpStep {
+    /// The op.
+    pub op: AtomicOp,
+    /// The datum type (F16 for one half of an F16x2).
+    pub ty: DataType,
+    /// The environment.
+    pub env: Env,
+    /// The operands.
+    pub src: [u64; 2],
+}
+
+impl Step for OpStep {
+    fn step(&self, old: u64) -> Result<Effects, ModelError> {
+        apply(self.op, self.ty, &self.env, old, self.src)
+    }
 }
 
 /// What was observed of one operation.
@@ -435,7 +442,6 @@ impl<S: Step + Sync> Search<'_, S> {
 mod tests {
     use super::*;
     use crate::ir::{AtomicOp, Env};
-    use crate::semantics::OpStep;
     use crate::types::DataType;
 
     fn op(op: AtomicOp, s0: u64, s1: u64) -> OpStep {

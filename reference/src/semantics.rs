@@ -6,8 +6,22 @@
 use crate::error::ModelError;
 use crate::float::{self, Format};
 use crate::ir::{AtomicOp, Compare, Env, NanBits};
-use crate::race::{Effect, Effects, Step};
 use crate::types::{DataType, mask, sext};
+use smallvec::SmallVec;
+
+/// One allowed effect of an operation on a memory value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Effect {
+    /// The memory value after (equal to the old value when nothing changes).
+    pub new: u64,
+    /// The value returned to the lane.
+    pub ret: u64,
+    /// For compare-exchange: whether it succeeded; `true` otherwise.
+    pub success: bool,
+}
+
+/// The effects an operation may have on one value; the first is the reference's pick.
+pub type Effects = SmallVec<[Effect; 2]>;
 
 /// What `op` on `old` with operands `src` may do. Values are masked to the type's width.
 pub fn apply(
@@ -256,25 +270,6 @@ fn apply_f16x2(op: AtomicOp, env: &Env, old: u64, src: [u64; 2]) -> Result<Effec
         }
     }
     Ok(e)
-}
-
-/// One access's op as a step of the race checker.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct OpStep {
-    /// The op.
-    pub op: AtomicOp,
-    /// The datum type (F16 for one half of an F16x2).
-    pub ty: DataType,
-    /// The environment.
-    pub env: Env,
-    /// The operands.
-    pub src: [u64; 2],
-}
-
-impl Step for OpStep {
-    fn step(&self, old: u64) -> Result<Effects, ModelError> {
-        apply(self.op, self.ty, &self.env, old, self.src)
-    }
 }
 
 #[cfg(test)]

@@ -27,8 +27,10 @@ use atomcts_reference::ir::{
 };
 use atomcts_reference::memory::Memory;
 use atomcts_reference::outcome::{Completed, FaultClass, Outcome};
-use atomcts_reference::race::{Effect, Observed, Step};
-use atomcts_reference::semantics::{OpStep, apply};
+use atomcts_reference::race::OpStep;
+use atomcts_reference::race::{Observed, Step};
+use atomcts_reference::semantics::Effect;
+use atomcts_reference::semantics::apply;
 use atomcts_reference::state::{Loc, State};
 use atomcts_reference::types::{DataType, Space, mask, sext};
 use rand_chacha::ChaCha8Rng;

@@ -6,8 +6,8 @@
 use atomcts_reference::ModelError;
 use atomcts_reference::float::{DenormRule, FtzMode, MinMaxRules, NanRule, Round, ZeroRule};
 use atomcts_reference::ir::{AtomicOp, Compare, Env, NanBits};
-use atomcts_reference::race::Effect;
 use atomcts_reference::semantics;
+use atomcts_reference::semantics::Effect;
 use atomcts_reference::types::DataType;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};

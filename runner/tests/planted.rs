@@ -766,8 +766,8 @@ fn op_step(
     op: atomcts_reference::ir::AtomicOp,
     ty: atomcts_reference::types::DataType,
     src: [u64; 2],
-) -> atomcts_reference::semantics::OpStep {
-    atomcts_reference::semantics::OpStep {
+) -> atomcts_reference::race::OpStep {
+    atomcts_reference::race::OpStep {
         op,
         ty,
         env: atomcts_reference::ir::Env::default(),
@@ -778,8 +778,8 @@ fn op_step(
 #[test]
 fn a_small_race_memo_changes_no_verdict() {
     use atomcts_reference::ir::AtomicOp;
+    use atomcts_reference::race::OpStep;
     use atomcts_reference::race::{DeadStates, Observed, Problem, Verdict, check_within};
-    use atomcts_reference::semantics::OpStep;
     use atomcts_reference::types::DataType;
     let ops: Vec<(OpStep, Observed)> = (1..=6)
         .map(|v| {
@@ -1300,8 +1300,8 @@ fn concurrent_search_limit_is_exact() {
 fn reductions_decide_hard_histories() {
     use atomcts_reference::concurrent::{Equality, check_threads};
     use atomcts_reference::ir::AtomicOp;
+    use atomcts_reference::race::OpStep;
     use atomcts_reference::race::{Observed, Step, Verdict};
-    use atomcts_reference::semantics::OpStep;
     use atomcts_reference::types::DataType;
     type Thread = Vec<(OpStep, Observed)>;
     let u32op = |op: AtomicOp, s0: u64| op_step(op, DataType::U32, [s0, 0]);

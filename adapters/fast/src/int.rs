@@ -3,7 +3,7 @@
 //! A10 for the two increment and decrement families, A11 for PREDEC).
 
 use atomcts_reference::ir::AtomicOp;
-use atomcts_reference::race::Effect;
+use atomcts_reference::semantics::Effect;
 
 /// All-ones mask of `W` bits.
 #[inline(always)]

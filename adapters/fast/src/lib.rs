@@ -69,7 +69,7 @@ pub use exec::execute_own;
 use atomcts_reference::error::ModelError;
 use atomcts_reference::float::Format;
 use atomcts_reference::ir::{AtomicOp, Compare, Env, NanBits};
-use atomcts_reference::race::Effect;
+use atomcts_reference::semantics::Effect;
 use atomcts_reference::types::DataType;
 use float::{BF16, F16, F32, F64, Fmt};
 

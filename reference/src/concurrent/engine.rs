@@ -8,8 +8,8 @@ use super::walk::{Connected, Walk, WalkStep, returns_old, walk_step};
 use crate::error::ModelError;
 use crate::float::Format;
 use crate::ir::AtomicOp;
+use crate::race::OpStep;
 use crate::race::{DeadStates, Observed, Step, Verdict};
-use crate::semantics::OpStep;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ops::Bound;
 

@@ -2,8 +2,8 @@
 //! have one final value whatever the order, found in time linear in the operations.
 
 use crate::ir::AtomicOp;
+use crate::race::OpStep;
 use crate::race::{Observed, Step};
-use crate::semantics::OpStep;
 use crate::types::{DataType, mask};
 use std::collections::{BTreeMap, HashSet};
 

@@ -2,8 +2,9 @@
 //! verdict and its [`Reason`]), its bounds, and the candidate [`Schedule`]s it tries first.
 
 use crate::float::{self, Format};
-use crate::race::{Effect, Observed, Verdict};
-use crate::semantics::OpStep;
+use crate::race::OpStep;
+use crate::race::{Observed, Verdict};
+use crate::semantics::Effect;
 
 /// Histories on one address up to this many operations (after the reductions) are searched;
 /// longer ones are decided by the candidate schedules or the commuting fold, or are undecided.

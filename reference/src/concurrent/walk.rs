@@ -6,8 +6,9 @@
 use super::history::{CONNECTED_EDGES, Equality, Thread, fits};
 use crate::error::ModelError;
 use crate::ir::AtomicOp;
-use crate::race::{Effect, Effects, Observed, Step};
-use crate::semantics::OpStep;
+use crate::race::OpStep;
+use crate::race::{Observed, Step};
+use crate::semantics::{Effect, Effects};
 use std::collections::{BTreeMap, HashMap};
 
 /// A step of a walk: an edge from the value its observed return says it read to the one value

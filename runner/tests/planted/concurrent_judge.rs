@@ -20,8 +20,8 @@ use atomcts_reference::concurrent::{
 };
 use atomcts_reference::float;
 use atomcts_reference::ir::{AtomicOp, Dest, Instr, Lowered, MemInstr};
+use atomcts_reference::race::OpStep;
 use atomcts_reference::race::{DEFAULT_BUDGET, Observed, Step};
-use atomcts_reference::semantics::OpStep;
 use atomcts_reference::types::mask;
 use std::collections::{BTreeMap, HashSet};
 

@@ -7,8 +7,8 @@ use atomcts_reference::float::{
     DenormRule, Format, FtzMode, MinMaxRules, NanRule, Round, ZeroRule,
 };
 use atomcts_reference::ir::{AtomicOp, Compare, Env, NanBits};
-use atomcts_reference::race::Effect;
 use atomcts_reference::semantics;
+use atomcts_reference::semantics::Effect;
 use atomcts_reference::types::DataType;
 
 /// SplitMix64 (Steele, Lea, Flood 2014): small, seeded, good enough for test inputs.
