@@ -1,11 +1,11 @@
 //! Command-line parsing and the subcommands. The only place that uses `anyhow`.
 
 use anyhow::{Context, Result, bail};
-use atomcts::case::{self, Case, Loaded, corpus_root};
-use atomcts::output;
+use atomcts::corpus::case::{self, Case, Loaded, corpus_root};
+use atomcts::fuzzing::sweep;
+use atomcts::report::output;
 use atomcts::report::{CorpusId, Interrupted, REPORT_VERSION, Report};
 use atomcts::run::{self, CaseResult, Options};
-use atomcts::sweep;
 use atomcts_adapters::back::vulkan;
 use atomcts_adapters::{Adapter, FastAdapter, ReferenceAdapter, SubprocessAdapter};
 use atomcts_reference::Profile;
@@ -201,7 +201,7 @@ struct RunArgs {
     repeat: u32,
     /// Run every concurrent case at least this many times (issue 12: races that show up
     /// rarely; see FORMAT.md, "Concurrent cases").
-    #[arg(long, default_value_t = atomcts::concurrent::DEFAULT_REPEAT)]
+    #[arg(long, default_value_t = atomcts::run::concurrent::DEFAULT_REPEAT)]
     concurrent_repeat: u32,
     /// Also run N generated cases (with --seed); without --cases-only, the corpus too.
     #[arg(long, default_value_t = 0)]
@@ -389,7 +389,9 @@ pub fn main() -> ExitCode {
     };
     // A command stopped by SIGINT or SIGTERM (where it takes them: `run`, `report`) exits with
     // the signal's code whatever it had come to (issue 27, H15).
-    ExitCode::from(atomcts::interrupt::requested().map_or(code, atomcts::interrupt::exit_code))
+    ExitCode::from(
+        atomcts::run::interrupt::requested().map_or(code, atomcts::run::interrupt::exit_code),
+    )
 }
 
 fn dispatch(cli: Cli) -> Result<u8> {
@@ -459,7 +461,7 @@ fn opencl_adapter(selector: &str) -> Result<Box<dyn Adapter>> {
             .spawn()
             .context("running atomcts again with the driver's environment")?;
         // A SIGTERM sent to this process alone reaches the run doing the work (issue 27, H15).
-        let status = atomcts::interrupt::wait_forwarding(&mut child)
+        let status = atomcts::run::interrupt::wait_forwarding(&mut child)
             .context("running atomcts again with the driver's environment")?;
         if status.code().is_none() {
             #[cfg(unix)]
@@ -578,7 +580,7 @@ fn cmd_run(a: RunArgs) -> Result<u8> {
     }
     let partition = a.partition.as_deref().map(parse_partition).transpose()?;
     // SIGINT and SIGTERM stop the run and keep its reports (issue 27, H15).
-    atomcts::interrupt::install().context("taking SIGINT and SIGTERM")?;
+    atomcts::run::interrupt::install().context("taking SIGINT and SIGTERM")?;
     // Everything that can fail about the outputs fails now, not after the run (D12): each a
     // regular file or a new one, no two the same (issue 27, H9, H18).
     let outputs: Vec<(&str, &Path)> = [
@@ -608,7 +610,7 @@ fn cmd_run(a: RunArgs) -> Result<u8> {
     let mut adapter = adapter(&a.adapter, a.adapter_timeout_ms)?;
     let profile = a.profile.profile_claimed(Some(adapter.as_ref()))?;
     let generator = (a.generated > 0)
-        .then(|| atomcts::generate::Generator::new(a.seed, a.generated, &profile))
+        .then(|| atomcts::fuzzing::generate::Generator::new(a.seed, a.generated, &profile))
         .transpose()
         .map_err(|e| anyhow::anyhow!("--generated {}: {}", a.generated, e.message))?;
     let opts = Options {
@@ -656,7 +658,7 @@ fn cmd_run(a: RunArgs) -> Result<u8> {
         atomcts::report::Collector::new(known.clone(), estimate, jsonl).with_flaky(flaky.clone());
     // Corpus first, then generated cases chunk by chunk: generated, run, judged, dropped (a
     // pipelined adapter's window stays full through a chunk: 4 windows, issue 9).
-    let gen_chunk = atomcts::generate::RUN_CHUNK.max(4 * adapter.window());
+    let gen_chunk = atomcts::fuzzing::generate::RUN_CHUNK.max(4 * adapter.window());
     let mut run_chunk = |cases: Vec<Case>| {
         let mut todo: Vec<&Case> = Vec::new();
         for c in &cases {
@@ -725,8 +727,8 @@ fn cmd_run(a: RunArgs) -> Result<u8> {
         b.finish_and_clear();
     }
     let taken = collector.taken();
-    let interrupted = atomcts::interrupt::requested().map(|sig| Interrupted {
-        signal: atomcts::interrupt::name(sig),
+    let interrupted = atomcts::run::interrupt::requested().map(|sig| Interrupted {
+        signal: atomcts::run::interrupt::name(sig),
         not_run: planned.saturating_sub(taken),
         not_generated: a.generated.saturating_sub(generated_made),
     });
@@ -779,8 +781,8 @@ fn cmd_run(a: RunArgs) -> Result<u8> {
     print!("{}", report.human(a.verbose));
     written?;
     programs?;
-    if let Some(sig) = atomcts::interrupt::requested() {
-        return Ok(atomcts::interrupt::exit_code(sig));
+    if let Some(sig) = atomcts::run::interrupt::requested() {
+        return Ok(atomcts::run::interrupt::exit_code(sig));
     }
     if selected_count == 0 {
         if a.filter.is_empty() {
@@ -861,7 +863,7 @@ fn write_outputs(report: &Report, junit: &Option<PathBuf>, json: &Option<PathBuf
 
 fn cmd_gen(a: GenArgs) -> Result<u8> {
     let profile = a.profile.profile()?;
-    let n = atomcts::generate::write(a.seed, a.count, &profile, &a.out)?;
+    let n = atomcts::fuzzing::generate::write(a.seed, a.count, &profile, &a.out)?;
     println!("wrote {n} cases to {}", a.out.display());
     Ok(0)
 }
@@ -870,12 +872,12 @@ fn cmd_exec(a: ExecArgs) -> Result<u8> {
     let dialect = Dialect::from_name(&a.dialect)
         .with_context(|| format!("unknown dialect `{}` (sass, visa, msl)", a.dialect))?;
     let profile = a.profile.profile()?;
-    let (_, state) = atomcts::given::case(dialect, &a.asm, a.lanes, &a.given)?;
+    let (_, state) = atomcts::corpus::given::case(dialect, &a.asm, a.lanes, &a.given)?;
     let run = program::run(dialect, &a.asm, &state, &profile)?;
     match &run.outcome {
         Outcome::Completed(c) => {
             println!("completed");
-            for line in atomcts::verify::diff(&state, &c.state) {
+            for line in atomcts::corpus::verify::diff(&state, &c.state) {
                 println!("  {line}");
             }
             for (loc, f) in &c.open {
@@ -1207,7 +1209,7 @@ fn cmd_regress(a: RegressArgs) -> Result<u8> {
         || a.artifact.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
     );
-    let r = atomcts::oracles::regression_case(&a.target, &name, &data)
+    let r = atomcts::fuzzing::oracles::regression_case(&a.target, &name, &data)
         .map_err(|m| anyhow::anyhow!("{m}"))?;
     std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
     let path = a.out.join(&r.file_name);
@@ -1287,11 +1289,12 @@ fn report_run(a: &ReportArgs, adapter: &str, runs: &Path) -> Result<(String, Rep
         .spawn()
         .context("running atomcts run")?;
     // A stop request reaches the run, which writes what it has and stops its adapter.
-    let status = atomcts::interrupt::wait_forwarding(&mut child).context("running atomcts run")?;
-    if let Some(sig) = atomcts::interrupt::requested() {
+    let status =
+        atomcts::run::interrupt::wait_forwarding(&mut child).context("running atomcts run")?;
+    if let Some(sig) = atomcts::run::interrupt::requested() {
         bail!(
             "interrupted by {} while {adapter} ran: no report written",
-            atomcts::interrupt::name(sig)
+            atomcts::run::interrupt::name(sig)
         );
     }
     let last = output::last_line(&log);
@@ -1314,7 +1317,7 @@ fn report_run(a: &ReportArgs, adapter: &str, runs: &Path) -> Result<(String, Rep
 const REPORT_FILES: [&str; 3] = ["conformance.json", "conformance.md", "conformance.html"];
 
 fn cmd_report(a: ReportArgs) -> Result<u8> {
-    use atomcts::conformance::Conformance;
+    use atomcts::report::conformance::Conformance;
     if !a.from.is_empty() && !a.adapter.is_empty() {
         bail!("--from and --adapter exclude each other: build from runs, or run");
     }
@@ -1333,7 +1336,7 @@ fn cmd_report(a: ReportArgs) -> Result<u8> {
     if let Some(p) = &a.readme {
         output::check_output("--readme", p)?;
     }
-    atomcts::interrupt::install().context("taking SIGINT and SIGTERM")?;
+    atomcts::run::interrupt::install().context("taking SIGINT and SIGTERM")?;
     // The run reports of each implementation, named by their files.
     let mut named: Vec<(String, Report)> = Vec::new();
     if !a.from.is_empty() {
@@ -1430,8 +1433,8 @@ fn cmd_report(a: ReportArgs) -> Result<u8> {
 }
 
 fn cmd_fuzz(a: FuzzArgs) -> Result<u8> {
-    atomcts::interrupt::install().context("taking SIGINT and SIGTERM")?;
-    use atomcts::fuzz::{FuzzOptions, fuzz, summary_text};
+    atomcts::run::interrupt::install().context("taking SIGINT and SIGTERM")?;
+    use atomcts::fuzzing::fuzz::{FuzzOptions, fuzz, summary_text};
     let profile = a.profile.profile()?;
     if a.cases == Some(0) {
         bail!("--cases 0: a campaign of no case checks nothing (give N >= 1)");

@@ -1,4 +1,11 @@
-//! Reports for people (text) and programs (JSON, JUnit XML); merging shards is `crate::merge`.
+//! Reports for people (text) and programs (JSON, JUnit XML); merging shards is `crate::report::merge`.
+//!
+//! The report layer: imports only from `run` and `corpus` below it (`runner/tests/layers.rs`).
+
+pub mod conformance;
+pub mod markup;
+pub mod merge;
+pub mod output;
 
 use crate::run::{CaseResult, FindingOut, Status};
 use atomcts_adapters::text::{clip, escape_controls};

@@ -3,7 +3,7 @@
 //! back into a corpus case.
 //!
 //! - [`diff_fast_reference`]: the fast path (`atomcts-fast`) against the reference model on a
-//!   generated case (generator of [`crate::generate`] drawing from the fuzzer's bytes).
+//!   generated case (generator of [`crate::fuzzing::generate`] drawing from the fuzzer's bytes).
 //! - [`parse_roundtrip`]: any text through a dialect's parser; what parses prints and parses
 //!   back to the same instruction.
 //! - [`load_case_file`]: any bytes as a case file through the loader, the state and
@@ -12,10 +12,10 @@
 //! Each oracle panics (the fuzzer's crash signal) with a message naming what differs; every
 //! other input returns quietly.
 
-use crate::build::{build_expectation, build_state};
-use crate::case::parse_file;
-use crate::draft::Draft;
-use crate::generate::{Entropy, GenCase, case_table, file_text, gen_draft};
+use crate::corpus::build::{build_expectation, build_state};
+use crate::corpus::case::parse_file;
+use crate::fuzzing::draft::Draft;
+use crate::fuzzing::generate::{Entropy, GenCase, case_table, file_text, gen_draft};
 use crate::run::{Options, run_case};
 use atomcts_adapters::ReferenceAdapter;
 use atomcts_reference::check::{Judgement, judge};
@@ -281,7 +281,7 @@ pub fn outcome_differences(reference: &Outcome, fast: &Outcome) -> Vec<String> {
     match (reference, fast) {
         (Outcome::Completed(r), Outcome::Completed(f)) => {
             if r.state != f.state {
-                let lines = crate::verify::diff(&r.state, &f.state);
+                let lines = crate::corpus::verify::diff(&r.state, &f.state);
                 if lines.is_empty() {
                     out.push("final states differ outside registers and memory".into());
                 }
@@ -457,7 +457,7 @@ pub fn regression_case(target: &str, artifact: &str, data: &[u8]) -> Result<Regr
         "load_case" => {
             return Err(
                 "load_case artifacts are case-file texts that crash the loader, not cases: \
-                 add the file to a loader unit test (runner/src/case.rs or build.rs) and to \
+                 add the file to a loader unit test (runner/src/corpus/case.rs or build.rs) and to \
                  fuzz/corpus/load_case"
                     .into(),
             );
@@ -724,7 +724,7 @@ mod tests {
             load_case_file(h.as_bytes());
         }
         // Generated case files of every dialect, whole, cut short, and with bytes changed.
-        let files = crate::generate::generate_files(9, 30, &Profile::default()).unwrap();
+        let files = crate::fuzzing::generate::generate_files(9, 30, &Profile::default()).unwrap();
         assert_eq!(files.len(), 3);
         let mut rng = ChaCha8Rng::seed_from_u64(4);
         for (_, text) in files {

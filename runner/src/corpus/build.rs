@@ -1,8 +1,8 @@
 //! Interprets a case's `given` as a [`State`] and its `expect` as an [`Expectation`], per
 //! dialect (FORMAT.md "State" and "Expectations").
 
-use crate::case::{Case, Pos};
-use crate::value::{Bits, Human, Pat, Slot, parse_int, parse_pat, parse_range};
+use crate::corpus::case::{Case, Pos};
+use crate::corpus::value::{Bits, Human, Pat, Slot, parse_int, parse_pat, parse_range};
 use atomcts_reference::float::Format;
 use atomcts_reference::outcome::FaultClass;
 use atomcts_reference::program::Dialect;
@@ -347,7 +347,7 @@ fn typed_vector(
 /// Builds the initial state of a case.
 pub fn build_state(case: &Case) -> Result<State, BuildError> {
     // A generated case: its state comes from the generator's draft (issue 9), which builds
-    // the state these functions build from the draft's TOML form (`crate::draft`).
+    // the state these functions build from the draft's TOML form (`crate::fuzzing::draft`).
     if let Some(p) = &case.prebuilt {
         return p.draft.state().or_else(|m| err(&case.pos, m));
     }
@@ -707,7 +707,8 @@ pub fn build_expectation(
         let lanes = match get("fault_lanes") {
             None => None,
             Some((_, Value::Array(a), p)) => {
-                let bound = crate::verify::fault_lane_bound(initial, case.dialect != Dialect::Visa);
+                let bound =
+                    crate::corpus::verify::fault_lane_bound(initial, case.dialect != Dialect::Visa);
                 let lanes = a
                     .iter()
                     .map(|x| fault_lane(x, p, bound))

@@ -50,7 +50,7 @@ pub(super) fn write_finding(
         "atomcts fuzz --seed {} case {k}, {how}; expectation from the reference model, profile {}",
         opts.seed, run_opts.profile.name
     );
-    let mut t = crate::generate::case_table(&name, &cite, gc, &run_opts.profile)?;
+    let mut t = crate::fuzzing::generate::case_table(&name, &cite, gc, &run_opts.profile)?;
     t.insert(
         "where".into(),
         Value::Table(where_pins(gc.dialect, &run_opts.profile)),
@@ -68,7 +68,7 @@ pub(super) fn write_finding(
         reproduce(&path, opts),
         run_opts.profile.name
     );
-    let text = crate::generate::file_text(gc.dialect, &header, &[t])?;
+    let text = crate::fuzzing::generate::file_text(gc.dialect, &header, &[t])?;
     std::fs::write(&path, text).map_err(|e| format!("writing {}: {e}", path.display()))?;
     Ok(path)
 }

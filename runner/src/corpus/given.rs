@@ -4,7 +4,7 @@
 //! in the `--given` text (issue 27, H18), also when the case loader or the state builder finds
 //! it in the written file.
 
-use crate::case::{self, Case, Pos};
+use crate::corpus::case::{self, Case, Pos};
 use atomcts_reference::program::Dialect;
 use atomcts_reference::state::State;
 use std::ops::Range;
@@ -70,7 +70,7 @@ pub fn case(
         .into_iter()
         .next()
         .ok_or_else(|| GivenError("no case".into()))?;
-    let state = crate::build::build_state(&case).map_err(|e| locate(&e.pos, &e.message))?;
+    let state = crate::corpus::build::build_state(&case).map_err(|e| locate(&e.pos, &e.message))?;
     Ok((case, state))
 }
 

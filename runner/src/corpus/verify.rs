@@ -1,8 +1,8 @@
 //! Checks an observation against a case's expectation: named locations match their patterns,
 //! every other location is unchanged.
 
-use crate::build::{Check, Expectation, Target};
-use crate::value::{Human, Pat, hex};
+use crate::corpus::build::{Check, Expectation, Target};
+use crate::corpus::value::{Human, Pat, hex};
 use atomcts_adapters::Observation;
 use atomcts_reference::outcome::FaultClass;
 use atomcts_reference::state::State;
@@ -65,7 +65,7 @@ pub fn human(v: u64, fmt: Option<atomcts_reference::float::Format>) -> String {
         Some(f) => format!(
             "{} ({})",
             hex(v, f.bits()),
-            crate::float_display::display(f, v)
+            crate::corpus::float_display::display(f, v)
         ),
         None => describe(v, 32),
     }
@@ -556,7 +556,7 @@ pub fn diff(before: &State, after: &State) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::value::Bits;
+    use crate::corpus::value::Bits;
 
     #[test]
     fn multisets_need_a_perfect_matching() {

@@ -17,7 +17,7 @@
 //!   reference's faulting lanes); the wrong kind;
 //! - a rejection: another reason; the wrong kind.
 
-use crate::build::Expectation;
+use crate::corpus::build::Expectation;
 use atomcts_adapters::Observation;
 use atomcts_reference::concurrent::{Part, Serial, fold_if_commuting};
 use atomcts_reference::exec::{Resolved, resolve, writeback};
@@ -147,7 +147,7 @@ pub struct Plant {
 /// The wrong answers derived from a case's reference outcome and the expectation the profile
 /// selects. `initial` is the case's state, `reference` the reference's outcome on it under the
 /// profile, `lowered` its IR, `lane_bound` the lanes a fault may name
-/// ([`crate::verify::fault_lane_bound`]).
+/// ([`crate::corpus::verify::fault_lane_bound`]).
 pub fn plants(
     expectation: &Expectation,
     initial: &State,
@@ -1127,7 +1127,7 @@ fn final_plant(
 /// [`CONCURRENT_STATES`] the wrong answers come from theory instead: a final value other than
 /// the commuting fold's, swapped returns of adds that cannot wrap. Cases with a
 /// compare-and-swap loop get two random interleavings of single attempts
-/// (`crate::interleave::random_interleaving`); F16x2 addresses get none.
+/// (`crate::fuzzing::interleave::random_interleaving`); F16x2 addresses get none.
 pub fn concurrent_plants(
     parts: &[Part<'_>],
     lowered: &[Lowered],
@@ -1142,7 +1142,8 @@ pub fn concurrent_plants(
         // (an attempt fails, and the lane retries with the value it read, whenever another
         // thread changed the value since the lane last read it): must pass.
         for seed in [1, 2] {
-            if let Some(o) = crate::interleave::random_interleaving(parts, lowered, reference, seed)
+            if let Some(o) =
+                crate::fuzzing::interleave::random_interleaving(parts, lowered, reference, seed)
             {
                 out.push(ConcurrentPlant {
                     kind: None,

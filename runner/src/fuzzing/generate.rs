@@ -6,8 +6,8 @@
 //! The generator draws from an [`Entropy`] source: ChaCha8 seeded by `--seed` for `gen`, and
 //! libFuzzer's bytes for the fuzz targets, so a fuzz finding is a case like any other.
 
-use crate::case::{Case, Entries, Pos};
-use crate::draft::{Draft, G, per_lane};
+use crate::corpus::case::{Case, Entries, Pos};
+use crate::fuzzing::draft::{Draft, G, per_lane};
 use atomcts_reference::exec::{Resolved, resolve};
 use atomcts_reference::float::Format;
 use atomcts_reference::ir::{Instr, Lowered};
@@ -577,7 +577,7 @@ fn open_mask(c: &Completed, loc: &Loc) -> u64 {
 }
 
 /// What the generator already made for a generated case (issue 9): its typed state (the
-/// case's `given` stays empty: [`crate::build::build_state`] builds from this draft), the
+/// case's `given` stays empty: [`crate::corpus::build::build_state`] builds from this draft), the
 /// initial state, the reference's run under the generator's profile, and the expectation
 /// built from the case's `expect` entries: exactly what [`crate::run::prepare`] would build
 /// from the case's text. A run under another profile uses only the draft.
@@ -593,14 +593,14 @@ pub struct Prebuilt {
     pub reference: program::Run,
     /// `build_expectation` of the case's `expect`, unless that is an error (which the run
     /// then reports as for any case): built on first use ([`Case::prebuilt_expectation`]).
-    expectation: std::sync::OnceLock<Option<crate::build::Expectation>>,
+    expectation: std::sync::OnceLock<Option<crate::corpus::build::Expectation>>,
 }
 
 impl Case {
     /// A generated case's expectation under the generator's profile, built from the reference's
     /// outcome on first use (issue 9: [`direct_expectation`]); `None` for a case the generator
     /// did not make, or where the `expect` table would give an error.
-    pub fn prebuilt_expectation(&self) -> Option<&crate::build::Expectation> {
+    pub fn prebuilt_expectation(&self) -> Option<&crate::corpus::build::Expectation> {
         let p = self.prebuilt.as_deref()?;
         p.expectation
             .get_or_init(|| {
@@ -700,7 +700,7 @@ pub fn load_state(gc: &GenCase) -> Result<State, String> {
         String::new(),
         None,
     );
-    crate::build::build_state(&case).map_err(|e| e.message)
+    crate::corpus::build::build_state(&case).map_err(|e| e.message)
 }
 
 fn unspecified() -> Table {
@@ -876,7 +876,7 @@ fn stated_regs<'a>(
 }
 
 /// The expectation of a generated case built straight from the reference's outcome (issue 9):
-/// the same [`crate::build::Expectation`] as [`crate::build::build_expectation`] of
+/// the same [`crate::corpus::build::Expectation`] as [`crate::corpus::build::build_expectation`] of
 /// [`expectation`]'s table (checked on seeded cases by
 /// `direct_expectation_is_the_tables`), without writing the table and parsing it back.
 /// Forms other than plain values (races, open bits, NaNs, faults, rejections) go through
@@ -886,17 +886,17 @@ pub(crate) fn direct_expectation(
     initial: &State,
     outcome: &Outcome,
     lowered: Option<&Lowered>,
-) -> Option<crate::build::Expectation> {
-    use crate::build::{
+) -> Option<crate::corpus::build::Expectation> {
+    use crate::corpus::build::{
         Check, Expectation, Target, buffer_slot, expect_entry, mem_pat, msl_type, reg_index, slot,
     };
-    use crate::value::{Bits, Human, Pat};
+    use crate::corpus::value::{Bits, Human, Pat};
     let table_route = || {
         let entries = entries_of(
             expectation(case.dialect, initial, outcome, lowered),
             &case.pos,
         );
-        crate::build::build_expectation(case, initial, &entries, &case.pos).ok()
+        crate::corpus::build::build_expectation(case, initial, &entries, &case.pos).ok()
     };
     let Outcome::Completed(c) = outcome else {
         return table_route();
@@ -1051,7 +1051,7 @@ pub(crate) fn direct_expectation(
                         width: 8 * bytes as u32,
                     }),
                     MemV::Text(Value::String(s)) if s.ends_with(":any") => Pat::Any,
-                    MemV::Text(v) => match crate::value::parse_pat(&v, buffer_slot(b.ty)) {
+                    MemV::Text(v) => match crate::corpus::value::parse_pat(&v, buffer_slot(b.ty)) {
                         Ok(p) => p,
                         Err(_) => return table_route(),
                     },
@@ -1408,7 +1408,7 @@ impl Generator {
         id.push_str(prefix);
         let _ = write!(id, "{k}");
         // The state straight from the generator's values (the loader's state of the same
-        // entries: see `crate::draft`).
+        // entries: see `crate::fuzzing::draft`).
         let state = match draft.state() {
             Ok(s) => s,
             Err(message) => {
@@ -1532,9 +1532,11 @@ pub fn write(seed: u64, count: u64, profile: &Profile, out: &Path) -> Result<u64
                 format!("{}.toml", d.name())
             };
             // A regular file, opened without blocking (issue 27, H9).
-            crate::output::write("gen --out", &out.join(name), text).map_err(|e| GenError {
-                name: out.display().to_string(),
-                message: e.to_string(),
+            crate::report::output::write("gen --out", &out.join(name), text).map_err(|e| {
+                GenError {
+                    name: out.display().to_string(),
+                    message: e.to_string(),
+                }
             })?;
         }
     }
@@ -1566,7 +1568,7 @@ mod tests {
         let mut loaded = BTreeMap::new();
         for (d, text) in generate_files(11, 400, &p).unwrap() {
             let path = format!("generated/seed11/{}.toml", d.name());
-            let l = crate::case::parse_file(Path::new(""), Path::new(&path), text);
+            let l = crate::corpus::case::parse_file(Path::new(""), Path::new(&path), text);
             assert!(l.errors.is_empty(), "{:?}", l.errors);
             for c in l.cases {
                 loaded.insert(c.id.clone(), c);
@@ -1590,8 +1592,8 @@ mod tests {
             let (ce, te) = (c.expect_entries().unwrap(), t.expect.as_ref().unwrap());
             assert_eq!(strip(&ce.0), strip(&te.0), "{}", c.id);
             assert_eq!(
-                crate::build::build_state(c).unwrap(),
-                crate::build::build_state(t).unwrap()
+                crate::corpus::build::build_state(c).unwrap(),
+                crate::corpus::build::build_state(t).unwrap()
             );
         }
     }
@@ -1614,7 +1616,8 @@ mod tests {
                 for case in c.unwrap() {
                     let pre = case.prebuilt.as_deref().unwrap();
                     let (entries, at) = case.expect_entries().unwrap().into_owned();
-                    let table = crate::build::build_expectation(&case, &pre.state, &entries, &at);
+                    let table =
+                        crate::corpus::build::build_expectation(&case, &pre.state, &entries, &at);
                     let direct = direct_expectation(
                         &case,
                         &pre.state,
@@ -1667,7 +1670,7 @@ mod tests {
                     let e = case.prebuilt_expectation().expect("an expectation");
                     let seen = Observation::Completed(rc.state.clone());
                     let visa = case.dialect == Dialect::Visa;
-                    let findings = crate::verify::check(e, &pre.state, &seen, !visa);
+                    let findings = crate::corpus::verify::check(e, &pre.state, &seen, !visa);
                     assert!(findings.is_empty(), "{name} {}: {findings:?}", case.id);
                     let lowered = pre.reference.lowered.as_ref().unwrap();
                     let j = judge(

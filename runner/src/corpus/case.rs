@@ -209,7 +209,7 @@ pub struct ConcurrentInstr {
 pub type Entries = Vec<(String, Value, Pos)>;
 
 /// A case as written, with positions, before its state and expectations are interpreted
-/// (that happens per profile in [`crate::build`]).
+/// (that happens per profile in [`crate::corpus::build`]).
 #[derive(Clone, Debug)]
 pub struct Case {
     /// `<path below spec-cases without .toml>::<name>`.
@@ -250,7 +250,7 @@ pub struct Case {
     /// For a generated case (issue 9): its state, expectation and reference run, made once by
     /// the generator from the same entries, so a run neither rebuilds nor reruns them. `None`
     /// for a loaded case.
-    pub prebuilt: Option<Box<crate::generate::Prebuilt>>,
+    pub prebuilt: Option<Box<crate::fuzzing::generate::Prebuilt>>,
 }
 
 impl Case {

@@ -3,10 +3,12 @@
 //! case names, and judges the whole observation with the reference's checker across
 //! instructions ([`atomcts_reference::concurrent`]).
 
-use crate::build::{BuildError, Check, Expectation, Target, build_expectation, build_state};
-use crate::case::{Case, Pos};
+use crate::corpus::build::{
+    BuildError, Check, Expectation, Target, build_expectation, build_state,
+};
+use crate::corpus::case::{Case, Pos};
+use crate::corpus::verify::{self, Finding};
 use crate::run::{CaseResult, Options, Status};
-use crate::verify::{self, Finding};
 use atomcts_adapters::concurrent::{ConcurrentInstr, ConcurrentRequest};
 use atomcts_adapters::{Adapter, AdapterErrorKind, Observation};
 use atomcts_reference::check::Judgement;

@@ -3,7 +3,7 @@
 //! still fails the same way, within the shrink budget and the campaign's limit (issue 27, H8).
 
 use super::{Limit, Verdict, judge_case};
-use crate::generate::GenCase;
+use crate::fuzzing::generate::GenCase;
 use crate::run::Options;
 use atomcts_adapters::Adapter;
 use atomcts_reference::program::Dialect;
@@ -287,7 +287,7 @@ pub(super) fn candidates(gc: &GenCase) -> Vec<GenCase> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::generate::gen_case;
+    use crate::fuzzing::generate::gen_case;
     use rand_chacha::ChaCha8Rng;
     use rand_core::SeedableRng;
 
@@ -314,7 +314,8 @@ mod tests {
             let one = keep_lanes(&gc, &[w - 1]).unwrap();
             assert_eq!(width(&one), 1, "{} -> {}", gc.asm, one.asm);
             // The smaller case still loads: every per-lane list shrank with it.
-            crate::generate::load_state(&one).unwrap_or_else(|e| panic!("{}: {e}", one.asm));
+            crate::fuzzing::generate::load_state(&one)
+                .unwrap_or_else(|e| panic!("{}: {e}", one.asm));
             seen += 1;
         }
         assert!(seen > 50);

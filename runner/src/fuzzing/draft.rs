@@ -3,12 +3,12 @@
 //! `atomcts gen`'s files, the shrinker and messages) or put into a [`State`] directly
 //! ([`Draft::state`]), without formatting and parsing `"u32:0x..."` strings back.
 //!
-//! [`Draft::state`] interprets the values exactly as [`crate::build::build_state`] interprets
+//! [`Draft::state`] interprets the values exactly as [`crate::corpus::build::build_state`] interprets
 //! their TOML form (FORMAT.md "State"), for the shapes the generator makes; a test checks that
 //! both give the same state (or both an error) on thousands of generated cases.
 
-use crate::build::buffer_base;
-use crate::generate::GenCase;
+use crate::corpus::build::buffer_base;
+use crate::fuzzing::generate::GenCase;
 use atomcts_reference::program::Dialect;
 use atomcts_reference::state::{AtomicType, Buffer, MAX_ELEMS, Reg, State, Window};
 use atomcts_reference::types::{ElemType, Space, mask};
@@ -463,9 +463,9 @@ fn msl_operand(st: &mut State, key: &str, v: &G) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::case::Case;
-    use crate::generate::{Entropy, Generator, gen_draft, generate_files};
-    use crate::oracles::BytesEntropy;
+    use crate::corpus::case::Case;
+    use crate::fuzzing::generate::{Entropy, Generator, gen_draft, generate_files};
+    use crate::fuzzing::oracles::BytesEntropy;
     use crate::run::{CaseResult, Options, run_cases};
     use atomcts_adapters::{Adapter, FastAdapter, Observation, ReferenceAdapter, Request};
     use atomcts_reference::Profile;
@@ -489,7 +489,7 @@ mod tests {
         }
         let mut built = 0;
         for d in &drafts {
-            let loaded = crate::generate::load_state(&d.gen_case());
+            let loaded = crate::fuzzing::generate::load_state(&d.gen_case());
             match (d.state(), loaded) {
                 (Ok(a), Ok(b)) => {
                     assert_eq!(a, b, "{}", d.asm);
@@ -572,7 +572,7 @@ mod tests {
             let mut loaded = BTreeMap::new();
             for (d, text) in generate_files(seed, n, &p).unwrap() {
                 let path = format!("generated/seed{seed}/{}.toml", d.name());
-                let l = crate::case::parse_file(Path::new(""), Path::new(&path), text);
+                let l = crate::corpus::case::parse_file(Path::new(""), Path::new(&path), text);
                 assert!(l.errors.is_empty(), "{:?}", l.errors);
                 for c in l.cases {
                     loaded.insert(c.id.clone(), c);

@@ -5,8 +5,8 @@
 //! Everything here is a function of the run reports alone, sorted, with no time stamps: the
 //! same runs give byte-identical files, so CI can tell a stale committed report.
 
-use crate::markup::{esc, md_cell, md_code, md_text};
 use crate::report::Report;
+use crate::report::markup::{esc, md_cell, md_code, md_text};
 use crate::run::{CaseResult, Status};
 use atomcts_reference::knobs::KNOBS;
 use serde::{Deserialize, Serialize};

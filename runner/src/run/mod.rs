@@ -1,10 +1,15 @@
 //! Runs cases against an adapter and classifies each: pass, fail, undecided, error, skip or
 //! not applicable; cross-checks every observation with the reference model (race checker
 //! included).
+//!
+//! The run layer: imports only from `corpus` below it (`runner/tests/layers.rs`).
 
-use crate::build::{Expectation, build_expectation, build_state};
-use crate::case::Case;
-use crate::verify::{self, Finding};
+pub mod concurrent;
+pub mod interrupt;
+
+use crate::corpus::build::{Expectation, build_expectation, build_state};
+use crate::corpus::case::Case;
+use crate::corpus::verify::{self, Finding};
 use atomcts_adapters::{Adapter, Level, Observation, Request};
 use atomcts_reference::check::{Judgement, judge};
 use atomcts_reference::outcome::Outcome;
@@ -389,7 +394,7 @@ pub fn run_case(case: &Case, adapter: &mut dyn Adapter, opts: &Options) -> CaseR
 fn run_case_lean(case: &Case, adapter: &mut dyn Adapter, opts: &Options) -> CaseResult {
     match prepare(case, &*adapter, opts) {
         Step::Done(r) => *r,
-        Step::Concurrent(case, r) => crate::concurrent::run_case(case, adapter, opts, *r),
+        Step::Concurrent(case, r) => crate::run::concurrent::run_case(case, adapter, opts, *r),
         Step::Ready(p) => {
             let observation = adapter.run(&p.request(opts));
             finish(p, observation, &*adapter, opts)
@@ -793,7 +798,7 @@ pub(crate) fn verdict(
 /// text itself is rejected.
 fn encoding_findings(
     asm: &str,
-    stated: &crate::case::Encoding,
+    stated: &crate::corpus::case::Encoding,
     expectation: &Expectation,
 ) -> Result<Option<Vec<Finding>>, String> {
     use atomcts_reference::{sass, visa};
@@ -806,7 +811,7 @@ fn encoding_findings(
     let text_rejected = |r| format!("the text form of an encoding case is rejected: {r}");
     // Both agreements have the same three outcomes.
     let (agreement, which) = match stated {
-        crate::case::Encoding::Visa(st) => (
+        crate::corpus::case::Encoding::Visa(st) => (
             match visa::encoding::agree(asm, st).map_err(text_rejected)? {
                 visa::encoding::Agreement::Agrees => Ok(()),
                 visa::encoding::Agreement::Differs(l) => Err(Ok(l)),
@@ -814,7 +819,7 @@ fn encoding_findings(
             },
             "vISA",
         ),
-        crate::case::Encoding::Sass(w) => (
+        crate::corpus::case::Encoding::Sass(w) => (
             match sass::encoding::agree(asm, *w).map_err(text_rejected)? {
                 sass::encoding::Agreement::Agrees => Ok(()),
                 sass::encoding::Agreement::Differs(l) => Err(Ok(l)),
@@ -851,7 +856,7 @@ fn encoding_findings(
     }
 }
 
-/// Whether a stop was requested (SIGINT or SIGTERM, [`crate::interrupt`]): a run takes no
+/// Whether a stop was requested (SIGINT or SIGTERM, [`crate::run::interrupt`]): a run takes no
 /// further case, and a result that comes after the request is not given (the stop may have
 /// cut it short), so those cases count as not run.
 pub fn stopped() -> bool {
@@ -944,7 +949,7 @@ pub fn run_cases_until(
             Step::Done(r) => *r,
             Step::Concurrent(case, r) => {
                 held = false;
-                crate::concurrent::run_case(case, adapter, opts, *r)
+                crate::run::concurrent::run_case(case, adapter, opts, *r)
             }
             Step::Ready(p) => {
                 let answer = early.unwrap_or_else(|| {

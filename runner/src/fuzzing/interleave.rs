@@ -10,7 +10,7 @@
 //! what an adapter that reports everything answers. The judge must pass every one
 //! (`tests/planted.rs`), and fail it with one return or the final value corrupted.
 
-use crate::plant::write_return;
+use crate::fuzzing::plant::write_return;
 use atomcts_reference::concurrent::{Part, Serial, finish_loop_lane};
 use atomcts_reference::exec::{Resolved, resolve};
 use atomcts_reference::ir::{Dest, Instr, Lowered, MemInstr};

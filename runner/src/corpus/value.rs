@@ -2,7 +2,7 @@
 //! float-typed location), typed strings `"<type>:<value>"`, and the patterns `"any"`,
 //! `"<float type>:nan"`, `{ one_of = [...] }`, `{ bits = ..., mask = ... }`.
 
-use crate::float_display::display;
+use crate::corpus::float_display::display;
 use atomcts_reference::float::{self, Format};
 use atomcts_reference::types::mask;
 use toml::Value;

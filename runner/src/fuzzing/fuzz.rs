@@ -19,8 +19,8 @@ mod shrink;
 pub use finding::{reproduce, where_pins};
 pub use shrink::{SHRINK_BUDGET, ShrinkCut, shrink_note};
 
-use crate::case::Case;
-use crate::generate::{GenCase, expect_table, gen_case};
+use crate::corpus::case::Case;
+use crate::fuzzing::generate::{GenCase, expect_table, gen_case};
 use crate::report::finding_line;
 use crate::run::{CaseResult, Options, Status, run_case};
 use atomcts_adapters::Adapter;
@@ -60,7 +60,7 @@ pub struct FuzzOptions {
     pub repro_sides: Vec<String>,
     /// The `atomcts fuzz` command itself, for the files' headers.
     pub command: String,
-    /// A stop request besides SIGINT and SIGTERM ([`crate::interrupt`], which always count):
+    /// A stop request besides SIGINT and SIGTERM ([`crate::run::interrupt`], which always count):
     /// once set, the campaign ends as at its time limit, with its summary.
     pub stop: Option<Arc<AtomicBool>>,
 }
@@ -187,7 +187,7 @@ impl Limit {
             .stop
             .as_ref()
             .is_some_and(|f| f.load(Ordering::Relaxed))
-            || crate::interrupt::requested().is_some()
+            || crate::run::interrupt::requested().is_some()
         {
             Some(Stop::Requested)
         } else if self.deadline.is_some_and(|d| Instant::now() >= d) {

@@ -1,0 +1,12 @@
+//! The fuzzing layer: generated cases ([`generate`], [`draft`]), the fuzz oracles
+//! ([`oracles`]), exhaustive sweeps ([`sweep`]), planted wrong answers ([`plant`],
+//! [`interleave`]) and differential fuzzing ([`fuzz`]). Imports from the layers below
+//! (`report`, `run`, `corpus`), never from the command line.
+
+pub mod draft;
+pub mod fuzz;
+pub mod generate;
+pub mod interleave;
+pub mod oracles;
+pub mod plant;
+pub mod sweep;
