@@ -5,7 +5,8 @@ use atomcts::corpus::case::{self, Case, Loaded, corpus_root};
 use atomcts::fuzzing::sweep;
 use atomcts::report::output;
 use atomcts::report::{CorpusId, Interrupted, REPORT_VERSION, Report};
-use atomcts::run::{self, CaseResult, Options};
+use atomcts::run;
+use atomcts::run::results::{CaseResult, Options};
 use atomcts_adapters::back::vulkan;
 use atomcts_adapters::{Adapter, FastAdapter, ReferenceAdapter, SubprocessAdapter};
 use atomcts_reference::Profile;
@@ -1234,7 +1235,7 @@ fn cmd_regress(a: RegressArgs) -> Result<u8> {
         };
         let res = run::run_case(c, &mut ReferenceAdapter, &opts);
         println!("{}: {:?} on the reference", c.id, res.status);
-        if res.status.is_failure() || res.status == run::Status::Error {
+        if res.status.is_failure() || res.status == run::results::Status::Error {
             return Ok(1);
         }
     }

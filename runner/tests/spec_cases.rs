@@ -1,9 +1,11 @@
 //! Every corpus file is one test: it must load, and every case in it must agree with the
 //! reference model under every profile it applies to.
 
-use atomcts::corpus::build::{Expectation, build_expectation, build_state};
+use atomcts::corpus::build::{build_expectation, build_state};
 use atomcts::corpus::case::{corpus_root, parse_file};
-use atomcts::run::{Options, Status, run_case};
+use atomcts::corpus::expectation::Expectation;
+use atomcts::run::results::{Options, Status};
+use atomcts::run::run_case;
 use atomcts_adapters::ReferenceAdapter;
 use atomcts_adapters::plan::Layout;
 use atomcts_adapters::subprocess::{state_from_json, state_to_json};

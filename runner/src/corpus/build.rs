@@ -1,7 +1,9 @@
 //! Interprets a case's `given` as a [`State`] and its `expect` as an [`Expectation`], per
 //! dialect (FORMAT.md "State" and "Expectations").
 
-use crate::corpus::case::{Case, Pos};
+use crate::corpus::case::Case;
+use crate::corpus::expectation::{Check, Expectation, Target};
+use crate::corpus::pos::Pos;
 use crate::corpus::value::{Bits, Human, Pat, Slot, parse_int, parse_pat, parse_range};
 use atomcts_reference::float::Format;
 use atomcts_reference::outcome::FaultClass;
@@ -30,87 +32,6 @@ fn err<T>(pos: &Pos, message: impl Into<String>) -> Result<T, BuildError> {
 /// Base address of the k-th MSL buffer (in its memory).
 pub fn buffer_base(k: usize) -> u64 {
     0x1000_0000 + (k as u64) * 0x0100_0000
-}
-
-/// A checked location.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Target {
-    /// Bits of a register element.
-    Reg {
-        /// Name.
-        name: String,
-        /// Element.
-        idx: u32,
-    },
-    /// The multiset of a register's elements over lanes `0..lanes`.
-    Multiset {
-        /// Name (first register of a pair for 64-bit SASS values).
-        name: String,
-        /// Lanes.
-        lanes: u32,
-        /// Width: 64 reads SASS pairs.
-        width: u32,
-    },
-    /// Memory.
-    Mem {
-        /// Memory.
-        space: Space,
-        /// Address.
-        addr: u64,
-        /// Bytes.
-        bytes: u32,
-    },
-}
-
-/// One expected location.
-#[derive(Clone, Debug)]
-pub struct Check {
-    /// Where it was written.
-    pub pos: Pos,
-    /// The location name as written (`R0`, `mem`, `buf`...).
-    pub key: String,
-    /// The location.
-    pub target: Target,
-    /// What it must hold (for multisets: `multiset`).
-    pub pat: Pat,
-    /// The multiset's values.
-    pub multiset: Vec<Pat>,
-}
-
-/// What a case expects.
-#[derive(Clone, Debug)]
-pub enum Expectation {
-    /// These values; every other location unchanged.
-    Values(Vec<Check>),
-    /// A fault of this class (and exactly these lanes, if given).
-    Fault {
-        /// Class.
-        class: FaultClass,
-        /// Lanes.
-        lanes: Option<Vec<u32>>,
-    },
-    /// An illegal form with this reason code and, if the case says, the 1-based byte column
-    /// in `asm` the rejection points at (FORMAT.md `column`).
-    Invalid {
-        /// The reason code.
-        reason: String,
-        /// The column, if stated.
-        column: Option<usize>,
-    },
-    /// The documents leave the outcome undefined.
-    Unspecified,
-}
-
-impl Expectation {
-    /// One word for the kind.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Expectation::Values(_) => "completed",
-            Expectation::Fault { .. } => "fault",
-            Expectation::Invalid { .. } => "invalid",
-            Expectation::Unspecified => "unspecified",
-        }
-    }
 }
 
 pub(crate) fn reg_index(key: &str, prefix: char, max: u32) -> Option<u32> {
@@ -348,8 +269,8 @@ fn typed_vector(
 pub fn build_state(case: &Case) -> Result<State, BuildError> {
     // A generated case: its state comes from the generator's draft (issue 9), which builds
     // the state these functions build from the draft's TOML form (`crate::fuzzing::draft`).
-    if let Some(p) = &case.prebuilt {
-        return p.draft.state().or_else(|m| err(&case.pos, m));
+    if let Some(g) = &case.generated {
+        return g.build_state().or_else(|m| err(&case.pos, m));
     }
     let lanes = case.lanes;
     if case.dialect == Dialect::Sass && lanes > 32 {

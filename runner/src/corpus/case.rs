@@ -1,29 +1,17 @@
 //! Loading case files: serde structures that reject unknown keys, positions as
 //! `file:line:col`, and the validated [`Case`].
 
-use atomcts_reference::program::Dialect;
+use crate::corpus::expectation::Expectation;
+use crate::corpus::pos::Pos;
+use atomcts_reference::Profile;
+use atomcts_reference::program::{self, Dialect};
+use atomcts_reference::state::State;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use toml::{Spanned, Value};
-
-/// A position in a case file.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Pos {
-    /// File path as given (shared: every position of a file points at one copy).
-    pub file: Arc<Path>,
-    /// 1-based line.
-    pub line: usize,
-    /// 1-based column (in characters).
-    pub col: usize,
-}
-
-impl fmt::Display for Pos {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}:{}", self.file.display(), self.line, self.col)
-    }
-}
 
 /// Converts byte offsets to positions: the line starts are indexed once per file, so each
 /// position costs a binary search plus one line's characters (linear loading, issue 7 D1).
@@ -228,7 +216,7 @@ pub struct Case {
     pub cite: String,
     /// Lanes (default 1).
     pub lanes: u32,
-    /// Initial state as written (empty for a generated case: see `prebuilt`).
+    /// Initial state as written (empty for a generated case: see `generated`).
     pub given: Entries,
     /// Expectation as written, if not a probe.
     pub expect: Option<(Entries, Pos)>,
@@ -250,10 +238,55 @@ pub struct Case {
     /// For a generated case (issue 9): its state, expectation and reference run, made once by
     /// the generator from the same entries, so a run neither rebuilds nor reruns them. `None`
     /// for a loaded case.
-    pub prebuilt: Option<Box<crate::fuzzing::generate::Prebuilt>>,
+    pub generated: Option<Arc<dyn Generated>>,
+}
+
+/// What the generator already made for a generated case (issue 9), as the corpus and the runner
+/// see it: the generator (`crate::fuzzing::generate::Prebuilt`) implements it, so that nothing
+/// below the fuzzing layer knows the generator. The case's `given` stays empty: its state
+/// comes from here.
+pub trait Generated: fmt::Debug + Send + Sync {
+    /// The initial state built from the generator's values (a run under any profile).
+    fn build_state(&self) -> Result<State, String>;
+    /// The profile the reference ran under.
+    fn profile(&self) -> &Profile;
+    /// The initial state (as [`Generated::build_state`] builds it).
+    fn state(&self) -> &State;
+    /// The reference's run under [`Generated::profile`].
+    fn reference(&self) -> &program::Run;
+    /// The expectation under [`Generated::profile`], built from the reference's outcome on
+    /// first use; `None` where the `expect` table would give an error.
+    fn expectation(&self, case: &Case) -> Option<&Expectation>;
+    /// The `expect` table of the reference's outcome, as `atomcts gen` writes it.
+    fn expect_table(&self, dialect: Dialect) -> toml::Table;
+    /// The generator's own type, for its tests.
+    fn as_any(&self) -> &dyn std::any::Any;
+}
+
+/// Entries of a table as the loader makes them, every one at `pos`.
+pub fn entries_of(t: toml::Table, pos: &Pos) -> Entries {
+    t.into_iter().map(|(k, v)| (k, v, pos.clone())).collect()
 }
 
 impl Case {
+    /// A generated case's expectation under the generator's profile, built from the reference's
+    /// outcome on first use (issue 9); `None` for a case the generator did not make, or where
+    /// the `expect` table would give an error.
+    pub fn generated_expectation(&self) -> Option<&Expectation> {
+        self.generated.as_deref()?.expectation(self)
+    }
+
+    /// The case's `expect` entries: as written, or for a generated case (whose table is not
+    /// written while it is generated, issue 9) the table of the reference's outcome under the
+    /// generator's profile, as `atomcts gen` writes it.
+    pub fn expect_entries(&self) -> Option<Cow<'_, (Entries, Pos)>> {
+        if let Some(e) = &self.expect {
+            return Some(Cow::Borrowed(e));
+        }
+        let t = self.generated.as_deref()?.expect_table(self.dialect);
+        Some(Cow::Owned((entries_of(t, &self.pos), self.pos.clone())))
+    }
+
     /// Whether this is a concurrent case.
     pub fn is_concurrent(&self) -> bool {
         !self.concurrent.is_empty()
@@ -611,7 +644,7 @@ pub fn parse_file(root: &Path, file: &Path, text: String) -> Loaded {
             expect_if,
             encoding,
             concurrent,
-            prebuilt: None,
+            generated: None,
         });
     }
     out

@@ -4,7 +4,8 @@
 //! in the `--given` text (issue 27, H18), also when the case loader or the state builder finds
 //! it in the written file.
 
-use crate::corpus::case::{self, Case, Pos};
+use crate::corpus::case::{self, Case};
+use crate::corpus::pos::Pos;
 use atomcts_reference::program::Dialect;
 use atomcts_reference::state::State;
 use std::ops::Range;

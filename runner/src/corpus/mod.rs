@@ -7,7 +7,9 @@
 
 pub mod build;
 pub mod case;
+pub mod expectation;
 pub mod float_display;
 pub mod given;
+pub mod pos;
 pub mod value;
 pub mod verify;

@@ -1,7 +1,7 @@
 //! Checks an observation against a case's expectation: named locations match their patterns,
 //! every other location is unchanged.
 
-use crate::corpus::build::{Check, Expectation, Target};
+use crate::corpus::expectation::{Check, Expectation, Target};
 use crate::corpus::value::{Human, Pat, hex};
 use atomcts_adapters::Observation;
 use atomcts_reference::outcome::FaultClass;

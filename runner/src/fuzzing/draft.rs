@@ -8,11 +8,23 @@
 //! both give the same state (or both an error) on thousands of generated cases.
 
 use crate::corpus::build::buffer_base;
-use crate::fuzzing::generate::GenCase;
 use atomcts_reference::program::Dialect;
 use atomcts_reference::state::{AtomicType, Buffer, MAX_ELEMS, Reg, State, Window};
 use atomcts_reference::types::{ElemType, Space, mask};
 use toml::{Table, Value};
+
+/// A generated case before it has an expectation.
+#[derive(Clone, Debug)]
+pub struct GenCase {
+    /// Dialect.
+    pub dialect: Dialect,
+    /// Instruction text.
+    pub asm: String,
+    /// Lanes.
+    pub lanes: u32,
+    /// Initial state in the case format.
+    pub given: Table,
+}
 
 /// One value of a generated state.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -466,7 +478,9 @@ mod tests {
     use crate::corpus::case::Case;
     use crate::fuzzing::generate::{Entropy, Generator, gen_draft, generate_files};
     use crate::fuzzing::oracles::BytesEntropy;
-    use crate::run::{CaseResult, Options, run_cases};
+    use crate::run::results::{CaseResult, Options};
+    use crate::run::run_cases;
+
     use atomcts_adapters::{Adapter, FastAdapter, Observation, ReferenceAdapter, Request};
     use atomcts_reference::Profile;
     use rand_chacha::ChaCha8Rng;
@@ -568,7 +582,7 @@ mod tests {
                 .unwrap()
                 .flat_map(|c| c.unwrap())
                 .collect();
-            assert!(direct.iter().all(|c| c.prebuilt.is_some()));
+            assert!(direct.iter().all(|c| c.generated.is_some()));
             let mut loaded = BTreeMap::new();
             for (d, text) in generate_files(seed, n, &p).unwrap() {
                 let path = format!("generated/seed{seed}/{}.toml", d.name());
@@ -579,7 +593,7 @@ mod tests {
                 }
             }
             let texts: Vec<&Case> = direct.iter().map(|c| &loaded[&c.id]).collect();
-            assert!(texts.iter().all(|c| c.prebuilt.is_none()));
+            assert!(texts.iter().all(|c| c.generated.is_none()));
             let opts = Options {
                 profile: Profile::named(run_profile).unwrap(),
                 race_budget: 100_000,

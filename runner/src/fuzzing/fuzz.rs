@@ -14,23 +14,26 @@
 //! whole campaign, shrinking included: it is checked before every adapter call (H8).
 
 mod finding;
+mod judge;
+mod options;
 mod shrink;
 
+use judge::{Limit, Tally, Verdict, case_of, run_side, side_example, verdict};
+
 pub use finding::{reproduce, where_pins};
+pub use judge::signature;
+pub use options::{FuzzOptions, Stop};
 pub use shrink::{SHRINK_BUDGET, ShrinkCut, shrink_note};
 
-use crate::corpus::case::Case;
-use crate::fuzzing::generate::{GenCase, expect_table, gen_case};
-use crate::report::finding_line;
-use crate::run::{CaseResult, Options, Status, run_case};
+use crate::fuzzing::draft::GenCase;
+use crate::fuzzing::generate::gen_case;
+use crate::run::results::{CaseResult, Options, Status};
 use atomcts_adapters::Adapter;
 use rand_chacha::ChaCha8Rng;
 use rand_core::SeedableRng;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 /// Exit status of a campaign that judged cases and found nothing wrong.
@@ -41,58 +44,6 @@ pub const EXIT_NONCONFORMANCE: u8 = 1;
 /// adapter error on either side, a generated case the reference cannot run, a finding that
 /// cannot be written).
 pub const EXIT_ERROR: u8 = 2;
-
-/// What to fuzz and for how long.
-#[derive(Clone, Debug)]
-pub struct FuzzOptions {
-    /// Seed of the case stream.
-    pub seed: u64,
-    /// Stop after this many cases.
-    pub cases: Option<u64>,
-    /// Stop after this long, shrinking included: no adapter call starts after it, so the
-    /// campaign overruns it by at most the one call under way (its adapter deadline).
-    pub time: Option<Duration>,
-    /// Where regression cases are written.
-    pub out: PathBuf,
-    /// For each adapter (the one under test, then `--against`'s), the `atomcts run` options
-    /// after `--cases FILE` that rerun a finding on it (profile, adapter, knob overrides,
-    /// adapter deadline, race budget), already shell-quoted, each starting with a space.
-    pub repro_sides: Vec<String>,
-    /// The `atomcts fuzz` command itself, for the files' headers.
-    pub command: String,
-    /// A stop request besides SIGINT and SIGTERM ([`crate::run::interrupt`], which always count):
-    /// once set, the campaign ends as at its time limit, with its summary.
-    pub stop: Option<Arc<AtomicBool>>,
-}
-
-/// Why a campaign ended.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Stop {
-    /// `--cases N` cases were generated.
-    Cases,
-    /// The time limit came.
-    Time,
-    /// A stop request ([`FuzzOptions::stop`]).
-    Requested,
-    /// An adapter became unavailable (its circuit breaker tripped, or it cannot start):
-    /// nothing more can be checked. The error message.
-    Unavailable(String),
-}
-
-impl std::fmt::Display for Stop {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Stop::Cases => f.write_str("the case limit (--cases) was reached"),
-            Stop::Time => f.write_str("the time limit (--time) came"),
-            Stop::Requested => f.write_str("a stop was requested"),
-            Stop::Unavailable(why) => write!(
-                f,
-                "an adapter is unavailable, nothing more can be checked: {}",
-                crate::report::safe(why)
-            ),
-        }
-    }
-}
 
 /// One distinct kind of failure.
 #[derive(Clone, Debug)]
@@ -171,248 +122,6 @@ impl Summary {
             EXIT_CONFORMS
         }
     }
-}
-
-/// The campaign's limit: its deadline and the stop request, asked before every adapter call.
-#[derive(Clone, Debug, Default)]
-struct Limit {
-    deadline: Option<Instant>,
-    stop: Option<Arc<AtomicBool>>,
-}
-
-impl Limit {
-    /// Why the campaign must stop now, if it must.
-    fn hit(&self) -> Option<Stop> {
-        if self
-            .stop
-            .as_ref()
-            .is_some_and(|f| f.load(Ordering::Relaxed))
-            || crate::run::interrupt::requested().is_some()
-        {
-            Some(Stop::Requested)
-        } else if self.deadline.is_some_and(|d| Instant::now() >= d) {
-            Some(Stop::Time)
-        } else {
-            None
-        }
-    }
-
-    fn reached(&self) -> bool {
-        self.hit().is_some()
-    }
-}
-
-/// How one case is counted: exactly one of these. With two adapters the case takes the
-/// greater of its two (an error on either side makes the case an error).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum Tally {
-    Judged,
-    NotApplicable,
-    Skipped,
-    Undecided,
-    Error,
-}
-
-impl Tally {
-    fn of(s: Status) -> Tally {
-        match s {
-            Status::Pass | Status::Fail | Status::KnownFailure | Status::BaselinePasses => {
-                Tally::Judged
-            }
-            Status::NotApplicable => Tally::NotApplicable,
-            Status::Skip => Tally::Skipped,
-            Status::Undecided => Tally::Undecided,
-            Status::Error => Tally::Error,
-        }
-    }
-}
-
-/// The kind of a finding's location: `global`, `shared`, `R`, `V`, `P`, `outcome`, `case`...
-/// (addresses, lanes and register numbers dropped, so one bug is one signature).
-fn location_kind(loc: &str) -> String {
-    let k: String = loc
-        .chars()
-        .take_while(|c| c.is_ascii_alphabetic() || *c == '_')
-        .collect();
-    if k.is_empty() { "?".into() } else { k }
-}
-
-/// The kinds of adapter error (`AdapterErrorKind`'s messages) a signature tells apart.
-const ERROR_KINDS: [(&str, &str); 5] = [
-    ("unavailable: ", "unavailable"),
-    ("timed out after ", "timed out"),
-    ("crashed: ", "crashed"),
-    ("protocol error: ", "protocol error"),
-    ("model error: ", "model error"),
-];
-
-/// The kind of an error result: the adapter error's kind (`timed out`, `crashed`, ...), the
-/// earliest after `adapter <name>: `; `case` for any other error (the reference model's).
-fn error_kind(r: &CaseResult) -> &'static str {
-    let note = r.findings.first().map_or("", |f| f.note.as_str());
-    let Some(rest) = note.strip_prefix("adapter ") else {
-        return "case";
-    };
-    ERROR_KINDS
-        .iter()
-        .filter_map(|(text, kind)| rest.find(&format!(": {text}")).map(|i| (i, *kind)))
-        .min()
-        .map_or("case", |(_, kind)| kind)
-}
-
-/// A failure's signature: dialect, op, status and the kinds of the locations that differ (for
-/// an error, its kind). `None` when the result is not a finding (pass, skip, not applicable).
-pub fn signature(r: &CaseResult) -> Option<String> {
-    let status = match r.status {
-        Status::Fail | Status::BaselinePasses | Status::KnownFailure => "fail",
-        Status::Error => return Some(format!("{} {} error {}", r.dialect, r.op, error_kind(r))),
-        Status::Undecided => "undecided",
-        Status::Pass | Status::Skip | Status::NotApplicable => return None,
-    };
-    let mut kinds: Vec<String> = r
-        .findings
-        .iter()
-        .map(|f| location_kind(&f.location))
-        .collect();
-    kinds.sort();
-    kinds.dedup();
-    Some(format!(
-        "{} {} {status} {}",
-        r.dialect,
-        r.op,
-        kinds.join(",")
-    ))
-}
-
-/// A result in a word or a signature: `pass`, `skip`, `not applicable`, else its signature.
-fn side_word(r: &CaseResult) -> String {
-    signature(r).unwrap_or_else(|| {
-        match r.status {
-            Status::Skip => "skip",
-            Status::NotApplicable => "not applicable",
-            _ => "pass",
-        }
-        .into()
-    })
-}
-
-/// What one side gave, for the summary: its first finding (or error), else its status word.
-fn side_example(r: &CaseResult) -> String {
-    r.findings
-        .first()
-        .map_or_else(|| side_word(r), |f| finding_line(f, " "))
-}
-
-/// The verdict on one case: how it counts, its signature when it is a finding (a failure, an
-/// error or an undecided case; with two adapters, whenever they are judged differently or
-/// either errs), and the results (A's, then B's).
-struct Verdict {
-    tally: Tally,
-    signature: Option<String>,
-    results: Vec<CaseResult>,
-    /// The side whose adapter is unavailable (its circuit breaker tripped, or it cannot
-    /// start): nothing more can run there, and the error says nothing about the case.
-    unavailable: Option<usize>,
-}
-
-/// What the differential compares of a judged result: its status and the observed value at
-/// each location that differs from the reference.
-fn judged_key(r: &CaseResult) -> (Status, Vec<(&str, &str)>) {
-    let mut v: Vec<(&str, &str)> = r
-        .findings
-        .iter()
-        .map(|f| (f.location.as_str(), f.observed.as_str()))
-        .collect();
-    v.sort();
-    (r.status, v)
-}
-
-/// The verdict on the results of one case on every adapter.
-fn verdict(results: Vec<CaseResult>) -> Verdict {
-    let tally = results
-        .iter()
-        .map(|r| Tally::of(r.status))
-        .max()
-        .unwrap_or(Tally::Error);
-    let unavailable = results
-        .iter()
-        .position(|r| r.status == Status::Error && error_kind(r) == "unavailable");
-    let signature = match results.as_slice() {
-        _ if unavailable.is_some() => None,
-        [r] => signature(r),
-        [ra, rb] => {
-            // The differential: the two implementations are judged the same way by the
-            // reference, or this is a finding about one of them. An error or an undecided
-            // verdict on either side is never "the same".
-            let differ = match tally {
-                Tally::Judged => judged_key(ra) != judged_key(rb),
-                Tally::Error | Tally::Undecided => true,
-                Tally::Skipped | Tally::NotApplicable => false,
-            };
-            differ.then(|| {
-                format!(
-                    "{} {}: A {} / B {}",
-                    ra.dialect,
-                    ra.op,
-                    side_word(ra),
-                    side_word(rb)
-                )
-            })
-        }
-        _ => None,
-    };
-    Verdict {
-        tally,
-        signature,
-        results,
-        unavailable,
-    }
-}
-
-/// Builds the case of `gc` with the reference's expectation.
-fn case_of(gc: &GenCase, id: &str, opts: &Options) -> Result<Case, String> {
-    let expect = expect_table(gc, &opts.profile)?;
-    Ok(gc.to_case(
-        id.to_string(),
-        Path::new("fuzz"),
-        format!(
-            "atomcts fuzz; expectation from the reference model, profile {}",
-            opts.profile.name
-        ),
-        Some(expect),
-    ))
-}
-
-/// Runs `gc` on every adapter, one after the other; `None` when the limit comes before an
-/// adapter call (nothing is judged then).
-fn judge_case(
-    gc: &GenCase,
-    id: &str,
-    adapters: &mut [&mut dyn Adapter],
-    opts: &Options,
-    limit: &Limit,
-) -> Option<Result<Verdict, String>> {
-    let case = match case_of(gc, id, opts) {
-        Ok(c) => c,
-        Err(e) => return Some(Err(e)),
-    };
-    let mut results = Vec::with_capacity(adapters.len());
-    for a in adapters.iter_mut() {
-        if limit.reached() {
-            return None;
-        }
-        results.push(run_case(&case, &mut **a, opts));
-    }
-    Some(Ok(verdict(results)))
-}
-
-/// Runs `cases` on `a`, pipelined when it has a window, until the limit: one result per case
-/// for a prefix of `cases`, in order (the rest were not run to a verdict).
-fn run_side(cases: &[Case], a: &mut dyn Adapter, opts: &Options, limit: &Limit) -> Vec<CaseResult> {
-    let refs: Vec<&Case> = cases.iter().collect();
-    let mut out = Vec::with_capacity(cases.len());
-    crate::run::run_cases_until(&refs, a, opts, &|| limit.reached(), &mut |_, r| out.push(r));
-    out
 }
 
 /// Fuzzes `a` (against `b` if given) under `run_opts`; `progress` is called after every case
@@ -670,8 +379,9 @@ pub fn summary_text(s: &Summary) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::judge::{error_kind, location_kind};
     use super::*;
-    use crate::run::FindingOut;
+    use crate::run::results::FindingOut;
 
     #[test]
     fn signatures_drop_addresses_and_lanes() {

@@ -6,8 +6,10 @@
 //! The generator draws from an [`Entropy`] source: ChaCha8 seeded by `--seed` for `gen`, and
 //! libFuzzer's bytes for the fuzz targets, so a fuzz finding is a case like any other.
 
-use crate::corpus::case::{Case, Entries, Pos};
-use crate::fuzzing::draft::{Draft, G, per_lane};
+use crate::corpus::case::{Case, entries_of};
+use crate::corpus::expectation::Expectation;
+use crate::corpus::pos::Pos;
+use crate::fuzzing::draft::{Draft, G, GenCase, per_lane};
 use atomcts_reference::exec::{Resolved, resolve};
 use atomcts_reference::float::Format;
 use atomcts_reference::ir::{Instr, Lowered};
@@ -93,19 +95,6 @@ fn value(e: &mut dyn Entropy, width: u32, fmt: Option<Format>) -> u64 {
             pick(e, &picks)
         }
     }
-}
-
-/// A generated case before it has an expectation.
-#[derive(Clone, Debug)]
-pub struct GenCase {
-    /// Dialect.
-    pub dialect: Dialect,
-    /// Instruction text.
-    pub asm: String,
-    /// Lanes.
-    pub lanes: u32,
-    /// Initial state in the case format.
-    pub given: Table,
 }
 
 fn int(v: u64) -> Value {
@@ -592,52 +581,53 @@ pub struct Prebuilt {
     /// The reference's run.
     pub reference: program::Run,
     /// `build_expectation` of the case's `expect`, unless that is an error (which the run
-    /// then reports as for any case): built on first use ([`Case::prebuilt_expectation`]).
-    expectation: std::sync::OnceLock<Option<crate::corpus::build::Expectation>>,
+    /// then reports as for any case): built on first use ([`Case::generated_expectation`]).
+    expectation: std::sync::OnceLock<Option<Expectation>>,
 }
 
-impl Case {
-    /// A generated case's expectation under the generator's profile, built from the reference's
-    /// outcome on first use (issue 9: [`direct_expectation`]); `None` for a case the generator
-    /// did not make, or where the `expect` table would give an error.
-    pub fn prebuilt_expectation(&self) -> Option<&crate::corpus::build::Expectation> {
-        let p = self.prebuilt.as_deref()?;
-        p.expectation
+impl crate::corpus::case::Generated for Prebuilt {
+    fn build_state(&self) -> Result<State, String> {
+        self.draft.state()
+    }
+
+    fn profile(&self) -> &Profile {
+        &self.profile
+    }
+
+    fn state(&self) -> &State {
+        &self.state
+    }
+
+    fn reference(&self) -> &program::Run {
+        &self.reference
+    }
+
+    /// Issue 9: [`direct_expectation`].
+    fn expectation(&self, case: &Case) -> Option<&Expectation> {
+        self.expectation
             .get_or_init(|| {
                 direct_expectation(
-                    self,
-                    &p.state,
-                    &p.reference.outcome,
-                    p.reference.lowered.as_ref(),
+                    case,
+                    &self.state,
+                    &self.reference.outcome,
+                    self.reference.lowered.as_ref(),
                 )
             })
             .as_ref()
     }
 
-    /// The case's `expect` entries: as written, or for a generated case (whose table is not
-    /// written while it is generated, issue 9) the table of the reference's outcome under the
-    /// generator's profile, as `atomcts gen` writes it.
-    pub fn expect_entries(&self) -> Option<std::borrow::Cow<'_, (Entries, Pos)>> {
-        if let Some(e) = &self.expect {
-            return Some(std::borrow::Cow::Borrowed(e));
-        }
-        let p = self.prebuilt.as_deref()?;
-        let t = expectation(
-            self.dialect,
-            &p.state,
-            &p.reference.outcome,
-            p.reference.lowered.as_ref(),
-        );
-        Some(std::borrow::Cow::Owned((
-            entries_of(t, &self.pos),
-            self.pos.clone(),
-        )))
+    fn expect_table(&self, dialect: Dialect) -> Table {
+        expectation(
+            dialect,
+            &self.state,
+            &self.reference.outcome,
+            self.reference.lowered.as_ref(),
+        )
     }
-}
 
-/// Entries of a table as the loader makes them, every one at `pos`.
-fn entries_of(t: Table, pos: &Pos) -> Entries {
-    t.into_iter().map(|(k, v)| (k, v, pos.clone())).collect()
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
 }
 
 impl GenCase {
@@ -686,7 +676,7 @@ impl GenCase {
             encoding: None,
             concurrent: vec![],
             pos,
-            prebuilt: None,
+            generated: None,
         }
     }
 }
@@ -876,7 +866,7 @@ fn stated_regs<'a>(
 }
 
 /// The expectation of a generated case built straight from the reference's outcome (issue 9):
-/// the same [`crate::corpus::build::Expectation`] as [`crate::corpus::build::build_expectation`] of
+/// the same [`Expectation`] as [`crate::corpus::build::build_expectation`] of
 /// [`expectation`]'s table (checked on seeded cases by
 /// `direct_expectation_is_the_tables`), without writing the table and parsing it back.
 /// Forms other than plain values (races, open bits, NaNs, faults, rejections) go through
@@ -886,10 +876,9 @@ pub(crate) fn direct_expectation(
     initial: &State,
     outcome: &Outcome,
     lowered: Option<&Lowered>,
-) -> Option<crate::corpus::build::Expectation> {
-    use crate::corpus::build::{
-        Check, Expectation, Target, buffer_slot, expect_entry, mem_pat, msl_type, reg_index, slot,
-    };
+) -> Option<Expectation> {
+    use crate::corpus::build::{buffer_slot, expect_entry, mem_pat, msl_type, reg_index, slot};
+    use crate::corpus::expectation::{Check, Target};
     use crate::corpus::value::{Bits, Human, Pat};
     let table_route = || {
         let entries = entries_of(
@@ -1435,7 +1424,7 @@ impl Generator {
         // The expectation is built straight from the outcome when first needed; the table is
         // written only when asked for (`Case::expect_entries`: a run under another profile, a
         // test).
-        case.prebuilt = Some(Box::new(Prebuilt {
+        case.generated = Some(std::sync::Arc::new(Prebuilt {
             draft,
             profile: self.profile.clone(),
             state,
@@ -1546,6 +1535,13 @@ pub fn write(seed: u64, count: u64, profile: &Profile, out: &Path) -> Result<u64
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::corpus::case::Entries;
+
+    /// What the generator made for `c`.
+    fn pre(c: &Case) -> &Prebuilt {
+        let g = c.generated.as_deref().expect("a generated case");
+        g.as_any().downcast_ref().expect("the generator's")
+    }
 
     #[test]
     fn generation_is_reproducible_and_covers_every_dialect() {
@@ -1586,7 +1582,7 @@ mod tests {
             );
             // A generated case's state is its draft: its TOML form is the file's `given`.
             assert!(c.given.is_empty());
-            let draft = c.prebuilt.as_ref().unwrap().draft.gen_case();
+            let draft = pre(c).draft.gen_case();
             let given = entries_of(draft.given, &c.pos);
             assert_eq!(strip(&given), strip(&t.given), "{}", c.id);
             let (ce, te) = (c.expect_entries().unwrap(), t.expect.as_ref().unwrap());
@@ -1614,7 +1610,7 @@ mod tests {
             let p = Profile::named(profile).unwrap();
             for c in Generator::new(seed, 6000, &p).unwrap() {
                 for case in c.unwrap() {
-                    let pre = case.prebuilt.as_deref().unwrap();
+                    let pre = pre(&case);
                     let (entries, at) = case.expect_entries().unwrap().into_owned();
                     let table =
                         crate::corpus::build::build_expectation(&case, &pre.state, &entries, &at);
@@ -1631,7 +1627,7 @@ mod tests {
                         case.id
                     );
                     assert_eq!(
-                        format!("{:?}", case.prebuilt_expectation()),
+                        format!("{:?}", case.generated_expectation()),
                         format!("{:?}", table.as_ref().ok())
                     );
                     let kind = table.as_ref().map_or("error", |e| e.kind());
@@ -1662,12 +1658,12 @@ mod tests {
             let p = Profile::named(name).unwrap();
             for c in Generator::new(seed as u64 + 11, 3000, &p).unwrap() {
                 for case in c.unwrap() {
-                    let pre = case.prebuilt.as_deref().unwrap();
+                    let pre = pre(&case);
                     let Outcome::Completed(rc) = &pre.reference.outcome else {
                         continue;
                     };
                     completed += 1;
-                    let e = case.prebuilt_expectation().expect("an expectation");
+                    let e = case.generated_expectation().expect("an expectation");
                     let seen = Observation::Completed(rc.state.clone());
                     let visa = case.dialect == Dialect::Visa;
                     let findings = crate::corpus::verify::check(e, &pre.state, &seen, !visa);
@@ -1690,7 +1686,8 @@ mod tests {
 
     #[test]
     fn generated_cases_pass_on_the_reference() {
-        use crate::run::{Options, Status, run_case};
+        use crate::run::results::{Options, Status};
+        use crate::run::run_case;
         let p = Profile::default();
         let cases = generate(3, 150, &p).unwrap();
         assert_eq!(cases.len(), 150);

@@ -10,14 +10,14 @@
 //! what an adapter that reports everything answers. The judge must pass every one
 //! (`tests/planted.rs`), and fail it with one return or the final value corrupted.
 
-use crate::fuzzing::plant::write_return;
 use atomcts_reference::concurrent::{Part, Serial, finish_loop_lane};
 use atomcts_reference::exec::{Resolved, resolve};
-use atomcts_reference::ir::{Dest, Instr, Lowered, MemInstr};
+use atomcts_reference::ir::{Dest, Instr, Lowered, MemInstr, RegField, Upper};
 use atomcts_reference::memory::Memory;
 use atomcts_reference::race::OpStep;
 use atomcts_reference::race::Step;
-use atomcts_reference::types::Space;
+use atomcts_reference::state::State;
+use atomcts_reference::types::{Space, mask, sext};
 use rand_chacha::ChaCha8Rng;
 use rand_core::{Rng, SeedableRng};
 
@@ -210,4 +210,32 @@ fn step(
     }
     t.it += 1;
     Some(t.it == parts[t.k].iterations as usize)
+}
+
+/// Element `idx` of register `name`, to change it.
+pub(crate) fn elem_mut<'a>(st: &'a mut State, name: &str, idx: u32) -> Option<&'a mut u64> {
+    st.regs
+        .get_mut(name)
+        .and_then(|r| r.elems.get_mut(idx as usize))
+}
+
+/// Writes `planted` into a lane's destination fields, keeping the bits above each field as the
+/// documents want them.
+pub(crate) fn write_return(st: &mut State, fields: &[RegField], planted: u64) {
+    let mut shift = 0;
+    for f in fields {
+        let part = (planted >> shift) & mask(f.bits);
+        shift += f.bits;
+        let Some(e) = elem_mut(st, &f.name, f.idx) else {
+            continue;
+        };
+        *e = (*e & !(mask(f.bits) << f.lo)) | (part << f.lo);
+        let top = f.lo + f.bits;
+        if let Upper::Sign { width } = f.upper
+            && width > top
+        {
+            let ext = (sext(part, f.bits) >> f.bits.min(63)) as u64 & mask(width - top);
+            *e = (*e & !(mask(width - top) << top)) | (ext << top);
+        }
+    }
 }

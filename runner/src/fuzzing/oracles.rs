@@ -15,8 +15,10 @@
 use crate::corpus::build::{build_expectation, build_state};
 use crate::corpus::case::parse_file;
 use crate::fuzzing::draft::Draft;
-use crate::fuzzing::generate::{Entropy, GenCase, case_table, file_text, gen_draft};
-use crate::run::{Options, run_case};
+use crate::fuzzing::draft::GenCase;
+use crate::fuzzing::generate::{Entropy, case_table, file_text, gen_draft};
+use crate::run::results::Options;
+use crate::run::run_case;
 use atomcts_adapters::ReferenceAdapter;
 use atomcts_reference::check::{Judgement, judge};
 use atomcts_reference::exec;
@@ -768,7 +770,12 @@ mod tests {
             adapter_arg: String::new(),
         };
         let res = run_case(case, &mut ReferenceAdapter, &opts);
-        assert_eq!(res.status, crate::run::Status::Pass, "{:?}", res.findings);
+        assert_eq!(
+            res.status,
+            crate::run::results::Status::Pass,
+            "{:?}",
+            res.findings
+        );
         // Another artifact, another file.
         let r2 = regression_case("diff_fast_reference", "x", &artifact[1..]).unwrap();
         assert_ne!(r2.file_name, r.file_name);
@@ -796,7 +803,12 @@ mod tests {
             adapter_arg: String::new(),
         };
         let res = run_case(case, &mut ReferenceAdapter, &opts);
-        assert_eq!(res.status, crate::run::Status::Pass, "{:?}", res.findings);
+        assert_eq!(
+            res.status,
+            crate::run::results::Status::Pass,
+            "{:?}",
+            res.findings
+        );
         assert!(regression_case("load_case", "a", b"x").is_err());
         assert!(regression_case("parse_ptx", "a", b"x").is_err());
     }

@@ -17,7 +17,8 @@
 //!   reference's faulting lanes); the wrong kind;
 //! - a rejection: another reason; the wrong kind.
 
-use crate::corpus::build::Expectation;
+use crate::corpus::expectation::Expectation;
+use crate::fuzzing::interleave::{elem_mut, write_return};
 use atomcts_adapters::Observation;
 use atomcts_reference::concurrent::{Part, Serial, fold_if_commuting};
 use atomcts_reference::exec::{Resolved, resolve, writeback};
@@ -32,7 +33,7 @@ use atomcts_reference::race::{Observed, Step};
 use atomcts_reference::semantics::Effect;
 use atomcts_reference::semantics::apply;
 use atomcts_reference::state::{Loc, State};
-use atomcts_reference::types::{DataType, Space, mask, sext};
+use atomcts_reference::types::{DataType, Space, mask};
 use rand_chacha::ChaCha8Rng;
 use rand_core::{Rng, SeedableRng};
 use std::collections::{BTreeMap, BTreeSet};
@@ -814,34 +815,6 @@ fn read_return(fin: &State, fields: &[RegField]) -> u64 {
         shift += f.bits;
     }
     got
-}
-
-/// Element `idx` of register `name`, to change it.
-fn elem_mut<'a>(st: &'a mut State, name: &str, idx: u32) -> Option<&'a mut u64> {
-    st.regs
-        .get_mut(name)
-        .and_then(|r| r.elems.get_mut(idx as usize))
-}
-
-/// Writes `planted` into a lane's destination fields, keeping the bits above each field as the
-/// documents want them.
-pub(crate) fn write_return(st: &mut State, fields: &[RegField], planted: u64) {
-    let mut shift = 0;
-    for f in fields {
-        let part = (planted >> shift) & mask(f.bits);
-        shift += f.bits;
-        let Some(e) = elem_mut(st, &f.name, f.idx) else {
-            continue;
-        };
-        *e = (*e & !(mask(f.bits) << f.lo)) | (part << f.lo);
-        let top = f.lo + f.bits;
-        if let Upper::Sign { width } = f.upper
-            && width > top
-        {
-            let ext = (sext(part, f.bits) >> f.bits.min(63)) as u64 & mask(width - top);
-            *e = (*e & !(mask(width - top) << top)) | (ext << top);
-        }
-    }
 }
 
 /// One allowed alternative result: the state an implementation leaves when one access takes

@@ -7,7 +7,7 @@
 
 use crate::report::Report;
 use crate::report::markup::{esc, md_cell, md_code, md_text};
-use crate::run::{CaseResult, Status};
+use crate::run::results::{CaseResult, Status};
 use atomcts_reference::knobs::KNOBS;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -310,7 +310,7 @@ impl Conformance {
                 let r = if r.flaky {
                     flaky = CaseResult {
                         status: Status::KnownFailure,
-                        findings: vec![crate::run::FindingOut {
+                        findings: vec![crate::run::results::FindingOut {
                             location: "baseline".into(),
                             expected: String::new(),
                             observed: String::new(),
@@ -961,7 +961,7 @@ fn probe_text(p: &ProbeEvidence) -> String {
 mod tests {
     use super::*;
     use crate::report::{CorpusId, REPORT_VERSION};
-    use crate::run::ProbeResult;
+    use crate::run::results::ProbeResult;
 
     fn case(id: &str, op: &str, status: Status, probe: Option<(&str, &[&str])>) -> CaseResult {
         CaseResult {
@@ -972,7 +972,7 @@ mod tests {
             at: format!("spec-cases/{id}.toml:1:1"),
             cite: String::new(),
             status,
-            findings: vec![crate::run::FindingOut {
+            findings: vec![crate::run::results::FindingOut {
                 location: "global[0x1000]".into(),
                 expected: "0x1".into(),
                 observed: "0x2".into(),
@@ -1143,13 +1143,13 @@ mod tests {
         let run = |status: Status, note: &str| {
             let mut r = case("sass/c::lost", "concurrent:ATOM.ADD+ATOM.ADD", status, None);
             r.flaky = true;
-            r.findings.push(crate::run::FindingOut {
+            r.findings.push(crate::run::results::FindingOut {
                 location: "global[0x1000]".into(),
                 expected: "0x00002000".into(),
                 observed: note.into(),
                 note: String::new(),
             });
-            r.runs = Some(crate::run::Runs { runs: 3, failed: 2 });
+            r.runs = Some(crate::run::results::Runs { runs: 3, failed: 2 });
             vec![report("vulkan:x", "semantic", vec![r])]
         };
         let failed = Conformance::build(&run(Status::KnownFailure, "0x00001001"));

@@ -7,7 +7,7 @@ pub mod markup;
 pub mod merge;
 pub mod output;
 
-use crate::run::{CaseResult, FindingOut, Status};
+use crate::run::results::{CaseResult, FindingOut, Status};
 use atomcts_adapters::text::{clip, escape_controls};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

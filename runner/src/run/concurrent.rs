@@ -3,12 +3,12 @@
 //! case names, and judges the whole observation with the reference's checker across
 //! instructions ([`atomcts_reference::concurrent`]).
 
-use crate::corpus::build::{
-    BuildError, Check, Expectation, Target, build_expectation, build_state,
-};
-use crate::corpus::case::{Case, Pos};
+use crate::corpus::build::{BuildError, build_expectation, build_state};
+use crate::corpus::case::Case;
+use crate::corpus::expectation::{Check, Expectation, Target};
+use crate::corpus::pos::Pos;
 use crate::corpus::verify::{self, Finding};
-use crate::run::{CaseResult, Options, Status};
+use crate::run::results::{CaseResult, Options, Status, verdict};
 use atomcts_adapters::concurrent::{ConcurrentInstr, ConcurrentRequest};
 use atomcts_adapters::{Adapter, AdapterErrorKind, Observation};
 use atomcts_reference::check::Judgement;
@@ -40,7 +40,7 @@ fn instr_case(case: &Case, k: usize) -> Case {
     c.lanes = i.lanes;
     c.given = case.given.iter().chain(&i.given).cloned().collect();
     c.concurrent = Vec::new();
-    c.prebuilt = None;
+    c.generated = None;
     c
 }
 
@@ -386,5 +386,5 @@ pub fn run_case(
             Err(e) => return error(r, format!("reference model: {e}")),
         }
     }
-    crate::run::verdict(r, findings, undecided, &*adapter)
+    verdict(r, findings, undecided, &*adapter)
 }

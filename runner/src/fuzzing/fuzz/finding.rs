@@ -2,9 +2,10 @@
 //! `fuzz_regression`, with a header that says how it was found and the command that reproduces
 //! it on every adapter of the campaign (issue 27, H16).
 
-use super::FuzzOptions;
+use super::options::FuzzOptions;
 use super::shrink::Shrunk;
-use crate::run::{Options, shell_quote};
+use crate::run::results::Options;
+use crate::run::shell_quote;
 use atomcts_reference::knobs::KNOBS;
 use atomcts_reference::program::Dialect;
 use std::path::{Path, PathBuf};
@@ -45,7 +46,7 @@ pub(super) fn write_finding(
     let gc = &shrunk.case;
     let hash = format!("{:08x}", crate::run::stable_hash(key) >> 32);
     let name = format!("fuzz_{hash}");
-    let how = super::shrink_note(shrunk.runs, shrunk.cut);
+    let how = super::shrink::shrink_note(shrunk.runs, shrunk.cut);
     let cite = format!(
         "atomcts fuzz --seed {} case {k}, {how}; expectation from the reference model, profile {}",
         opts.seed, run_opts.profile.name

@@ -2,9 +2,9 @@
 //! or channels, no guard, fewer state entries, simpler values), tried greedily while the case
 //! still fails the same way, within the shrink budget and the campaign's limit (issue 27, H8).
 
-use super::{Limit, Verdict, judge_case};
-use crate::fuzzing::generate::GenCase;
-use crate::run::Options;
+use super::judge::{Limit, Verdict, judge_case};
+use crate::fuzzing::draft::GenCase;
+use crate::run::results::Options;
 use atomcts_adapters::Adapter;
 use atomcts_reference::program::Dialect;
 use toml::Value;
