@@ -1,0 +1,362 @@
+//! `atomcts run`: the corpus and generated cases on one adapter.
+
+use super::{
+    DEFAULT_ADAPTER_TIMEOUT_MS, ProfileArgs, adapter, adapter_repro_args, load_corpus,
+    parse_partition, selected, write_outputs,
+};
+use anyhow::{Context, Result, bail};
+use atomcts::corpus::case::Case;
+use atomcts::report::output;
+use atomcts::report::{CorpusId, Interrupted, REPORT_VERSION, Report};
+use atomcts::run;
+use atomcts::run::results::{CaseResult, Options};
+use clap::Args;
+use std::collections::BTreeSet;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+#[derive(Args)]
+pub(super) struct RunArgs {
+    /// Corpus directory or file (default: ./spec-cases, else the one beside the source).
+    #[arg(long)]
+    cases: Option<PathBuf>,
+    /// Adapter: fast (the built-in fast path, default), reference (the spec-literal model), or
+    /// `cmd:<command>`, a shim speaking adapters/PROTOCOL.md.
+    #[arg(long, default_value = "fast")]
+    adapter: String,
+    /// Per-case deadline for `cmd:` adapters, in milliseconds (writing the request and
+    /// reading the answer).
+    #[arg(long, default_value_t = DEFAULT_ADAPTER_TIMEOUT_MS)]
+    adapter_timeout_ms: u64,
+    #[command(flatten)]
+    profile: ProfileArgs,
+    /// Only cases whose id contains this text, `id:<exact id>`, or `tag:<t>` (repeatable; any
+    /// matches).
+    #[arg(long)]
+    filter: Vec<String>,
+    /// Run shard K of N: `hash:K/N` (stable under adding and filtering cases).
+    #[arg(long)]
+    partition: Option<String>,
+    /// Write JUnit XML here.
+    #[arg(long)]
+    junit: Option<PathBuf>,
+    /// Write the JSON report here (input to `atomcts merge`).
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Write every result here as it comes, one JSON object per line (a run of any size; the
+    /// other reports keep at most 10,000 results and no passes beyond 100,000 cases).
+    #[arg(long)]
+    jsonl: Option<PathBuf>,
+    /// Known failures, one case id per line: asserted to still fail. A line `flaky <id>`
+    /// marks a case that may pass or fail (a race that shows up only sometimes).
+    #[arg(long)]
+    baseline: Option<PathBuf>,
+    /// Run every case R times and report how often it failed (a stress run).
+    #[arg(long, default_value_t = 1)]
+    repeat: u32,
+    /// Run every concurrent case at least this many times (issue 12: races that show up
+    /// rarely; see FORMAT.md, "Concurrent cases").
+    #[arg(long, default_value_t = atomcts::run::concurrent::DEFAULT_REPEAT)]
+    concurrent_repeat: u32,
+    /// Also run N generated cases (with --seed); without --cases-only, the corpus too.
+    #[arg(long, default_value_t = 0)]
+    generated: u64,
+    /// Seed of the generated cases.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Run only the generated cases, not the corpus.
+    #[arg(long)]
+    generated_only: bool,
+    /// Race-checker budget in expanded states per address.
+    #[arg(long, default_value_t = atomcts_reference::race::DEFAULT_BUDGET)]
+    race_budget: u64,
+    /// Also list skipped and not-applicable cases.
+    #[arg(long, short)]
+    verbose: bool,
+    /// No progress bar.
+    #[arg(long)]
+    no_progress: bool,
+}
+/// Reads a baseline: `(line number, case id)` per entry; `#` starts a comment.
+pub(super) fn read_baseline(p: &Path) -> Result<Vec<(usize, String)>> {
+    let text = output::read_text("--baseline", p, output::MAX_TEXT_FILE)?;
+    Ok(text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| (i + 1, l.split('#').next().unwrap_or("").trim().to_string()))
+        .filter(|(_, l)| !l.is_empty())
+        .collect())
+}
+/// The repro command's words after the profile: adapter, knob overrides, adapter timeout and
+/// race budget when they differ from the defaults, each shell-quoted.
+pub(super) fn repro_args(a: &RunArgs) -> String {
+    let adapter = (a.adapter != "fast").then_some(a.adapter.as_str());
+    adapter_repro_args(adapter, a.adapter_timeout_ms, &a.profile.set, a.race_budget)
+}
+pub(super) fn cmd_run(a: RunArgs) -> Result<u8> {
+    if a.generated_only && a.generated == 0 {
+        bail!("--generated-only needs --generated N with N > 0: nothing would run");
+    }
+    if a.profile.profile != "claimed" {
+        a.profile.profile()?;
+    }
+    let partition = a.partition.as_deref().map(parse_partition).transpose()?;
+    // SIGINT and SIGTERM stop the run and keep its reports (issue 27, H15).
+    atomcts::run::interrupt::install().context("taking SIGINT and SIGTERM")?;
+    // Everything that can fail about the outputs fails now, not after the run (D12): each a
+    // regular file or a new one, no two the same (issue 27, H9, H18).
+    let outputs: Vec<(&str, &Path)> = [
+        ("--junit", &a.junit),
+        ("--json", &a.json),
+        ("--jsonl", &a.jsonl),
+    ]
+    .into_iter()
+    .filter_map(|(f, p)| Some((f, p.as_deref()?)))
+    .collect();
+    output::check_outputs(&outputs)?;
+    let jsonl = a
+        .jsonl
+        .as_ref()
+        .map(|p| output::create("--jsonl", p).map(|f| (p.display().to_string(), f)))
+        .transpose()?;
+    let baseline = a.baseline.as_deref().map(read_baseline).transpose()?;
+    let mut load_errors = Vec::new();
+    let mut corpus = Vec::new();
+    let mut cases_arg = String::from("<generated>");
+    if !a.generated_only {
+        let (path, loaded) = load_corpus(&a.cases)?;
+        cases_arg = path.display().to_string();
+        load_errors.extend(loaded.errors.iter().map(|e| e.to_string()));
+        corpus = loaded.cases;
+    }
+    let mut adapter = adapter(&a.adapter, a.adapter_timeout_ms)?;
+    let profile = a.profile.profile_claimed(Some(adapter.as_ref()))?;
+    let generator = (a.generated > 0)
+        .then(|| atomcts::fuzzing::generate::Generator::new(a.seed, a.generated, &profile))
+        .transpose()
+        .map_err(|e| anyhow::anyhow!("--generated {}: {}", a.generated, e.message))?;
+    let opts = Options {
+        profile: profile.clone(),
+        race_budget: a.race_budget,
+        cases_arg,
+        adapter_arg: repro_args(&a),
+    };
+    let in_shard = |c: &Case| partition.is_none_or(|(k, n)| run::in_partition(&c.id, k, n));
+    let estimate = corpus
+        .iter()
+        .filter(|c| selected(c, &a.filter) && in_shard(c))
+        .count() as u64
+        + partition.map_or(a.generated, |(_, n)| a.generated / n);
+    let bar = (!a.no_progress && std::io::stderr().is_terminal() && estimate > 50).then(|| {
+        let b = indicatif::ProgressBar::new(estimate);
+        b.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{bar:40} {pos}/{len} cases {elapsed_precise} eta {eta} {msg}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        b
+    });
+    let mut baseline_hits: BTreeSet<String> = BTreeSet::new();
+    let known: BTreeSet<String> = baseline
+        .iter()
+        .flatten()
+        .filter(|(_, id)| !id.starts_with("flaky "))
+        .map(|(_, id)| id.clone())
+        .collect();
+    let flaky: BTreeSet<String> = baseline
+        .iter()
+        .flatten()
+        .filter_map(|(_, id)| id.strip_prefix("flaky ").map(|s| s.trim().to_string()))
+        .collect();
+    let mut ids_hash = 0u64;
+    let mut selected_count = 0usize;
+    // Cases of this shard taken to run, and generated cases made (for an interrupted run's
+    // count of what did not run).
+    let (mut planned, mut generated_made) = (0u64, 0u64);
+    // Results are collected as they come: counts, what the reports need, and every one as a
+    // JSON line (issue 9).
+    let mut collector =
+        atomcts::report::Collector::new(known.clone(), estimate, jsonl).with_flaky(flaky.clone());
+    // Corpus first, then generated cases chunk by chunk: generated, run, judged, dropped (a
+    // pipelined adapter's window stays full through a chunk: 4 windows, issue 9).
+    let gen_chunk = atomcts::fuzzing::generate::RUN_CHUNK.max(4 * adapter.window());
+    let mut run_chunk = |cases: Vec<Case>| {
+        let mut todo: Vec<&Case> = Vec::new();
+        for c in &cases {
+            if known.contains(&c.id) || flaky.contains(&c.id) {
+                baseline_hits.insert(c.id.clone());
+            }
+            if !selected(c, &a.filter) {
+                continue;
+            }
+            selected_count += 1;
+            ids_hash = ids_hash.wrapping_add(run::stable_hash(&c.id));
+            if in_shard(c) {
+                todo.push(c);
+            }
+        }
+        planned += todo.len() as u64;
+        // A result is completed (instruction, position, citation, reproduce line) only if
+        // the collector keeps or writes it (issue 9).
+        let mut emit = |c: &Case, r: CaseResult| {
+            if run::stopped() {
+                // A result that came after a stop request may be the stop's doing: not run.
+                return;
+            }
+            collector.push_with(r, |r| run::complete(r, c, &opts));
+            if let Some(b) = &bar {
+                b.inc(1);
+            }
+        };
+        // Cases run more than once (--repeat, concurrent cases: issue 12) run one by one; the
+        // others in order, a pipelined adapter's window at a time (issue 9).
+        let times = |c: &Case| {
+            if c.is_concurrent() {
+                a.repeat.max(a.concurrent_repeat)
+            } else {
+                a.repeat
+            }
+        };
+        let mut i = 0;
+        while i < todo.len() && !run::stopped() {
+            let j = (i..todo.len())
+                .find(|&k| times(todo[k]) > 1)
+                .unwrap_or(todo.len());
+            if j > i {
+                run::run_cases_lean(&todo[i..j], adapter.as_mut(), &opts, &mut emit);
+                i = j;
+                continue;
+            }
+            emit(
+                todo[i],
+                run::run_case_repeated(todo[i], adapter.as_mut(), &opts, times(todo[i])),
+            );
+            i += 1;
+        }
+    };
+    run_chunk(corpus);
+    if let Some(mut g) = generator {
+        while !run::stopped()
+            && let Some(chunk) = g.next_chunk(gen_chunk)
+        {
+            let chunk = chunk.map_err(|e| anyhow::anyhow!("{e}"))?;
+            generated_made += chunk.len() as u64;
+            run_chunk(chunk);
+        }
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let taken = collector.taken();
+    let interrupted = atomcts::run::interrupt::requested().map(|sig| Interrupted {
+        signal: atomcts::run::interrupt::name(sig),
+        not_run: planned.saturating_sub(taken),
+        not_generated: a.generated.saturating_sub(generated_made),
+    });
+    // What the report says about the adapter, then the adapter itself is stopped (a shim's
+    // process group with it) before the reports are written.
+    let (adapter_name, implementation, level, device) = (
+        adapter.name().to_string(),
+        adapter.describe(),
+        adapter.level().name().to_string(),
+        adapter.device(),
+    );
+    drop(adapter);
+    let (results, omitted, jsonl) = collector.finish();
+    if let (Some(b), Some(entries)) = (&a.baseline, &baseline) {
+        // A baseline entry that names no case is stale or misspelt: an error, never ignored
+        // (D22). Checked against every loaded case, whatever the filter or shard.
+        for (line, id) in entries {
+            let id = id.strip_prefix("flaky ").map_or(id.as_str(), str::trim);
+            if !baseline_hits.contains(id) {
+                load_errors.push(format!(
+                    "{}:{line}: baseline entry `{id}` matches no case",
+                    b.display()
+                ));
+            }
+        }
+    }
+    let report = Report {
+        version: REPORT_VERSION,
+        adapter: adapter_name,
+        profile: profile.name.clone(),
+        implementation,
+        level: Some(level),
+        partition: partition.map(|(k, n)| format!("hash:{k}/{n}")),
+        corpus: CorpusId {
+            selected: selected_count,
+            digest: format!("{ids_hash:016x}"),
+        },
+        load_errors,
+        results,
+        omitted,
+        device,
+        jsonl,
+        interrupted,
+    };
+    let written = write_outputs(&report, &a.junit, &a.json);
+    let programs = a
+        .json
+        .as_ref()
+        .map_or(Ok(()), |json| write_programs(&report, json));
+    print!("{}", report.human(a.verbose));
+    written?;
+    programs?;
+    if let Some(sig) = atomcts::run::interrupt::requested() {
+        return Ok(atomcts::run::interrupt::exit_code(sig));
+    }
+    if selected_count == 0 {
+        if a.filter.is_empty() {
+            eprintln!(
+                "error: no case to run (the corpus is empty or did not load): nothing was checked"
+            );
+        } else {
+            eprintln!(
+                "error: no case matched --filter {}: nothing was checked",
+                a.filter.join(", --filter ")
+            );
+        }
+    }
+    Ok(report.exit_code() as u8)
+}
+/// Beside a JSON report `r.json`: `r.programs/<case>.cl` (`.spvasm`, `.wgsl`), the program that
+/// ran each failing case on a semantic-level implementation (the OpenCL C kernel, the SPIR-V
+/// disassembly, the WGSL shader), headed by its reproduce command.
+pub(super) fn write_programs(report: &Report, json: &Path) -> Result<()> {
+    let failing: Vec<&CaseResult> = report
+        .results
+        .iter()
+        .filter(|r| r.program.is_some())
+        .collect();
+    if failing.is_empty() {
+        return Ok(());
+    }
+    let dir = json.with_extension("programs");
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    for r in failing {
+        let name: String =
+            r.id.chars()
+                .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+                .collect();
+        // The target's own language: SPIR-V assembly, WGSL, or OpenCL C.
+        let ext = if report.adapter.starts_with("vulkan:") {
+            "spvasm"
+        } else if report.adapter.starts_with("wgsl-naga:") {
+            "wgsl"
+        } else {
+            "cl"
+        };
+        let path = dir.join(format!("{name}.{ext}"));
+        let c = if ext == "spvasm" { ";" } else { "//" };
+        let text = format!(
+            "{c} {} ({:?})\n{c} reproduce: {}\n{}",
+            r.id,
+            r.status,
+            r.repro,
+            r.program.as_deref().unwrap_or("")
+        );
+        output::write("program", &path, text)?;
+    }
+    Ok(())
+}
