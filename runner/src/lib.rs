@@ -9,9 +9,11 @@
 // The library is a stack of layers; each imports only from the layers below it (and never
 // sideways upward), checked by `runner/tests/layers.rs`. From the top: the command line (in
 // the `atomcts` binary, `src/cli/`), `fuzzing`, `report`, `run`, `corpus`. `adversary` (the
-// lying shim behind `atomcts-adversary`) is a leaf that imports nothing of the library.
+// lying shim behind `atomcts-adversary`) and `exit` (the exit codes) are leaves that import
+// nothing of the library.
 pub mod adversary;
 pub mod corpus;
+pub mod exit;
 pub mod fuzzing;
 pub mod report;
 pub mod run;

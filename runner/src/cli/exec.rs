@@ -2,6 +2,7 @@
 
 use super::ProfileArgs;
 use anyhow::{Context, Result};
+use atomcts::exit::EXIT_OK;
 use atomcts_reference::outcome::Outcome;
 use atomcts_reference::program::{self, Dialect};
 use clap::Args;
@@ -23,6 +24,7 @@ pub(super) struct ExecArgs {
     #[command(flatten)]
     profile: ProfileArgs,
 }
+
 pub(super) fn cmd_exec(a: ExecArgs) -> Result<u8> {
     let dialect = Dialect::from_name(&a.dialect)
         .with_context(|| format!("unknown dialect `{}` (sass, visa, msl)", a.dialect))?;
@@ -53,5 +55,5 @@ pub(super) fn cmd_exec(a: ExecArgs) -> Result<u8> {
         Outcome::Invalid(r) => println!("invalid: {r}"),
         Outcome::Unspecified(w) => println!("unspecified: {w}"),
     }
-    Ok(0)
+    Ok(EXIT_OK)
 }

@@ -45,6 +45,7 @@ pub(super) struct FuzzArgs {
     #[arg(long)]
     no_progress: bool,
 }
+
 pub(super) fn cmd_fuzz(a: FuzzArgs) -> Result<u8> {
     atomcts::run::interrupt::install().context("taking SIGINT and SIGTERM")?;
     use atomcts::fuzzing::fuzz::{FuzzOptions, fuzz, summary_text};

@@ -2,6 +2,7 @@
 
 use super::ProfileArgs;
 use anyhow::Result;
+use atomcts::exit::EXIT_OK;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -19,9 +20,10 @@ pub(super) struct GenArgs {
     #[command(flatten)]
     profile: ProfileArgs,
 }
+
 pub(super) fn cmd_gen(a: GenArgs) -> Result<u8> {
     let profile = a.profile.profile()?;
     let n = atomcts::fuzzing::generate::write(a.seed, a.count, &profile, &a.out)?;
     println!("wrote {n} cases to {}", a.out.display());
-    Ok(0)
+    Ok(EXIT_OK)
 }

@@ -2,6 +2,7 @@
 
 use super::load_corpus;
 use anyhow::{Result, bail};
+use atomcts::exit::{EXIT_ERROR, EXIT_OK};
 use atomcts::run;
 use atomcts_reference::knobs::{KNOBS, PROFILES};
 use clap::Args;
@@ -16,6 +17,7 @@ pub(super) struct ListArgs {
     #[arg(long)]
     cases: Option<PathBuf>,
 }
+
 pub(super) fn cmd_list(a: ListArgs) -> Result<u8> {
     match a.what.as_str() {
         "cases" => {
@@ -26,7 +28,11 @@ pub(super) fn cmd_list(a: ListArgs) -> Result<u8> {
             for e in &loaded.errors {
                 eprintln!("error: {e}");
             }
-            return Ok(if loaded.errors.is_empty() { 0 } else { 2 });
+            return Ok(if loaded.errors.is_empty() {
+                EXIT_OK
+            } else {
+                EXIT_ERROR
+            });
         }
         "stats" => {
             // Corpus counts per dialect and op, and per document section cited.
@@ -68,7 +74,11 @@ pub(super) fn cmd_list(a: ListArgs) -> Result<u8> {
                 );
             }
             println!("{} cases in all", loaded.cases.len());
-            return Ok(if loaded.errors.is_empty() { 0 } else { 2 });
+            return Ok(if loaded.errors.is_empty() {
+                EXIT_OK
+            } else {
+                EXIT_ERROR
+            });
         }
         "knobs" => {
             for k in KNOBS {
@@ -131,5 +141,5 @@ pub(super) fn cmd_list(a: ListArgs) -> Result<u8> {
         }
         other => bail!("unknown list `{other}` (cases, stats, knobs, profiles, adapters)"),
     }
-    Ok(0)
+    Ok(EXIT_OK)
 }

@@ -18,6 +18,7 @@ pub(super) struct MergeArgs {
     #[arg(long)]
     json: Option<PathBuf>,
 }
+
 pub(super) fn cmd_merge(a: MergeArgs) -> Result<u8> {
     let outputs: Vec<(&str, &Path)> = [("--junit", &a.junit), ("--json", &a.json)]
         .into_iter()

@@ -15,6 +15,7 @@ mod sweep;
 
 use anyhow::{Context, Result, bail};
 use atomcts::corpus::case::{self, Case, Loaded};
+use atomcts::exit::{EXIT_ERROR, EXIT_OK};
 use atomcts::report::output;
 use atomcts::report::{REPORT_VERSION, Report};
 use atomcts_adapters::back::vulkan;
@@ -33,6 +34,7 @@ struct Cli {
     #[command(subcommand)]
     command: Command,
 }
+
 #[derive(Subcommand)]
 enum Command {
     /// Run the corpus (and generated cases) against an adapter.
@@ -58,6 +60,7 @@ enum Command {
     /// compared with a second adapter); failures shrunk and written as corpus cases.
     Fuzz(fuzz::FuzzArgs),
 }
+
 #[derive(Args, Clone)]
 struct ProfileArgs {
     /// Profile: default, nvidia-ptx, intel-xe, intel-skylake, spirv, metal; for `run`, also
@@ -68,6 +71,7 @@ struct ProfileArgs {
     #[arg(long = "set", value_name = "KNOB=OPTION")]
     set: Vec<String>,
 }
+
 impl ProfileArgs {
     fn profile(&self) -> Result<Profile> {
         self.profile_claimed(None)
@@ -94,6 +98,7 @@ impl ProfileArgs {
         Ok(p)
     }
 }
+
 /// Parses arguments, runs, and maps errors to exit code 2.
 pub fn main() -> ExitCode {
     // The CUDA adapter's worker process (adapters/src/back/ptx/worker.rs): this executable,
@@ -108,7 +113,7 @@ pub fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
-            let code = if e.use_stderr() { 2 } else { 0 };
+            let code = if e.use_stderr() { EXIT_ERROR } else { EXIT_OK };
             let _ = e.print();
             return ExitCode::from(code);
         }
@@ -117,7 +122,7 @@ pub fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");
-            2
+            EXIT_ERROR
         }
     };
     // A command stopped by SIGINT or SIGTERM (where it takes them: `run`, `report`) exits with
@@ -126,6 +131,7 @@ pub fn main() -> ExitCode {
         atomcts::run::interrupt::requested().map_or(code, atomcts::run::interrupt::exit_code),
     )
 }
+
 fn dispatch(cli: Cli) -> Result<u8> {
     match cli.command {
         Command::Run(a) => run::cmd_run(a),
@@ -140,6 +146,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Fuzz(a) => fuzz::cmd_fuzz(a),
     }
 }
+
 fn adapter(name: &str, timeout_ms: u64) -> Result<Box<dyn Adapter>> {
     match name {
         "fast" | "builtin" => Ok(Box::new(FastAdapter)),
@@ -170,6 +177,7 @@ fn adapter(name: &str, timeout_ms: u64) -> Result<Box<dyn Adapter>> {
         ),
     }
 }
+
 /// `opencl:<selector>`. A known driver needs the ICD loader to see only it (and rusticl needs
 /// `RUSTICL_ENABLE`): without that environment, the command runs itself again with it, so
 /// that two drivers' LLVMs never share one process. A missing driver is one line, exit 2.
@@ -209,6 +217,7 @@ fn opencl_adapter(selector: &str) -> Result<Box<dyn Adapter>> {
     eprintln!("opencl:{selector}: {}", a.describe());
     Ok(Box::new(a))
 }
+
 /// `vulkan:<selector>` (SPIR-V from the IR) or `wgsl-naga:<selector>` (WGSL through naga). A
 /// missing driver is one line, exit 2.
 fn vulkan_adapter(route: vulkan::Route, selector: &str) -> Result<Box<dyn Adapter>> {
@@ -216,6 +225,7 @@ fn vulkan_adapter(route: vulkan::Route, selector: &str) -> Result<Box<dyn Adapte
     eprintln!("{}:{selector}: {}", route.prefix(), a.describe());
     Ok(Box::new(a))
 }
+
 fn load_corpus(path: &Option<PathBuf>) -> Result<(PathBuf, Loaded)> {
     let p = path.clone().unwrap_or_else(atomcts::default_corpus);
     if !p.exists() {
@@ -224,6 +234,7 @@ fn load_corpus(path: &Option<PathBuf>) -> Result<(PathBuf, Loaded)> {
     let loaded = case::load(&p);
     Ok((p, loaded))
 }
+
 fn parse_partition(s: &str) -> Result<(u64, u64)> {
     let spec = s
         .strip_prefix("hash:")
@@ -242,6 +253,7 @@ fn parse_partition(s: &str) -> Result<(u64, u64)> {
     }
     Ok((k, n))
 }
+
 fn selected(case: &Case, filters: &[String]) -> bool {
     filters.is_empty()
         || filters.iter().any(|f| {
@@ -254,6 +266,7 @@ fn selected(case: &Case, filters: &[String]) -> bool {
             }
         })
 }
+
 /// [`repro_args`] from its parts (also `fuzz`'s, per adapter): the adapter (`None`: the
 /// default one) with its deadline, knob overrides and race budget.
 fn adapter_repro_args(
@@ -280,6 +293,7 @@ fn adapter_repro_args(
     }
     s
 }
+
 /// Writes the reports; a failure to write one does not stop the other (nor the human report),
 /// and is an error at the end (D12).
 fn write_outputs(report: &Report, junit: &Option<PathBuf>, json: &Option<PathBuf>) -> Result<()> {
@@ -300,6 +314,7 @@ fn write_outputs(report: &Report, junit: &Option<PathBuf>, json: &Option<PathBuf
     }
     Ok(())
 }
+
 /// Reads a JSON run report of this atomcts's format (a regular file of at most
 /// [`output::MAX_REPORT_FILE`] bytes).
 fn read_report(f: &Path) -> Result<Report> {

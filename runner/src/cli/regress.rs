@@ -2,6 +2,7 @@
 
 use anyhow::{Context, Result, bail};
 use atomcts::corpus::case::{self, corpus_root};
+use atomcts::exit::{EXIT_NONCONFORMANCE, EXIT_OK};
 use atomcts::report::output;
 use atomcts::run;
 use atomcts::run::results::Options;
@@ -21,6 +22,7 @@ pub(super) struct RegressArgs {
     #[arg(long, default_value = "spec-cases/regressions")]
     out: PathBuf,
 }
+
 pub(super) fn cmd_regress(a: RegressArgs) -> Result<u8> {
     let data = output::read_bounded("artifact", &a.artifact, output::MAX_ARTIFACT)?;
     let name = a.artifact.file_name().map_or_else(
@@ -53,8 +55,8 @@ pub(super) fn cmd_regress(a: RegressArgs) -> Result<u8> {
         let res = run::run_case(c, &mut ReferenceAdapter, &opts);
         println!("{}: {:?} on the reference", c.id, res.status);
         if res.status.is_failure() || res.status == run::results::Status::Error {
-            return Ok(1);
+            return Ok(EXIT_NONCONFORMANCE);
         }
     }
-    Ok(0)
+    Ok(EXIT_OK)
 }

@@ -2,6 +2,7 @@
 
 use super::read_report;
 use anyhow::{Context, Result, bail};
+use atomcts::exit::{EXIT_NONCONFORMANCE, EXIT_OK};
 use atomcts::report::Report;
 use atomcts::report::output;
 use clap::Args;
@@ -35,6 +36,7 @@ pub(super) struct ReportArgs {
     #[arg(long)]
     cases: Option<PathBuf>,
 }
+
 /// Runs the corpus on one adapter under its claimed profile, as `atomcts run` in a process of
 /// its own (a driver's environment and crashes stay there); its JSON report, named by its path.
 pub(super) fn report_run(a: &ReportArgs, adapter: &str, runs: &Path) -> Result<(String, Report)> {
@@ -90,6 +92,7 @@ pub(super) fn report_run(a: &ReportArgs, adapter: &str, runs: &Path) -> Result<(
     }
     Ok((json.display().to_string(), read_report(&json)?))
 }
+
 /// The files `report` writes into `--out`.
 pub(super) const REPORT_FILES: [&str; 3] =
     ["conformance.json", "conformance.md", "conformance.html"];
@@ -186,13 +189,13 @@ pub(super) fn cmd_report(a: ReportArgs) -> Result<u8> {
         }
         if stale.is_empty() {
             println!("report: the committed report is up to date");
-            return Ok(0);
+            return Ok(EXIT_OK);
         }
         println!(
             "report: stale (regenerate with tools/regen-conformance.sh): {}",
             stale.join(", ")
         );
-        return Ok(1);
+        return Ok(EXIT_NONCONFORMANCE);
     }
     std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
     for (name, text) in &files {
@@ -206,5 +209,5 @@ pub(super) fn cmd_report(a: ReportArgs) -> Result<u8> {
         "report: wrote {}",
         a.out.join("conformance.{json,md,html}").display()
     );
-    Ok(0)
+    Ok(EXIT_OK)
 }

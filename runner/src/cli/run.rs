@@ -5,6 +5,7 @@ use super::{
     parse_partition, selected, write_outputs,
 };
 use anyhow::{Context, Result, bail};
+use atomcts::corpus::baseline::Baseline;
 use atomcts::corpus::case::Case;
 use atomcts::report::output;
 use atomcts::report::{CorpusId, Interrupted, REPORT_VERSION, Report};
@@ -77,22 +78,20 @@ pub(super) struct RunArgs {
     #[arg(long)]
     no_progress: bool,
 }
-/// Reads a baseline: `(line number, case id)` per entry; `#` starts a comment.
-pub(super) fn read_baseline(p: &Path) -> Result<Vec<(usize, String)>> {
+
+/// Reads a baseline (format: [`Baseline`]).
+pub(super) fn read_baseline(p: &Path) -> Result<Baseline> {
     let text = output::read_text("--baseline", p, output::MAX_TEXT_FILE)?;
-    Ok(text
-        .lines()
-        .enumerate()
-        .map(|(i, l)| (i + 1, l.split('#').next().unwrap_or("").trim().to_string()))
-        .filter(|(_, l)| !l.is_empty())
-        .collect())
+    Ok(Baseline::parse(&text))
 }
+
 /// The repro command's words after the profile: adapter, knob overrides, adapter timeout and
 /// race budget when they differ from the defaults, each shell-quoted.
 pub(super) fn repro_args(a: &RunArgs) -> String {
     let adapter = (a.adapter != "fast").then_some(a.adapter.as_str());
     adapter_repro_args(adapter, a.adapter_timeout_ms, &a.profile.set, a.race_budget)
 }
+
 pub(super) fn cmd_run(a: RunArgs) -> Result<u8> {
     if a.generated_only && a.generated == 0 {
         bail!("--generated-only needs --generated N with N > 0: nothing would run");
@@ -158,17 +157,8 @@ pub(super) fn cmd_run(a: RunArgs) -> Result<u8> {
         b
     });
     let mut baseline_hits: BTreeSet<String> = BTreeSet::new();
-    let known: BTreeSet<String> = baseline
-        .iter()
-        .flatten()
-        .filter(|(_, id)| !id.starts_with("flaky "))
-        .map(|(_, id)| id.clone())
-        .collect();
-    let flaky: BTreeSet<String> = baseline
-        .iter()
-        .flatten()
-        .filter_map(|(_, id)| id.strip_prefix("flaky ").map(|s| s.trim().to_string()))
-        .collect();
+    let known: BTreeSet<String> = baseline.as_ref().map(Baseline::known).unwrap_or_default();
+    let flaky: BTreeSet<String> = baseline.as_ref().map(Baseline::flaky).unwrap_or_default();
     let mut ids_hash = 0u64;
     let mut selected_count = 0usize;
     // Cases of this shard taken to run, and generated cases made (for an interrupted run's
@@ -264,18 +254,10 @@ pub(super) fn cmd_run(a: RunArgs) -> Result<u8> {
     );
     drop(adapter);
     let (results, omitted, jsonl) = collector.finish();
-    if let (Some(b), Some(entries)) = (&a.baseline, &baseline) {
+    if let (Some(b), Some(baseline)) = (&a.baseline, &baseline) {
         // A baseline entry that names no case is stale or misspelt: an error, never ignored
         // (D22). Checked against every loaded case, whatever the filter or shard.
-        for (line, id) in entries {
-            let id = id.strip_prefix("flaky ").map_or(id.as_str(), str::trim);
-            if !baseline_hits.contains(id) {
-                load_errors.push(format!(
-                    "{}:{line}: baseline entry `{id}` matches no case",
-                    b.display()
-                ));
-            }
-        }
+        load_errors.extend(baseline.unmatched(b, &baseline_hits));
     }
     let report = Report {
         version: REPORT_VERSION,
@@ -320,6 +302,7 @@ pub(super) fn cmd_run(a: RunArgs) -> Result<u8> {
     }
     Ok(report.exit_code() as u8)
 }
+
 /// Beside a JSON report `r.json`: `r.programs/<case>.cl` (`.spvasm`, `.wgsl`), the program that
 /// ran each failing case on a semantic-level implementation (the OpenCL C kernel, the SPIR-V
 /// disassembly, the WGSL shader), headed by its reproduce command.

@@ -1,6 +1,7 @@
 //! `atomcts sweep`: exhaustive checks of the 16-bit float atomics.
 
 use anyhow::{Result, bail};
+use atomcts::exit::{EXIT_NONCONFORMANCE, EXIT_OK};
 use atomcts::fuzzing::sweep;
 use clap::Args;
 use std::io::IsTerminal;
@@ -50,6 +51,7 @@ pub(super) struct SweepArgs {
     #[arg(long)]
     no_progress: bool,
 }
+
 pub(super) fn parse_u16_bound(s: &str) -> std::result::Result<u64, String> {
     let v = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
         Some(h) => u64::from_str_radix(h, 16),
@@ -61,6 +63,7 @@ pub(super) fn parse_u16_bound(s: &str) -> std::result::Result<u64, String> {
     }
     Ok(v)
 }
+
 pub(super) fn sweep_configs(a: &SweepArgs) -> Result<Vec<sweep::Config>> {
     use atomcts_reference::float::MinMaxRules;
     use atomcts_reference::ir::AtomicOp;
@@ -109,6 +112,7 @@ pub(super) fn sweep_configs(a: &SweepArgs) -> Result<Vec<sweep::Config>> {
     );
     Ok(vec![sweep::Config { ty, op, env }])
 }
+
 pub(super) fn cmd_sweep(a: SweepArgs) -> Result<u8> {
     let configs = sweep_configs(&a)?;
     let t0 = std::time::Instant::now();
@@ -156,5 +160,9 @@ pub(super) fn cmd_sweep(a: SweepArgs) -> Result<u8> {
         a.end,
         pairs as f64 / secs.max(1e-9) / 1e6
     );
-    Ok(if mismatches > 0 { 1 } else { 0 })
+    Ok(if mismatches > 0 {
+        EXIT_NONCONFORMANCE
+    } else {
+        EXIT_OK
+    })
 }

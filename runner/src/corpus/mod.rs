@@ -5,9 +5,11 @@
 //! Imports nothing from the layers above (`run`, `report`, `fuzzing`, the command line):
 //! `runner/tests/layers.rs` checks it.
 
+pub mod baseline;
 pub mod build;
 pub mod case;
 pub mod expectation;
+pub mod export;
 pub mod float_display;
 pub mod given;
 pub mod pos;

@@ -25,6 +25,7 @@ pub use judge::signature;
 pub use options::{FuzzOptions, Stop};
 pub use shrink::{SHRINK_BUDGET, ShrinkCut, shrink_note};
 
+use crate::exit::{EXIT_ERROR, EXIT_NONCONFORMANCE, EXIT_OK};
 use crate::fuzzing::draft::GenCase;
 use crate::fuzzing::generate::gen_case;
 use crate::run::results::{CaseResult, Options, Status};
@@ -35,15 +36,6 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
-
-/// Exit status of a campaign that judged cases and found nothing wrong.
-pub const EXIT_CONFORMS: u8 = 0;
-/// Exit status of a campaign with a failing or undecided case (a finding).
-pub const EXIT_NONCONFORMANCE: u8 = 1;
-/// Exit status of a campaign that checked nothing, or in which a case ended in an error (an
-/// adapter error on either side, a generated case the reference cannot run, a finding that
-/// cannot be written).
-pub const EXIT_ERROR: u8 = 2;
 
 /// One distinct kind of failure.
 #[derive(Clone, Debug)]
@@ -112,14 +104,14 @@ impl Summary {
 
     /// [`EXIT_ERROR`] when a case ended in an error, the fuzzer had a problem, or nothing was
     /// judged; else [`EXIT_NONCONFORMANCE`] when a case failed or was undecided; else
-    /// [`EXIT_CONFORMS`] (the rule of `atomcts run`, README "Guarantees").
+    /// [`EXIT_OK`] (the rule of `atomcts run`, README "Guarantees").
     pub fn exit_code(&self) -> u8 {
         if self.errors > 0 || !self.problems.is_empty() || self.checked_nothing() {
             EXIT_ERROR
         } else if self.failing > 0 || self.undecided > 0 {
             EXIT_NONCONFORMANCE
         } else {
-            EXIT_CONFORMS
+            EXIT_OK
         }
     }
 }
@@ -460,7 +452,7 @@ mod tests {
         let mut s = Summary::default();
         assert_eq!(s.exit_code(), EXIT_ERROR);
         s.judged = 3;
-        assert_eq!(s.exit_code(), EXIT_CONFORMS);
+        assert_eq!(s.exit_code(), EXIT_OK);
         s.undecided = 1;
         assert_eq!(s.exit_code(), EXIT_NONCONFORMANCE);
         s.errors = 1;

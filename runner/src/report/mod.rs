@@ -7,6 +7,7 @@ pub mod markup;
 pub mod merge;
 pub mod output;
 
+use crate::exit::{EXIT_ERROR, EXIT_NONCONFORMANCE, EXIT_OK};
 use crate::run::results::{CaseResult, FindingOut, Status};
 use atomcts_adapters::text::{clip, escape_controls};
 use serde::{Deserialize, Serialize};
@@ -396,13 +397,14 @@ impl Report {
     /// incomplete ([`Report::incomplete`]), else 1 on any failure, else 0.
     pub fn exit_code(&self) -> i32 {
         let c = self.counts();
-        if c.errors > 0 || self.checked_nothing() || !self.incomplete().is_empty() {
-            2
+        let code = if c.errors > 0 || self.checked_nothing() || !self.incomplete().is_empty() {
+            EXIT_ERROR
         } else if c.failed > 0 {
-            1
+            EXIT_NONCONFORMANCE
         } else {
-            0
-        }
+            EXIT_OK
+        };
+        i32::from(code)
     }
 
     /// Applies a baseline of known failures (case ids): a listed case that fails becomes a

@@ -7,11 +7,6 @@
 
 pub use atomcts_adapters::interrupt::requested;
 
-/// Exit code of a run stopped by SIGINT (128 + 2, as a shell reports it).
-pub const EXIT_SIGINT: u8 = 130;
-/// Exit code of a run stopped by SIGTERM (128 + 15).
-pub const EXIT_SIGTERM: u8 = 143;
-
 /// The exit code of a run stopped by `signal`: 128 + its number.
 pub fn exit_code(signal: i32) -> u8 {
     u8::try_from(128 + signal.clamp(1, 127)).unwrap_or(u8::MAX)
@@ -86,6 +81,7 @@ pub fn wait_forwarding(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::exit::{EXIT_SIGINT, EXIT_SIGTERM};
 
     #[test]
     fn exit_codes_are_the_shells() {
