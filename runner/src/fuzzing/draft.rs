@@ -7,7 +7,7 @@
 //! their TOML form (FORMAT.md "State"), for the shapes the generator makes; a test checks that
 //! both give the same state (or both an error) on thousands of generated cases.
 
-use crate::corpus::build::buffer_base;
+use crate::corpus::build::{buffer_base, msl_type};
 use atomcts_reference::program::Dialect;
 use atomcts_reference::state::{AtomicType, Buffer, MAX_ELEMS, Reg, State, Window};
 use atomcts_reference::types::{ElemType, Space, mask};
@@ -399,15 +399,6 @@ fn visa_reg(st: &mut State, key: &str, v: &G) -> Result<(), String> {
         return Ok(());
     }
     bad(key)
-}
-
-fn msl_type(name: &str) -> Option<ElemType> {
-    Some(match name {
-        "int" => ElemType::D,
-        "uint" => ElemType::UD,
-        "float" => ElemType::F,
-        _ => return None,
-    })
 }
 
 fn msl_buffer(st: &mut State, key: &str, v: &G, base: u64) -> Result<(), String> {
