@@ -14,7 +14,7 @@ mod run;
 mod sweep;
 
 use anyhow::{Context, Result, bail};
-use atomcts::corpus::case::{self, Case, Loaded};
+use atomcts::corpus::case::{self, Loaded};
 use atomcts::exit::{EXIT_ERROR, EXIT_OK};
 use atomcts::report::output;
 use atomcts::report::{REPORT_VERSION, Report};
@@ -252,19 +252,6 @@ fn parse_partition(s: &str) -> Result<(u64, u64)> {
         bail!("--partition {s}: need 1 <= K <= N");
     }
     Ok((k, n))
-}
-
-fn selected(case: &Case, filters: &[String]) -> bool {
-    filters.is_empty()
-        || filters.iter().any(|f| {
-            if let Some(t) = f.strip_prefix("tag:") {
-                case.tags.iter().any(|x| x == t)
-            } else if let Some(id) = f.strip_prefix("id:") {
-                case.id == id
-            } else {
-                case.id.contains(f.as_str())
-            }
-        })
 }
 
 /// [`repro_args`] from its parts (also `fuzz`'s, per adapter): the adapter (`None`: the

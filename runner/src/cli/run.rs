@@ -2,17 +2,16 @@
 
 use super::{
     DEFAULT_ADAPTER_TIMEOUT_MS, ProfileArgs, adapter, adapter_repro_args, load_corpus,
-    parse_partition, selected, write_outputs,
+    parse_partition, write_outputs,
 };
 use anyhow::{Context, Result, bail};
 use atomcts::corpus::baseline::Baseline;
-use atomcts::corpus::case::Case;
+use atomcts::report::Report;
 use atomcts::report::output;
-use atomcts::report::{CorpusId, Interrupted, REPORT_VERSION, Report};
+use atomcts::report::session::{Plan, Session};
 use atomcts::run;
 use atomcts::run::results::{CaseResult, Options};
 use clap::Args;
-use std::collections::BTreeSet;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
@@ -140,12 +139,14 @@ pub(super) fn cmd_run(a: RunArgs) -> Result<u8> {
         cases_arg,
         adapter_arg: repro_args(&a),
     };
-    let in_shard = |c: &Case| partition.is_none_or(|(k, n)| run::in_partition(&c.id, k, n));
-    let estimate = corpus
-        .iter()
-        .filter(|c| selected(c, &a.filter) && in_shard(c))
-        .count() as u64
-        + partition.map_or(a.generated, |(_, n)| a.generated / n);
+    let plan = Plan {
+        filters: a.filter.clone(),
+        partition,
+        repeat: a.repeat,
+        concurrent_repeat: a.concurrent_repeat,
+        generated: a.generated,
+    };
+    let estimate = plan.estimate(&corpus);
     let bar = (!a.no_progress && std::io::stderr().is_terminal() && estimate > 50).then(|| {
         let b = indicatif::ProgressBar::new(estimate);
         b.set_style(
@@ -156,127 +157,34 @@ pub(super) fn cmd_run(a: RunArgs) -> Result<u8> {
         );
         b
     });
-    let mut baseline_hits: BTreeSet<String> = BTreeSet::new();
-    let known: BTreeSet<String> = baseline.as_ref().map(Baseline::known).unwrap_or_default();
-    let flaky: BTreeSet<String> = baseline.as_ref().map(Baseline::flaky).unwrap_or_default();
-    let mut ids_hash = 0u64;
-    let mut selected_count = 0usize;
-    // Cases of this shard taken to run, and generated cases made (for an interrupted run's
-    // count of what did not run).
-    let (mut planned, mut generated_made) = (0u64, 0u64);
-    // Results are collected as they come: counts, what the reports need, and every one as a
-    // JSON line (issue 9).
-    let mut collector =
-        atomcts::report::Collector::new(known.clone(), estimate, jsonl).with_flaky(flaky.clone());
-    // Corpus first, then generated cases chunk by chunk: generated, run, judged, dropped (a
-    // pipelined adapter's window stays full through a chunk: 4 windows, issue 9).
-    let gen_chunk = atomcts::fuzzing::generate::RUN_CHUNK.max(4 * adapter.window());
-    let mut run_chunk = |cases: Vec<Case>| {
-        let mut todo: Vec<&Case> = Vec::new();
-        for c in &cases {
-            if known.contains(&c.id) || flaky.contains(&c.id) {
-                baseline_hits.insert(c.id.clone());
-            }
-            if !selected(c, &a.filter) {
-                continue;
-            }
-            selected_count += 1;
-            ids_hash = ids_hash.wrapping_add(run::stable_hash(&c.id));
-            if in_shard(c) {
-                todo.push(c);
-            }
-        }
-        planned += todo.len() as u64;
-        // A result is completed (instruction, position, citation, reproduce line) only if
-        // the collector keeps or writes it (issue 9).
-        let mut emit = |c: &Case, r: CaseResult| {
-            if run::stopped() {
-                // A result that came after a stop request may be the stop's doing: not run.
-                return;
-            }
-            collector.push_with(r, |r| run::complete(r, c, &opts));
-            if let Some(b) = &bar {
-                b.inc(1);
-            }
-        };
-        // Cases run more than once (--repeat, concurrent cases: issue 12) run one by one; the
-        // others in order, a pipelined adapter's window at a time (issue 9).
-        let times = |c: &Case| {
-            if c.is_concurrent() {
-                a.repeat.max(a.concurrent_repeat)
-            } else {
-                a.repeat
-            }
-        };
-        let mut i = 0;
-        while i < todo.len() && !run::stopped() {
-            let j = (i..todo.len())
-                .find(|&k| times(todo[k]) > 1)
-                .unwrap_or(todo.len());
-            if j > i {
-                run::run_cases_lean(&todo[i..j], adapter.as_mut(), &opts, &mut emit);
-                i = j;
-                continue;
-            }
-            emit(
-                todo[i],
-                run::run_case_repeated(todo[i], adapter.as_mut(), &opts, times(todo[i])),
-            );
-            i += 1;
+    let mut tick = || {
+        if let Some(b) = &bar {
+            b.inc(1);
         }
     };
-    run_chunk(corpus);
+    let mut session = Session::new(&plan, baseline.as_ref(), estimate, jsonl);
+    // Corpus first, then generated cases chunk by chunk (a pipelined adapter's window stays
+    // full through a chunk: 4 windows, issue 9).
+    let gen_chunk = atomcts::fuzzing::generate::RUN_CHUNK.max(4 * adapter.window());
+    session.run_chunk(corpus, adapter.as_mut(), &opts, &mut tick);
     if let Some(mut g) = generator {
         while !run::stopped()
             && let Some(chunk) = g.next_chunk(gen_chunk)
         {
             let chunk = chunk.map_err(|e| anyhow::anyhow!("{e}"))?;
-            generated_made += chunk.len() as u64;
-            run_chunk(chunk);
+            session.run_generated(chunk, adapter.as_mut(), &opts, &mut tick);
         }
     }
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    let taken = collector.taken();
-    let interrupted = atomcts::run::interrupt::requested().map(|sig| Interrupted {
-        signal: atomcts::run::interrupt::name(sig),
-        not_run: planned.saturating_sub(taken),
-        not_generated: a.generated.saturating_sub(generated_made),
-    });
-    // What the report says about the adapter, then the adapter itself is stopped (a shim's
-    // process group with it) before the reports are written.
-    let (adapter_name, implementation, level, device) = (
-        adapter.name().to_string(),
-        adapter.describe(),
-        adapter.level().name().to_string(),
-        adapter.device(),
-    );
-    drop(adapter);
-    let (results, omitted, jsonl) = collector.finish();
-    if let (Some(b), Some(baseline)) = (&a.baseline, &baseline) {
-        // A baseline entry that names no case is stale or misspelt: an error, never ignored
-        // (D22). Checked against every loaded case, whatever the filter or shard.
-        load_errors.extend(baseline.unmatched(b, &baseline_hits));
-    }
-    let report = Report {
-        version: REPORT_VERSION,
-        adapter: adapter_name,
-        profile: profile.name.clone(),
-        implementation,
-        level: Some(level),
-        partition: partition.map(|(k, n)| format!("hash:{k}/{n}")),
-        corpus: CorpusId {
-            selected: selected_count,
-            digest: format!("{ids_hash:016x}"),
-        },
+    let selected_count = session.selected();
+    let report = session.finish(
+        adapter,
+        &profile.name,
+        a.baseline.as_deref().zip(baseline.as_ref()),
         load_errors,
-        results,
-        omitted,
-        device,
-        jsonl,
-        interrupted,
-    };
+    );
     let written = write_outputs(&report, &a.junit, &a.json);
     let programs = a
         .json

@@ -6,6 +6,7 @@ pub mod conformance;
 pub mod markup;
 pub mod merge;
 pub mod output;
+pub mod session;
 
 use crate::exit::{EXIT_ERROR, EXIT_NONCONFORMANCE, EXIT_OK};
 use crate::run::results::{CaseResult, FindingOut, Status};
