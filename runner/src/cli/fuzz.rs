@@ -78,9 +78,14 @@ pub(super) fn cmd_fuzz(a: FuzzArgs) -> Result<u8> {
             &a.profile.set,
             a.race_budget,
         );
-        format!(" --profile {}{rest}", run::shell_quote(&a.profile.profile))
+        format!(
+            " --profile {}{rest}",
+            run::repro::shell_quote(&a.profile.profile)
+        )
     };
-    let command: Vec<String> = std::env::args().map(|w| run::shell_quote(&w)).collect();
+    let command: Vec<String> = std::env::args()
+        .map(|w| run::repro::shell_quote(&w))
+        .collect();
     let opts = FuzzOptions {
         seed: a.seed,
         cases: a.cases,

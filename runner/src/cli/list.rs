@@ -43,7 +43,10 @@ pub(super) fn cmd_list(a: ListArgs) -> Result<u8> {
             let mut probes: std::collections::BTreeMap<String, usize> = Default::default();
             for c in &loaded.cases {
                 *per_op
-                    .entry((c.dialect.name().into(), run::op_label(c.dialect, &c.asm)))
+                    .entry((
+                        c.dialect.name().into(),
+                        run::repro::op_label(c.dialect, &c.asm),
+                    ))
                     .or_default() += 1;
                 let section = c
                     .cite

@@ -266,14 +266,14 @@ fn adapter_repro_args(
     if let Some(adapter) = adapter {
         s.push_str(&format!(
             " --adapter {}",
-            atomcts::run::shell_quote(adapter)
+            atomcts::run::repro::shell_quote(adapter)
         ));
         if timeout_ms != DEFAULT_ADAPTER_TIMEOUT_MS {
             s.push_str(&format!(" --adapter-timeout-ms {timeout_ms}"));
         }
     }
     for set in sets {
-        s.push_str(&format!(" --set {}", atomcts::run::shell_quote(set)));
+        s.push_str(&format!(" --set {}", atomcts::run::repro::shell_quote(set)));
     }
     if race_budget != atomcts_reference::race::DEFAULT_BUDGET {
         s.push_str(&format!(" --race-budget {race_budget}"));

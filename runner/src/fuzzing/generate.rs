@@ -568,7 +568,7 @@ fn open_mask(c: &Completed, loc: &Loc) -> u64 {
 /// What the generator already made for a generated case (issue 9): its typed state (the
 /// case's `given` stays empty: [`crate::corpus::build::build_state`] builds from this draft), the
 /// initial state, the reference's run under the generator's profile, and the expectation
-/// built from the case's `expect` entries: exactly what [`crate::run::prepare`] would build
+/// built from the case's `expect` entries: exactly what [`crate::run::prepare::prepare`] would build
 /// from the case's text. A run under another profile uses only the draft.
 #[derive(Clone, Debug)]
 pub struct Prebuilt {

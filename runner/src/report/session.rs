@@ -153,7 +153,7 @@ impl<'p> Session<'p> {
                 // A result that came after a stop request may be the stop's doing: not run.
                 return;
             }
-            collector.push_with(r, |r| run::complete(r, c, opts));
+            collector.push_with(r, |r| run::repro::complete(r, c, opts));
             progress();
         };
         // Cases run more than once (--repeat, concurrent cases: issue 12) run one by one; the

@@ -4,8 +4,8 @@
 
 use super::options::FuzzOptions;
 use super::shrink::Shrunk;
+use crate::run::repro::shell_quote;
 use crate::run::results::Options;
-use crate::run::shell_quote;
 use atomcts_reference::knobs::KNOBS;
 use atomcts_reference::program::Dialect;
 use std::path::{Path, PathBuf};
