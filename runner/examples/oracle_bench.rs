@@ -7,7 +7,8 @@
 //! `cargo run --release --example oracle_bench -- 100000`
 
 use atomcts::fuzzing::draft::GenCase;
-use atomcts::fuzzing::generate::{file_text, load_state};
+use atomcts::fuzzing::expect::load_state;
+use atomcts::fuzzing::generate::file_text;
 use atomcts::fuzzing::oracles::{check_diff, decode_diff_input};
 use rand_chacha::ChaCha8Rng;
 use rand_core::{Rng, SeedableRng};

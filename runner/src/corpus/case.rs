@@ -242,7 +242,7 @@ pub struct Case {
 }
 
 /// What the generator already made for a generated case (issue 9), as the corpus and the runner
-/// see it: the generator (`crate::fuzzing::generate::Prebuilt`) implements it, so that nothing
+/// see it: the generator (`crate::fuzzing::expect::Prebuilt`) implements it, so that nothing
 /// below the fuzzing layer knows the generator. The case's `given` stays empty: its state
 /// comes from here.
 pub trait Generated: fmt::Debug + Send + Sync {

@@ -494,7 +494,7 @@ mod tests {
         }
         let mut built = 0;
         for d in &drafts {
-            let loaded = crate::fuzzing::generate::load_state(&d.gen_case());
+            let loaded = crate::fuzzing::expect::load_state(&d.gen_case());
             match (d.state(), loaded) {
                 (Ok(a), Ok(b)) => {
                     assert_eq!(a, b, "{}", d.asm);

@@ -4,7 +4,7 @@
 use super::options::Stop;
 use crate::corpus::case::Case;
 use crate::fuzzing::draft::GenCase;
-use crate::fuzzing::generate::expect_table;
+use crate::fuzzing::expect::expect_table;
 use crate::report::finding_line;
 use crate::run::results::{CaseResult, Options, Status};
 use crate::run::run_case;
