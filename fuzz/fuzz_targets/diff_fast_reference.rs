@@ -1,4 +1,4 @@
-//! The fast path against the reference on generated cases (see `atomcts::oracles`).
+//! The fast path against the reference on generated cases (see `atomcts::fuzzing::oracles`).
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 
@@ -6,4 +6,4 @@ use libfuzzer_sys::fuzz_target;
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-fuzz_target!(|data: &[u8]| atomcts::oracles::diff_fast_reference(data));
+fuzz_target!(|data: &[u8]| atomcts::fuzzing::oracles::diff_fast_reference(data));

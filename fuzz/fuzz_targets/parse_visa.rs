@@ -1,6 +1,6 @@
-//! Any text through the vISA parser; what parses prints and parses back (see `atomcts::oracles`).
+//! Any text through the vISA parser; what parses prints and parses back (see `atomcts::fuzzing::oracles`).
 #![no_main]
-use atomcts::oracles::{Dialect, parse_roundtrip};
+use atomcts::fuzzing::oracles::{Dialect, parse_roundtrip};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| parse_roundtrip(Dialect::Visa, data));

@@ -6,8 +6,10 @@
 //!
 //! `cargo run --release --example oracle_bench -- 100000`
 
-use atomcts::generate::{GenCase, file_text, load_state};
-use atomcts::oracles::{check_diff, decode_diff_input};
+use atomcts::fuzzing::draft::GenCase;
+use atomcts::fuzzing::expect::load_state;
+use atomcts::fuzzing::generate::file_text;
+use atomcts::fuzzing::oracles::{check_diff, decode_diff_input};
 use rand_chacha::ChaCha8Rng;
 use rand_core::{Rng, SeedableRng};
 use std::path::Path;
@@ -27,8 +29,8 @@ fn state_via_text(gc: &GenCase) -> Option<atomcts_reference::state::State> {
     e.insert("unspecified".into(), true.into());
     t.insert("expect".into(), toml::Value::Table(e));
     let text = file_text(gc.dialect, "", &[t]).ok()?;
-    let loaded = atomcts::case::parse_file(Path::new(""), Path::new("<generated>"), text);
-    atomcts::build::build_state(loaded.cases.first()?).ok()
+    let loaded = atomcts::corpus::case::parse_file(Path::new(""), Path::new("<generated>"), text);
+    atomcts::corpus::build::build_state(loaded.cases.first()?).ok()
 }
 
 fn main() {
@@ -47,7 +49,7 @@ fn main() {
         // What the fuzz target does per input: decode and check (for profiling).
         let t = Instant::now();
         for d in &inputs {
-            atomcts::oracles::diff_fast_reference(d);
+            atomcts::fuzzing::oracles::diff_fast_reference(d);
         }
         println!(
             "{n} inputs through diff_fast_reference: {:.0}/s",

@@ -34,10 +34,11 @@ fn main() {
         std::process::exit(2);
     };
     let profile = Profile::default();
-    let cases = atomcts::generate::generate(1, n.min(POOL), &profile).expect("generated cases");
+    let cases =
+        atomcts::fuzzing::generate::generate(1, n.min(POOL), &profile).expect("generated cases");
     let states: Vec<_> = cases
         .iter()
-        .map(|c| atomcts::build::build_state(c).expect("state"))
+        .map(|c| atomcts::corpus::build::build_state(c).expect("state"))
         .collect();
     let requests: Vec<Request<'_>> = cases
         .iter()

@@ -46,7 +46,7 @@ fn totals(t: &str) -> (usize, usize) {
 /// operation, which `concurrent_ir.py` does not run (it answers not applicable for them, with
 /// the reason).
 fn concurrent_cases() -> (usize, usize) {
-    let loaded = atomcts::case::load(&atomcts::default_corpus());
+    let loaded = atomcts::corpus::case::load(&atomcts::default_corpus());
     assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
     let tagged: Vec<_> = loaded
         .cases
@@ -58,13 +58,13 @@ fn concurrent_cases() -> (usize, usize) {
     let float = tagged
         .iter()
         .filter(|c| {
-            let states = atomcts::concurrent::build_states(c).unwrap();
+            let states = atomcts::run::concurrent::build_states(c).unwrap();
             let programs: Vec<atomcts_reference::Program> = c
                 .concurrent
                 .iter()
                 .map(|i| atomcts_reference::Program::parse(c.dialect, &i.asm).unwrap())
                 .collect();
-            let parts = atomcts::concurrent::parts(c, &programs, &states);
+            let parts = atomcts::run::concurrent::parts(c, &programs, &states);
             atomcts_reference::concurrent::lower_all(&parts, &profile)
                 .unwrap()
                 .iter()

@@ -2,7 +2,7 @@
 //! has a case, every MSL function has a case. Derived from the front ends' own op tables, so a
 //! new op or knob without cases fails here.
 
-use atomcts::case::{Case, load};
+use atomcts::corpus::case::{Case, load};
 use atomcts_reference::knobs::KNOBS;
 use atomcts_reference::program::{Dialect, Program};
 use atomcts_reference::{msl, sass, visa};

@@ -1040,7 +1040,7 @@ fn encoding_words_and_fields_out_of_place_are_input_errors() {
             "dialect = \"{dialect}\"\ncite = \"x\"\n\n[[case]]\nname = \"c\"\nasm = \"{}\"\nencoding = {enc}\nexpect = {{}}\n",
             asm.replace('"', "\\\"")
         );
-        let loaded = atomcts::case::parse_file(root, &root.join("t.toml"), text);
+        let loaded = atomcts::corpus::case::parse_file(root, &root.join("t.toml"), text);
         assert!(loaded.cases.is_empty(), "{dialect} {enc}: loaded");
         assert!(
             loaded

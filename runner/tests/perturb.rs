@@ -9,11 +9,12 @@
 //! failure) is presented under each profile that allows it. This keeps the corpus from
 //! over-specifying and the judge from being stricter than the documents.
 
-use atomcts::build::{Expectation, Target, build_expectation, build_state};
-use atomcts::case::load;
-use atomcts::plant::alternatives;
-use atomcts::value::Pat;
-use atomcts::verify;
+use atomcts::corpus::build::{build_expectation, build_state};
+use atomcts::corpus::case::load;
+use atomcts::corpus::expectation::{Expectation, Target};
+use atomcts::corpus::value::Pat;
+use atomcts::corpus::verify;
+use atomcts::fuzzing::plant::alternatives;
 use atomcts_adapters::Observation;
 use atomcts_reference::check::{Judgement, judge};
 use atomcts_reference::exec::execute;

@@ -1,5 +1,5 @@
 //! Planted wrong answers must be rejected (the counterpart of `perturb.rs`). For every corpus
-//! case under every named profile, `atomcts::plant` derives observations the documents do not
+//! case under every named profile, `atomcts::fuzzing::plant` derives observations the documents do not
 //! allow from the reference's outcome: a bit flipped where the instruction decides every bit, a
 //! racing address or lane left with a value no order produces (brute-forced), a wrong fault
 //! class or lane set, a wrong rejection reason, the wrong kind of outcome. Each is presented to
@@ -7,12 +7,14 @@
 //! the reference's judge on its own, since for generated cases and racing locations the judge
 //! is the only line of defence. The score (rejected / planted) is printed per kind.
 
-use atomcts::build::{Expectation, Target, build_expectation, build_state};
-use atomcts::case::{Encoding, load};
-use atomcts::plant::{PlantKind, concurrent_plants, plants};
-use atomcts::run::{Options, Status, run_case};
-use atomcts::value::Pat;
-use atomcts::verify::{check, fault_against_reference, fault_lane_bound};
+use atomcts::corpus::build::{build_expectation, build_state};
+use atomcts::corpus::case::{Encoding, load};
+use atomcts::corpus::expectation::{Expectation, Target};
+use atomcts::corpus::value::Pat;
+use atomcts::corpus::verify::{check, fault_against_reference, fault_lane_bound};
+use atomcts::fuzzing::plant::{PlantKind, concurrent_plants, plants};
+use atomcts::run::results::{Options, Status};
+use atomcts::run::run_case;
 use atomcts_adapters::concurrent::{ConcurrentObservation, ConcurrentRequest};
 use atomcts_adapters::{Adapter, AdapterError, CAPABILITIES, Observation, Request};
 use atomcts_reference::Profile;
@@ -91,7 +93,7 @@ type Score = BTreeMap<PlantKind, [usize; 4]>;
 /// Every case under one profile. The runner (`run_case`) judges the first plant of each kind
 /// per case; every plant goes through the same two checks it makes (the expectation, then the
 /// reference's judge) without rebuilding the case each time.
-fn under(name: &str, cases: &[atomcts::case::Case]) -> (Score, Vec<String>) {
+fn under(name: &str, cases: &[atomcts::corpus::case::Case]) -> (Score, Vec<String>) {
     let base = Profile::named(name).unwrap();
     let requested = name.to_string();
     let mut score = Score::new();
@@ -645,8 +647,9 @@ fn two_wrong_locations_are_both_reported() {
         for kind in [PlantKind::RegisterBit, PlantKind::MemoryBit] {
             // Two plants of the kind at different locations (`what` starts with the location).
             let of_kind: Vec<_> = planted.iter().filter(|p| p.kind == kind).collect();
-            let loc =
-                |p: &atomcts::plant::Plant| p.what.split(" bit ").next().unwrap_or("").to_string();
+            let loc = |p: &atomcts::fuzzing::plant::Plant| {
+                p.what.split(" bit ").next().unwrap_or("").to_string()
+            };
             let Some(first) = of_kind.first() else {
                 continue;
             };
@@ -818,7 +821,7 @@ fn a_small_race_memo_changes_no_verdict() {
 /// gives) must fail both through the runner and before the reference's judge alone; another
 /// order's whole observation (the threads one after another, the last first) must pass both.
 /// The corpus case whose id ends with `::name`.
-fn corpus_case(name: &str) -> atomcts::case::Case {
+fn corpus_case(name: &str) -> atomcts::corpus::case::Case {
     load(&atomcts::default_corpus())
         .cases
         .into_iter()
@@ -828,9 +831,9 @@ fn corpus_case(name: &str) -> atomcts::case::Case {
 
 /// A concurrent case's per-instruction states and parsed programs (the corpus loads clean).
 fn states_and_programs(
-    case: &atomcts::case::Case,
+    case: &atomcts::corpus::case::Case,
 ) -> (Vec<atomcts_reference::state::State>, Vec<Program>) {
-    let states = atomcts::concurrent::build_states(case).unwrap();
+    let states = atomcts::run::concurrent::build_states(case).unwrap();
     let programs = case
         .concurrent
         .iter()
@@ -882,7 +885,7 @@ fn planted_concurrent_answers_are_judged() {
                 continue;
             }
             let (states, programs) = states_and_programs(case);
-            let parts = atomcts::concurrent::parts(case, &programs, &states);
+            let parts = atomcts::run::concurrent::parts(case, &programs, &states);
             let (lowered, reference) = lowered_and_serial(&parts, &profile);
             // One answer, given to the runner (through the planted adapter) and to the
             // reference's judge alone, with this budget.
@@ -905,7 +908,7 @@ fn planted_concurrent_answers_are_judged() {
             // Beside the brute-forced plants: the final value the case states (from the
             // documents, not from the model), its lowest stated bit flipped, every return as the
             // reference's. The judge alone must refute it too, however long the history.
-            let (stated, _) = atomcts::concurrent::build_checks(case, &states).unwrap();
+            let (stated, _) = atomcts::run::concurrent::build_checks(case, &states).unwrap();
             for c in &stated {
                 // The lowest bit the case states (a masked expectation leaves the others open).
                 let (Target::Mem { space, addr, bytes }, Pat::Bits { care, .. }) =
@@ -1151,7 +1154,7 @@ fn concurrent_budget_is_exact_and_enforced() {
         .filter(|c| c.is_concurrent() && c.where_.is_empty())
     {
         let (states, programs) = states_and_programs(case);
-        let parts = atomcts::concurrent::parts(case, &programs, &states);
+        let parts = atomcts::run::concurrent::parts(case, &programs, &states);
         let (lowered, reference) = lowered_and_serial(&parts, &profile);
         // The brute-forced plants, and the corrupted random interleavings of
         // `concurrent_judge` (returns of every thread: the walks and searches real answers
@@ -1163,8 +1166,10 @@ fn concurrent_budget_is_exact_and_enforced() {
                 .map(|p| (p.what, p.observation))
                 .collect();
         for seed in 0..3 {
-            let o = atomcts::interleave::random_interleaving(&parts, &lowered, &reference, seed)
-                .unwrap();
+            let o = atomcts::fuzzing::interleave::random_interleaving(
+                &parts, &lowered, &reference, seed,
+            )
+            .unwrap();
             wrong.extend(concurrent_judge::corruptions(&parts, &lowered, &o));
         }
         for (what, o) in &wrong {
@@ -1486,7 +1491,7 @@ fn concurrent_judge_caps_reports_and_refuses_inconsistent_inputs() {
         .take(20)
     {
         let (states, programs) = states_and_programs(case);
-        let parts = atomcts::concurrent::parts(case, &programs, &states);
+        let parts = atomcts::run::concurrent::parts(case, &programs, &states);
         let (lowered, reference) = lowered_and_serial(&parts, &profile);
         let judged_with = |lowered: &[_], reference: &Serial, observed: &[_]| {
             judge_all(
@@ -1558,7 +1563,7 @@ fn a_first_success_cannot_follow_a_failed_attempt() {
     let name = "cas_loop_against_add";
     let case = &corpus_case(name);
     let (states, programs) = states_and_programs(case);
-    let all = atomcts::concurrent::parts(case, &programs, &states);
+    let all = atomcts::run::concurrent::parts(case, &programs, &states);
     let mut parts: Vec<_> = all.into_iter().filter(|p| p.cas_loop.is_some()).collect();
     assert_eq!(parts.len(), 1, "{name}");
     parts[0].iterations = 1;
@@ -1640,7 +1645,7 @@ fn concurrent_nan_payloads_follow_the_nan_knob() {
     let case = &corpus_case("float_add_order_decides_the_final_value");
     let (mut states, programs) = states_and_programs(case);
     let (space, addr) = {
-        let parts = atomcts::concurrent::parts(case, &programs, &states);
+        let parts = atomcts::run::concurrent::parts(case, &programs, &states);
         let (lowered, _) = lowered_and_serial(&parts, &Profile::default());
         let atomcts_reference::ir::Instr::Mem(m) = &lowered[0].instr else {
             panic!("not a memory instruction");
@@ -1650,7 +1655,7 @@ fn concurrent_nan_payloads_follow_the_nan_knob() {
     for st in &mut states {
         assert!(st.memory_mut(space).write(addr, 4, 0x7fc0_1234));
     }
-    let parts = atomcts::concurrent::parts(case, &programs, &states);
+    let parts = atomcts::run::concurrent::parts(case, &programs, &states);
     for (nan_result, lenient) in [("propagate", false), ("any", true)] {
         let mut profile = Profile::default();
         profile.set("float.nan_result", nan_result).unwrap();
@@ -1694,7 +1699,7 @@ fn concurrent_nan_payloads_follow_the_nan_knob() {
 fn f16x2_returned_halves_are_judged_apart() {
     let case = &corpus_case("f16x2_halves_add_apart");
     let (states, programs) = states_and_programs(case);
-    let parts = atomcts::concurrent::parts(case, &programs, &states);
+    let parts = atomcts::run::concurrent::parts(case, &programs, &states);
     let profile = Profile::default();
     let (lowered, reference) = lowered_and_serial(&parts, &profile);
     let judged = |returned: &[Vec<Vec<atomcts_reference::race::Observed>>]| {

@@ -89,11 +89,11 @@ fn streamed_requests_are_the_value_forms_bytes_on_the_corpus() {
     use atomcts_adapters::subprocess::{StateOut, state_from_json, state_to_json};
     use atomcts_reference::ir::Lowering;
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../spec-cases");
-    let loaded = atomcts::case::load(std::path::Path::new(root));
+    let loaded = atomcts::corpus::case::load(std::path::Path::new(root));
     let profile = atomcts_reference::Profile::default();
     let (mut states, mut lowered) = (0, 0);
     for c in &loaded.cases {
-        let Ok(st) = atomcts::build::build_state(c) else {
+        let Ok(st) = atomcts::corpus::build::build_state(c) else {
             continue;
         };
         let tree = state_to_json(&st);
@@ -150,10 +150,10 @@ atomcts_shim.serve(run, name="crashy", window=8)
         ),
     );
     let profile = atomcts_reference::Profile::default();
-    let cases = atomcts::generate::generate(1, 60, &profile).unwrap();
+    let cases = atomcts::fuzzing::generate::generate(1, 60, &profile).unwrap();
     let states: Vec<_> = cases
         .iter()
-        .map(|c| atomcts::build::build_state(c).unwrap())
+        .map(|c| atomcts::corpus::build::build_state(c).unwrap())
         .collect();
     let requests: Vec<Request<'_>> = cases
         .iter()
@@ -253,13 +253,13 @@ atomcts_shim.serve(run, name="once", window=8, stdin=Tap(r))
     let ptx = atomcts_reference::Profile::named("nvidia-ptx").unwrap();
     // 30 requests: the crash (the 5th) loses at most a window (8), so the restarted shim
     // gets the rest of the first batch.
-    let cases = atomcts::generate::generate(1, 30, &default).unwrap();
+    let cases = atomcts::fuzzing::generate::generate(1, 30, &default).unwrap();
     let states: Vec<_> = cases
         .iter()
-        .map(|c| atomcts::build::build_state(c).unwrap())
+        .map(|c| atomcts::corpus::build::build_state(c).unwrap())
         .collect();
     fn requests<'a>(
-        cases: &'a [atomcts::case::Case],
+        cases: &'a [atomcts::corpus::case::Case],
         states: &'a [atomcts_reference::state::State],
         p: &'a atomcts_reference::Profile,
     ) -> Vec<Request<'a>> {

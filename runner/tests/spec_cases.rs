@@ -1,9 +1,11 @@
 //! Every corpus file is one test: it must load, and every case in it must agree with the
 //! reference model under every profile it applies to.
 
-use atomcts::build::{Expectation, build_expectation, build_state};
-use atomcts::case::{corpus_root, parse_file};
-use atomcts::run::{Options, Status, run_case};
+use atomcts::corpus::build::{build_expectation, build_state};
+use atomcts::corpus::case::{corpus_root, parse_file};
+use atomcts::corpus::expectation::Expectation;
+use atomcts::run::results::{Options, Status};
+use atomcts::run::run_case;
 use atomcts_adapters::ReferenceAdapter;
 use atomcts_adapters::plan::Layout;
 use atomcts_adapters::subprocess::{state_from_json, state_to_json};
@@ -19,7 +21,7 @@ use std::path::Path;
 
 /// The profiles a case is checked under: every option of a probe's knob; otherwise every named
 /// profile, plus the default with the case's `where` options when it has some.
-fn profiles_for(case: &atomcts::case::Case) -> datatest_stable::Result<Vec<Profile>> {
+fn profiles_for(case: &atomcts::corpus::case::Case) -> datatest_stable::Result<Vec<Profile>> {
     let mut out = Vec::new();
     if let Some(knob) = &case.probe {
         for (option, _, _) in &case.expect_if {
@@ -47,7 +49,7 @@ fn profiles_for(case: &atomcts::case::Case) -> datatest_stable::Result<Vec<Profi
 /// A case that expects `unspecified = true` records that the documents leave the outcome
 /// undefined, and that the model refuses to guess (FORMAT.md): the reference's outcome must be
 /// unspecified too, not some computed state (which any observation would pass anyway).
-fn refuses_to_guess(case: &atomcts::case::Case, profile: &Profile) -> Option<String> {
+fn refuses_to_guess(case: &atomcts::corpus::case::Case, profile: &Profile) -> Option<String> {
     let (entries, at) = match &case.probe {
         Some(knob) => {
             let picked = profile.get(knob).ok()?;
@@ -376,7 +378,7 @@ fn corpus_file(path: &Path, contents: String) -> datatest_stable::Result<()> {
 /// one and refuse the other as a limit. A `cas_loop` is refused on a float or F16x2 type, with a
 /// numeric compare, with an update outside the list, or an operand wider than the type; an
 /// instruction that writes its own operands cannot be repeated.
-fn concurrent_limits(case: &atomcts::case::Case) -> Vec<String> {
+fn concurrent_limits(case: &atomcts::corpus::case::Case) -> Vec<String> {
     use atomcts_reference::ModelError;
     use atomcts_reference::concurrent::{
         CasLoop, LOOP_UPDATES, MAX_COPIED, MAX_ITERATIONS, MAX_OPERATIONS, Part, check_loop,
@@ -385,7 +387,7 @@ fn concurrent_limits(case: &atomcts::case::Case) -> Vec<String> {
     use atomcts_reference::ir::Lowering;
     let mut problems = Vec::new();
     let profile = Profile::default();
-    let Ok(states) = atomcts::concurrent::build_states(case) else {
+    let Ok(states) = atomcts::run::concurrent::build_states(case) else {
         return vec![format!("{}: its states do not build", case.id)];
     };
     let programs: Vec<Program> = match case
@@ -397,7 +399,7 @@ fn concurrent_limits(case: &atomcts::case::Case) -> Vec<String> {
         Ok(p) => p,
         Err(e) => return vec![format!("{}: {e:?}", case.id)],
     };
-    let parts = atomcts::concurrent::parts(case, &programs, &states);
+    let parts = atomcts::run::concurrent::parts(case, &programs, &states);
     let lowered = match lower_all(&parts, &profile) {
         Ok(l) => l,
         Err(e) => return vec![format!("{}: {e}", case.id)],

@@ -4,8 +4,8 @@
 //! (Debian `spirv-tools`). Emitting needs no driver: the device features are "everything the
 //! emitters can use". Without spirv-val the test fails under `CI=true` and says so otherwise.
 
-use atomcts::build::build_state;
-use atomcts::case::load;
+use atomcts::corpus::build::build_state;
+use atomcts::corpus::case::load;
 use atomcts_adapters::Request;
 use atomcts_adapters::back::vulkan::emit::{Features, Plant};
 use atomcts_adapters::back::vulkan::{Route, prepare, prepare_concurrent};
@@ -68,7 +68,7 @@ fn every_emitted_module_passes_spirv_val() {
     // work-group on local memory).
     let (mut concurrent, mut local) = (0usize, 0usize);
     for case in loaded.cases.iter().filter(|c| !c.concurrent.is_empty()) {
-        let states = atomcts::concurrent::build_states(case).unwrap();
+        let states = atomcts::run::concurrent::build_states(case).unwrap();
         let instrs: Vec<ConcurrentInstr<'_>> = case
             .concurrent
             .iter()

@@ -1,7 +1,7 @@
 //! Float values as text: parsing of literals (case-file values, FORMAT-v0 "Values":
 //! `"f32:1.5"`, `"f32:-0.0"`, `"f32:inf"`; MSL float operands). Raw bits (`"f16:0x0001"`) are
 //! the runner's to read, and MSL reads `0x...` as an integer: neither comes here. Their human
-//! display is the runner's (`atomcts::float_display`): no model semantics depends on it.
+//! display is the runner's (`atomcts::corpus::float_display`): no model semantics depends on it.
 
 use super::arith::{bias, round_pack, unpack};
 use super::{Class, Format, Round, classify};

@@ -16,7 +16,7 @@ fn main() -> ExitCode {
     }
     let Some(lie) = atomcts::adversary::find(&arg) else {
         eprintln!("usage: atomcts-adversary <lie> | --list (unknown lie `{arg}`)");
-        return ExitCode::from(2);
+        return ExitCode::from(atomcts::exit::EXIT_ERROR);
     };
     let mut input = BufReader::new(std::io::stdin().lock());
     // One write per batch (the adversary flushes after each): an answer and a line after it
@@ -28,7 +28,7 @@ fn main() -> ExitCode {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("atomcts-adversary: {e}");
-            ExitCode::from(1)
+            ExitCode::FAILURE
         }
     }
 }

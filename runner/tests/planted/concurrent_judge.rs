@@ -1,6 +1,6 @@
 //! The concurrent judge on the answers of an implementation that runs the instructions really
 //! concurrently and reports everything (issue 27, H6): seeded random interleavings of every
-//! concurrent case of the corpus, as `atomcts::interleave` runs them (a thread-level random
+//! concurrent case of the corpus, as `atomcts::fuzzing::interleave` runs them (a thread-level random
 //! schedule in program order, every kept return reported, compare-and-swap loops retrying with
 //! random failed attempts, weak compare-exchanges failing spuriously now and then), must all
 //! be decided and pass at the default budget, through the runner and before the judge alone.
@@ -8,10 +8,11 @@
 //! gives, proven here without the judge's search) must fail.
 
 use super::{PlantedConcurrent, lowered_and_serial, states_and_programs};
-use atomcts::case::load;
-use atomcts::interleave::{Grain, interleaving, random_interleaving};
-use atomcts::plant::order_exists;
-use atomcts::run::{Options, Status, run_case};
+use atomcts::corpus::case::load;
+use atomcts::fuzzing::interleave::{Grain, interleaving, random_interleaving};
+use atomcts::fuzzing::plant::order_exists;
+use atomcts::run::results::{Options, Status};
+use atomcts::run::run_case;
 use atomcts_adapters::concurrent::ConcurrentObservation;
 use atomcts_reference::Profile;
 use atomcts_reference::check::Judgement;
@@ -81,12 +82,12 @@ fn judged(
 /// Runs `f` on a concurrent case's parts under `profile`, lowered, with the reference's
 /// serialization.
 fn with_parts<R>(
-    case: &atomcts::case::Case,
+    case: &atomcts::corpus::case::Case,
     profile: &Profile,
     f: impl FnOnce(&[Part<'_>], &[Lowered], &Serial) -> R,
 ) -> R {
     let (states, programs) = states_and_programs(case);
-    let parts = atomcts::concurrent::parts(case, &programs, &states);
+    let parts = atomcts::run::concurrent::parts(case, &programs, &states);
     let (lowered, reference) = lowered_and_serial(&parts, profile);
     f(&parts, &lowered, &reference)
 }
@@ -455,9 +456,9 @@ fn random_interleavings_of_every_concurrent_case_pass_and_corrupted_ones_fail() 
 }
 
 /// A concurrent case written here (in the corpus's format), loaded as the runner loads one.
-pub(super) fn written_case(dialect: &str, text: &str) -> atomcts::case::Case {
+pub(super) fn written_case(dialect: &str, text: &str) -> atomcts::corpus::case::Case {
     let file = std::path::Path::new("written/concurrent.toml");
-    let loaded = atomcts::case::parse_file(
+    let loaded = atomcts::corpus::case::parse_file(
         std::path::Path::new("written"),
         file,
         format!("dialect = \"{dialect}\"\ncite = \"issue 27\"\n{text}"),
@@ -470,7 +471,7 @@ pub(super) fn written_case(dialect: &str, text: &str) -> atomcts::case::Case {
 
 /// Cases whose accesses overlap without being one location (FORMAT.md, "Concurrent cases"):
 /// the case, and what the refusal names.
-pub(super) fn overlapping_cases() -> Vec<(atomcts::case::Case, &'static str)> {
+pub(super) fn overlapping_cases() -> Vec<(atomcts::corpus::case::Case, &'static str)> {
     let sass = |first: &str, second: &str| {
         written_case(
             "sass",
@@ -545,7 +546,7 @@ given = { V10 = { ud = [0x1002] }, V11 = { ud = [1] } }"#,
 /// refused as the case's error by the runner, whatever the adapter answers, and by the judge
 /// alone, naming both accesses. `(runner, judge alone)` each `Ok` when refused so.
 pub(super) fn refused(
-    case: &atomcts::case::Case,
+    case: &atomcts::corpus::case::Case,
     names: &str,
 ) -> (Result<(), String>, Result<(), String>) {
     let profile = Profile::default();
@@ -568,7 +569,7 @@ pub(super) fn refused(
     } else {
         Err(format!("{:?}: {note}", r.status))
     };
-    let parts = atomcts::concurrent::parts(case, &programs, &states);
+    let parts = atomcts::run::concurrent::parts(case, &programs, &states);
     let lowered: Vec<Lowered> = parts
         .iter()
         .map(|p| match p.program.lower(p.state, &profile).unwrap() {
@@ -651,7 +652,7 @@ given = { V10 = { ud = [0x2000, 0x2004] }, V11 = { ud = [0, 0] }, V12 = { ud = [
 cas_loop = { update = "add", operand = 5 }"#,
     );
     let (states, programs) = states_and_programs(&visa);
-    let parts = atomcts::concurrent::parts(&visa, &programs, &states);
+    let parts = atomcts::run::concurrent::parts(&visa, &programs, &states);
     let (_, serial) = lowered_and_serial(&parts, &opts.profile);
     for it in 0..3 {
         assert_eq!(serial.attempts[0][it], vec![2, 2], "iteration {it}");

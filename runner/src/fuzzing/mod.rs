@@ -1,0 +1,13 @@
+//! The fuzzing layer: generated cases ([`generate`], [`draft`], their expectations in
+//! [`expect`]), the fuzz oracles ([`oracles`]), exhaustive sweeps ([`sweep`]), planted wrong
+//! answers ([`plant`], [`interleave`]) and differential fuzzing ([`fuzz`]). Imports from the
+//! layers below (`report`, `run`, `corpus`), never from the command line.
+
+pub mod draft;
+pub mod expect;
+pub mod fuzz;
+pub mod generate;
+pub mod interleave;
+pub mod oracles;
+pub mod plant;
+pub mod sweep;

@@ -1,0 +1,238 @@
+//! One `atomcts run` session (issue 28: the command line parses the options and calls this):
+//! the selected cases of this shard run on one adapter, the corpus first, then the generated
+//! cases chunk by chunk (generated, run, judged, dropped: issue 9); the results go to a
+//! [`Collector`] as they come; [`Session::finish`] makes the run's [`Report`].
+
+use crate::corpus::baseline::Baseline;
+use crate::corpus::case::Case;
+use crate::report::{Collector, CorpusId, Interrupted, REPORT_VERSION, Report};
+use crate::run;
+use crate::run::results::{CaseResult, Options};
+use atomcts_adapters::Adapter;
+use std::collections::BTreeSet;
+use std::path::Path;
+
+/// Which cases a run selects and how often it runs each.
+#[derive(Clone, Debug, Default)]
+pub struct Plan {
+    /// `--filter`: a case is selected when one of these matches (none: every case).
+    pub filters: Vec<String>,
+    /// `--partition K/N`.
+    pub partition: Option<(u64, u64)>,
+    /// `--repeat`.
+    pub repeat: u32,
+    /// `--concurrent-repeat`.
+    pub concurrent_repeat: u32,
+    /// `--generated N`.
+    pub generated: u64,
+}
+
+impl Plan {
+    /// Whether `--filter` selects `case`: its id contains a filter, or a filter is `id:<its id>`
+    /// or `tag:<one of its tags>`.
+    pub fn selects(&self, case: &Case) -> bool {
+        self.filters.is_empty()
+            || self.filters.iter().any(|f| {
+                if let Some(t) = f.strip_prefix("tag:") {
+                    case.tags.iter().any(|x| x == t)
+                } else if let Some(id) = f.strip_prefix("id:") {
+                    case.id == id
+                } else {
+                    case.id.contains(f.as_str())
+                }
+            })
+    }
+
+    /// Whether `case` is in this run's shard.
+    pub fn in_shard(&self, case: &Case) -> bool {
+        self.partition
+            .is_none_or(|(k, n)| run::in_partition(&case.id, k, n))
+    }
+
+    /// About how many cases the run takes: the selected corpus cases of this shard and this
+    /// shard's share of the generated cases.
+    pub fn estimate(&self, corpus: &[Case]) -> u64 {
+        corpus
+            .iter()
+            .filter(|c| self.selects(c) && self.in_shard(c))
+            .count() as u64
+            + self
+                .partition
+                .map_or(self.generated, |(_, n)| self.generated / n)
+    }
+
+    /// How many times `case` runs (--repeat, concurrent cases: issue 12).
+    fn times(&self, case: &Case) -> u32 {
+        if case.is_concurrent() {
+            self.repeat.max(self.concurrent_repeat)
+        } else {
+            self.repeat
+        }
+    }
+}
+
+/// A run under way.
+pub struct Session<'p> {
+    plan: &'p Plan,
+    known: BTreeSet<String>,
+    flaky: BTreeSet<String>,
+    collector: Collector,
+    /// Loaded cases the baseline names.
+    baseline_hits: BTreeSet<String>,
+    /// Sum of the selected ids' hashes ([`CorpusId::digest`]).
+    ids_hash: u64,
+    selected: usize,
+    /// Cases of this shard taken to run, and generated cases made (for an interrupted run's
+    /// count of what did not run).
+    planned: u64,
+    generated_made: u64,
+}
+
+impl<'p> Session<'p> {
+    /// A run of about `estimate` cases ([`Plan::estimate`]) under `baseline`, writing each
+    /// result as a JSON line to `jsonl` (its name for messages, and the file).
+    pub fn new(
+        plan: &'p Plan,
+        baseline: Option<&Baseline>,
+        estimate: u64,
+        jsonl: Option<(String, std::fs::File)>,
+    ) -> Session<'p> {
+        let known: BTreeSet<String> = baseline.map(Baseline::known).unwrap_or_default();
+        let flaky: BTreeSet<String> = baseline.map(Baseline::flaky).unwrap_or_default();
+        // Results are collected as they come: counts, what the reports need, and every one as
+        // a JSON line (issue 9).
+        let collector = Collector::new(known.clone(), estimate, jsonl).with_flaky(flaky.clone());
+        Session {
+            plan,
+            known,
+            flaky,
+            collector,
+            baseline_hits: BTreeSet::new(),
+            ids_hash: 0,
+            selected: 0,
+            planned: 0,
+            generated_made: 0,
+        }
+    }
+
+    /// Selected cases so far (before partitioning).
+    pub fn selected(&self) -> usize {
+        self.selected
+    }
+
+    /// Runs the selected cases of `cases` that are in this shard; `progress` is called after
+    /// each result taken.
+    pub fn run_chunk(
+        &mut self,
+        cases: Vec<Case>,
+        adapter: &mut dyn Adapter,
+        opts: &Options,
+        progress: &mut dyn FnMut(),
+    ) {
+        let plan = self.plan;
+        let mut todo: Vec<&Case> = Vec::new();
+        for c in &cases {
+            if self.known.contains(&c.id) || self.flaky.contains(&c.id) {
+                self.baseline_hits.insert(c.id.clone());
+            }
+            if !plan.selects(c) {
+                continue;
+            }
+            self.selected += 1;
+            self.ids_hash = self.ids_hash.wrapping_add(run::stable_hash(&c.id));
+            if plan.in_shard(c) {
+                todo.push(c);
+            }
+        }
+        self.planned += todo.len() as u64;
+        let collector = &mut self.collector;
+        // A result is completed (instruction, position, citation, reproduce line) only if
+        // the collector keeps or writes it (issue 9).
+        let mut emit = |c: &Case, r: CaseResult| {
+            if run::stopped() {
+                // A result that came after a stop request may be the stop's doing: not run.
+                return;
+            }
+            collector.push_with(r, |r| run::repro::complete(r, c, opts));
+            progress();
+        };
+        // Cases run more than once (--repeat, concurrent cases: issue 12) run one by one; the
+        // others in order, a pipelined adapter's window at a time (issue 9).
+        let mut i = 0;
+        while i < todo.len() && !run::stopped() {
+            let j = (i..todo.len())
+                .find(|&k| plan.times(todo[k]) > 1)
+                .unwrap_or(todo.len());
+            if j > i {
+                run::run_cases_lean(&todo[i..j], adapter, opts, &mut emit);
+                i = j;
+                continue;
+            }
+            emit(
+                todo[i],
+                run::run_case_repeated(todo[i], adapter, opts, plan.times(todo[i])),
+            );
+            i += 1;
+        }
+    }
+
+    /// [`Session::run_chunk`] for a chunk of generated cases.
+    pub fn run_generated(
+        &mut self,
+        cases: Vec<Case>,
+        adapter: &mut dyn Adapter,
+        opts: &Options,
+        progress: &mut dyn FnMut(),
+    ) {
+        self.generated_made += cases.len() as u64;
+        self.run_chunk(cases, adapter, opts, progress);
+    }
+
+    /// The run's report: what the adapter says about itself, then the adapter is stopped (a
+    /// shim's process group with it) before the results are taken out of the collector.
+    /// `baseline` (the file and what it holds): each of its entries that names no loaded case
+    /// is a load error (D22), whatever the filter or shard.
+    pub fn finish(
+        self,
+        adapter: Box<dyn Adapter>,
+        profile: &str,
+        baseline: Option<(&Path, &Baseline)>,
+        mut load_errors: Vec<String>,
+    ) -> Report {
+        let taken = self.collector.taken();
+        let interrupted = run::interrupt::requested().map(|sig| Interrupted {
+            signal: run::interrupt::name(sig),
+            not_run: self.planned.saturating_sub(taken),
+            not_generated: self.plan.generated.saturating_sub(self.generated_made),
+        });
+        let (adapter_name, implementation, level, device) = (
+            adapter.name().to_string(),
+            adapter.describe(),
+            adapter.level().name().to_string(),
+            adapter.device(),
+        );
+        drop(adapter);
+        let (results, omitted, jsonl) = self.collector.finish();
+        if let Some((file, b)) = baseline {
+            load_errors.extend(b.unmatched(file, &self.baseline_hits));
+        }
+        Report {
+            version: REPORT_VERSION,
+            adapter: adapter_name,
+            profile: profile.to_string(),
+            implementation,
+            level: Some(level),
+            partition: self.plan.partition.map(|(k, n)| format!("hash:{k}/{n}")),
+            corpus: CorpusId {
+                selected: self.selected,
+                digest: format!("{:016x}", self.ids_hash),
+            },
+            load_errors,
+            results,
+            omitted,
+            device,
+            jsonl,
+            interrupted,
+        }
+    }
+}

@@ -1,0 +1,390 @@
+//! Concurrent cases (FORMAT.md, "Concurrent cases"; issue 12): builds each instruction's state
+//! (its own registers over the shared memory), runs the case on an adapter, checks what the
+//! case names, and judges the whole observation with the reference's checker across
+//! instructions ([`atomcts_reference::concurrent`]).
+
+use crate::corpus::build::{BuildError, build_expectation, build_state};
+use crate::corpus::case::Case;
+use crate::corpus::expectation::{Check, Expectation, Target};
+use crate::corpus::pos::Pos;
+use crate::corpus::verify::{self, Finding};
+use crate::run::results::{CaseResult, Options, Status, verdict};
+use atomcts_adapters::concurrent::{ConcurrentInstr, ConcurrentRequest};
+use atomcts_adapters::{Adapter, AdapterErrorKind, Observation};
+use atomcts_reference::check::Judgement;
+use atomcts_reference::concurrent::{self, Part};
+use atomcts_reference::program::{Dialect, Program};
+use atomcts_reference::state::State;
+use toml::Value;
+
+/// How many times `atomcts run` runs each concurrent case by default (`--concurrent-repeat`):
+/// with the corpus's lanes and iterations, a race that loses one update in a thousand
+/// operations is caught in practically every run (FORMAT.md, "Concurrent cases", measured).
+pub const DEFAULT_REPEAT: u32 = 3;
+
+/// Keys of a concurrent case's own `given`: the memory all instructions share.
+fn is_shared_key(dialect: Dialect, key: &str, v: &Value) -> bool {
+    matches!(
+        key,
+        "mem" | "alloc" | "slm" | "shared_window" | "local_window"
+    ) || (dialect == Dialect::Msl && matches!(v, Value::Table(t) if t.contains_key("space")))
+}
+
+/// The case each instruction amounts to on its own: the shared `given` then its own.
+fn instr_case(case: &Case, k: usize) -> Case {
+    let i = &case.concurrent[k];
+    let mut c = case.clone();
+    c.asm = i.asm.clone();
+    c.asm_pos = i.asm_pos.clone();
+    c.pos = i.pos.clone();
+    c.lanes = i.lanes;
+    c.given = case.given.iter().chain(&i.given).cloned().collect();
+    c.concurrent = Vec::new();
+    c.generated = None;
+    c
+}
+
+fn bad(pos: &Pos, message: String) -> BuildError {
+    BuildError {
+        pos: pos.clone(),
+        message,
+    }
+}
+
+/// Each instruction's initial state.
+pub fn build_states(case: &Case) -> Result<Vec<State>, BuildError> {
+    if let Some((k, _, pos)) = case
+        .given
+        .iter()
+        .find(|(k, v, _)| !is_shared_key(case.dialect, k, v))
+    {
+        return Err(bad(
+            pos,
+            format!(
+                "`{k}` in a concurrent case's given: that given holds the shared memory only; registers and operands go in each [[case.concurrent]]"
+            ),
+        ));
+    }
+    let mut out = Vec::new();
+    for (k, i) in case.concurrent.iter().enumerate() {
+        if let Some((key, _, pos)) = i
+            .given
+            .iter()
+            .find(|(key, v, _)| is_shared_key(case.dialect, key, v))
+        {
+            return Err(bad(
+                pos,
+                format!(
+                    "`{key}` in instruction {k}'s given: shared memory goes in the case's given"
+                ),
+            ));
+        }
+        out.push(build_state(&instr_case(case, k))?);
+    }
+    Ok(out)
+}
+
+/// The checks the case names: the final shared memory (the case's `expect`) and each
+/// instruction's registers after its last iteration. Locations not named are left to the
+/// reference's judgement.
+pub fn build_checks(
+    case: &Case,
+    states: &[State],
+) -> Result<(Vec<Check>, Vec<Vec<Check>>), BuildError> {
+    let values = |e: Expectation, at: &Pos| match e {
+        Expectation::Values(c) => Ok(c),
+        other => Err(bad(
+            at,
+            format!(
+                "a concurrent case expects values, not {} (its instructions must complete)",
+                other.kind()
+            ),
+        )),
+    };
+    let shared = match &case.expect {
+        Some((entries, at)) => {
+            let mut first = instr_case(case, 0);
+            first.given = case.given.clone();
+            let checks = values(build_expectation(&first, &states[0], entries, at)?, at)?;
+            if let Some(c) = checks
+                .iter()
+                .find(|c| !matches!(c.target, Target::Mem { .. }))
+            {
+                return Err(bad(
+                    &c.pos,
+                    format!(
+                        "`{}` in a concurrent case's expect: it names the final shared memory only; registers go in each [[case.concurrent]]'s expect",
+                        c.key
+                    ),
+                ));
+            }
+            checks
+        }
+        None => Vec::new(),
+    };
+    let mut per = Vec::new();
+    for (k, i) in case.concurrent.iter().enumerate() {
+        per.push(match &i.expect {
+            Some((entries, at)) => {
+                let checks = values(
+                    build_expectation(&instr_case(case, k), &states[k], entries, at)?,
+                    at,
+                )?;
+                if let Some(c) = checks.iter().find(|c| matches!(c.target, Target::Mem { .. })) {
+                    return Err(bad(
+                        &c.pos,
+                        format!("`{}` in instruction {k}'s expect: the final memory goes in the case's expect", c.key),
+                    ));
+                }
+                checks
+            }
+            None => Vec::new(),
+        });
+    }
+    Ok((shared, per))
+}
+
+/// `initial` with the locations `checks` name taken from `observed`: checking it against the
+/// checks compares exactly the named locations.
+fn project(checks: &[Check], initial: &State, observed: &State) -> State {
+    let mut out = initial.clone();
+    let copy_reg = |out: &mut State, name: &str| {
+        if let Some(r) = observed.regs.get(name) {
+            out.regs.insert(name.to_string(), r.clone());
+        }
+    };
+    for c in checks {
+        match &c.target {
+            Target::Reg { name, .. } => copy_reg(&mut out, name),
+            Target::Multiset { name, width, .. } => {
+                copy_reg(&mut out, name);
+                if *width > 32
+                    && let Some(n) = name.strip_prefix('R').and_then(|n| n.parse::<u32>().ok())
+                {
+                    copy_reg(&mut out, &format!("R{}", n + 1));
+                }
+            }
+            Target::Mem { space, addr, bytes } => {
+                for b in 0..u64::from(*bytes) {
+                    if let Some(v) = observed.memory(*space).read(addr + b, 1) {
+                        out.memory_mut(*space).write(addr + b, 1, v);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The case's instructions as the reference's concurrent model takes them: each parsed
+/// instruction with its initial state, iterations and compare-and-swap loop.
+pub fn parts<'a>(case: &'a Case, programs: &'a [Program], states: &'a [State]) -> Vec<Part<'a>> {
+    programs
+        .iter()
+        .zip(states)
+        .zip(&case.concurrent)
+        .map(|((program, state), i)| Part {
+            program,
+            state,
+            iterations: i.iterations,
+            cas_loop: i.cas_loop.as_ref().map(|l| l.0),
+        })
+        .collect()
+}
+
+fn finding(location: &str, note: String) -> Finding {
+    Finding {
+        location: location.into(),
+        expected: String::new(),
+        observed: String::new(),
+        note,
+    }
+}
+
+/// Runs one concurrent case (after the runner's `where` and `requires` checks).
+pub fn run_case(
+    case: &Case,
+    adapter: &mut dyn Adapter,
+    opts: &Options,
+    mut r: CaseResult,
+) -> CaseResult {
+    let error = |mut r: CaseResult, message: String| {
+        r.status = Status::Error;
+        r.findings.push(finding("case", message).into());
+        r
+    };
+    let states = match build_states(case) {
+        Ok(s) => s,
+        Err(e) => return error(r, e.to_string()),
+    };
+    let (shared, per) = match build_checks(case, &states) {
+        Ok(c) => c,
+        Err(e) => return error(r, e.to_string()),
+    };
+    let mut programs = Vec::new();
+    for i in &case.concurrent {
+        match Program::parse(case.dialect, &i.asm) {
+            Ok(p) => programs.push(p),
+            Err(rej) => {
+                let col = i.asm_pos.col + 1 + rej.column.unwrap_or(0);
+                return error(
+                    r,
+                    format!(
+                        "{}:{}:{col}: asm does not parse: {rej}",
+                        i.asm_pos.file.display(),
+                        i.asm_pos.line
+                    ),
+                );
+            }
+        }
+    }
+    let parts = parts(case, &programs, &states);
+    let profile = &opts.profile;
+    // A loop on an instruction that cannot run one is the case's error, where it is written.
+    let unlooped: Vec<Part<'_>> = parts
+        .iter()
+        .map(|p| Part {
+            cas_loop: None,
+            ..p.clone()
+        })
+        .collect();
+    let lowered = match concurrent::lower_all(&unlooped, profile) {
+        Ok(l) => l,
+        Err(e) => return error(r, format!("reference model: {e}")),
+    };
+    for (k, (i, l)) in case.concurrent.iter().zip(&lowered).enumerate() {
+        if let (Some((lp, at)), atomcts_reference::ir::Instr::Mem(m)) = (&i.cas_loop, &l.instr)
+            && let Err(e) = concurrent::check_loop(k, m, *lp)
+        {
+            return error(
+                r,
+                format!("{}:{}:{}: {e}", at.file.display(), at.line, at.col),
+            );
+        }
+    }
+    let reference = match concurrent::execute_serial(
+        &parts,
+        profile,
+        &atomcts_reference::exec::execute,
+    ) {
+        Ok(Ok(s)) => s,
+        Ok(Err(o)) => {
+            return error(
+                r,
+                format!(
+                    "reference model: an instruction does not complete ({}); concurrent instructions must",
+                    o.kind()
+                ),
+            );
+        }
+        Err(e) => return error(r, format!("reference model: {e}")),
+    };
+    let instrs: Vec<ConcurrentInstr<'_>> = case
+        .concurrent
+        .iter()
+        .zip(&states)
+        .map(|(i, state)| ConcurrentInstr {
+            asm: &i.asm,
+            state,
+            iterations: i.iterations,
+            cas_loop: i.cas_loop.as_ref().map(|l| l.0),
+        })
+        .collect();
+    let request = ConcurrentRequest {
+        id: &case.id,
+        dialect: case.dialect,
+        instrs: &instrs,
+        profile,
+    };
+    if request.has_loops() && !adapter.runs_cas_loops() {
+        r.status = Status::NotApplicable;
+        r.findings.push(
+            finding(
+                "adapter",
+                format!(
+                    "adapter {} does not run compare-and-swap loops (cas_loop)",
+                    adapter.name()
+                ),
+            )
+            .into(),
+        );
+        return r;
+    }
+    let observation = match adapter.run_concurrent(&request) {
+        Ok(o) => o,
+        Err(e) => {
+            let note = e.to_string();
+            r.status = match e.kind {
+                AdapterErrorKind::NotApplicable(_) => Status::NotApplicable,
+                AdapterErrorKind::Unsupported(_) => Status::Skip,
+                _ => Status::Error,
+            };
+            r.findings.push(finding("adapter", note).into());
+            r.program = adapter.last_program();
+            return r;
+        }
+    };
+    let mut findings = Vec::new();
+    if observation.states.len() != states.len() {
+        findings.push(finding(
+            "adapter",
+            format!(
+                "{} final states for {} instructions",
+                observation.states.len(),
+                states.len()
+            ),
+        ));
+    } else {
+        let lanes_are_lanes = case.dialect != Dialect::Visa;
+        let fin = &observation.states[0];
+        findings.extend(verify::check(
+            &Expectation::Values(shared.clone()),
+            &states[0],
+            &Observation::Completed(project(&shared, &states[0], fin)),
+            lanes_are_lanes,
+        ));
+        for (k, checks) in per.iter().enumerate() {
+            let seen = project(checks, &states[k], &observation.states[k]);
+            findings.extend(
+                verify::check(
+                    &Expectation::Values(checks.clone()),
+                    &states[k],
+                    &Observation::Completed(seen),
+                    lanes_are_lanes,
+                )
+                .into_iter()
+                .map(|mut f| {
+                    f.location = format!("instruction {k}: {}", f.location);
+                    f
+                }),
+            );
+        }
+    }
+    let mut undecided = None;
+    if findings.is_empty() {
+        match concurrent::judge(
+            &parts,
+            &lowered,
+            &reference,
+            &observation.states,
+            observation.returned.as_deref(),
+            observation.attempts.as_deref(),
+            opts.race_budget,
+        ) {
+            Ok(Judgement::Pass) => {}
+            Ok(Judgement::Fail(ms)) => findings.extend(ms.into_iter().map(|m| {
+                Finding {
+                    location: m.loc.to_string(),
+                    expected: m
+                        .expected
+                        .map_or("(see note)".into(), |v| format!("{v:#x}")),
+                    observed: m.observed.map_or("-".into(), |v| format!("{v:#x}")),
+                    note: format!("reference model: {}", m.why),
+                }
+            })),
+            Ok(Judgement::Undecided(why)) => undecided = Some(why),
+            Err(e) => return error(r, format!("reference model: {e}")),
+        }
+    }
+    verdict(r, findings, undecided, &*adapter)
+}
