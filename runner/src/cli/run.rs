@@ -44,7 +44,8 @@ pub(super) struct RunArgs {
     #[arg(long)]
     json: Option<PathBuf>,
     /// Write every result here as it comes, one JSON object per line (a run of any size; the
-    /// other reports keep at most 10,000 results and no passes beyond 100,000 cases).
+    /// other reports keep every result of a run of at most 20,000 cases, else at most 10,000
+    /// results other than passes: README "Limits").
     #[arg(long)]
     jsonl: Option<PathBuf>,
     /// Known failures, one case id per line: asserted to still fail. A line `flaky <id>`
