@@ -248,6 +248,43 @@ mod tests {
     }
 
     #[test]
+    fn illegal_forms_are_labelled_by_reason_not_by_their_text() {
+        use crate::run::repro::case_label;
+        let text = r#"
+dialect = "msl"
+cite = "x"
+[[case]]
+name = "garbage"
+asm = "%% atomic !!"
+expect = { invalid = "syntax" }
+[[case]]
+name = "nand"
+asm = "r = atomic_fetch_nand_explicit(&buf[0], v, memory_order_relaxed)"
+expect = { invalid = "unknown_operation" }
+[[case]]
+name = "valid"
+asm = "r = atomic_fetch_add_explicit(&buf[0], v, memory_order_relaxed)"
+given = { v = "int:1", buf = { type = "atomic_int", data = [0] } }
+expect = { r = "int:0" }
+"#;
+        let loaded = crate::corpus::case::parse_file(
+            std::path::Path::new("spec-cases"),
+            std::path::Path::new("spec-cases/msl/x.toml"),
+            text.into(),
+        );
+        assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+        let labels: Vec<String> = loaded.cases.iter().map(case_label).collect();
+        assert_eq!(
+            labels,
+            [
+                "illegal form: syntax",
+                "illegal form: unknown_operation",
+                "atomic_fetch_add_explicit"
+            ]
+        );
+    }
+
+    #[test]
     fn partitions_cover_every_id_exactly_once() {
         for i in 0..200 {
             let id = format!("sass/atom/x::case_{i}");

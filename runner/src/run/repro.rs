@@ -41,10 +41,23 @@ pub fn op_label(dialect: Dialect, asm: &str) -> String {
     }
 }
 
-/// The op label of a case: `concurrent:` and the labels of its instructions for a concurrent
-/// case, else [`op_label`] of its instruction.
+/// The label of a case that expects its instruction to be rejected: `illegal form: <reason>`
+/// (the case format's `invalid = "<reason>"`), so that the summaries and the conformance matrix
+/// group illegal forms per dialect and reason instead of naming them after their text (`%%
+/// atomic !!` is no operation).
+pub fn rejection_label(case: &Case) -> Option<String> {
+    let (entries, _) = case.expect.as_ref()?;
+    let (_, reason, _) = entries.iter().find(|(k, _, _)| k == "invalid")?;
+    Some(format!("illegal form: {}", reason.as_str()?))
+}
+
+/// The op label of a case: [`rejection_label`] for a case that expects a rejection, else
+/// `concurrent:` and the labels of its instructions for a concurrent case, else [`op_label`]
+/// of its instruction.
 pub fn case_label(case: &Case) -> String {
-    if case.is_concurrent() {
+    if let Some(label) = rejection_label(case) {
+        label
+    } else if case.is_concurrent() {
         let ops: Vec<String> = case
             .concurrent
             .iter()
