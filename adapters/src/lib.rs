@@ -7,7 +7,7 @@
 //!
 //! Built in: [`ReferenceAdapter`] (the spec-literal model) and [`FastAdapter`] (the fast path,
 //! bit-identical to the reference, in `atomcts-fast`). Third-party implementations plug in
-//! through the subprocess protocol (`atomcts-adapters::subprocess`, documented in
+//! through the subprocess protocol ([`protocol`], documented in
 //! `adapters/PROTOCOL.md`), or as semantic-level back ends over the shared [`plan`] (one folder
 //! per target under [`back`]: emit, then run: OpenCL C, SPIR-V for Vulkan, WGSL through naga;
 //! SIMD-group exchanges over [`shuffle`]).
@@ -28,13 +28,12 @@ pub mod discover;
 pub mod fast;
 pub mod interrupt;
 pub mod plan;
-pub mod protocol2;
+pub mod protocol;
 pub mod shuffle;
-pub mod subprocess;
 pub mod text;
 
 pub use fast::FastAdapter;
-pub use subprocess::SubprocessAdapter;
+pub use protocol::SubprocessAdapter;
 pub use text::escape_controls;
 
 /// Capabilities a case may require (`requires = [...]` in the case format).

@@ -85,8 +85,8 @@ fn a_planted_bug_in_a_semantic_shim_is_caught() {
 /// parts (the state and the lowered IR), and the state read back is the state sent.
 #[test]
 fn streamed_requests_are_the_value_forms_bytes_on_the_corpus() {
-    use atomcts_adapters::protocol2::{LoweredOut, lowered_to_json};
-    use atomcts_adapters::subprocess::{StateOut, state_from_json, state_to_json};
+    use atomcts_adapters::protocol::lowered::{LoweredOut, lowered_to_json};
+    use atomcts_adapters::protocol::{StateOut, state_from_json, state_to_json};
     use atomcts_reference::ir::Lowering;
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../spec-cases");
     let loaded = atomcts::case::load(std::path::Path::new(root));

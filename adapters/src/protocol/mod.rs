@@ -19,6 +19,8 @@ use std::time::{Duration, Instant};
 
 pub(crate) mod answer;
 mod concurrent;
+mod json;
+pub mod lowered;
 mod pipeline;
 mod shim;
 pub(crate) mod wire;
@@ -717,7 +719,7 @@ impl SubprocessAdapter {
             "accesses" if self.version >= 2 => match (&lowered, &a.memory.0, &a.returned.0) {
                 (None, _, _) => proto("no lowered IR was sent".into()),
                 (Some(l), Some(mem), Some(returned)) => {
-                    match crate::protocol2::accesses_typed(
+                    match lowered::accesses_typed(
                         l,
                         r.state,
                         mem,
