@@ -29,6 +29,7 @@ pub mod fast;
 pub mod interrupt;
 pub mod plan;
 pub mod protocol;
+pub mod registry;
 pub mod shuffle;
 pub mod text;
 
