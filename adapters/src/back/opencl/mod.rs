@@ -216,53 +216,6 @@ impl Adapter for OpenClAdapter {
         self.last.clone()
     }
 
-    fn runs_cas_loops(&self) -> bool {
-        true
-    }
-
-    fn run_concurrent(
-        &mut self,
-        r: &crate::concurrent::ConcurrentRequest<'_>,
-    ) -> Result<crate::concurrent::ConcurrentObservation, AdapterError> {
-        self.last = None;
-        let na = |why: NotApplicable| AdapterErrorKind::NotApplicable(why.0);
-        let (lowered, states) = r.lowered_states().map_err(|k| self.err(k))?;
-        let cp =
-            crate::plan::ConcurrentPlan::for_request(r, &lowered).map_err(|e| self.err(na(e)))?;
-        let kernel =
-            concurrent::emit(&cp, &self.features, self.plant, r.id).map_err(|e| self.err(na(e)))?;
-        let local = concurrent::local_size(&cp);
-        if local > self.device.info.max_work_group {
-            return Err(self.err(na(NotApplicable(format!(
-                "{local} work-items exceed the device's work-group size {}",
-                self.device.info.max_work_group
-            )))));
-        }
-        self.last = Some(format!(
-            "// build options: `{}`; {} work-groups of {local}\n{}",
-            kernel.options,
-            cp.work_groups(),
-            kernel.source
-        ));
-        let mut mem = cp.image(&states[0]);
-        mem.resize(mem.len() + concurrent::extra_bytes(&cp), 0);
-        let (old, ok) = self
-            .device
-            .run_ndrange(
-                &kernel,
-                local * cp.work_groups(),
-                local,
-                cp.ret_len(),
-                &mut mem,
-            )
-            .map_err(|e| self.err(AdapterErrorKind::Crashed(e)))?;
-        // A loop's `ok` slots hold its attempts; it always ends with a success.
-        let counts: Vec<u32> = ok.iter().map(|c| u32::try_from(*c).unwrap_or(0)).collect();
-        let ok: Vec<bool> = ok.iter().map(|v| *v != 0).collect();
-        cp.observe(&lowered, &states, &mem, &old, &ok, Some(&counts))
-            .map_err(|e| self.err(AdapterErrorKind::Model(e)))
-    }
-
     fn run(&mut self, r: &Request<'_>) -> Result<Observation, AdapterError> {
         self.last = None;
         let na = |why: NotApplicable| AdapterErrorKind::NotApplicable(why.0);
@@ -332,6 +285,63 @@ impl Adapter for OpenClAdapter {
         };
         plan.finish(r.state, &global, &shared, &returned)
             .map(Observation::Completed)
+            .map_err(|e| self.err(AdapterErrorKind::Model(e)))
+    }
+
+    fn concurrent(&self) -> Option<&dyn crate::Concurrent> {
+        Some(self)
+    }
+
+    fn concurrent_mut(&mut self) -> Option<&mut dyn crate::Concurrent> {
+        Some(self)
+    }
+}
+
+impl crate::Concurrent for OpenClAdapter {
+    fn runs_cas_loops(&self) -> bool {
+        true
+    }
+
+    fn run_concurrent(
+        &mut self,
+        r: &crate::concurrent::ConcurrentRequest<'_>,
+    ) -> Result<crate::concurrent::ConcurrentObservation, AdapterError> {
+        self.last = None;
+        let na = |why: NotApplicable| AdapterErrorKind::NotApplicable(why.0);
+        let (lowered, states) = r.lowered_states().map_err(|k| self.err(k))?;
+        let cp =
+            crate::plan::ConcurrentPlan::for_request(r, &lowered).map_err(|e| self.err(na(e)))?;
+        let kernel =
+            concurrent::emit(&cp, &self.features, self.plant, r.id).map_err(|e| self.err(na(e)))?;
+        let local = concurrent::local_size(&cp);
+        if local > self.device.info.max_work_group {
+            return Err(self.err(na(NotApplicable(format!(
+                "{local} work-items exceed the device's work-group size {}",
+                self.device.info.max_work_group
+            )))));
+        }
+        self.last = Some(format!(
+            "// build options: `{}`; {} work-groups of {local}\n{}",
+            kernel.options,
+            cp.work_groups(),
+            kernel.source
+        ));
+        let mut mem = cp.image(&states[0]);
+        mem.resize(mem.len() + concurrent::extra_bytes(&cp), 0);
+        let (old, ok) = self
+            .device
+            .run_ndrange(
+                &kernel,
+                local * cp.work_groups(),
+                local,
+                cp.ret_len(),
+                &mut mem,
+            )
+            .map_err(|e| self.err(AdapterErrorKind::Crashed(e)))?;
+        // A loop's `ok` slots hold its attempts; it always ends with a success.
+        let counts: Vec<u32> = ok.iter().map(|c| u32::try_from(*c).unwrap_or(0)).collect();
+        let ok: Vec<bool> = ok.iter().map(|v| *v != 0).collect();
+        cp.observe(&lowered, &states, &mem, &old, &ok, Some(&counts))
             .map_err(|e| self.err(AdapterErrorKind::Model(e)))
     }
 }

@@ -176,13 +176,56 @@ impl Adapter for CudaAdapter {
         Level::Semantic
     }
 
+    fn last_program(&self) -> Option<String> {
+        self.last.clone()
+    }
+
+    fn run(&mut self, r: &Request<'_>) -> Result<Observation, AdapterError> {
+        self.last = None;
+        let plan = plan_of(r).map_err(|k| self.err(k))?;
+        let kernel = emit::emit(&plan, self.sm, self.plant)
+            .map_err(|e| self.err(AdapterErrorKind::NotApplicable(e.0)))?;
+        let items = emit::items(&plan);
+        self.last = Some(format!(
+            "{}// items (offset, src0, src1 per thread): {:x?}\n",
+            kernel.source, items
+        ));
+        let mem = plan.layout().bytes(r.state, plan.space);
+        let (mem, old) = self
+            .worker
+            .launch(&run::single(&kernel, &items, &mem))
+            .and_then(|b| run::single_answer(plan.items.len(), b))
+            .map_err(|e| self.err(AdapterErrorKind::Crashed(e)))?;
+        let (global, shared) = match plan.space {
+            Space::Global => (mem, plan.shared.bytes(r.state, Space::Shared)),
+            Space::Shared => (plan.global.bytes(r.state, Space::Global), mem),
+        };
+        // atom.cas returns the old value only; a strong compare-and-swap succeeded exactly when
+        // it equals the compare value, bit for bit.
+        let ok = plan
+            .items
+            .iter()
+            .zip(&old)
+            .map(|(i, o)| plan.op != AtomicOp::Cas || *o == i.src[0])
+            .collect();
+        plan.finish(r.state, &global, &shared, &Returned { old, ok })
+            .map(Observation::Completed)
+            .map_err(|e| self.err(AdapterErrorKind::Model(e)))
+    }
+
+    fn concurrent(&self) -> Option<&dyn crate::Concurrent> {
+        Some(self)
+    }
+
+    fn concurrent_mut(&mut self) -> Option<&mut dyn crate::Concurrent> {
+        Some(self)
+    }
+}
+
+impl crate::Concurrent for CudaAdapter {
     /// Compare-and-swap loops are real retry loops around `atom.cas` (`concurrent.rs`).
     fn runs_cas_loops(&self) -> bool {
         true
-    }
-
-    fn last_program(&self) -> Option<String> {
-        self.last.clone()
     }
 
     /// One kernel, one launch, one CTA per instruction (`concurrent.rs`); the returned value of
@@ -237,39 +280,6 @@ impl Adapter for CudaAdapter {
             }
         };
         observe(&cp, &lowered, &states, &mem, &old, Some(&attempts))
-            .map_err(|e| self.err(AdapterErrorKind::Model(e)))
-    }
-
-    fn run(&mut self, r: &Request<'_>) -> Result<Observation, AdapterError> {
-        self.last = None;
-        let plan = plan_of(r).map_err(|k| self.err(k))?;
-        let kernel = emit::emit(&plan, self.sm, self.plant)
-            .map_err(|e| self.err(AdapterErrorKind::NotApplicable(e.0)))?;
-        let items = emit::items(&plan);
-        self.last = Some(format!(
-            "{}// items (offset, src0, src1 per thread): {:x?}\n",
-            kernel.source, items
-        ));
-        let mem = plan.layout().bytes(r.state, plan.space);
-        let (mem, old) = self
-            .worker
-            .launch(&run::single(&kernel, &items, &mem))
-            .and_then(|b| run::single_answer(plan.items.len(), b))
-            .map_err(|e| self.err(AdapterErrorKind::Crashed(e)))?;
-        let (global, shared) = match plan.space {
-            Space::Global => (mem, plan.shared.bytes(r.state, Space::Shared)),
-            Space::Shared => (plan.global.bytes(r.state, Space::Global), mem),
-        };
-        // atom.cas returns the old value only; a strong compare-and-swap succeeded exactly when
-        // it equals the compare value, bit for bit.
-        let ok = plan
-            .items
-            .iter()
-            .zip(&old)
-            .map(|(i, o)| plan.op != AtomicOp::Cas || *o == i.src[0])
-            .collect();
-        plan.finish(r.state, &global, &shared, &Returned { old, ok })
-            .map(Observation::Completed)
             .map_err(|e| self.err(AdapterErrorKind::Model(e)))
     }
 }

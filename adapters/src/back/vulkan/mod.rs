@@ -364,42 +364,6 @@ impl Adapter for VulkanAdapter {
         self.last.clone()
     }
 
-    /// The SPIR-V route runs concurrent cases ([`concurrent`]); the WGSL route does not
-    /// translate them.
-    fn run_concurrent(
-        &mut self,
-        r: &ConcurrentRequest<'_>,
-    ) -> Result<ConcurrentObservation, AdapterError> {
-        self.last = None;
-        if self.route == Route::WgslNaga {
-            return Err(self.err(AdapterErrorKind::NotApplicable(
-                "the WGSL route does not translate concurrent cases (the SPIR-V route, vulkan:, runs them)"
-                    .into(),
-            )));
-        }
-        let f = self.device.info.features;
-        let mut p = prepare_concurrent(r, &f, self.plant).map_err(|e| self.err(e))?;
-        self.last = Some(format!(
-            "; {} work-group(s) of {} invocations\n{}",
-            p.dispatch.groups,
-            p.dispatch.local_size,
-            p.dispatch.listing()
-        ));
-        let d = &mut p.dispatch;
-        self.device
-            .run(d)
-            .map_err(|e| self.err(AdapterErrorKind::Crashed(e)))?;
-        let slots = p.plan.ret_len();
-        let old = bytes_to_values(&d.buffers[1].bytes, d.ret_bytes, slots);
-        let ok: Vec<bool> = bytes_to_values(&d.buffers[2].bytes, 4, slots)
-            .iter()
-            .map(|v| *v != 0)
-            .collect();
-        p.plan
-            .observe(&p.lowered, &p.states, &d.buffers[0].bytes, &old, &ok, None)
-            .map_err(|e| self.err(AdapterErrorKind::Model(e)))
-    }
-
     fn run(&mut self, r: &Request<'_>) -> Result<Observation, AdapterError> {
         self.last = None;
         let f = self.device.info.features;
@@ -464,6 +428,52 @@ impl Adapter for VulkanAdapter {
             }
         };
         done.map(Observation::Completed)
+            .map_err(|e| self.err(AdapterErrorKind::Model(e)))
+    }
+
+    fn concurrent(&self) -> Option<&dyn crate::Concurrent> {
+        Some(self)
+    }
+
+    fn concurrent_mut(&mut self) -> Option<&mut dyn crate::Concurrent> {
+        Some(self)
+    }
+}
+
+impl crate::Concurrent for VulkanAdapter {
+    /// The SPIR-V route runs concurrent cases ([`concurrent`]); the WGSL route does not
+    /// translate them.
+    fn run_concurrent(
+        &mut self,
+        r: &ConcurrentRequest<'_>,
+    ) -> Result<ConcurrentObservation, AdapterError> {
+        self.last = None;
+        if self.route == Route::WgslNaga {
+            return Err(self.err(AdapterErrorKind::NotApplicable(
+                "the WGSL route does not translate concurrent cases (the SPIR-V route, vulkan:, runs them)"
+                    .into(),
+            )));
+        }
+        let f = self.device.info.features;
+        let mut p = prepare_concurrent(r, &f, self.plant).map_err(|e| self.err(e))?;
+        self.last = Some(format!(
+            "; {} work-group(s) of {} invocations\n{}",
+            p.dispatch.groups,
+            p.dispatch.local_size,
+            p.dispatch.listing()
+        ));
+        let d = &mut p.dispatch;
+        self.device
+            .run(d)
+            .map_err(|e| self.err(AdapterErrorKind::Crashed(e)))?;
+        let slots = p.plan.ret_len();
+        let old = bytes_to_values(&d.buffers[1].bytes, d.ret_bytes, slots);
+        let ok: Vec<bool> = bytes_to_values(&d.buffers[2].bytes, 4, slots)
+            .iter()
+            .map(|v| *v != 0)
+            .collect();
+        p.plan
+            .observe(&p.lowered, &p.states, &d.buffers[0].bytes, &old, &ok, None)
             .map_err(|e| self.err(AdapterErrorKind::Model(e)))
     }
 }
