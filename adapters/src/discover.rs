@@ -40,6 +40,7 @@ mod tests {
         names.sort();
         names.dedup();
         assert_eq!(names.len(), all.len());
+        #[cfg(feature = "opencl")]
         assert!(names.iter().any(|n| n == "opencl:pocl"));
         assert!(names.iter().any(|n| n == NUMBA_CUDASIM));
     }

@@ -9,6 +9,7 @@ use crate::discover::Implementation;
 use crate::{Adapter, AdapterError, FastAdapter, ReferenceAdapter, SubprocessAdapter};
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::sync::LazyLock;
 use std::time::Duration;
 
 /// What opening an adapter may use besides its argument.
@@ -52,6 +53,7 @@ pub struct ProgramFile {
 pub type Opener = fn(&str, &str, &Options) -> Result<Box<dyn Adapter>, OpenError>;
 
 /// One kind of adapter argument.
+#[derive(Clone, Copy)]
 pub struct Kind {
     /// The argument itself, or the prefix before `:` when [`Kind::selector`] is set.
     pub name: &'static str,
@@ -121,144 +123,168 @@ fn no_implementations() -> Vec<Implementation> {
     vec![]
 }
 
-/// Every kind this build has, in the order `list adapters` names them.
-pub const KINDS: &[Kind] = &[
-    Kind {
-        name: "fast",
-        aliases: &["builtin"],
-        selector: None,
-        known: none,
-        summary: "the built-in fast path, the default",
-        help: &["the built-in fast path, bit-identical to the reference (default)"],
-        profile: "default",
-        program: None,
-        implementations: no_implementations,
-        open: |_, _, _| Ok(Box::new(FastAdapter)),
-    },
-    Kind {
-        name: "reference",
-        aliases: &[],
-        selector: None,
-        known: none,
-        summary: "the spec-literal model",
-        help: &["the spec-literal reference model"],
-        profile: "default",
-        program: None,
-        implementations: no_implementations,
-        open: |_, _, _| Ok(Box::new(ReferenceAdapter)),
-    },
-    Kind {
-        name: "opencl",
-        aliases: &[],
-        selector: Some("<name>"),
-        known: || crate::back::opencl::KNOWN.iter().map(|k| k.name).collect(),
-        summary: "an OpenCL driver",
-        help: &[
-            "an OpenCL driver (semantic level: runs the lowered IR as OpenCL C); name is",
-            "a known driver below or a platform/device name substring",
-        ],
-        profile: "spirv",
-        program: Some(ProgramFile {
-            ext: "cl",
-            comment: "//",
-        }),
-        implementations: || {
-            crate::back::opencl::KNOWN
-                .iter()
-                .map(|k| Implementation {
-                    adapter: format!("opencl:{}", k.name),
-                    what: format!("OpenCL: {}", k.platform),
-                    available: crate::back::opencl::availability(k.name),
-                    baseline: Some(format!("adapters/baselines/opencl-{}.baseline", k.name)),
-                })
-                .collect()
-        },
-        open: open_opencl,
-    },
-    Kind {
-        name: "vulkan",
-        aliases: &[],
-        selector: Some("<name>"),
-        known: vulkan_known,
-        summary: "a Vulkan driver",
-        help: &["a Vulkan driver (semantic level: runs the lowered IR as SPIR-V built from it)"],
-        profile: "spirv",
-        program: Some(ProgramFile {
-            ext: "spvasm",
-            comment: ";",
-        }),
-        implementations: || vulkan_implementations(crate::back::vulkan::Route::Spirv),
-        open: |arg, sel, _| open_vulkan(arg, crate::back::vulkan::Route::Spirv, sel),
-    },
-    Kind {
-        name: "wgsl-naga",
-        aliases: &[],
-        selector: Some("<name>"),
-        known: vulkan_known,
-        summary: "WGSL compiled by naga on a Vulkan driver",
-        help: &[
-            "the same cases as WGSL compiled by naga, run on a Vulkan driver",
-            "name is a known driver or a device name substring",
-        ],
-        profile: "spirv",
-        program: Some(ProgramFile {
-            ext: "wgsl",
-            comment: "//",
-        }),
-        implementations: || vulkan_implementations(crate::back::vulkan::Route::WgslNaga),
-        open: |arg, sel, _| open_vulkan(arg, crate::back::vulkan::Route::WgslNaga, sel),
-    },
-    Kind {
-        name: "cmd",
-        aliases: &[],
-        selector: Some("<command>"),
-        known: none,
-        summary: "a shim speaking adapters/PROTOCOL.md",
-        help: &[
-            "an implementation behind a shim speaking adapters/PROTOCOL.md, e.g.",
-            "cmd:'python3 adapters/shims/mini_sass.py' (a small independent SASS integer ATOM,",
-            "protocol 1, text level)",
-        ],
-        profile: "default",
-        program: None,
-        implementations: shim_implementations,
-        open: |_, command, o| Ok(Box::new(SubprocessAdapter::start(command, o.timeout)?)),
-    },
-    Kind {
-        name: "cuda",
-        aliases: &[],
-        selector: None,
-        known: none,
-        summary: "an NVIDIA GPU through the CUDA driver",
-        help: &[
-            "an NVIDIA GPU through the CUDA driver (semantic level: runs the lowered IR as PTX)",
-        ],
-        profile: "nvidia-ptx",
-        program: Some(ProgramFile {
-            ext: "ptx",
-            comment: "//",
-        }),
-        implementations: || {
-            vec![Implementation {
-                adapter: "cuda".into(),
-                what: "an NVIDIA GPU through the CUDA driver (the PTX back end)".into(),
-                available: crate::back::ptx::run::availability(),
-                baseline: None,
-            }]
-        },
-        // The PTX back end on an NVIDIA GPU (CUDA driver loaded at run time); without a
-        // driver this is one line.
-        open: |_, _, o| {
-            let a = crate::back::ptx::CudaAdapter::open()?.with_timeout(o.timeout);
-            eprintln!("cuda: {}", a.describe());
-            Ok(Box::new(a))
-        },
-    },
-];
+/// The built-in fast path.
+const FAST: Kind = Kind {
+    name: "fast",
+    aliases: &["builtin"],
+    selector: None,
+    known: none,
+    summary: "the built-in fast path, the default",
+    help: &["the built-in fast path, bit-identical to the reference (default)"],
+    profile: "default",
+    program: None,
+    implementations: no_implementations,
+    open: |_, _, _| Ok(Box::new(FastAdapter)),
+};
 
-/// Every kind this build has.
+/// The reference model.
+const REFERENCE: Kind = Kind {
+    name: "reference",
+    aliases: &[],
+    selector: None,
+    known: none,
+    summary: "the spec-literal model",
+    help: &["the spec-literal reference model"],
+    profile: "default",
+    program: None,
+    implementations: no_implementations,
+    open: |_, _, _| Ok(Box::new(ReferenceAdapter)),
+};
+
+#[cfg(feature = "opencl")]
+/// OpenCL drivers.
+const OPENCL: Kind = Kind {
+    name: "opencl",
+    aliases: &[],
+    selector: Some("<name>"),
+    known: || crate::back::opencl::KNOWN.iter().map(|k| k.name).collect(),
+    summary: "an OpenCL driver",
+    help: &[
+        "an OpenCL driver (semantic level: runs the lowered IR as OpenCL C); name is",
+        "a known driver below or a platform/device name substring",
+    ],
+    profile: "spirv",
+    program: Some(ProgramFile {
+        ext: "cl",
+        comment: "//",
+    }),
+    implementations: || {
+        crate::back::opencl::KNOWN
+            .iter()
+            .map(|k| Implementation {
+                adapter: format!("opencl:{}", k.name),
+                what: format!("OpenCL: {}", k.platform),
+                available: crate::back::opencl::availability(k.name),
+                baseline: Some(format!("adapters/baselines/opencl-{}.baseline", k.name)),
+            })
+            .collect()
+    },
+    open: open_opencl,
+};
+
+#[cfg(feature = "vulkan")]
+/// Vulkan drivers, SPIR-V built from the IR.
+const VULKAN: Kind = Kind {
+    name: "vulkan",
+    aliases: &[],
+    selector: Some("<name>"),
+    known: vulkan_known,
+    summary: "a Vulkan driver",
+    help: &["a Vulkan driver (semantic level: runs the lowered IR as SPIR-V built from it)"],
+    profile: "spirv",
+    program: Some(ProgramFile {
+        ext: "spvasm",
+        comment: ";",
+    }),
+    implementations: || vulkan_implementations(crate::back::vulkan::Route::Spirv),
+    open: |arg, sel, _| open_vulkan(arg, crate::back::vulkan::Route::Spirv, sel),
+};
+
+#[cfg(feature = "vulkan")]
+/// WGSL compiled by naga, run on Vulkan drivers.
+const WGSL_NAGA: Kind = Kind {
+    name: "wgsl-naga",
+    aliases: &[],
+    selector: Some("<name>"),
+    known: vulkan_known,
+    summary: "WGSL compiled by naga on a Vulkan driver",
+    help: &[
+        "the same cases as WGSL compiled by naga, run on a Vulkan driver",
+        "name is a known driver or a device name substring",
+    ],
+    profile: "spirv",
+    program: Some(ProgramFile {
+        ext: "wgsl",
+        comment: "//",
+    }),
+    implementations: || vulkan_implementations(crate::back::vulkan::Route::WgslNaga),
+    open: |arg, sel, _| open_vulkan(arg, crate::back::vulkan::Route::WgslNaga, sel),
+};
+
+/// A shim speaking adapters/PROTOCOL.md.
+const CMD: Kind = Kind {
+    name: "cmd",
+    aliases: &[],
+    selector: Some("<command>"),
+    known: none,
+    summary: "a shim speaking adapters/PROTOCOL.md",
+    help: &[
+        "an implementation behind a shim speaking adapters/PROTOCOL.md, e.g.",
+        "cmd:'python3 adapters/shims/mini_sass.py' (a small independent SASS integer ATOM,",
+        "protocol 1, text level)",
+    ],
+    profile: "default",
+    program: None,
+    implementations: shim_implementations,
+    open: |_, command, o| Ok(Box::new(SubprocessAdapter::start(command, o.timeout)?)),
+};
+
+#[cfg(feature = "cuda")]
+/// An NVIDIA GPU through the CUDA driver.
+const CUDA: Kind = Kind {
+    name: "cuda",
+    aliases: &[],
+    selector: None,
+    known: none,
+    summary: "an NVIDIA GPU through the CUDA driver",
+    help: &["an NVIDIA GPU through the CUDA driver (semantic level: runs the lowered IR as PTX)"],
+    profile: "nvidia-ptx",
+    program: Some(ProgramFile {
+        ext: "ptx",
+        comment: "//",
+    }),
+    implementations: || {
+        vec![Implementation {
+            adapter: "cuda".into(),
+            what: "an NVIDIA GPU through the CUDA driver (the PTX back end)".into(),
+            available: crate::back::ptx::run::availability(),
+            baseline: None,
+        }]
+    },
+    // The PTX back end on an NVIDIA GPU (CUDA driver loaded at run time); without a
+    // driver this is one line.
+    open: |_, _, o| {
+        let a = crate::back::ptx::CudaAdapter::open()?.with_timeout(o.timeout);
+        eprintln!("cuda: {}", a.describe());
+        Ok(Box::new(a))
+    },
+};
+
+/// Every kind this build has, in the order `list adapters` names them (a kind whose back end's
+/// feature is off is absent).
 pub fn kinds() -> &'static [Kind] {
-    KINDS
+    static KINDS: LazyLock<Vec<Kind>> = LazyLock::new(|| {
+        let mut kinds = vec![FAST, REFERENCE];
+        #[cfg(feature = "opencl")]
+        kinds.push(OPENCL);
+        #[cfg(feature = "vulkan")]
+        kinds.extend([VULKAN, WGSL_NAGA]);
+        kinds.push(CMD);
+        #[cfg(feature = "cuda")]
+        kinds.push(CUDA);
+        kinds
+    });
+    &KINDS
 }
 
 /// The kind of an adapter argument, and its selector (empty without one).
@@ -370,10 +396,12 @@ fn python_availability(shim: &str, module: &str) -> Result<(), String> {
     }
 }
 
+#[cfg(feature = "vulkan")]
 fn vulkan_known() -> Vec<&'static str> {
     crate::back::vulkan::KNOWN.iter().map(|k| k.name).collect()
 }
 
+#[cfg(feature = "vulkan")]
 fn vulkan_implementations(route: crate::back::vulkan::Route) -> Vec<Implementation> {
     use crate::back::vulkan::Route;
     let what = match route {
@@ -392,6 +420,7 @@ fn vulkan_implementations(route: crate::back::vulkan::Route) -> Vec<Implementati
         .collect()
 }
 
+#[cfg(feature = "vulkan")]
 /// `vulkan:<selector>` (SPIR-V from the IR) or `wgsl-naga:<selector>` (WGSL through naga). A
 /// missing driver is one line.
 fn open_vulkan(
@@ -404,6 +433,7 @@ fn open_vulkan(
     Ok(Box::new(a))
 }
 
+#[cfg(feature = "opencl")]
 /// `opencl:<selector>`. A known driver needs the ICD loader to see only it (and rusticl needs
 /// `RUSTICL_ENABLE`): without that environment, [`OpenError::Environment`] asks the caller to
 /// run again with it, so that two drivers' LLVMs never share one process.
@@ -525,10 +555,13 @@ mod tests {
             assert!(usage.contains(k.name), "{usage}");
         }
         let unknown = OpenError::Unknown("x".into()).to_string();
+        assert!(unknown.contains("cmd:<command>"), "{unknown}");
+        #[cfg(feature = "opencl")]
         assert!(
             unknown.contains("opencl:<pocl|oclgrind|rusticl|name>"),
             "{unknown}"
         );
+        #[cfg(feature = "cuda")]
         assert!(unknown.contains("cuda"), "{unknown}");
     }
 
@@ -541,9 +574,6 @@ mod tests {
 
     #[test]
     fn claims_slugs_and_program_files() {
-        assert_eq!(claimed_profile("opencl:pocl"), "spirv");
-        assert_eq!(claimed_profile("wgsl-naga:lavapipe"), "spirv");
-        assert_eq!(claimed_profile("cuda"), "nvidia-ptx");
         assert_eq!(claimed_profile(NUMBA_CUDASIM), "nvidia-ptx");
         assert_eq!(claimed_profile(WARP_CPU), "default");
         assert_eq!(claimed_profile("fast"), "default");
@@ -552,10 +582,41 @@ mod tests {
         assert_eq!(slug(NUMBA_CUDASIM), "numba-cudasim");
         assert_eq!(slug(WARP_CPU), "warp-cpu");
         assert_eq!(slug("cmd:python3 x/y.py"), "cmd_python3_x_y_py");
+        assert_eq!(program_file("fast").ext, "cl");
+    }
+
+    #[cfg(all(feature = "opencl", feature = "vulkan", feature = "cuda"))]
+    #[test]
+    fn back_ends_claim_and_save_programs() {
+        assert_eq!(claimed_profile("opencl:pocl"), "spirv");
+        assert_eq!(claimed_profile("wgsl-naga:lavapipe"), "spirv");
+        assert_eq!(claimed_profile("cuda"), "nvidia-ptx");
         assert_eq!(program_file("cuda").ext, "ptx");
         assert_eq!(program_file("opencl:pocl").ext, "cl");
         assert_eq!(program_file("vulkan:lavapipe").ext, "spvasm");
         assert_eq!(program_file("vulkan:lavapipe").comment, ";");
         assert_eq!(program_file("wgsl-naga:lavapipe").ext, "wgsl");
+        let names: Vec<_> = kinds().iter().map(|k| k.name).collect();
+        assert_eq!(
+            names,
+            [
+                "fast",
+                "reference",
+                "opencl",
+                "vulkan",
+                "wgsl-naga",
+                "cmd",
+                "cuda"
+            ]
+        );
+    }
+
+    #[cfg(not(any(feature = "opencl", feature = "vulkan", feature = "cuda")))]
+    #[test]
+    fn without_back_ends_only_the_model_and_shims_remain() {
+        let names: Vec<_> = kinds().iter().map(|k| k.name).collect();
+        assert_eq!(names, ["fast", "reference", "cmd"]);
+        assert!(parse("cuda").is_none() && parse("opencl:pocl").is_none());
+        assert_eq!(claimed_profile("cuda"), "default");
     }
 }
