@@ -46,17 +46,6 @@ impl Adapter for FastAdapter {
         true
     }
 
-    fn run_concurrent(
-        &mut self,
-        r: &crate::concurrent::ConcurrentRequest<'_>,
-    ) -> Result<crate::concurrent::ConcurrentObservation, AdapterError> {
-        crate::concurrent::serial("fast", r, &atomcts_fast::execute)
-    }
-
-    fn runs_cas_loops(&self) -> bool {
-        true
-    }
-
     fn run(&mut self, r: &Request<'_>) -> Result<Observation, AdapterError> {
         // The runner's lowering by the same front end, of the same text, state and profile.
         if let Some(lowered) = r.lowered {
@@ -78,6 +67,27 @@ impl Adapter for FastAdapter {
                 .map(|outcome| Observation::from_outcome(&outcome))
                 .map_err(Self::model_error),
         }
+    }
+
+    fn concurrent(&self) -> Option<&dyn crate::Concurrent> {
+        Some(self)
+    }
+
+    fn concurrent_mut(&mut self) -> Option<&mut dyn crate::Concurrent> {
+        Some(self)
+    }
+}
+
+impl crate::Concurrent for FastAdapter {
+    fn run_concurrent(
+        &mut self,
+        r: &crate::concurrent::ConcurrentRequest<'_>,
+    ) -> Result<crate::concurrent::ConcurrentObservation, AdapterError> {
+        crate::concurrent::serial("fast", r, &atomcts_fast::execute)
+    }
+
+    fn runs_cas_loops(&self) -> bool {
+        true
     }
 }
 

@@ -7,7 +7,7 @@
 //!
 //! Built in: [`ReferenceAdapter`] (the spec-literal model) and [`FastAdapter`] (the fast path,
 //! bit-identical to the reference, in `atomcts-fast`). Third-party implementations plug in
-//! through the subprocess protocol (`atomcts-adapters::subprocess`, documented in
+//! through the subprocess protocol ([`protocol`], documented in
 //! `adapters/PROTOCOL.md`), or as semantic-level back ends over the shared [`plan`] (one folder
 //! per target under [`back`]: emit, then run: OpenCL C, SPIR-V for Vulkan, WGSL through naga;
 //! SIMD-group exchanges over [`shuffle`]).
@@ -22,19 +22,21 @@ use atomcts_reference::outcome::{FaultClass, Outcome};
 use atomcts_reference::program::{self, Dialect};
 use atomcts_reference::{Profile, State};
 
+pub mod adapter;
 pub mod back;
 pub mod concurrent;
 pub mod discover;
 pub mod fast;
 pub mod interrupt;
 pub mod plan;
-pub mod protocol2;
+pub mod protocol;
+pub mod registry;
 pub mod shuffle;
-pub mod subprocess;
 pub mod text;
 
+pub use adapter::{Adapter, Concurrent, Pipelined, run_streamed};
 pub use fast::FastAdapter;
-pub use subprocess::SubprocessAdapter;
+pub use protocol::SubprocessAdapter;
 pub use text::escape_controls;
 
 /// Capabilities a case may require (`requires = [...]` in the case format).
@@ -185,142 +187,6 @@ impl Level {
     }
 }
 
-/// An implementation under test.
-pub trait Adapter {
-    /// Short lowercase name (`reference`, `fast`, `subprocess:<cmd>`).
-    fn name(&self) -> &str;
-    /// Whether it has a capability of [`CAPABILITIES`].
-    fn supports(&self, capability: &str) -> bool;
-    /// Runs one instruction.
-    fn run(&mut self, request: &Request<'_>) -> Result<Observation, AdapterError>;
-    /// Whether it reads the text or runs the lowered IR.
-    fn level(&self) -> Level {
-        Level::Text
-    }
-    /// The program that ran the last case, in the target's own language (an OpenCL C kernel),
-    /// for reports of failing cases; `None` for implementations that ran the text itself.
-    fn last_program(&self) -> Option<String> {
-        None
-    }
-    /// The implementation and its version in one line, for reports (an OpenCL driver's
-    /// platform, device and versions; a shim's `implementation` from its handshake); `None`
-    /// when it cannot tell.
-    fn describe(&self) -> Option<String> {
-        None
-    }
-    /// The device it runs on as the host names it, where that name depends on the machine
-    /// (an OpenCL or Vulkan CPU device's name names the processor): recorded in the run's
-    /// report as what ran where, and kept out of reasons and of the conformance report (issue
-    /// 27, H19). `None` when there is no such name.
-    fn device(&self) -> Option<String> {
-        None
-    }
-    /// The profile (`atomcts list profiles`) this implementation claims to follow, which
-    /// `atomcts report` judges it under (see [`discover::claimed_profile`]); `None` when it
-    /// claims none.
-    fn claimed_profile(&self) -> Option<String> {
-        None
-    }
-    /// Runs several instructions at the same time on shared memory (a concurrent case, issue
-    /// 12). An adapter that cannot says so: the case is not applicable to it, with the reason.
-    fn run_concurrent(
-        &mut self,
-        r: &concurrent::ConcurrentRequest<'_>,
-    ) -> Result<concurrent::ConcurrentObservation, AdapterError> {
-        Err(AdapterError {
-            adapter: self.name().to_string(),
-            kind: AdapterErrorKind::NotApplicable(format!(
-                "adapter {} does not run concurrent cases ({} case `{}`)",
-                self.name(),
-                r.dialect,
-                r.id
-            )),
-        })
-    }
-    /// Whether [`Adapter::run_concurrent`] runs compare-and-swap loops
-    /// ([`concurrent::ConcurrentInstr::cas_loop`]); the runner reports a case with one as not
-    /// applicable to an adapter that does not (never a pass). A back end that builds a
-    /// [`plan::ConcurrentPlan`] says why with [`plan::ConcurrentPlan::require_no_loops`].
-    fn runs_cas_loops(&self) -> bool {
-        false
-    }
-    /// Whether every rejection it reports says where in the text (FORMAT.md `column`): then a
-    /// rejection without a column, where the case states one, fails. The reference model and
-    /// the fast path do; a shim says so with the capability `rejection_columns` (PROTOCOL.md).
-    fn locates_rejections(&self) -> bool {
-        false
-    }
-    /// Whether this adapter is the built-in model (the reference and the fast path), whose own
-    /// vISA and SASS decoder is what a case's stated bytes check (FORMAT.md `encoding`). A case
-    /// decided on its bytes alone (the decoder rejects them, or they disagree with the text)
-    /// never reaches an adapter: it is the model's verdict, and not applicable to any other
-    /// adapter (issue 27, H3).
-    fn is_builtin_model(&self) -> bool {
-        false
-    }
-    /// How many requests [`Adapter::run_batch`] keeps in flight at once (issue 9): 1 unless
-    /// the implementation is pipelined.
-    fn window(&self) -> usize {
-        1
-    }
-    /// Runs several instructions, one answer per request, in order. A pipelined adapter keeps
-    /// up to [`Adapter::window`] of them in flight; the default runs them one by one.
-    fn run_batch(&mut self, requests: &[Request<'_>]) -> Vec<Result<Observation, AdapterError>> {
-        requests.iter().map(|r| self.run(r)).collect()
-    }
-    /// Streaming (issue 9): accepts one request to be answered by a later
-    /// [`Adapter::receive`]. `Err` answers it at once (not applicable, an error): it is then
-    /// not in flight. A caller keeps at most [`Adapter::window`] requests in flight and asks
-    /// for their answers in the order they were sent, so a pipelined adapter's window stays
-    /// full across as many requests as the caller has. The default sends nothing (`receive`
-    /// runs the request).
-    fn send(&mut self, request: &Request<'_>) -> Result<(), AdapterError> {
-        let _ = request;
-        Ok(())
-    }
-    /// The answer to the oldest request [`Adapter::send`] accepted; `request` is that request
-    /// again. The default runs it.
-    fn receive(&mut self, request: &Request<'_>) -> Result<Observation, AdapterError> {
-        self.run(request)
-    }
-}
-
-/// Runs `requests` through [`Adapter::send`] and [`Adapter::receive`], up to a window in
-/// flight (topped up after every answer); one answer per request, in order.
-pub fn run_streamed(
-    a: &mut dyn Adapter,
-    requests: &[Request<'_>],
-) -> Vec<Result<Observation, AdapterError>> {
-    let mut results: Vec<Option<Result<Observation, AdapterError>>> =
-        (0..requests.len()).map(|_| None).collect();
-    let mut in_flight = std::collections::VecDeque::new();
-    let mut next = 0;
-    loop {
-        while next < requests.len() && in_flight.len() < a.window().max(1) {
-            match a.send(&requests[next]) {
-                Ok(()) => in_flight.push_back(next),
-                Err(e) => results[next] = Some(Err(e)),
-            }
-            next += 1;
-        }
-        let Some(i) = in_flight.pop_front() else {
-            break;
-        };
-        results[i] = Some(a.receive(&requests[i]));
-    }
-    results
-        .into_iter()
-        .map(|r| {
-            r.unwrap_or_else(|| {
-                Err(AdapterError {
-                    adapter: a.name().to_string(),
-                    kind: AdapterErrorKind::Protocol("no answer".into()),
-                })
-            })
-        })
-        .collect()
-}
-
 /// The reference model as an adapter: it supports everything.
 #[derive(Clone, Debug, Default)]
 pub struct ReferenceAdapter;
@@ -345,17 +211,6 @@ impl Adapter for ReferenceAdapter {
         CAPABILITIES.contains(&capability)
     }
 
-    fn run_concurrent(
-        &mut self,
-        r: &concurrent::ConcurrentRequest<'_>,
-    ) -> Result<concurrent::ConcurrentObservation, AdapterError> {
-        concurrent::serial(self.name(), r, &atomcts_reference::exec::execute)
-    }
-
-    fn runs_cas_loops(&self) -> bool {
-        true
-    }
-
     fn locates_rejections(&self) -> bool {
         true
     }
@@ -371,5 +226,26 @@ impl Adapter for ReferenceAdapter {
                 adapter: "reference".into(),
                 kind: AdapterErrorKind::Model(e.to_string()),
             })
+    }
+
+    fn concurrent(&self) -> Option<&dyn crate::Concurrent> {
+        Some(self)
+    }
+
+    fn concurrent_mut(&mut self) -> Option<&mut dyn crate::Concurrent> {
+        Some(self)
+    }
+}
+
+impl Concurrent for ReferenceAdapter {
+    fn run_concurrent(
+        &mut self,
+        r: &concurrent::ConcurrentRequest<'_>,
+    ) -> Result<concurrent::ConcurrentObservation, AdapterError> {
+        concurrent::serial(self.name(), r, &atomcts_reference::exec::execute)
+    }
+
+    fn runs_cas_loops(&self) -> bool {
+        true
     }
 }

@@ -7,7 +7,7 @@
 //! bounded). The runner's CPU is every thread of this process (the reader and writer threads
 //! included), from /proc.
 
-use atomcts_adapters::{Adapter, Request, SubprocessAdapter};
+use atomcts_adapters::{Pipelined, Request, SubprocessAdapter};
 use atomcts_reference::Profile;
 use std::time::{Duration, Instant};
 

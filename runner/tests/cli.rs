@@ -283,7 +283,7 @@ fn cuda_adapter_without_a_driver_says_why_and_exits_two() {
     let listed = text(&atomcts(&["list", "adapters"]));
     let cuda_line = listed
         .lines()
-        .find(|l| l.starts_with("cuda "))
+        .find(|l| l.starts_with("cuda ("))
         .expect("list adapters names cuda");
     if let Err(why) = atomcts_adapters::back::ptx::run::availability() {
         assert!(cuda_line.contains(&why), "{cuda_line}");

@@ -58,6 +58,15 @@ impl Adapter for PlantedConcurrent {
     fn run(&mut self, _: &Request<'_>) -> Result<Observation, AdapterError> {
         panic!("a concurrent case asked for a single run")
     }
+    fn concurrent(&self) -> Option<&dyn atomcts_adapters::Concurrent> {
+        Some(self)
+    }
+    fn concurrent_mut(&mut self) -> Option<&mut dyn atomcts_adapters::Concurrent> {
+        Some(self)
+    }
+}
+
+impl atomcts_adapters::Concurrent for PlantedConcurrent {
     fn runs_cas_loops(&self) -> bool {
         true
     }

@@ -85,8 +85,8 @@ fn a_planted_bug_in_a_semantic_shim_is_caught() {
 /// parts (the state and the lowered IR), and the state read back is the state sent.
 #[test]
 fn streamed_requests_are_the_value_forms_bytes_on_the_corpus() {
-    use atomcts_adapters::protocol2::{LoweredOut, lowered_to_json};
-    use atomcts_adapters::subprocess::{StateOut, state_from_json, state_to_json};
+    use atomcts_adapters::protocol::lowered::{LoweredOut, lowered_to_json};
+    use atomcts_adapters::protocol::{StateOut, state_from_json, state_to_json};
     use atomcts_reference::ir::Lowering;
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../spec-cases");
     let loaded = atomcts::corpus::case::load(std::path::Path::new(root));
@@ -126,7 +126,7 @@ fn streamed_requests_are_the_value_forms_bytes_on_the_corpus() {
 /// sent after the restart are answered, each with its own state.
 #[test]
 fn a_sliding_window_loses_only_the_requests_in_flight() {
-    use atomcts_adapters::{Adapter, Observation, Request, SubprocessAdapter};
+    use atomcts_adapters::{Observation, Pipelined, Request, SubprocessAdapter};
     let d = tmp("sliding");
     let mark = d.join("crashed");
     let shim = write(
@@ -199,7 +199,7 @@ atomcts_shim.serve(run, name="crashy", window=8)
 /// every request, as before.
 #[test]
 fn the_profile_is_sent_once_per_profile_and_shim_instance() {
-    use atomcts_adapters::{Adapter, Observation, Request, SubprocessAdapter};
+    use atomcts_adapters::{Observation, Pipelined, Request, SubprocessAdapter};
     let d = tmp("profile_once");
     let log = d.join("log");
     let mark = d.join("crashed");

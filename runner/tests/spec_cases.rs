@@ -8,7 +8,7 @@ use atomcts::run::results::{Options, Status};
 use atomcts::run::run_case;
 use atomcts_adapters::ReferenceAdapter;
 use atomcts_adapters::plan::Layout;
-use atomcts_adapters::subprocess::{state_from_json, state_to_json};
+use atomcts_adapters::protocol::{state_from_json, state_to_json};
 use atomcts_reference::Profile;
 use atomcts_reference::float;
 use atomcts_reference::ir::{AtomicOp, Instr};

@@ -2,9 +2,73 @@
 //! [`crate::plan::Plan`] (and [`crate::shuffle::ShufflePlan`] for SIMD-group exchanges): *emit*
 //! (plan -> kernel source or binary for the target) and *run* (buffers in, dispatch one
 //! work-group, buffers out). Drivers are loaded at run time, so every back end builds and tests
-//! on a machine without its driver.
+//! on a machine without its driver. Each is behind a Cargo feature, on by default: `opencl`,
+//! `vulkan` (with the WGSL route) and `cuda` (the PTX back end).
 
+#[cfg(feature = "opencl")]
 pub mod opencl;
+#[cfg(feature = "cuda")]
 pub mod ptx;
+#[cfg(feature = "vulkan")]
 pub mod vulkan;
+#[cfg(feature = "vulkan")]
 pub mod wgsl;
+
+use crate::{AdapterErrorKind, Request};
+use atomcts_reference::ir::{Lowered, Lowering};
+use atomcts_reference::program::Program;
+
+/// The opening every back end shares: the request's instruction parsed and lowered under its
+/// state and profile. What a semantic-level implementation does not run (an illegal form, an
+/// outcome the documents leave unspecified) is [`AdapterErrorKind::NotApplicable`], with the
+/// reason; a lowering failure is the model's ([`AdapterErrorKind::Model`]).
+pub fn lower(r: &Request<'_>) -> Result<Lowered, AdapterErrorKind> {
+    let illegal = |code: &str| {
+        AdapterErrorKind::NotApplicable(format!(
+            "an illegal form ({code}); a semantic-level implementation runs valid instructions only"
+        ))
+    };
+    let program = Program::parse(r.dialect, r.asm).map_err(|rej| illegal(rej.reason.code()))?;
+    match program
+        .lower(r.state, r.profile)
+        .map_err(|e| AdapterErrorKind::Model(e.to_string()))?
+    {
+        Lowering::Run(l) => Ok(l),
+        Lowering::Invalid(rej) => Err(illegal(rej.reason.code())),
+        Lowering::Unspecified(why) => Err(AdapterErrorKind::NotApplicable(format!(
+            "the outcome is unspecified ({why})"
+        ))),
+    }
+}
+
+/// A semantic-level back end: the two steps after the shared opening ([`lower`]), each the
+/// target's own. [`run`] is the whole of a back end's single-instruction case, written once.
+pub trait Backend {
+    /// What [`Backend::emit`] makes for [`Backend::run`]: the plan and the kernel (source or
+    /// binary) for the target.
+    type Emitted;
+    /// Plans a lowered instruction and emits the target's program for it; what the target
+    /// cannot express is [`AdapterErrorKind::NotApplicable`], with the reason.
+    fn emit(
+        &mut self,
+        r: &Request<'_>,
+        lowered: &Lowered,
+    ) -> Result<Self::Emitted, AdapterErrorKind>;
+    /// Runs what [`Backend::emit`] made (buffers in, one dispatch, buffers out) and gives the
+    /// final state.
+    fn run(
+        &mut self,
+        r: &Request<'_>,
+        emitted: Self::Emitted,
+    ) -> Result<atomcts_reference::State, AdapterErrorKind>;
+}
+
+/// One single-instruction case on a back end: parse and lower ([`lower`]), emit, run.
+pub fn run<B: Backend>(
+    backend: &mut B,
+    r: &Request<'_>,
+) -> Result<atomcts_reference::State, AdapterErrorKind> {
+    let lowered = lower(r)?;
+    let emitted = backend.emit(r, &lowered)?;
+    backend.run(r, emitted)
+}

@@ -2,7 +2,7 @@
 //! semantic-level `run` and a `run_concurrent` request through one serialization of the IR.
 
 use atomcts_adapters::concurrent::{ConcurrentInstr, ConcurrentRequest};
-use atomcts_adapters::subprocess::{state_from_json, state_to_json};
+use atomcts_adapters::protocol::{state_from_json, state_to_json};
 use atomcts_adapters::{Adapter, Observation, ReferenceAdapter, Request};
 use atomcts_reference::concurrent::{CasLoop, LOOP_UPDATES};
 use atomcts_reference::ir::{AtomicOp, Env, Instr, Lowered, MemInstr};

@@ -100,26 +100,7 @@ pub(super) fn cmd_list(a: ListArgs) -> Result<u8> {
             }
         }
         "adapters" => {
-            println!("fast       the built-in fast path, bit-identical to the reference (default)");
-            println!("reference  the spec-literal reference model");
-            println!(
-                "cmd:<command>  an implementation behind a shim speaking adapters/PROTOCOL.md, e.g."
-            );
-            println!(
-                "               cmd:'python3 adapters/shims/mini_sass.py' (a small independent SASS integer ATOM,"
-            );
-            println!("               protocol 1, text level)");
-            println!(
-                "opencl:<name>  an OpenCL driver (semantic level: runs the lowered IR as OpenCL C); name is"
-            );
-            println!("               a known driver below or a platform/device name substring");
-            println!(
-                "vulkan:<name>  a Vulkan driver (semantic level: runs the lowered IR as SPIR-V built from it)"
-            );
-            println!(
-                "wgsl-naga:<name>  the same cases as WGSL compiled by naga, run on a Vulkan driver"
-            );
-            println!("               name is a known driver or a device name substring");
+            print!("{}", atomcts_adapters::registry::kinds_help());
             println!(
                 "implementations (`atomcts report` runs the available ones, each under the profile it claims):"
             );

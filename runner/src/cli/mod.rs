@@ -18,8 +18,7 @@ use atomcts::corpus::case::{self, Loaded};
 use atomcts::exit::{EXIT_ERROR, EXIT_OK};
 use atomcts::report::output;
 use atomcts::report::{REPORT_VERSION, Report};
-use atomcts_adapters::back::vulkan;
-use atomcts_adapters::{Adapter, FastAdapter, ReferenceAdapter, SubprocessAdapter};
+use atomcts_adapters::Adapter;
 use atomcts_reference::Profile;
 use clap::{Args, Parser, Subcommand};
 use std::path::{Path, PathBuf};
@@ -147,83 +146,41 @@ fn dispatch(cli: Cli) -> Result<u8> {
     }
 }
 
-fn adapter(name: &str, timeout_ms: u64) -> Result<Box<dyn Adapter>> {
-    match name {
-        "fast" | "builtin" => Ok(Box::new(FastAdapter)),
-        "reference" => Ok(Box::new(ReferenceAdapter)),
-        // The PTX back end on an NVIDIA GPU (CUDA driver loaded at run time); without a
-        // driver this is one line and exit 2.
-        "cuda" => {
-            let a = atomcts_adapters::back::ptx::CudaAdapter::open()?
-                .with_timeout(std::time::Duration::from_millis(timeout_ms));
-            eprintln!("cuda: {}", a.describe());
-            Ok(Box::new(a))
-        }
-        cmd if cmd.starts_with("cmd:") => {
-            let command = &cmd[4..];
-            let a =
-                SubprocessAdapter::start(command, std::time::Duration::from_millis(timeout_ms))?;
-            Ok(Box::new(a))
-        }
-        sel if sel.starts_with("opencl:") => opencl_adapter(&sel["opencl:".len()..]),
-        sel if sel.starts_with("vulkan:") => {
-            vulkan_adapter(vulkan::Route::Spirv, &sel["vulkan:".len()..])
-        }
-        sel if sel.starts_with("wgsl-naga:") => {
-            vulkan_adapter(vulkan::Route::WgslNaga, &sel["wgsl-naga:".len()..])
-        }
-        other => bail!(
-            "unknown adapter `{other}` (adapters: fast, reference, cuda, cmd:<command>, opencl:<pocl|oclgrind|rusticl|name>, vulkan:<lavapipe|name>, wgsl-naga:<lavapipe|name>)"
-        ),
-    }
-}
-
-/// `opencl:<selector>`. A known driver needs the ICD loader to see only it (and rusticl needs
-/// `RUSTICL_ENABLE`): without that environment, the command runs itself again with it, so
+/// Opens the adapter `name` names ([`atomcts_adapters::registry`]). One that must run in a
+/// process of its own environment (a known OpenCL driver) runs this command again with it, so
 /// that two drivers' LLVMs never share one process. A missing driver is one line, exit 2.
-fn opencl_adapter(selector: &str) -> Result<Box<dyn Adapter>> {
-    use atomcts_adapters::back::opencl;
-    let env = opencl::environment(selector);
-    let differs = env
-        .iter()
-        .any(|(k, v)| std::env::var(k).ok().as_deref() != Some(v.as_str()));
-    if differs && std::env::var_os("ATOMCTS_OPENCL_REEXEC").is_none() {
-        if let Err(why) = opencl::availability(selector) {
-            bail!("adapter opencl:{selector}: unavailable: {why}");
+fn adapter(name: &str, timeout_ms: u64) -> Result<Box<dyn Adapter>> {
+    use atomcts_adapters::registry::{self, OpenError};
+    let options = registry::Options {
+        timeout: std::time::Duration::from_millis(timeout_ms),
+    };
+    match registry::open(name, &options) {
+        Ok(a) => Ok(a),
+        Err(OpenError::Environment(env)) => {
+            let exe = std::env::current_exe().context("locating the atomcts executable")?;
+            let mut child = std::process::Command::new(exe)
+                .args(std::env::args_os().skip(1))
+                .envs(env)
+                .env(registry::REEXEC_VAR, "1")
+                .spawn()
+                .context("running atomcts again with the driver's environment")?;
+            // A SIGTERM sent to this process alone reaches the run doing the work (issue 27, H15).
+            let status = atomcts::run::interrupt::wait_forwarding(&mut child)
+                .context("running atomcts again with the driver's environment")?;
+            if status.code().is_none() {
+                #[cfg(unix)]
+                let signal = std::os::unix::process::ExitStatusExt::signal(&status);
+                #[cfg(not(unix))]
+                let signal: Option<i32> = None;
+                eprintln!(
+                    "error: adapter {name}: the driver's process died (signal {}); narrow it down with --filter",
+                    signal.unwrap_or(0)
+                );
+            }
+            std::process::exit(status.code().unwrap_or(i32::from(EXIT_ERROR)));
         }
-        let exe = std::env::current_exe().context("locating the atomcts executable")?;
-        let mut child = std::process::Command::new(exe)
-            .args(std::env::args_os().skip(1))
-            .envs(env)
-            .env("ATOMCTS_OPENCL_REEXEC", "1")
-            .spawn()
-            .context("running atomcts again with the driver's environment")?;
-        // A SIGTERM sent to this process alone reaches the run doing the work (issue 27, H15).
-        let status = atomcts::run::interrupt::wait_forwarding(&mut child)
-            .context("running atomcts again with the driver's environment")?;
-        if status.code().is_none() {
-            #[cfg(unix)]
-            let signal = std::os::unix::process::ExitStatusExt::signal(&status);
-            #[cfg(not(unix))]
-            let signal: Option<i32> = None;
-            eprintln!(
-                "error: adapter opencl:{selector}: the driver's process died (signal {}); narrow it down with --filter",
-                signal.unwrap_or(0)
-            );
-        }
-        std::process::exit(status.code().unwrap_or(2));
+        Err(e) => Err(e.into()),
     }
-    let a = opencl::OpenClAdapter::open(selector)?;
-    eprintln!("opencl:{selector}: {}", a.describe());
-    Ok(Box::new(a))
-}
-
-/// `vulkan:<selector>` (SPIR-V from the IR) or `wgsl-naga:<selector>` (WGSL through naga). A
-/// missing driver is one line, exit 2.
-fn vulkan_adapter(route: vulkan::Route, selector: &str) -> Result<Box<dyn Adapter>> {
-    let a = vulkan::VulkanAdapter::open(route, selector)?;
-    eprintln!("{}:{selector}: {}", route.prefix(), a.describe());
-    Ok(Box::new(a))
 }
 
 fn load_corpus(path: &Option<PathBuf>) -> Result<(PathBuf, Loaded)> {

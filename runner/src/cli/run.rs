@@ -20,9 +20,7 @@ pub(super) struct RunArgs {
     /// Corpus directory or file (default: ./spec-cases, else the one beside the source).
     #[arg(long)]
     cases: Option<PathBuf>,
-    /// Adapter: fast (the built-in fast path, default), reference (the spec-literal model), or
-    /// `cmd:<command>`, a shim speaking adapters/PROTOCOL.md.
-    #[arg(long, default_value = "fast")]
+    #[arg(long, default_value = "fast", help = atomcts_adapters::registry::adapter_help())]
     adapter: String,
     /// Per-case deadline for `cmd:` adapters, in milliseconds (writing the request and
     /// reading the answer).
@@ -212,7 +210,8 @@ pub(super) fn cmd_run(a: RunArgs) -> Result<u8> {
     Ok(report.exit_code() as u8)
 }
 
-/// Beside a JSON report `r.json`: `r.programs/<case>.cl` (`.spvasm`, `.wgsl`), the program that
+/// Beside a JSON report `r.json`: `r.programs/<case>.cl` (`.spvasm`, `.wgsl`, `.ptx`: the
+/// registry's extension of the adapter's kind), the program that
 /// ran each failing case on a semantic-level implementation (the OpenCL C kernel, the SPIR-V
 /// disassembly, the WGSL shader), headed by its reproduce command.
 pub(super) fn write_programs(report: &Report, json: &Path) -> Result<()> {
@@ -231,16 +230,10 @@ pub(super) fn write_programs(report: &Report, json: &Path) -> Result<()> {
             r.id.chars()
                 .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
                 .collect();
-        // The target's own language: SPIR-V assembly, WGSL, or OpenCL C.
-        let ext = if report.adapter.starts_with("vulkan:") {
-            "spvasm"
-        } else if report.adapter.starts_with("wgsl-naga:") {
-            "wgsl"
-        } else {
-            "cl"
-        };
-        let path = dir.join(format!("{name}.{ext}"));
-        let c = if ext == "spvasm" { ";" } else { "//" };
+        // The target's own language: SPIR-V assembly, WGSL, PTX or OpenCL C.
+        let file = atomcts_adapters::registry::program_file(&report.adapter);
+        let path = dir.join(format!("{name}.{}", file.ext));
+        let c = file.comment;
         let text = format!(
             "{c} {} ({:?})\n{c} reproduce: {}\n{}",
             r.id,

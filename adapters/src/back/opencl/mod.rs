@@ -11,8 +11,8 @@ pub mod run;
 
 use crate::plan::{NotApplicable, Plan, Returned};
 use crate::{Adapter, AdapterError, AdapterErrorKind, Level, Observation, Request};
-use atomcts_reference::ir::Lowering;
-use atomcts_reference::program::Program;
+use atomcts_reference::State;
+use atomcts_reference::ir::Lowered;
 use atomcts_reference::types::Space;
 use emit::{Features, Plant};
 use std::path::Path;
@@ -216,6 +216,85 @@ impl Adapter for OpenClAdapter {
         self.last.clone()
     }
 
+    fn run(&mut self, r: &Request<'_>) -> Result<Observation, AdapterError> {
+        self.last = None;
+        crate::back::run(self, r)
+            .map(Observation::Completed)
+            .map_err(|k| self.err(k))
+    }
+
+    fn concurrent(&self) -> Option<&dyn crate::Concurrent> {
+        Some(self)
+    }
+
+    fn concurrent_mut(&mut self) -> Option<&mut dyn crate::Concurrent> {
+        Some(self)
+    }
+}
+
+/// The OpenCL back end: plan, emit OpenCL C (shuffles are not applicable), and run it on one
+/// work-group.
+impl crate::back::Backend for OpenClAdapter {
+    type Emitted = (Plan, emit::Kernel);
+
+    fn emit(
+        &mut self,
+        r: &Request<'_>,
+        lowered: &Lowered,
+    ) -> Result<Self::Emitted, AdapterErrorKind> {
+        let na = |why: NotApplicable| AdapterErrorKind::NotApplicable(why.0);
+        if let atomcts_reference::ir::Instr::Shuffle(_) = lowered.instr {
+            // OpenCL C sub-group shuffles: cl_khr_subgroup_shuffle (and _relative for up/down).
+            let has = |e: &str| self.device.info.extensions.iter().any(|x| x == e);
+            // The reason names the device generically: its name names the host's processor,
+            // and reasons are compared across machines (issue 27, H19).
+            let why = if has("cl_khr_subgroup_shuffle") {
+                "a SIMD-group shuffle: this back end does not emit sub-group shuffles yet"
+            } else {
+                "a SIMD-group shuffle: the device does not report cl_khr_subgroup_shuffle"
+            };
+            return Err(na(NotApplicable(why.into())));
+        }
+        let plan = Plan::new(lowered, r.state).map_err(na)?;
+        let kernel = emit::emit(&plan, &self.features, self.plant, r.id).map_err(na)?;
+        let n = plan.items.len();
+        if n > self.device.info.max_work_group {
+            return Err(na(NotApplicable(format!(
+                "{n} work-items exceed the device's work-group size {}",
+                self.device.info.max_work_group
+            ))));
+        }
+        Ok((plan, kernel))
+    }
+
+    fn run(&mut self, r: &Request<'_>, emitted: Self::Emitted) -> Result<State, AdapterErrorKind> {
+        let (plan, kernel) = emitted;
+        let n = plan.items.len();
+        let mut mem = plan.layout().bytes(r.state, plan.space);
+        // A power-of-two work-group (work-items past `n` only copy memory): drivers that
+        // specialize a kernel per work-group size (PoCL) then build one of few per shape.
+        let local = Some(n.next_power_of_two())
+            .filter(|p| *p <= self.device.info.max_work_group)
+            .unwrap_or(n);
+        self.last = Some(kernel.listing(r.id, local));
+        let (old, ok) = self
+            .device
+            .run_ndrange(&kernel, local, local, n, &mut mem)
+            .map_err(AdapterErrorKind::Crashed)?;
+        let (global, shared) = match plan.space {
+            Space::Global => (mem, plan.shared.bytes(r.state, Space::Shared)),
+            Space::Shared => (plan.global.bytes(r.state, Space::Global), mem),
+        };
+        let returned = Returned {
+            old,
+            ok: ok.iter().map(|v| *v != 0).collect(),
+        };
+        plan.finish(r.state, &global, &shared, &returned)
+            .map_err(AdapterErrorKind::Model)
+    }
+}
+
+impl crate::Concurrent for OpenClAdapter {
     fn runs_cas_loops(&self) -> bool {
         true
     }
@@ -260,78 +339,6 @@ impl Adapter for OpenClAdapter {
         let counts: Vec<u32> = ok.iter().map(|c| u32::try_from(*c).unwrap_or(0)).collect();
         let ok: Vec<bool> = ok.iter().map(|v| *v != 0).collect();
         cp.observe(&lowered, &states, &mem, &old, &ok, Some(&counts))
-            .map_err(|e| self.err(AdapterErrorKind::Model(e)))
-    }
-
-    fn run(&mut self, r: &Request<'_>) -> Result<Observation, AdapterError> {
-        self.last = None;
-        let na = |why: NotApplicable| AdapterErrorKind::NotApplicable(why.0);
-        let program = Program::parse(r.dialect, r.asm).map_err(|rej| {
-            self.err(na(NotApplicable(format!(
-                "an illegal form ({}); a semantic-level implementation runs valid instructions only",
-                rej.reason.code()
-            ))))
-        })?;
-        let lowered = match program
-            .lower(r.state, r.profile)
-            .map_err(|e| self.err(AdapterErrorKind::Model(e.to_string())))?
-        {
-            Lowering::Run(l) => l,
-            Lowering::Invalid(rej) => {
-                return Err(self.err(na(NotApplicable(format!(
-                    "an illegal form ({}); a semantic-level implementation runs valid instructions only",
-                    rej.reason.code()
-                )))));
-            }
-            Lowering::Unspecified(why) => {
-                return Err(self.err(na(NotApplicable(format!(
-                    "the outcome is unspecified ({why})"
-                )))));
-            }
-        };
-        if let atomcts_reference::ir::Instr::Shuffle(_) = lowered.instr {
-            // OpenCL C sub-group shuffles: cl_khr_subgroup_shuffle (and _relative for up/down).
-            let has = |e: &str| self.device.info.extensions.iter().any(|x| x == e);
-            // The reason names the device generically: its name names the host's processor,
-            // and reasons are compared across machines (issue 27, H19).
-            let why = if has("cl_khr_subgroup_shuffle") {
-                "a SIMD-group shuffle: this back end does not emit sub-group shuffles yet"
-            } else {
-                "a SIMD-group shuffle: the device does not report cl_khr_subgroup_shuffle"
-            };
-            return Err(self.err(na(NotApplicable(why.into()))));
-        }
-        let plan = Plan::new(&lowered, r.state).map_err(|e| self.err(na(e)))?;
-        let kernel =
-            emit::emit(&plan, &self.features, self.plant, r.id).map_err(|e| self.err(na(e)))?;
-        let n = plan.items.len();
-        if n > self.device.info.max_work_group {
-            return Err(self.err(na(NotApplicable(format!(
-                "{n} work-items exceed the device's work-group size {}",
-                self.device.info.max_work_group
-            )))));
-        }
-        let mut mem = plan.layout().bytes(r.state, plan.space);
-        // A power-of-two work-group (work-items past `n` only copy memory): drivers that
-        // specialize a kernel per work-group size (PoCL) then build one of few per shape.
-        let local = Some(n.next_power_of_two())
-            .filter(|p| *p <= self.device.info.max_work_group)
-            .unwrap_or(n);
-        self.last = Some(kernel.listing(r.id, local));
-        let (old, ok) = self
-            .device
-            .run_ndrange(&kernel, local, local, n, &mut mem)
-            .map_err(|e| self.err(AdapterErrorKind::Crashed(e)))?;
-        let (global, shared) = match plan.space {
-            Space::Global => (mem, plan.shared.bytes(r.state, Space::Shared)),
-            Space::Shared => (plan.global.bytes(r.state, Space::Global), mem),
-        };
-        let returned = Returned {
-            old,
-            ok: ok.iter().map(|v| *v != 0).collect(),
-        };
-        plan.finish(r.state, &global, &shared, &returned)
-            .map(Observation::Completed)
             .map_err(|e| self.err(AdapterErrorKind::Model(e)))
     }
 }

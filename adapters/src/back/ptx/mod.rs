@@ -17,8 +17,7 @@ use crate::concurrent::{ConcurrentObservation, ConcurrentRequest};
 use crate::plan::{ConcurrentPlan, NotApplicable, Plan, Returned};
 use crate::{Adapter, AdapterError, AdapterErrorKind, Level, Observation, Request};
 use atomcts_reference::State;
-use atomcts_reference::ir::{AtomicOp, Lowered, Lowering};
-use atomcts_reference::program::Program;
+use atomcts_reference::ir::{AtomicOp, Lowered};
 use atomcts_reference::types::Space;
 use emit::Plant;
 use std::time::Duration;
@@ -123,29 +122,8 @@ pub fn observe(
 
 /// Lowers a request to a plan, or says why it does not apply to a semantic-level back end.
 pub fn plan_of(r: &Request<'_>) -> Result<Plan, AdapterErrorKind> {
-    let na = |why: String| AdapterErrorKind::NotApplicable(why);
-    let program = Program::parse(r.dialect, r.asm).map_err(|rej| {
-        na(format!(
-            "an illegal form ({}); a semantic-level implementation runs valid instructions only",
-            rej.reason.code()
-        ))
-    })?;
-    let lowered = match program
-        .lower(r.state, r.profile)
-        .map_err(|e| AdapterErrorKind::Model(e.to_string()))?
-    {
-        Lowering::Run(l) => l,
-        Lowering::Invalid(rej) => {
-            return Err(na(format!(
-                "an illegal form ({}); a semantic-level implementation runs valid instructions only",
-                rej.reason.code()
-            )));
-        }
-        Lowering::Unspecified(why) => {
-            return Err(na(format!("the outcome is unspecified ({why})")));
-        }
-    };
-    Plan::new(&lowered, r.state).map_err(|NotApplicable(why)| na(why))
+    let lowered = crate::back::lower(r)?;
+    Plan::new(&lowered, r.state).map_err(|NotApplicable(why)| AdapterErrorKind::NotApplicable(why))
 }
 
 impl Adapter for CudaAdapter {
@@ -176,13 +154,76 @@ impl Adapter for CudaAdapter {
         Level::Semantic
     }
 
+    fn last_program(&self) -> Option<String> {
+        self.last.clone()
+    }
+
+    fn run(&mut self, r: &Request<'_>) -> Result<Observation, AdapterError> {
+        self.last = None;
+        crate::back::run(self, r)
+            .map(Observation::Completed)
+            .map_err(|k| self.err(k))
+    }
+
+    fn concurrent(&self) -> Option<&dyn crate::Concurrent> {
+        Some(self)
+    }
+
+    fn concurrent_mut(&mut self) -> Option<&mut dyn crate::Concurrent> {
+        Some(self)
+    }
+}
+
+/// The PTX back end: plan, emit PTX, and launch it through the worker process.
+impl crate::back::Backend for CudaAdapter {
+    type Emitted = (Plan, emit::Kernel, Vec<u64>);
+
+    fn emit(
+        &mut self,
+        r: &Request<'_>,
+        lowered: &Lowered,
+    ) -> Result<Self::Emitted, AdapterErrorKind> {
+        let plan = Plan::new(lowered, r.state)
+            .map_err(|NotApplicable(why)| AdapterErrorKind::NotApplicable(why))?;
+        let kernel = emit::emit(&plan, self.sm, self.plant)
+            .map_err(|e| AdapterErrorKind::NotApplicable(e.0))?;
+        let items = emit::items(&plan);
+        Ok((plan, kernel, items))
+    }
+
+    fn run(&mut self, r: &Request<'_>, emitted: Self::Emitted) -> Result<State, AdapterErrorKind> {
+        let (plan, kernel, items) = emitted;
+        self.last = Some(format!(
+            "{}// items (offset, src0, src1 per thread): {:x?}\n",
+            kernel.source, items
+        ));
+        let mem = plan.layout().bytes(r.state, plan.space);
+        let (mem, old) = self
+            .worker
+            .launch(&run::single(&kernel, &items, &mem))
+            .and_then(|b| run::single_answer(plan.items.len(), b))
+            .map_err(AdapterErrorKind::Crashed)?;
+        let (global, shared) = match plan.space {
+            Space::Global => (mem, plan.shared.bytes(r.state, Space::Shared)),
+            Space::Shared => (plan.global.bytes(r.state, Space::Global), mem),
+        };
+        // atom.cas returns the old value only; a strong compare-and-swap succeeded exactly when
+        // it equals the compare value, bit for bit.
+        let ok = plan
+            .items
+            .iter()
+            .zip(&old)
+            .map(|(i, o)| plan.op != AtomicOp::Cas || *o == i.src[0])
+            .collect();
+        plan.finish(r.state, &global, &shared, &Returned { old, ok })
+            .map_err(AdapterErrorKind::Model)
+    }
+}
+
+impl crate::Concurrent for CudaAdapter {
     /// Compare-and-swap loops are real retry loops around `atom.cas` (`concurrent.rs`).
     fn runs_cas_loops(&self) -> bool {
         true
-    }
-
-    fn last_program(&self) -> Option<String> {
-        self.last.clone()
     }
 
     /// One kernel, one launch, one CTA per instruction (`concurrent.rs`); the returned value of
@@ -237,39 +278,6 @@ impl Adapter for CudaAdapter {
             }
         };
         observe(&cp, &lowered, &states, &mem, &old, Some(&attempts))
-            .map_err(|e| self.err(AdapterErrorKind::Model(e)))
-    }
-
-    fn run(&mut self, r: &Request<'_>) -> Result<Observation, AdapterError> {
-        self.last = None;
-        let plan = plan_of(r).map_err(|k| self.err(k))?;
-        let kernel = emit::emit(&plan, self.sm, self.plant)
-            .map_err(|e| self.err(AdapterErrorKind::NotApplicable(e.0)))?;
-        let items = emit::items(&plan);
-        self.last = Some(format!(
-            "{}// items (offset, src0, src1 per thread): {:x?}\n",
-            kernel.source, items
-        ));
-        let mem = plan.layout().bytes(r.state, plan.space);
-        let (mem, old) = self
-            .worker
-            .launch(&run::single(&kernel, &items, &mem))
-            .and_then(|b| run::single_answer(plan.items.len(), b))
-            .map_err(|e| self.err(AdapterErrorKind::Crashed(e)))?;
-        let (global, shared) = match plan.space {
-            Space::Global => (mem, plan.shared.bytes(r.state, Space::Shared)),
-            Space::Shared => (plan.global.bytes(r.state, Space::Global), mem),
-        };
-        // atom.cas returns the old value only; a strong compare-and-swap succeeded exactly when
-        // it equals the compare value, bit for bit.
-        let ok = plan
-            .items
-            .iter()
-            .zip(&old)
-            .map(|(i, o)| plan.op != AtomicOp::Cas || *o == i.src[0])
-            .collect();
-        plan.finish(r.state, &global, &shared, &Returned { old, ok })
-            .map(Observation::Completed)
             .map_err(|e| self.err(AdapterErrorKind::Model(e)))
     }
 }

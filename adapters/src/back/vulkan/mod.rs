@@ -19,8 +19,9 @@ use crate::concurrent::{ConcurrentObservation, ConcurrentRequest};
 use crate::plan::{ConcurrentPlan, NotApplicable, Plan, Returned};
 use crate::shuffle::ShufflePlan;
 use crate::{Adapter, AdapterError, AdapterErrorKind, Level, Observation, Request};
-use atomcts_reference::ir::{Instr, Lowering};
-use atomcts_reference::program::Program;
+use atomcts_reference::State;
+use atomcts_reference::ir::Instr;
+use atomcts_reference::ir::Lowered;
 use atomcts_reference::types::Space;
 use emit::{Dispatch, Features, Plant};
 use std::path::Path;
@@ -214,28 +215,22 @@ pub fn prepare(
     f: &Features,
     plant: Plant,
 ) -> Result<Prepared, AdapterErrorKind> {
+    prepare_lowered(route, r, &crate::back::lower(r)?, f, plant)
+}
+
+/// [`prepare`] of an instruction already lowered (the [`crate::back::Backend`] step after the
+/// shared opening).
+pub fn prepare_lowered(
+    route: Route,
+    r: &Request<'_>,
+    lowered: &atomcts_reference::ir::Lowered,
+    f: &Features,
+    plant: Plant,
+) -> Result<Prepared, AdapterErrorKind> {
     let na = |why: NotApplicable| AdapterErrorKind::NotApplicable(why.0);
-    let illegal = |code: &str| {
-        na(NotApplicable(format!(
-            "an illegal form ({code}); a semantic-level implementation runs valid instructions only"
-        )))
-    };
-    let program = Program::parse(r.dialect, r.asm).map_err(|rej| illegal(rej.reason.code()))?;
-    let lowered = match program
-        .lower(r.state, r.profile)
-        .map_err(|e| AdapterErrorKind::Model(e.to_string()))?
-    {
-        Lowering::Run(l) => l,
-        Lowering::Invalid(rej) => return Err(illegal(rej.reason.code())),
-        Lowering::Unspecified(why) => {
-            return Err(na(NotApplicable(format!(
-                "the outcome is unspecified ({why})"
-            ))));
-        }
-    };
     match &lowered.instr {
         Instr::Mem(_) => {
-            let plan = Plan::new(&lowered, r.state).map_err(na)?;
+            let plan = Plan::new(lowered, r.state).map_err(na)?;
             let mem = plan.layout().bytes(r.state, plan.space);
             let (dispatch, wgsl) = match route {
                 Route::Spirv => (emit::emit_atomic(&plan, mem, f, plant).map_err(na)?, None),
@@ -251,7 +246,7 @@ pub fn prepare(
             })
         }
         Instr::Shuffle(_) => {
-            let plan = ShufflePlan::new(r.asm, &lowered, r.state, r.profile).map_err(na)?;
+            let plan = ShufflePlan::new(r.asm, lowered, r.state, r.profile).map_err(na)?;
             let (dispatch, wgsl) = match route {
                 Route::Spirv => (emit::emit_shuffle(&plan, f, plant).map_err(na)?, None),
                 Route::WgslNaga => {
@@ -364,6 +359,100 @@ impl Adapter for VulkanAdapter {
         self.last.clone()
     }
 
+    fn run(&mut self, r: &Request<'_>) -> Result<Observation, AdapterError> {
+        self.last = None;
+        crate::back::run(self, r)
+            .map(Observation::Completed)
+            .map_err(|k| self.err(k))
+    }
+
+    fn concurrent(&self) -> Option<&dyn crate::Concurrent> {
+        Some(self)
+    }
+
+    fn concurrent_mut(&mut self) -> Option<&mut dyn crate::Concurrent> {
+        Some(self)
+    }
+}
+
+/// The Vulkan back end, both routes: plan and emit SPIR-V (or WGSL, compiled by naga at run
+/// time), and dispatch it.
+impl crate::back::Backend for VulkanAdapter {
+    type Emitted = Prepared;
+
+    fn emit(
+        &mut self,
+        r: &Request<'_>,
+        lowered: &Lowered,
+    ) -> Result<Self::Emitted, AdapterErrorKind> {
+        let f = self.device.info.features;
+        prepare_lowered(self.route, r, lowered, &f, self.plant)
+    }
+
+    fn run(&mut self, r: &Request<'_>, emitted: Self::Emitted) -> Result<State, AdapterErrorKind> {
+        let mut prepared = emitted;
+        if let Some(src) = &prepared.wgsl {
+            self.last = Some(format!("{}{src}", prepared.dispatch.operands));
+        }
+        let words = match &prepared.wgsl {
+            Some(src) => match self.compile(src) {
+                Ok(words) => words,
+                Err(wgsl::CompileError::Rejected(e)) => {
+                    return Err(AdapterErrorKind::NotApplicable(format!(
+                        "naga rejected the WGSL translation (a shader-creation error): {}",
+                        e.lines().next().unwrap_or("")
+                    )));
+                }
+                Err(wgsl::CompileError::Writer(e)) => {
+                    return Err(AdapterErrorKind::Crashed(format!(
+                        "naga's SPIR-V writer failed: {e}"
+                    )));
+                }
+            },
+            None => std::mem::take(&mut prepared.dispatch.words),
+        };
+        prepared.dispatch.words = words;
+        self.last = Some(match &prepared.wgsl {
+            Some(src) => format!(
+                "{}{src}\n// naga's SPIR-V:\n{}",
+                prepared.dispatch.operands,
+                prepared
+                    .dispatch
+                    .disassemble()
+                    .lines()
+                    .map(|l| format!("// {l}\n"))
+                    .collect::<String>()
+            ),
+            None => prepared.dispatch.listing(),
+        });
+        let d = &mut prepared.dispatch;
+        self.device.run(d).map_err(AdapterErrorKind::Crashed)?;
+        let done = match &prepared.plan {
+            Planned::Mem(plan) => {
+                let n = plan.items.len();
+                let old = bytes_to_values(&d.buffers[1].bytes, d.ret_bytes, n);
+                let ok = bytes_to_values(&d.buffers[2].bytes, 4, n);
+                let mem = std::mem::take(&mut d.buffers[0].bytes);
+                let (global, shared) = match plan.space {
+                    Space::Global => (mem, plan.shared.bytes(r.state, Space::Shared)),
+                    Space::Shared => (plan.global.bytes(r.state, Space::Global), mem),
+                };
+                let returned = Returned {
+                    old,
+                    ok: ok.iter().map(|v| *v != 0).collect(),
+                };
+                plan.finish(r.state, &global, &shared, &returned)
+            }
+            Planned::Shuffle(plan) => {
+                let results = bytes_to_values(&d.buffers[0].bytes, d.ret_bytes, plan.threads.len());
+                plan.finish(r.state, &results)
+            }
+        };
+        done.map_err(AdapterErrorKind::Model)
+    }
+}
+
+impl crate::Concurrent for VulkanAdapter {
     /// The SPIR-V route runs concurrent cases ([`concurrent`]); the WGSL route does not
     /// translate them.
     fn run_concurrent(
@@ -397,73 +486,6 @@ impl Adapter for VulkanAdapter {
             .collect();
         p.plan
             .observe(&p.lowered, &p.states, &d.buffers[0].bytes, &old, &ok, None)
-            .map_err(|e| self.err(AdapterErrorKind::Model(e)))
-    }
-
-    fn run(&mut self, r: &Request<'_>) -> Result<Observation, AdapterError> {
-        self.last = None;
-        let f = self.device.info.features;
-        let mut prepared = prepare(self.route, r, &f, self.plant).map_err(|e| self.err(e))?;
-        if let Some(src) = &prepared.wgsl {
-            self.last = Some(format!("{}{src}", prepared.dispatch.operands));
-        }
-        let words = match &prepared.wgsl {
-            Some(src) => match self.compile(src) {
-                Ok(words) => words,
-                Err(wgsl::CompileError::Rejected(e)) => {
-                    return Err(self.err(AdapterErrorKind::NotApplicable(format!(
-                        "naga rejected the WGSL translation (a shader-creation error): {}",
-                        e.lines().next().unwrap_or("")
-                    ))));
-                }
-                Err(wgsl::CompileError::Writer(e)) => {
-                    return Err(self.err(AdapterErrorKind::Crashed(format!(
-                        "naga's SPIR-V writer failed: {e}"
-                    ))));
-                }
-            },
-            None => std::mem::take(&mut prepared.dispatch.words),
-        };
-        prepared.dispatch.words = words;
-        self.last = Some(match &prepared.wgsl {
-            Some(src) => format!(
-                "{}{src}\n// naga's SPIR-V:\n{}",
-                prepared.dispatch.operands,
-                prepared
-                    .dispatch
-                    .disassemble()
-                    .lines()
-                    .map(|l| format!("// {l}\n"))
-                    .collect::<String>()
-            ),
-            None => prepared.dispatch.listing(),
-        });
-        let d = &mut prepared.dispatch;
-        self.device
-            .run(d)
-            .map_err(|e| self.err(AdapterErrorKind::Crashed(e)))?;
-        let done = match &prepared.plan {
-            Planned::Mem(plan) => {
-                let n = plan.items.len();
-                let old = bytes_to_values(&d.buffers[1].bytes, d.ret_bytes, n);
-                let ok = bytes_to_values(&d.buffers[2].bytes, 4, n);
-                let mem = std::mem::take(&mut d.buffers[0].bytes);
-                let (global, shared) = match plan.space {
-                    Space::Global => (mem, plan.shared.bytes(r.state, Space::Shared)),
-                    Space::Shared => (plan.global.bytes(r.state, Space::Global), mem),
-                };
-                let returned = Returned {
-                    old,
-                    ok: ok.iter().map(|v| *v != 0).collect(),
-                };
-                plan.finish(r.state, &global, &shared, &returned)
-            }
-            Planned::Shuffle(plan) => {
-                let results = bytes_to_values(&d.buffers[0].bytes, d.ret_bytes, plan.threads.len());
-                plan.finish(r.state, &results)
-            }
-        };
-        done.map(Observation::Completed)
             .map_err(|e| self.err(AdapterErrorKind::Model(e)))
     }
 }

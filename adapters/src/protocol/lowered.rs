@@ -2,9 +2,9 @@
 //! semantic-level shim runs, and the `accesses` answer (final memory and each access's
 //! returned value) that the runner turns into a final state with the reference's writeback.
 
+use super::answer::{HexIn, MemoryIn, Present, check_row, memory_state};
+use super::json::{Hex, Seq};
 use crate::plan::{Returned, complete};
-use crate::subprocess::answer::{HexIn, MemoryIn, Present, check_row, memory_state};
-use crate::subprocess::wire::{Hex, Seq};
 use atomcts_reference::ir::{Dest, Instr, Lowered, RegField, Source, Upper};
 use atomcts_reference::state::State;
 use atomcts_reference::types::Space;

@@ -10,33 +10,7 @@ use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 use std::fmt;
 
-/// `v` as `0x...` lowercase hex (what `format!("{v:#x}")` prints), without allocating.
-fn hex_u64(v: u64, buf: &mut [u8; 18]) -> &str {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut i = buf.len();
-    let mut x = v;
-    loop {
-        i -= 1;
-        buf[i] = DIGITS[(x & 15) as usize];
-        x >>= 4;
-        if x == 0 {
-            break;
-        }
-    }
-    i -= 2;
-    buf[i] = b'0';
-    buf[i + 1] = b'x';
-    std::str::from_utf8(&buf[i..]).unwrap_or("0x0")
-}
-
-/// A number serialized as a `0x...` hex string.
-pub(crate) struct Hex(pub u64);
-
-impl Serialize for Hex {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(hex_u64(self.0, &mut [0; 18]))
-    }
-}
+use super::json::{Hex, Seq, hex_u64};
 
 /// Bytes as one string of hex digit pairs, written in chunks (no string of the whole range).
 struct HexBytes<'a>(&'a [u8]);
@@ -59,19 +33,6 @@ impl fmt::Display for HexBytes<'_> {
 impl Serialize for HexBytes<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_str(self)
-    }
-}
-
-/// A slice serialized as a JSON array of its items' `Serialize` forms built by `f`.
-pub(crate) struct Seq<'a, T, F>(pub &'a [T], pub F);
-
-impl<'a, T, U: Serialize, F: Fn(&'a T) -> U> Serialize for Seq<'a, T, F> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut seq = s.serialize_seq(Some(self.0.len()))?;
-        for x in self.0 {
-            seq.serialize_element(&(self.1)(x))?;
-        }
-        seq.end()
     }
 }
 
@@ -315,7 +276,7 @@ pub fn write_run(
         buf.extend_from_slice(b",\"lowered\":");
         match l {
             None => buf.extend_from_slice(b"null"),
-            Some(l) => put(buf, &crate::protocol2::LoweredOut(l)),
+            Some(l) => put(buf, &super::lowered::LoweredOut(l)),
         }
     }
     if let Some(profile) = profile {
@@ -412,7 +373,7 @@ pub(super) mod tests {
     use serde_json::{Value, json};
 
     /// A state with every kind of key set (registers, both spaces, windows, buffers).
-    pub(in crate::subprocess) fn sample() -> State {
+    pub(in crate::protocol) fn sample() -> State {
         let mut s = State::new(3);
         s.active = vec![true, false, true];
         s.regs.insert(

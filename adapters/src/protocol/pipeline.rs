@@ -1,5 +1,5 @@
 //! Pipelining (issue 9, adapters/PROTOCOL.md "Pipelining"): up to a window of requests in
-//! flight to one shim, answered in order, through [`Adapter::send`] and [`Adapter::receive`].
+//! flight to one shim, answered in order, through [`crate::Pipelined::send`] and [`crate::Pipelined::receive`].
 //! A shim that fails with requests in flight loses all of them, each an adapter error, and is
 //! restarted for the requests not sent yet.
 
@@ -7,7 +7,7 @@ use super::{Missing, SubprocessAdapter, gone, quote, wait_line};
 use crate::{Adapter, AdapterError, AdapterErrorKind, Observation, Request};
 use std::time::Duration;
 
-/// A request accepted by [`Adapter::send`], until [`Adapter::receive`] gives its answer.
+/// A request accepted by [`crate::Pipelined::send`], until [`crate::Pipelined::receive`] gives its answer.
 pub(super) enum Flight {
     /// Written to the shim, or waiting in `pending`; with the lowered IR sent with it.
     Sent(Option<atomcts_reference::ir::Lowered>),

@@ -5,8 +5,8 @@
 //! the next), every shim in its own process group (stopped as a whole, orphans included), and a
 //! circuit breaker after [`MAX_CONSECUTIVE_FAILURES`] failures in a row. A shim that offers a
 //! `window` in its handshake is pipelined (issue 9): up to [`MAX_WINDOW`] requests in flight,
-//! answered in order, through [`Adapter::send`] and [`Adapter::receive`] (or
-//! [`Adapter::run_batch`]); one that answers `profile_once` gets the profile in a message of its
+//! answered in order, through [`crate::Pipelined::send`] and [`crate::Pipelined::receive`] (or
+//! [`crate::Pipelined::run_batch`]); one that answers `profile_once` gets the profile in a message of its
 //! own instead of in every request.
 
 use crate::interrupt::Wait;
@@ -19,6 +19,8 @@ use std::time::{Duration, Instant};
 
 pub(crate) mod answer;
 mod concurrent;
+mod json;
+pub mod lowered;
 mod pipeline;
 mod shim;
 pub(crate) mod wire;
@@ -88,7 +90,7 @@ pub struct SubprocessAdapter {
     /// The shim takes the profile once, in a `profile` message, instead of in every request
     /// (its handshake's `profile_once`, PROTOCOL.md "The profile sent once").
     profile_once: bool,
-    /// Requests [`Adapter::send`] accepted and [`Adapter::receive`] has not answered yet, in
+    /// Requests [`crate::Pipelined::send`] accepted and [`crate::Pipelined::receive`] has not answered yet, in
     /// order.
     in_flight: VecDeque<Flight>,
     /// How many of `in_flight` are [`Flight::Sent`].
@@ -510,23 +512,36 @@ impl Adapter for SubprocessAdapter {
         self.capabilities.iter().any(|c| c == capability)
     }
 
-    /// The shim says per request (capability `cas_loop`, known after its handshake).
-    fn runs_cas_loops(&self) -> bool {
-        true
-    }
-
     fn locates_rejections(&self) -> bool {
         self.capabilities.iter().any(|c| c == "rejection_columns")
     }
 
-    fn run_concurrent(
-        &mut self,
-        r: &crate::concurrent::ConcurrentRequest<'_>,
-    ) -> Result<crate::concurrent::ConcurrentObservation, AdapterError> {
-        let result = self.with_retry(|a| a.run_concurrent_once(r));
+    fn run(&mut self, r: &Request<'_>) -> Result<Observation, AdapterError> {
+        // A shim that exits after answering may be seen gone only once the next request is
+        // written: if it read nothing of it, the request runs once more on a fresh shim, and the
+        // exit is reported once, with its status (issue 7 D19, issue 27 H4).
+        let result = self.with_retry(|a| a.run_once(r));
         self.record(result)
     }
 
+    fn concurrent(&self) -> Option<&dyn crate::Concurrent> {
+        Some(self)
+    }
+
+    fn concurrent_mut(&mut self) -> Option<&mut dyn crate::Concurrent> {
+        Some(self)
+    }
+
+    fn pipelined(&self) -> Option<&dyn crate::Pipelined> {
+        Some(self)
+    }
+
+    fn pipelined_mut(&mut self) -> Option<&mut dyn crate::Pipelined> {
+        Some(self)
+    }
+}
+
+impl crate::Pipelined for SubprocessAdapter {
     fn window(&self) -> usize {
         self.window
     }
@@ -545,12 +560,19 @@ impl Adapter for SubprocessAdapter {
     fn receive(&mut self, r: &Request<'_>) -> Result<Observation, AdapterError> {
         self.receive_one(r)
     }
+}
 
-    fn run(&mut self, r: &Request<'_>) -> Result<Observation, AdapterError> {
-        // A shim that exits after answering may be seen gone only once the next request is
-        // written: if it read nothing of it, the request runs once more on a fresh shim, and the
-        // exit is reported once, with its status (issue 7 D19, issue 27 H4).
-        let result = self.with_retry(|a| a.run_once(r));
+impl crate::Concurrent for SubprocessAdapter {
+    /// The shim says per request (capability `cas_loop`, known after its handshake).
+    fn runs_cas_loops(&self) -> bool {
+        true
+    }
+
+    fn run_concurrent(
+        &mut self,
+        r: &crate::concurrent::ConcurrentRequest<'_>,
+    ) -> Result<crate::concurrent::ConcurrentObservation, AdapterError> {
+        let result = self.with_retry(|a| a.run_concurrent_once(r));
         self.record(result)
     }
 }
@@ -717,7 +739,7 @@ impl SubprocessAdapter {
             "accesses" if self.version >= 2 => match (&lowered, &a.memory.0, &a.returned.0) {
                 (None, _, _) => proto("no lowered IR was sent".into()),
                 (Some(l), Some(mem), Some(returned)) => {
-                    match crate::protocol2::accesses_typed(
+                    match lowered::accesses_typed(
                         l,
                         r.state,
                         mem,

@@ -56,7 +56,7 @@ impl SubprocessAdapter {
                     "asm": i.asm,
                     "iterations": i.iterations,
                     "state": state_to_json(i.state),
-                    "lowered": crate::protocol2::lowered_to_json(l),
+                    "lowered": super::lowered::lowered_to_json(l),
                 });
                 if let Some(lp) = i.cas_loop {
                     v["cas_loop"] = json!({
