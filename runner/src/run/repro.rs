@@ -2,6 +2,7 @@
 //! result records of a case ([`complete`]) and its reproduce line ([`repro_line`]).
 
 use crate::corpus::case::Case;
+use crate::corpus::expectation::Expectation;
 use crate::run::results::{CaseResult, FindingOut, Options, Status};
 use atomcts_reference::program::Dialect;
 
@@ -46,6 +47,12 @@ pub fn op_label(dialect: Dialect, asm: &str) -> String {
 /// group illegal forms per dialect and reason instead of naming them after their text (`%%
 /// atomic !!` is no operation).
 pub fn rejection_label(case: &Case) -> Option<String> {
+    if case.generated.is_some() {
+        return match case.generated_expectation()? {
+            Expectation::Invalid { reason, .. } => Some(format!("illegal form: {reason}")),
+            _ => None,
+        };
+    }
     let (entries, _) = case.expect.as_ref()?;
     let (_, reason, _) = entries.iter().find(|(k, _, _)| k == "invalid")?;
     Some(format!("illegal form: {}", reason.as_str()?))
