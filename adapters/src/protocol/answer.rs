@@ -38,9 +38,8 @@ pub(crate) fn hex(s: &str) -> Result<u64, String> {
     let digits = s
         .strip_prefix("0x")
         .filter(|h| !h.is_empty() && h.bytes().all(|b| b.is_ascii_hexdigit()))
-        .ok_or_else(|| format!("`{}` is not a 0x hex string", super::shorten(s, 40)))?;
-    u64::from_str_radix(digits, 16)
-        .map_err(|_| format!("`{}` exceeds 64 bits", super::shorten(s, 40)))
+        .ok_or_else(|| format!("`{}` is not a 0x hex string", shorten(s, 40)))?;
+    u64::from_str_radix(digits, 16).map_err(|_| format!("`{}` exceeds 64 bits", shorten(s, 40)))
 }
 
 /// A key that, when present, must hold a `T`: `null` is an error unless `T` itself takes it
@@ -440,6 +439,15 @@ pub fn state_from_json(v: &serde_json::Value) -> Result<State, String> {
     StateIn::deserialize(v)
         .map_err(|e| format!("malformed state: {e}"))?
         .into_state()
+}
+
+/// At most `n` characters of `s`, with `...` when cut.
+pub(super) fn shorten(s: &str, n: usize) -> String {
+    let mut out: String = s.chars().take(n).collect();
+    if s.chars().nth(n).is_some() {
+        out.push_str("...");
+    }
+    out
 }
 
 #[cfg(test)]

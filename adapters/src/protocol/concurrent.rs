@@ -104,7 +104,7 @@ impl SubprocessAdapter {
             "error" => AdapterErrorKind::Crashed(format!("the shim reported an error: {}", why())),
             other => AdapterErrorKind::Protocol(format!(
                 "unknown outcome `{}` for a concurrent case in `{}`",
-                crate::escape_controls(&super::shorten(other, 40)),
+                crate::escape_controls(&super::answer::shorten(other, 40)),
                 quote(&bytes, 200)
             )),
         };

@@ -13,7 +13,8 @@ use crate::interrupt::Wait;
 use crate::{Adapter, AdapterError, AdapterErrorKind, Level, Observation, Request};
 use atomcts_reference::outcome::FaultClass;
 use serde_json::{Map, Value, json};
-use shim::{Event, Running};
+use shim::{EXIT_GRACE, Event, Running};
+pub use shim::{MAX_LINE, MAX_UNREAD};
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
@@ -24,8 +25,8 @@ pub mod lowered;
 mod pipeline;
 mod shim;
 pub(crate) mod wire;
+use answer::shorten;
 pub use answer::state_from_json;
-use pipeline::Flight;
 pub use wire::{StateOut, state_to_json};
 
 /// Protocol version spoken.
@@ -33,8 +34,6 @@ pub const VERSION: u64 = 1;
 /// Highest protocol version spoken: version 2 adds the lowered IR and semantic-level shims
 /// (adapters/PROTOCOL.md); a shim answering version 1 is spoken to in version 1.
 pub const MAX_VERSION: u64 = 2;
-/// Longest answer line accepted (bytes); longer is a protocol error, never an allocation.
-pub const MAX_LINE: u64 = 256 << 20;
 /// The least time a shim gets to start and answer its first handshake, whatever the case
 /// timeout.
 pub const MIN_STARTUP: Duration = Duration::from_secs(30);
@@ -45,13 +44,6 @@ pub const MAX_CONSECUTIVE_FAILURES: u32 = 5;
 /// on the raw line before it is parsed, so an answer of millions of tiny ranges is a protocol
 /// error instead of gigabytes of parsed JSON. At the limit, reading one answer peaks near 1 GiB.
 pub const MAX_ANSWER_OBJECTS: usize = 1 << 20;
-/// How long a shim that closed its output gets to exit, so its exit status can be reported.
-const EXIT_GRACE: Duration = Duration::from_millis(500);
-/// The most bytes of answer lines read ahead of the answer the runner waits for (pipelined
-/// answers, or lines a shim writes after its answer): the reader reads further only below it,
-/// so lines waiting to be taken hold at most this plus one line ([`MAX_LINE`]). Beyond the
-/// requests sent, the first line nobody asked for stops the reading (issue 27, H10).
-pub const MAX_UNREAD: u64 = 64 << 20;
 
 /// A shim started with `sh -c <command>`, in a process group of its own.
 pub struct SubprocessAdapter {
@@ -456,13 +448,16 @@ fn memchr_count(b: u8, bytes: &[u8]) -> usize {
     bytes.iter().filter(|x| **x == b).count()
 }
 
-/// At most `n` characters of `s`, with `...` when cut.
-fn shorten(s: &str, n: usize) -> String {
-    let mut out: String = s.chars().take(n).collect();
-    if s.chars().nth(n).is_some() {
-        out.push_str("...");
-    }
-    out
+/// A request accepted by [`crate::Pipelined::send`], until [`crate::Pipelined::receive`] gives
+/// its answer.
+enum Flight {
+    /// Written to the shim, or waiting in `pending`; with the lowered IR sent with it.
+    Sent(Option<atomcts_reference::ir::Lowered>),
+    /// Lost with a shim that failed while it was in flight.
+    Lost(AdapterError),
+    /// Answered when it was sent: the shim (restarted without a window) takes one request at
+    /// a time, so `send` ran it (with nothing of the shim's in flight).
+    Done(Result<Observation, AdapterError>),
 }
 
 impl SubprocessAdapter {

@@ -3,20 +3,9 @@
 //! A shim that fails with requests in flight loses all of them, each an adapter error, and is
 //! restarted for the requests not sent yet.
 
-use super::{Missing, SubprocessAdapter, gone, quote, wait_line};
+use super::{Flight, Missing, SubprocessAdapter, gone, quote, wait_line};
 use crate::{Adapter, AdapterError, AdapterErrorKind, Observation, Request};
 use std::time::Duration;
-
-/// A request accepted by [`crate::Pipelined::send`], until [`crate::Pipelined::receive`] gives its answer.
-pub(super) enum Flight {
-    /// Written to the shim, or waiting in `pending`; with the lowered IR sent with it.
-    Sent(Option<atomcts_reference::ir::Lowered>),
-    /// Lost with a shim that failed while it was in flight.
-    Lost(AdapterError),
-    /// Answered when it was sent: the shim (restarted without a window) takes one request at
-    /// a time, so `send` ran it (with nothing of the shim's in flight).
-    Done(Result<Observation, AdapterError>),
-}
 
 impl SubprocessAdapter {
     /// Accepts one request: its line goes into the pending buffer, handed to the writer thread

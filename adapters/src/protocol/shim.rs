@@ -14,13 +14,22 @@
 //!   says whether the shim has read any byte of a request. Only a request it read nothing of may
 //!   be tried again at no cost when the shim goes away (or answers it before reading it).
 
-use super::{EXIT_GRACE, MAX_LINE, MAX_UNREAD};
 use std::io::{BufRead, Read, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
+
+/// Longest answer line accepted (bytes); longer is a protocol error, never an allocation.
+pub const MAX_LINE: u64 = 256 << 20;
+/// How long a shim that closed its output gets to exit, so its exit status can be reported.
+pub(super) const EXIT_GRACE: Duration = Duration::from_millis(500);
+/// The most bytes of answer lines read ahead of the answer the runner waits for (pipelined
+/// answers, or lines a shim writes after its answer): the reader reads further only below it,
+/// so lines waiting to be taken hold at most this plus one line ([`MAX_LINE`]). Beyond the
+/// requests sent, the first line nobody asked for stops the reading (issue 27, H10).
+pub const MAX_UNREAD: u64 = 64 << 20;
 
 /// What the reader and writer threads report.
 pub(super) enum Event {
