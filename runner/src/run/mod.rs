@@ -100,7 +100,7 @@ pub fn stopped() -> bool {
 }
 
 /// Runs `cases` in order, giving each result to `out` as soon as it and every earlier one
-/// are known; through a pipelined adapter ([`Adapter::window`] > 1), up to a window of them
+/// are known; through a pipelined adapter ([`atomcts_adapters::Pipelined::window`] > 1), up to a window of them
 /// are in flight at once. Stops, giving no further result, when [`stopped`].
 pub fn run_cases(
     cases: &[&Case],

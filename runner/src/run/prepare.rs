@@ -15,7 +15,7 @@ use std::borrow::Cow;
 
 /// A case with everything decided before the adapter runs it: its state, expectation and
 /// the reference's answer (issue 9: several of these can be in flight through a pipelined
-/// adapter, see [`Adapter::run_batch`]).
+/// adapter, see [`atomcts_adapters::Pipelined::run_batch`]).
 pub struct Prepared<'c> {
     pub(crate) case: &'c Case,
     pub(crate) r: CaseResult,
