@@ -1,6 +1,6 @@
 //! The expectation of a generated case (issue 9): the table `atomcts gen` writes from the
 //! reference's outcome ([`expect_table`]), the same expectation built directly
-//! ([`direct_expectation`]), and what the generator hands the runner for each case
+//! (`direct_expectation`), and what the generator hands the runner for each case
 //! ([`Prebuilt`], the [`crate::corpus::case::Generated`] of a generated case).
 
 use crate::corpus::case::{Case, entries_of};
@@ -93,7 +93,7 @@ impl crate::corpus::case::Generated for Prebuilt {
         &self.reference
     }
 
-    /// Issue 9: [`direct_expectation`].
+    /// Issue 9: `direct_expectation`.
     fn expectation(&self, case: &Case) -> Option<&Expectation> {
         self.expectation
             .get_or_init(|| {

@@ -11,7 +11,7 @@ use atomcts_reference::check::{Judgement, judge};
 use atomcts_reference::outcome::Outcome;
 use atomcts_reference::program::Dialect;
 
-/// Everything of [`run_case`] after the adapter ran: judges its answer.
+/// Everything of [`crate::run::run_case`] after the adapter ran: judges its answer.
 pub fn finish(
     p: Box<Prepared<'_>>,
     observation: Result<Observation, atomcts_adapters::AdapterError>,

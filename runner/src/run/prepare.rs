@@ -52,7 +52,7 @@ pub enum Step<'c> {
     Concurrent(&'c Case, Box<CaseResult>),
 }
 
-/// Everything of [`run_case`] before the adapter runs.
+/// Everything of [`crate::run::run_case`] before the adapter runs.
 pub fn prepare<'c>(case: &'c Case, adapter: &dyn Adapter, opts: &Options) -> Step<'c> {
     let done = |r: CaseResult| Step::Done(Box::new(r));
     let mut r = base_result(case, opts);

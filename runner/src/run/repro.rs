@@ -110,7 +110,7 @@ pub(crate) fn base_result(case: &Case, _opts: &Options) -> CaseResult {
     }
 }
 
-/// Fills in the fields of `case`'s result that [`run_cases_lean`] leaves empty: the
+/// Fills in the fields of `case`'s result that [`crate::run::run_cases_lean`] leaves empty: the
 /// instruction, the position, the citation and the reproduce line (a no-op on a complete one).
 pub fn complete(r: &mut CaseResult, case: &Case, opts: &Options) {
     if r.repro.is_empty() {
