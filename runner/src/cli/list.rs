@@ -43,7 +43,7 @@ pub(super) fn cmd_list(a: ListArgs) -> Result<u8> {
             let mut probes: std::collections::BTreeMap<String, usize> = Default::default();
             for c in &loaded.cases {
                 *per_op
-                    .entry((c.dialect.name().into(), run::repro::case_label(c)))
+                    .entry((c.dialect.name().into(), run::repro::case_label(c.into())))
                     .or_default() += 1;
                 let section = c
                     .cite

@@ -1,7 +1,7 @@
 //! Interprets a case's `given` as a [`State`] and its `expect` as an [`Expectation`], per
 //! dialect (FORMAT.md "State" and "Expectations").
 
-use crate::corpus::case::Case;
+use crate::corpus::case::{Case, Item};
 use crate::corpus::expectation::{Check, Expectation, Target};
 use crate::corpus::pos::Pos;
 use crate::corpus::value::{Bits, Human, Pat, Slot, parse_int, parse_pat, parse_range};
@@ -265,13 +265,18 @@ fn typed_vector(
     Ok((et, vals))
 }
 
-/// Builds the initial state of a case.
-pub fn build_state(case: &Case) -> Result<State, BuildError> {
-    // A generated case: its state comes from the generator's draft (issue 9), which builds
-    // the state these functions build from the draft's TOML form (`crate::fuzzing::draft`).
-    if let Some(g) = &case.generated {
-        return g.build_state().or_else(|m| err(&case.pos, m));
+/// The initial state of a case as the runner takes it: a loaded case's from its `given`
+/// ([`build_state`]); a generated case's from the generator's draft (issue 9), which builds
+/// the state [`build_state`] builds from the draft's TOML form (`crate::fuzzing::draft`).
+pub fn item_state(item: Item<'_>) -> Result<State, BuildError> {
+    match item {
+        Item::Loaded(case) => build_state(case),
+        Item::Generated(case, g) => g.build_state().or_else(|m| err(&case.pos, m)),
     }
+}
+
+/// Builds the initial state of a loaded case from its `given`.
+pub fn build_state(case: &Case) -> Result<State, BuildError> {
     let lanes = case.lanes;
     if case.dialect == Dialect::Sass && lanes > 32 {
         return err(

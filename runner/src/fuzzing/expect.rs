@@ -72,7 +72,8 @@ pub struct Prebuilt {
     /// The reference's run.
     pub reference: program::Run,
     /// `build_expectation` of the case's `expect`, unless that is an error (which the run
-    /// then reports as for any case): built on first use ([`Case::generated_expectation`]).
+    /// then reports as for any case): built on first use
+    /// ([`crate::corpus::case::Item::generated_expectation`]).
     pub(crate) expectation: std::sync::OnceLock<Option<Expectation>>,
 }
 
@@ -167,7 +168,6 @@ impl GenCase {
             encoding: None,
             concurrent: vec![],
             pos,
-            generated: None,
         }
     }
 }
