@@ -204,18 +204,34 @@ fn window(v: &Value, pos: &Pos) -> Result<Window, BuildError> {
 
 /// MSL operand type names.
 pub(crate) fn msl_type(name: &str) -> Option<ElemType> {
-    Some(match name {
-        "int" => ElemType::D,
-        "uint" => ElemType::UD,
-        "float" => ElemType::F,
-        "half" => ElemType::HF,
-        "short" => ElemType::W,
-        "ushort" => ElemType::UW,
-        "long" => ElemType::Q,
-        "ulong" => ElemType::UQ,
-        "bool" => ElemType::BOOL,
-        _ => return None,
-    })
+    MSL_TYPES.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)
+}
+
+/// The MSL operand types of the case format and their element types: one table, read one way
+/// by the loader ([`msl_type`]) and the other by the generator's expectations
+/// ([`msl_type_name`]).
+const MSL_TYPES: [(&str, ElemType); 9] = [
+    ("int", ElemType::D),
+    ("uint", ElemType::UD),
+    ("float", ElemType::F),
+    ("half", ElemType::HF),
+    ("short", ElemType::W),
+    ("ushort", ElemType::UW),
+    ("long", ElemType::Q),
+    ("ulong", ElemType::UQ),
+    ("bool", ElemType::BOOL),
+];
+
+/// The MSL operand type name of an element type ([`MSL_TYPES`]): every boolean is `bool`, a
+/// type with no name of its own `uint`.
+pub(crate) fn msl_type_name(t: ElemType) -> &'static str {
+    if t.kind == Kind::Bool {
+        return "bool";
+    }
+    MSL_TYPES
+        .iter()
+        .find(|(_, x)| *x == t)
+        .map_or("uint", |(n, _)| n)
 }
 
 pub(crate) fn slot(t: ElemType) -> Slot {
