@@ -38,15 +38,15 @@ fn main() {
         atomcts::fuzzing::generate::generate(1, n.min(POOL), &profile).expect("generated cases");
     let states: Vec<_> = cases
         .iter()
-        .map(|c| atomcts::corpus::build::build_state(c).expect("state"))
+        .map(|c| atomcts::corpus::build::item_state(c.item()).expect("state"))
         .collect();
     let requests: Vec<Request<'_>> = cases
         .iter()
         .zip(&states)
         .map(|(c, s)| Request {
-            id: &c.id,
-            dialect: c.dialect,
-            asm: &c.asm,
+            id: &c.case.id,
+            dialect: c.case.dialect,
+            asm: &c.case.asm,
             state: s,
             profile: &profile,
             lowered: None,

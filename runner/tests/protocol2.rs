@@ -153,15 +153,15 @@ atomcts_shim.serve(run, name="crashy", window=8)
     let cases = atomcts::fuzzing::generate::generate(1, 60, &profile).unwrap();
     let states: Vec<_> = cases
         .iter()
-        .map(|c| atomcts::corpus::build::build_state(c).unwrap())
+        .map(|c| atomcts::corpus::build::item_state(c.item()).unwrap())
         .collect();
     let requests: Vec<Request<'_>> = cases
         .iter()
         .zip(&states)
         .map(|(c, s)| Request {
-            id: &c.id,
-            dialect: c.dialect,
-            asm: &c.asm,
+            id: &c.case.id,
+            dialect: c.case.dialect,
+            asm: &c.case.asm,
             state: s,
             profile: &profile,
             lowered: None,
@@ -256,10 +256,10 @@ atomcts_shim.serve(run, name="once", window=8, stdin=Tap(r))
     let cases = atomcts::fuzzing::generate::generate(1, 30, &default).unwrap();
     let states: Vec<_> = cases
         .iter()
-        .map(|c| atomcts::corpus::build::build_state(c).unwrap())
+        .map(|c| atomcts::corpus::build::item_state(c.item()).unwrap())
         .collect();
     fn requests<'a>(
-        cases: &'a [atomcts::corpus::case::Case],
+        cases: &'a [atomcts::corpus::case::GeneratedCase],
         states: &'a [atomcts_reference::state::State],
         p: &'a atomcts_reference::Profile,
     ) -> Vec<Request<'a>> {
@@ -267,9 +267,9 @@ atomcts_shim.serve(run, name="once", window=8, stdin=Tap(r))
             .iter()
             .zip(states)
             .map(|(c, s)| Request {
-                id: &c.id,
-                dialect: c.dialect,
-                asm: &c.asm,
+                id: &c.case.id,
+                dialect: c.case.dialect,
+                asm: &c.case.asm,
                 state: s,
                 profile: p,
                 lowered: None,

@@ -4,9 +4,9 @@ use super::read_report;
 use anyhow::{Context, Result, bail};
 use atomcts::exit::{EXIT_NONCONFORMANCE, EXIT_OK};
 use atomcts::report::Report;
-use atomcts::report::output;
+use atomcts::report::publish;
 use clap::Args;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 #[derive(Args)]
 pub(super) struct ReportArgs {
@@ -37,85 +37,13 @@ pub(super) struct ReportArgs {
     cases: Option<PathBuf>,
 }
 
-/// Runs the corpus on one adapter under its claimed profile, as `atomcts run` in a process of
-/// its own (a driver's environment and crashes stay there); its JSON report, named by its path.
-pub(super) fn report_run(a: &ReportArgs, adapter: &str, runs: &Path) -> Result<(String, Report)> {
-    let slug = atomcts_adapters::discover::slug(adapter);
-    let json = runs.join(format!("{slug}.json"));
-    let log = runs.join(format!("{slug}.log"));
-    output::check_outputs(&[("--json", &json), ("log", &log)])?;
-    let _ = std::fs::remove_file(&json);
-    let exe = std::env::current_exe().context("locating the atomcts executable")?;
-    let mut cmd = std::process::Command::new(exe);
-    cmd.args([
-        "run",
-        "--no-progress",
-        "--profile",
-        "claimed",
-        "--adapter",
-        adapter,
-    ])
-    .arg("--json")
-    .arg(&json);
-    if let Some(c) = &a.cases {
-        cmd.arg("--cases").arg(c);
-    }
-    let logf = output::create("log", &log)?;
-    let t0 = std::time::Instant::now();
-    eprintln!("report: running {adapter} (log: {})", log.display());
-    let mut child = cmd
-        .stdout(logf.try_clone()?)
-        .stderr(logf)
-        .spawn()
-        .context("running atomcts run")?;
-    // A stop request reaches the run, which writes what it has and stops its adapter.
-    let status =
-        atomcts::run::interrupt::wait_forwarding(&mut child).context("running atomcts run")?;
-    if let Some(sig) = atomcts::run::interrupt::requested() {
-        bail!(
-            "interrupted by {} while {adapter} ran: no report written",
-            atomcts::run::interrupt::name(sig)
-        );
-    }
-    let last = output::last_line(&log);
-    eprintln!(
-        "report: {adapter}: {last} ({:.1} s, exit {})",
-        t0.elapsed().as_secs_f64(),
-        status.code().map_or("signal".into(), |c| c.to_string())
-    );
-    if !json.exists() {
-        bail!(
-            "{adapter}: the run wrote no report (exit {}): {last} (see {})",
-            status.code().unwrap_or(-1),
-            log.display()
-        );
-    }
-    Ok((json.display().to_string(), read_report(&json)?))
-}
-
-/// The files `report` writes into `--out`.
-pub(super) const REPORT_FILES: [&str; 3] =
-    ["conformance.json", "conformance.md", "conformance.html"];
 pub(super) fn cmd_report(a: ReportArgs) -> Result<u8> {
     use atomcts::report::conformance::Conformance;
     if !a.from.is_empty() && !a.adapter.is_empty() {
         bail!("--from and --adapter exclude each other: build from runs, or run");
     }
-    // The outputs are checked before anything runs (issue 27, H9): `--out` is a folder (or a
-    // new one) whose report files are regular files (or new ones), the README a regular file.
-    let outs: Vec<PathBuf> = REPORT_FILES.iter().map(|n| a.out.join(n)).collect();
-    if let Ok(m) = std::fs::metadata(&a.out)
-        && !m.is_dir()
-    {
-        bail!("--out {}: not a directory", a.out.display());
-    }
-    if a.out.is_dir() && !a.check {
-        let list: Vec<(&str, &Path)> = outs.iter().map(|p| ("--out", p.as_path())).collect();
-        output::check_outputs(&list)?;
-    }
-    if let Some(p) = &a.readme {
-        output::check_output("--readme", p)?;
-    }
+    // The outputs are checked before anything runs (issue 27, H9).
+    publish::check_outputs(&a.out, a.check, a.readme.as_deref())?;
     atomcts::run::interrupt::install().context("taking SIGINT and SIGTERM")?;
     // The run reports of each implementation, named by their files.
     let mut named: Vec<(String, Report)> = Vec::new();
@@ -136,7 +64,14 @@ pub(super) fn cmd_report(a: ReportArgs) -> Result<u8> {
         let runs = a.runs.clone().unwrap_or_else(|| a.out.join("runs"));
         std::fs::create_dir_all(&runs).with_context(|| format!("creating {}", runs.display()))?;
         for ad in &adapters {
-            named.push(report_run(&a, ad, &runs)?);
+            let json = publish::run_implementation(
+                &std::env::current_exe,
+                ad,
+                a.cases.as_deref(),
+                &runs,
+                &mut |line| eprintln!("{line}"),
+            )?;
+            named.push((json.display().to_string(), read_report(&json)?));
         }
     }
     // Reports of one run (same adapter and profile) are its shards: merged, and refused unless
@@ -149,44 +84,19 @@ pub(super) fn cmd_report(a: ReportArgs) -> Result<u8> {
         );
     }
     let c = Conformance::build(&reports);
-    let files = [
-        (REPORT_FILES[0], c.json()),
-        (REPORT_FILES[1], c.markdown()),
-        (REPORT_FILES[2], c.html()),
-    ];
+    let files = publish::files(&c);
     let readme = match &a.readme {
         Some(p) => {
-            let old = output::read_text("--readme", p, output::MAX_TEXT_FILE)?;
-            let new = c
-                .fill_readme(&old)
-                .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
-            Some((p.clone(), old, new))
+            let (old, new) = publish::readme(&c, p)?;
+            Some((p.as_path(), old, new))
         }
         None => None,
     };
     if a.check {
-        let mut stale = Vec::new();
-        for (name, text) in &files {
-            let p = a.out.join(name);
-            // A missing file is stale; one that is not a regular file, or too large, an error.
-            let committed = match output::read_text("--out", &p, output::MAX_REPORT_FILE) {
-                Ok(t) => Some(t),
-                Err(output::FileError::Io { source, .. })
-                    if source.kind() == std::io::ErrorKind::NotFound =>
-                {
-                    None
-                }
-                Err(e) => return Err(e.into()),
-            };
-            if committed.as_deref() != Some(text.as_str()) {
-                stale.push(p.display().to_string());
-            }
-        }
-        if let Some((p, old, new)) = &readme
-            && old != new
-        {
-            stale.push(format!("{} (the summary block)", p.display()));
-        }
+        let readme = readme
+            .as_ref()
+            .map(|(p, old, new)| (*p, old.as_str(), new.as_str()));
+        let stale = publish::stale(&a.out, &files, readme)?;
         if stale.is_empty() {
             println!("report: the committed report is up to date");
             return Ok(EXIT_OK);
@@ -197,13 +107,8 @@ pub(super) fn cmd_report(a: ReportArgs) -> Result<u8> {
         );
         return Ok(EXIT_NONCONFORMANCE);
     }
-    std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
-    for (name, text) in &files {
-        output::write("--out", &a.out.join(name), text)?;
-    }
-    if let Some((p, _, new)) = &readme {
-        output::write("--readme", p, new)?;
-    }
+    let readme = readme.as_ref().map(|(p, _, new)| (*p, new.as_str()));
+    publish::write(&a.out, &files, readme)?;
     print!("{}", c.readme_summary());
     println!(
         "report: wrote {}",

@@ -1,7 +1,7 @@
 //! Interprets a case's `given` as a [`State`] and its `expect` as an [`Expectation`], per
 //! dialect (FORMAT.md "State" and "Expectations").
 
-use crate::corpus::case::Case;
+use crate::corpus::case::{Case, Item};
 use crate::corpus::expectation::{Check, Expectation, Target};
 use crate::corpus::pos::Pos;
 use crate::corpus::value::{Bits, Human, Pat, Slot, parse_int, parse_pat, parse_range};
@@ -204,18 +204,34 @@ fn window(v: &Value, pos: &Pos) -> Result<Window, BuildError> {
 
 /// MSL operand type names.
 pub(crate) fn msl_type(name: &str) -> Option<ElemType> {
-    Some(match name {
-        "int" => ElemType::D,
-        "uint" => ElemType::UD,
-        "float" => ElemType::F,
-        "half" => ElemType::HF,
-        "short" => ElemType::W,
-        "ushort" => ElemType::UW,
-        "long" => ElemType::Q,
-        "ulong" => ElemType::UQ,
-        "bool" => ElemType::BOOL,
-        _ => return None,
-    })
+    MSL_TYPES.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)
+}
+
+/// The MSL operand types of the case format and their element types: one table, read one way
+/// by the loader ([`msl_type`]) and the other by the generator's expectations
+/// ([`msl_type_name`]).
+const MSL_TYPES: [(&str, ElemType); 9] = [
+    ("int", ElemType::D),
+    ("uint", ElemType::UD),
+    ("float", ElemType::F),
+    ("half", ElemType::HF),
+    ("short", ElemType::W),
+    ("ushort", ElemType::UW),
+    ("long", ElemType::Q),
+    ("ulong", ElemType::UQ),
+    ("bool", ElemType::BOOL),
+];
+
+/// The MSL operand type name of an element type ([`MSL_TYPES`]): every boolean is `bool`, a
+/// type with no name of its own `uint`.
+pub(crate) fn msl_type_name(t: ElemType) -> &'static str {
+    if t.kind == Kind::Bool {
+        return "bool";
+    }
+    MSL_TYPES
+        .iter()
+        .find(|(_, x)| *x == t)
+        .map_or("uint", |(n, _)| n)
 }
 
 pub(crate) fn slot(t: ElemType) -> Slot {
@@ -265,13 +281,18 @@ fn typed_vector(
     Ok((et, vals))
 }
 
-/// Builds the initial state of a case.
-pub fn build_state(case: &Case) -> Result<State, BuildError> {
-    // A generated case: its state comes from the generator's draft (issue 9), which builds
-    // the state these functions build from the draft's TOML form (`crate::fuzzing::draft`).
-    if let Some(g) = &case.generated {
-        return g.build_state().or_else(|m| err(&case.pos, m));
+/// The initial state of a case as the runner takes it: a loaded case's from its `given`
+/// ([`build_state`]); a generated case's from the generator's draft (issue 9), which builds
+/// the state [`build_state`] builds from the draft's TOML form (`crate::fuzzing::draft`).
+pub fn item_state(item: Item<'_>) -> Result<State, BuildError> {
+    match item {
+        Item::Loaded(case) => build_state(case),
+        Item::Generated(case, g) => g.build_state().or_else(|m| err(&case.pos, m)),
     }
+}
+
+/// Builds the initial state of a loaded case from its `given`.
+pub fn build_state(case: &Case) -> Result<State, BuildError> {
     let lanes = case.lanes;
     if case.dialect == Dialect::Sass && lanes > 32 {
         return err(

@@ -216,7 +216,7 @@ pub struct Case {
     pub cite: String,
     /// Lanes (default 1).
     pub lanes: u32,
-    /// Initial state as written (empty for a generated case: see `generated`).
+    /// Initial state as written (empty for a generated case: see [`GeneratedCase`]).
     pub given: Entries,
     /// Expectation as written, if not a probe.
     pub expect: Option<(Entries, Pos)>,
@@ -235,16 +235,12 @@ pub struct Case {
     /// For a concurrent case: its instructions (then `asm` joins their texts with ` || `,
     /// `given` holds the shared memory and `expect` the final shared memory).
     pub concurrent: Vec<ConcurrentInstr>,
-    /// For a generated case (issue 9): its state, expectation and reference run, made once by
-    /// the generator from the same entries, so a run neither rebuilds nor reruns them. `None`
-    /// for a loaded case.
-    pub generated: Option<Arc<dyn Generated>>,
 }
 
 /// What the generator already made for a generated case (issue 9), as the corpus and the runner
 /// see it: the generator (`crate::fuzzing::expect::Prebuilt`) implements it, so that nothing
-/// below the fuzzing layer knows the generator. The case's `given` stays empty: its state
-/// comes from here.
+/// below the fuzzing layer knows the generator. A [`GeneratedCase`] holds it beside its case,
+/// whose `given` stays empty: its state comes from here.
 pub trait Generated: fmt::Debug + Send + Sync {
     /// The initial state built from the generator's values (a run under any profile).
     fn build_state(&self) -> Result<State, String>;
@@ -268,25 +264,83 @@ pub fn entries_of(t: toml::Table, pos: &Pos) -> Entries {
     t.into_iter().map(|(k, v)| (k, v, pos.clone())).collect()
 }
 
-impl Case {
+/// A generated case (issue 9): the case (its `given` empty) and what the generator made for it
+/// (its state, expectation and reference run, made once from the same entries, so a run
+/// neither rebuilds nor reruns them).
+#[derive(Clone, Debug)]
+pub struct GeneratedCase {
+    /// The case.
+    pub case: Case,
+    /// What the generator made for it.
+    pub made: Arc<dyn Generated>,
+}
+
+impl GeneratedCase {
+    /// The case as the runner takes it.
+    pub fn item(&self) -> Item<'_> {
+        Item::Generated(&self.case, &*self.made)
+    }
+}
+
+/// A case as the runner takes it: a loaded case, or a generated case with what the generator
+/// made for it (the small interface through which a generated case reaches the runner).
+#[derive(Clone, Copy, Debug)]
+pub enum Item<'c> {
+    /// A case loaded from a file (or built from one's entries).
+    Loaded(&'c Case),
+    /// A generated case and what the generator made for it.
+    Generated(&'c Case, &'c dyn Generated),
+}
+
+impl<'c> From<&'c Case> for Item<'c> {
+    fn from(case: &'c Case) -> Item<'c> {
+        Item::Loaded(case)
+    }
+}
+
+impl<'c> From<&'c GeneratedCase> for Item<'c> {
+    fn from(g: &'c GeneratedCase) -> Item<'c> {
+        g.item()
+    }
+}
+
+impl<'c> Item<'c> {
+    /// The case.
+    pub fn case(self) -> &'c Case {
+        match self {
+            Item::Loaded(c) | Item::Generated(c, _) => c,
+        }
+    }
+
+    /// What the generator made, for a generated case.
+    pub fn generated(self) -> Option<&'c dyn Generated> {
+        match self {
+            Item::Loaded(_) => None,
+            Item::Generated(_, g) => Some(g),
+        }
+    }
+
     /// A generated case's expectation under the generator's profile, built from the reference's
     /// outcome on first use (issue 9); `None` for a case the generator did not make, or where
     /// the `expect` table would give an error.
-    pub fn generated_expectation(&self) -> Option<&Expectation> {
-        self.generated.as_deref()?.expectation(self)
+    pub fn generated_expectation(self) -> Option<&'c Expectation> {
+        self.generated()?.expectation(self.case())
     }
 
     /// The case's `expect` entries: as written, or for a generated case (whose table is not
     /// written while it is generated, issue 9) the table of the reference's outcome under the
     /// generator's profile, as `atomcts gen` writes it.
-    pub fn expect_entries(&self) -> Option<Cow<'_, (Entries, Pos)>> {
-        if let Some(e) = &self.expect {
+    pub fn expect_entries(self) -> Option<Cow<'c, (Entries, Pos)>> {
+        let case = self.case();
+        if let Some(e) = &case.expect {
             return Some(Cow::Borrowed(e));
         }
-        let t = self.generated.as_deref()?.expect_table(self.dialect);
-        Some(Cow::Owned((entries_of(t, &self.pos), self.pos.clone())))
+        let t = self.generated()?.expect_table(case.dialect);
+        Some(Cow::Owned((entries_of(t, &case.pos), case.pos.clone())))
     }
+}
 
+impl Case {
     /// Whether this is a concurrent case.
     pub fn is_concurrent(&self) -> bool {
         !self.concurrent.is_empty()
@@ -644,7 +698,6 @@ pub fn parse_file(root: &Path, file: &Path, text: String) -> Loaded {
             expect_if,
             encoding,
             concurrent,
-            generated: None,
         });
     }
     out

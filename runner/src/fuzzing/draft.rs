@@ -466,7 +466,7 @@ fn msl_operand(st: &mut State, key: &str, v: &G) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::corpus::case::Case;
+    use crate::corpus::case::Item;
     use crate::fuzzing::generate::{Entropy, Generator, gen_draft, generate_files};
     use crate::fuzzing::oracles::BytesEntropy;
     use crate::run::results::{CaseResult, Options};
@@ -569,11 +569,10 @@ mod tests {
             (9, "default", "spirv"),
         ] {
             let p = Profile::named(profile).unwrap();
-            let direct: Vec<Case> = Generator::new(seed, n, &p)
+            let direct: Vec<_> = Generator::new(seed, n, &p)
                 .unwrap()
                 .flat_map(|c| c.unwrap())
                 .collect();
-            assert!(direct.iter().all(|c| c.generated.is_some()));
             let mut loaded = BTreeMap::new();
             for (d, text) in generate_files(seed, n, &p).unwrap() {
                 let path = format!("generated/seed{seed}/{}.toml", d.name());
@@ -583,8 +582,10 @@ mod tests {
                     loaded.insert(c.id.clone(), c);
                 }
             }
-            let texts: Vec<&Case> = direct.iter().map(|c| &loaded[&c.id]).collect();
-            assert!(texts.iter().all(|c| c.generated.is_none()));
+            let texts: Vec<Item<'_>> = direct
+                .iter()
+                .map(|c| Item::Loaded(&loaded[&c.case.id]))
+                .collect();
             let opts = Options {
                 profile: Profile::named(run_profile).unwrap(),
                 race_budget: 100_000,
@@ -597,12 +598,15 @@ mod tests {
                 &mut Planted(FastAdapter),
             ];
             for adapter in adapters {
-                let run = |cases: &[&Case], adapter: &mut dyn Adapter| {
+                let run = |cases: &[Item<'_>], adapter: &mut dyn Adapter| {
                     let mut out: Vec<CaseResult> = Vec::new();
                     run_cases(cases, adapter, &opts, &mut |r| out.push(r));
                     out
                 };
-                let a = run(&direct.iter().collect::<Vec<_>>(), &mut *adapter);
+                let a = run(
+                    &direct.iter().map(|c| c.item()).collect::<Vec<_>>(),
+                    &mut *adapter,
+                );
                 let b = run(&texts, &mut *adapter);
                 assert_eq!(a.len(), b.len());
                 for (x, y) in a.into_iter().zip(b) {

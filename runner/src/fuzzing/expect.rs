@@ -3,6 +3,7 @@
 //! (`direct_expectation`), and what the generator hands the runner for each case
 //! ([`Prebuilt`], the [`crate::corpus::case::Generated`] of a generated case).
 
+use crate::corpus::build::msl_type_name;
 use crate::corpus::case::{Case, entries_of};
 use crate::corpus::expectation::Expectation;
 use crate::corpus::pos::Pos;
@@ -72,7 +73,8 @@ pub struct Prebuilt {
     /// The reference's run.
     pub reference: program::Run,
     /// `build_expectation` of the case's `expect`, unless that is an error (which the run
-    /// then reports as for any case): built on first use ([`Case::generated_expectation`]).
+    /// then reports as for any case): built on first use
+    /// ([`crate::corpus::case::Item::generated_expectation`]).
     pub(crate) expectation: std::sync::OnceLock<Option<Expectation>>,
 }
 
@@ -167,7 +169,6 @@ impl GenCase {
             encoding: None,
             concurrent: vec![],
             pos,
-            generated: None,
         }
     }
 }
@@ -750,19 +751,5 @@ pub(crate) fn reg_value(
             tb.insert(msl_type_name(reg.ty).into(), Value::Array(vals));
             Value::Table(tb)
         }
-    }
-}
-
-pub(crate) fn msl_type_name(t: ElemType) -> &'static str {
-    match (t.kind, t.bits) {
-        (Kind::Signed, 32) => "int",
-        (Kind::Float, 32) => "float",
-        (Kind::Float, 16) => "half",
-        (Kind::Signed, 16) => "short",
-        (Kind::Unsigned, 16) => "ushort",
-        (Kind::Signed, 64) => "long",
-        (Kind::Unsigned, 64) => "ulong",
-        (Kind::Bool, _) => "bool",
-        _ => "uint",
     }
 }

@@ -6,7 +6,7 @@
 //! The generator draws from an [`Entropy`] source: ChaCha8 seeded by `--seed` for `gen`, and
 //! libFuzzer's bytes for the fuzz targets, so a fuzz finding is a case like any other.
 
-use crate::corpus::case::Case;
+use crate::corpus::case::GeneratedCase;
 use crate::fuzzing::draft::{Draft, G, GenCase, per_lane};
 use crate::fuzzing::expect::{Prebuilt, expect_table, int};
 use atomcts_reference::float::Format;
@@ -617,10 +617,10 @@ impl Generator {
 }
 
 impl Generator {
-    /// The next generated case with its expectation, as a loaded [`Case`] (no text), or
-    /// `None` at the end. Its state is built and the reference run once, here: the case
-    /// carries them ([`Prebuilt`]) so that a run under the same profile reuses them.
-    pub fn next_case(&mut self) -> Option<Result<Case, GenError>> {
+    /// The next generated case with its expectation: a case (no text) with what the generator
+    /// made for it, or `None` at the end. Its state is built and the reference run once, here:
+    /// they come with the case ([`Prebuilt`]) so that a run under the same profile reuses them.
+    pub fn next_case(&mut self) -> Option<Result<GeneratedCase, GenError>> {
         if self.next >= self.count {
             return None;
         }
@@ -661,7 +661,7 @@ impl Generator {
             lanes: draft.lanes,
             given: Table::new(),
         };
-        let mut case = shell.into_case_at(id, file.clone(), at.clone(), self.cite.clone(), None);
+        let case = shell.into_case_at(id, file.clone(), at.clone(), self.cite.clone(), None);
         let reference = match program::run(case.dialect, &case.asm, &state, &self.profile) {
             Ok(r) => r,
             Err(e) => {
@@ -672,16 +672,16 @@ impl Generator {
             }
         };
         // The expectation is built straight from the outcome when first needed; the table is
-        // written only when asked for (`Case::expect_entries`: a run under another profile, a
+        // written only when asked for (`Item::expect_entries`: a run under another profile, a
         // test).
-        case.generated = Some(std::sync::Arc::new(Prebuilt {
+        let made = std::sync::Arc::new(Prebuilt {
             draft,
             profile: self.profile.clone(),
             state,
             reference,
             expectation: std::sync::OnceLock::new(),
-        }));
-        Some(Ok(case))
+        });
+        Some(Ok(GeneratedCase { case, made }))
     }
 
     /// Cases not generated yet.
@@ -691,7 +691,7 @@ impl Generator {
 }
 
 impl Iterator for Generator {
-    type Item = Result<Vec<Case>, GenError>;
+    type Item = Result<Vec<GeneratedCase>, GenError>;
 
     /// The next chunk of at most [`RUN_CHUNK`] cases, in the order they are generated.
     fn next(&mut self) -> Option<Self::Item> {
@@ -701,7 +701,7 @@ impl Iterator for Generator {
 
 impl Generator {
     /// The next chunk of at most `n` cases, in the order they are generated.
-    pub fn next_chunk(&mut self, n: usize) -> Option<Result<Vec<Case>, GenError>> {
+    pub fn next_chunk(&mut self, n: usize) -> Option<Result<Vec<GeneratedCase>, GenError>> {
         let mut out = Vec::new();
         while out.len() < n.max(1) {
             match self.next_case() {
@@ -714,9 +714,9 @@ impl Generator {
     }
 }
 
-/// Generates `count` cases from `seed` as loaded [`Case`]s, with expectations from the
+/// Generates `count` cases from `seed` as [`GeneratedCase`]s, with expectations from the
 /// reference under `profile`.
-pub fn generate(seed: u64, count: u64, profile: &Profile) -> Result<Vec<Case>, GenError> {
+pub fn generate(seed: u64, count: u64, profile: &Profile) -> Result<Vec<GeneratedCase>, GenError> {
     let mut out = Vec::new();
     for chunk in Generator::new(seed, count, profile)? {
         out.extend(chunk?);
@@ -792,9 +792,8 @@ mod tests {
     use std::collections::BTreeSet;
 
     /// What the generator made for `c`.
-    fn pre(c: &Case) -> &Prebuilt {
-        let g = c.generated.as_deref().expect("a generated case");
-        g.as_any().downcast_ref().expect("the generator's")
+    fn pre(c: &GeneratedCase) -> &Prebuilt {
+        c.made.as_any().downcast_ref().expect("the generator's")
     }
 
     #[test]
@@ -828,7 +827,8 @@ mod tests {
         let strip = |e: &Entries| -> Vec<(String, Value)> {
             e.iter().map(|(k, v, _)| (k.clone(), v.clone())).collect()
         };
-        for c in &direct {
+        for g in &direct {
+            let c = &g.case;
             let t = &loaded[&c.id];
             assert_eq!(
                 (c.dialect, &c.asm, c.lanes, &c.cite),
@@ -836,13 +836,16 @@ mod tests {
             );
             // A generated case's state is its draft: its TOML form is the file's `given`.
             assert!(c.given.is_empty());
-            let draft = pre(c).draft.gen_case();
+            let draft = pre(g).draft.gen_case();
             let given = entries_of(draft.given, &c.pos);
             assert_eq!(strip(&given), strip(&t.given), "{}", c.id);
-            let (ce, te) = (c.expect_entries().unwrap(), t.expect.as_ref().unwrap());
+            let (ce, te) = (
+                g.item().expect_entries().unwrap(),
+                t.expect.as_ref().unwrap(),
+            );
             assert_eq!(strip(&ce.0), strip(&te.0), "{}", c.id);
             assert_eq!(
-                crate::corpus::build::build_state(c).unwrap(),
+                crate::corpus::build::item_state(g.item()).unwrap(),
                 crate::corpus::build::build_state(t).unwrap()
             );
         }
@@ -863,13 +866,13 @@ mod tests {
         ] {
             let p = Profile::named(profile).unwrap();
             for c in Generator::new(seed, 6000, &p).unwrap() {
-                for case in c.unwrap() {
-                    let pre = pre(&case);
-                    let (entries, at) = case.expect_entries().unwrap().into_owned();
+                for g in c.unwrap() {
+                    let (pre, case) = (pre(&g), &g.case);
+                    let (entries, at) = g.item().expect_entries().unwrap().into_owned();
                     let table =
-                        crate::corpus::build::build_expectation(&case, &pre.state, &entries, &at);
+                        crate::corpus::build::build_expectation(case, &pre.state, &entries, &at);
                     let direct = direct_expectation(
-                        &case,
+                        case,
                         &pre.state,
                         &pre.reference.outcome,
                         pre.reference.lowered.as_ref(),
@@ -881,7 +884,7 @@ mod tests {
                         case.id
                     );
                     assert_eq!(
-                        format!("{:?}", case.generated_expectation()),
+                        format!("{:?}", g.item().generated_expectation()),
                         format!("{:?}", table.as_ref().ok())
                     );
                     let kind = table.as_ref().map_or("error", |e| e.kind());
@@ -911,13 +914,13 @@ mod tests {
         for (seed, (name, _, _)) in atomcts_reference::knobs::PROFILES.iter().enumerate() {
             let p = Profile::named(name).unwrap();
             for c in Generator::new(seed as u64 + 11, 3000, &p).unwrap() {
-                for case in c.unwrap() {
-                    let pre = pre(&case);
+                for g in c.unwrap() {
+                    let (pre, case) = (pre(&g), &g.case);
                     let Outcome::Completed(rc) = &pre.reference.outcome else {
                         continue;
                     };
                     completed += 1;
-                    let e = case.generated_expectation().expect("an expectation");
+                    let e = g.item().generated_expectation().expect("an expectation");
                     let seen = Observation::Completed(rc.state.clone());
                     let visa = case.dialect == Dialect::Visa;
                     let findings = crate::corpus::verify::check(e, &pre.state, &seen, !visa);
@@ -954,8 +957,8 @@ mod tests {
         let mut kinds = BTreeSet::new();
         for c in &cases {
             let r = run_case(c, &mut atomcts_adapters::ReferenceAdapter, &opts);
-            assert_eq!(r.status, Status::Pass, "{} {:?}", c.id, r.findings);
-            kinds.insert(c.expect_entries().map(|e| {
+            assert_eq!(r.status, Status::Pass, "{} {:?}", c.case.id, r.findings);
+            kinds.insert(c.item().expect_entries().map(|e| {
                 e.0.iter()
                     .map(|x| x.0.clone())
                     .collect::<Vec<_>>()

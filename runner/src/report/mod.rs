@@ -3,9 +3,11 @@
 //! The report layer: imports only from `run` and `corpus` below it (`runner/tests/layers.rs`).
 
 pub mod conformance;
+pub mod listing;
 pub mod markup;
 pub mod merge;
 pub mod output;
+pub mod publish;
 pub mod session;
 
 use crate::exit::{EXIT_ERROR, EXIT_NONCONFORMANCE, EXIT_OK};

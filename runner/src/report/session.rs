@@ -4,7 +4,7 @@
 //! [`Collector`] as they come; [`Session::finish`] makes the run's [`Report`].
 
 use crate::corpus::baseline::Baseline;
-use crate::corpus::case::Case;
+use crate::corpus::case::{Case, GeneratedCase, Item};
 use crate::report::{Collector, CorpusId, Interrupted, REPORT_VERSION, Report};
 use crate::run;
 use crate::run::results::{CaseResult, Options};
@@ -129,9 +129,35 @@ impl<'p> Session<'p> {
         opts: &Options,
         progress: &mut dyn FnMut(),
     ) {
+        let items: Vec<Item<'_>> = cases.iter().map(Item::from).collect();
+        self.run_items(&items, adapter, opts, progress);
+    }
+
+    /// [`Session::run_chunk`] for a chunk of generated cases.
+    pub fn run_generated(
+        &mut self,
+        cases: Vec<GeneratedCase>,
+        adapter: &mut dyn Adapter,
+        opts: &Options,
+        progress: &mut dyn FnMut(),
+    ) {
+        self.generated_made += cases.len() as u64;
+        let items: Vec<Item<'_>> = cases.iter().map(GeneratedCase::item).collect();
+        self.run_items(&items, adapter, opts, progress);
+    }
+
+    /// [`Session::run_chunk`] over cases as the runner takes them.
+    fn run_items(
+        &mut self,
+        items: &[Item<'_>],
+        adapter: &mut dyn Adapter,
+        opts: &Options,
+        progress: &mut dyn FnMut(),
+    ) {
         let plan = self.plan;
-        let mut todo: Vec<&Case> = Vec::new();
-        for c in &cases {
+        let mut todo: Vec<Item<'_>> = Vec::new();
+        for &item in items {
+            let c = item.case();
             if self.known.contains(&c.id) || self.flaky.contains(&c.id) {
                 self.baseline_hits.insert(c.id.clone());
             }
@@ -141,7 +167,7 @@ impl<'p> Session<'p> {
             self.selected += 1;
             self.ids_hash = self.ids_hash.wrapping_add(run::stable_hash(&c.id));
             if plan.in_shard(c) {
-                todo.push(c);
+                todo.push(item);
             }
         }
         self.planned += todo.len() as u64;
@@ -161,31 +187,20 @@ impl<'p> Session<'p> {
         let mut i = 0;
         while i < todo.len() && !run::stopped() {
             let j = (i..todo.len())
-                .find(|&k| plan.times(todo[k]) > 1)
+                .find(|&k| plan.times(todo[k].case()) > 1)
                 .unwrap_or(todo.len());
             if j > i {
                 run::run_cases_lean(&todo[i..j], adapter, opts, &mut emit);
                 i = j;
                 continue;
             }
+            let c = todo[i].case();
             emit(
-                todo[i],
-                run::run_case_repeated(todo[i], adapter, opts, plan.times(todo[i])),
+                c,
+                run::run_case_repeated(todo[i], adapter, opts, plan.times(c)),
             );
             i += 1;
         }
-    }
-
-    /// [`Session::run_chunk`] for a chunk of generated cases.
-    pub fn run_generated(
-        &mut self,
-        cases: Vec<Case>,
-        adapter: &mut dyn Adapter,
-        opts: &Options,
-        progress: &mut dyn FnMut(),
-    ) {
-        self.generated_made += cases.len() as u64;
-        self.run_chunk(cases, adapter, opts, progress);
     }
 
     /// The run's report: what the adapter says about itself, then the adapter is stopped (a

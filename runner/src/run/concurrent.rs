@@ -40,7 +40,6 @@ fn instr_case(case: &Case, k: usize) -> Case {
     c.lanes = i.lanes;
     c.given = case.given.iter().chain(&i.given).cloned().collect();
     c.concurrent = Vec::new();
-    c.generated = None;
     c
 }
 

@@ -19,13 +19,14 @@ pub fn finish(
     opts: &Options,
 ) -> CaseResult {
     let Prepared {
-        case,
+        item,
         mut r,
         state,
         mut expectation,
         reference,
         prebuilt,
     } = *p;
+    let case = item.case();
     let profile = &opts.profile;
     let observation = match observation {
         Ok(o) => o,
@@ -43,7 +44,7 @@ pub fn finish(
             if let atomcts_adapters::AdapterErrorKind::NotApplicable(why) = e.kind {
                 return not_applicable(r, "adapter", why);
             }
-            let mut r = error_result(case, opts, e.to_string());
+            let mut r = error_result(item, opts, e.to_string());
             r.program = adapter.last_program();
             return r;
         }
@@ -60,7 +61,7 @@ pub fn finish(
     let mut findings = if exact {
         Vec::new()
     } else {
-        match expectation_now(&mut expectation, case, &state, opts) {
+        match expectation_now(&mut expectation, item, &state, opts) {
             Ok(e) => {
                 let mut f = verify::check(e, &state, &observation, lanes_are_lanes);
                 if adapter.locates_rejections() {
@@ -90,7 +91,7 @@ pub fn finish(
                     }
                 })),
                 Ok(Judgement::Undecided(why)) => undecided = Some(why),
-                Err(e) => return error_result(case, opts, format!("reference model: {e}")),
+                Err(e) => return error_result(item, opts, format!("reference model: {e}")),
             }
         }
         // The expectation's own `fault_lanes` finding, if any, says it already.

@@ -17,7 +17,7 @@ pub mod prepare;
 pub mod repro;
 pub mod results;
 
-use crate::corpus::case::Case;
+use crate::corpus::case::{Case, Item};
 use crate::run::finish::finish;
 use crate::run::prepare::{Step, prepare};
 use crate::run::repro::complete;
@@ -27,12 +27,13 @@ use atomcts_adapters::Adapter;
 /// Runs a case `times` times (at least once) and reports the first failing run (else the
 /// last) with how many runs failed. Stops early on an error, a skip or a not-applicable
 /// answer, which repeating does not change.
-pub fn run_case_repeated(
-    case: &Case,
+pub fn run_case_repeated<'c>(
+    case: impl Into<Item<'c>>,
     adapter: &mut dyn Adapter,
     opts: &Options,
     times: u32,
 ) -> CaseResult {
+    let case: Item<'c> = case.into();
     let mut first_failure: Option<CaseResult> = None;
     let mut last = None;
     let mut failed = 0;
@@ -73,16 +74,21 @@ pub fn run_case_repeated(
     out
 }
 
-/// Runs one case.
-pub fn run_case(case: &Case, adapter: &mut dyn Adapter, opts: &Options) -> CaseResult {
-    let mut r = run_case_lean(case, adapter, opts);
-    complete(&mut r, case, opts);
+/// Runs one case (a loaded [`Case`], or a generated case's [`Item`]).
+pub fn run_case<'c>(
+    case: impl Into<Item<'c>>,
+    adapter: &mut dyn Adapter,
+    opts: &Options,
+) -> CaseResult {
+    let item: Item<'c> = case.into();
+    let mut r = run_case_lean(item, adapter, opts);
+    complete(&mut r, item.case(), opts);
     r
 }
 
 /// [`run_case`] without [`complete`].
-fn run_case_lean(case: &Case, adapter: &mut dyn Adapter, opts: &Options) -> CaseResult {
-    match prepare(case, &*adapter, opts) {
+fn run_case_lean(item: Item<'_>, adapter: &mut dyn Adapter, opts: &Options) -> CaseResult {
+    match prepare(item, &*adapter, opts) {
         Step::Done(r) => *r,
         Step::Concurrent(case, r) => crate::run::concurrent::run_case(case, adapter, opts, *r),
         Step::Ready(p) => {
@@ -103,7 +109,7 @@ pub fn stopped() -> bool {
 /// are known; through a pipelined adapter ([`atomcts_adapters::Pipelined::window`] > 1), up to a window of them
 /// are in flight at once. Stops, giving no further result, when [`stopped`].
 pub fn run_cases(
-    cases: &[&Case],
+    cases: &[Item<'_>],
     adapter: &mut dyn Adapter,
     opts: &Options,
     out: &mut dyn FnMut(CaseResult),
@@ -117,7 +123,7 @@ pub fn run_cases(
 /// [`run_cases`], giving each result with its case and without the fields [`complete`] fills
 /// in (issue 9: a run that only counts a result does not make them).
 pub fn run_cases_lean(
-    cases: &[&Case],
+    cases: &[Item<'_>],
     adapter: &mut dyn Adapter,
     opts: &Options,
     out: &mut dyn FnMut(&Case, CaseResult),
@@ -131,7 +137,7 @@ pub fn run_cases_lean(
 /// result given to `out` are left unrun (those still in flight are abandoned: the adapter is
 /// not to be used again for them); the caller accounts for them.
 pub fn run_cases_until(
-    cases: &[&Case],
+    cases: &[Item<'_>],
     adapter: &mut dyn Adapter,
     opts: &Options,
     stop: &dyn Fn() -> bool,
@@ -139,7 +145,7 @@ pub fn run_cases_until(
 ) {
     let window = adapter.window().max(1);
     if window == 1 {
-        for c in cases {
+        for &c in cases {
             if stop() || stopped() {
                 return;
             }
@@ -147,7 +153,7 @@ pub fn run_cases_until(
             if stopped() {
                 return;
             }
-            out(c, r);
+            out(c.case(), r);
         }
         return;
     }
@@ -162,7 +168,7 @@ pub fn run_cases_until(
             return;
         }
         while !held && in_flight < adapter.window().max(1) && !stop() {
-            let Some(c) = rest.next() else { break };
+            let Some(&c) = rest.next() else { break };
             let step = prepare(c, &*adapter, opts);
             let early = match &step {
                 Step::Ready(p) => adapter.send(&p.request(opts)).err().map(Err),
@@ -173,7 +179,7 @@ pub fn run_cases_until(
                 Step::Done(_) => None,
             };
             in_flight += usize::from(matches!(step, Step::Ready(_)) && early.is_none());
-            queue.push_back((*c, step, early));
+            queue.push_back((c.case(), step, early));
         }
         if stop() {
             return;
@@ -273,7 +279,7 @@ expect = { r = "int:0" }
             text.into(),
         );
         assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
-        let labels: Vec<String> = loaded.cases.iter().map(case_label).collect();
+        let labels: Vec<String> = loaded.cases.iter().map(|c| case_label(c.into())).collect();
         assert_eq!(
             labels,
             [

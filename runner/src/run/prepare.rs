@@ -1,8 +1,8 @@
 //! Everything decided about a case before the adapter runs it ([`prepare`]): its state,
 //! expectation and the reference's run.
 
-use crate::corpus::build::{build_expectation, build_state};
-use crate::corpus::case::Case;
+use crate::corpus::build::{build_expectation, item_state};
+use crate::corpus::case::{Case, Item};
 use crate::corpus::expectation::Expectation;
 use crate::corpus::verify::Finding;
 use crate::run::repro::{base_result, error_result, not_applicable};
@@ -17,7 +17,7 @@ use std::borrow::Cow;
 /// the reference's answer (issue 9: several of these can be in flight through a pipelined
 /// adapter, see [`atomcts_adapters::Pipelined::run_batch`]).
 pub struct Prepared<'c> {
-    pub(crate) case: &'c Case,
+    pub(crate) item: Item<'c>,
     pub(crate) r: CaseResult,
     pub(crate) state: Cow<'c, atomcts_reference::state::State>,
     /// `None` on the generator's route until it is needed ([`expectation_now`]).
@@ -31,10 +31,11 @@ pub struct Prepared<'c> {
 impl Prepared<'_> {
     /// The request to send.
     pub fn request<'a>(&'a self, opts: &'a Options) -> Request<'a> {
+        let case = self.item.case();
         Request {
-            id: &self.case.id,
-            dialect: self.case.dialect,
-            asm: &self.case.asm,
+            id: &case.id,
+            dialect: case.dialect,
+            asm: &case.asm,
             state: &self.state,
             profile: &opts.profile,
             lowered: self.reference.lowered.as_ref(),
@@ -53,9 +54,10 @@ pub enum Step<'c> {
 }
 
 /// Everything of [`crate::run::run_case`] before the adapter runs.
-pub fn prepare<'c>(case: &'c Case, adapter: &dyn Adapter, opts: &Options) -> Step<'c> {
+pub fn prepare<'c>(item: Item<'c>, adapter: &dyn Adapter, opts: &Options) -> Step<'c> {
+    let case = item.case();
     let done = |r: CaseResult| Step::Done(Box::new(r));
-    let mut r = base_result(case, opts);
+    let mut r = base_result(item, opts);
     let profile = &opts.profile;
     for (k, o) in &case.where_ {
         let picked = profile.get(k).ok();
@@ -92,9 +94,8 @@ pub fn prepare<'c>(case: &'c Case, adapter: &dyn Adapter, opts: &Options) -> Ste
     // A generated case carries its state and reference run, made by the generator under the
     // same profile (issue 9): built once; its expectation is built from the reference's outcome
     // when first needed ([`expectation_now`]).
-    let (state, mut expectation, reference) = match case
-        .generated
-        .as_deref()
+    let (state, mut expectation, reference) = match item
+        .generated()
         .filter(|g| g.profile() == profile && case.probe.is_none())
     {
         Some(g) => (
@@ -103,12 +104,12 @@ pub fn prepare<'c>(case: &'c Case, adapter: &dyn Adapter, opts: &Options) -> Ste
             Some(Cow::Borrowed(g.reference())),
         ),
         None => {
-            let state = match build_state(case) {
+            let state = match item_state(item) {
                 Ok(s) => s,
-                Err(e) => return done(error_result(case, opts, e.to_string())),
+                Err(e) => return done(error_result(item, opts, e.to_string())),
             };
             // The expectation for this profile.
-            let expect = case.expect_entries();
+            let expect = item.expect_entries();
             let (entries, at) = match (&case.probe, expect.as_deref()) {
                 (Some(knob), _) => {
                     let picked = profile.get(knob).unwrap_or("?");
@@ -121,18 +122,18 @@ pub fn prepare<'c>(case: &'c Case, adapter: &dyn Adapter, opts: &Options) -> Ste
                     }
                 }
                 (None, Some((e, p))) => (e, p),
-                (None, None) => return done(error_result(case, opts, "no expectation".into())),
+                (None, None) => return done(error_result(item, opts, "no expectation".into())),
             };
             let expectation = match build_expectation(case, &state, entries, at) {
                 Ok(e) => e,
-                Err(e) => return done(error_result(case, opts, e.to_string())),
+                Err(e) => return done(error_result(item, opts, e.to_string())),
             };
             (Cow::Owned(state), Some(Cow::Owned(expectation)), None)
         }
     };
     let prebuilt = reference.is_some();
     if adapter.level() == Level::Semantic {
-        let e = match expectation_now(&mut expectation, case, &state, opts) {
+        let e = match expectation_now(&mut expectation, item, &state, opts) {
             Ok(e) => e,
             Err(r) => return Step::Done(r),
         };
@@ -145,20 +146,20 @@ pub fn prepare<'c>(case: &'c Case, adapter: &dyn Adapter, opts: &Options) -> Ste
         Some(run) => run,
         None => match program::run(case.dialect, &case.asm, &state, profile) {
             Ok(run) => Cow::Owned(run),
-            Err(e) => return done(error_result(case, opts, format!("reference model: {e}"))),
+            Err(e) => return done(error_result(item, opts, format!("reference model: {e}"))),
         },
     };
     if let Outcome::Invalid(rej) = &reference.outcome {
         let unparsable = matches!(rej.reason, Reason::Syntax | Reason::UnknownOperation);
         let expects_invalid = unparsable
-            && match expectation_now(&mut expectation, case, &state, opts) {
+            && match expectation_now(&mut expectation, item, &state, opts) {
                 Ok(e) => matches!(e, Expectation::Invalid { .. }),
                 Err(r) => return Step::Done(r),
             };
         if unparsable && !expects_invalid {
             let col = case.asm_pos.col + 1 + rej.column.unwrap_or(0);
             return done(error_result(
-                case,
+                item,
                 opts,
                 format!(
                     "{}:{}:{}: asm does not parse: {rej}",
@@ -191,7 +192,7 @@ pub fn prepare<'c>(case: &'c Case, adapter: &dyn Adapter, opts: &Options) -> Ste
     // decoder. Bytes the decoder rejects state no instruction to run: the expectation must be
     // that rejection.
     if let Some((stated, pos)) = &case.encoding {
-        let e = match expectation_now(&mut expectation, case, &state, opts) {
+        let e = match expectation_now(&mut expectation, item, &state, opts) {
             Ok(e) => e,
             Err(r) => return Step::Done(r),
         };
@@ -215,11 +216,11 @@ pub fn prepare<'c>(case: &'c Case, adapter: &dyn Adapter, opts: &Options) -> Ste
                 };
                 return done(r);
             }
-            Err(e) => return done(error_result(case, opts, format!("{pos}: {e}"))),
+            Err(e) => return done(error_result(item, opts, format!("{pos}: {e}"))),
         }
     }
     Step::Ready(Box::new(Prepared {
-        case,
+        item,
         r,
         state,
         expectation,
@@ -234,26 +235,26 @@ pub fn prepare<'c>(case: &'c Case, adapter: &dyn Adapter, opts: &Options) -> Ste
 /// when it cannot be built, with the message the case's `expect` table gives.
 pub(crate) fn expectation_now<'e, 'c: 'e>(
     expectation: &'e mut Option<Cow<'c, Expectation>>,
-    case: &'c Case,
+    item: Item<'c>,
     state: &atomcts_reference::state::State,
     opts: &Options,
 ) -> Result<&'e Expectation, Box<CaseResult>> {
     if expectation.is_none() {
-        let Some(e) = case.generated_expectation() else {
-            let why = match case.expect_entries() {
-                Some(t) => match build_expectation(case, state, &t.0, &t.1) {
+        let Some(e) = item.generated_expectation() else {
+            let why = match item.expect_entries() {
+                Some(t) => match build_expectation(item.case(), state, &t.0, &t.1) {
                     Err(e) => e.to_string(),
                     Ok(_) => "the generated case's expectation could not be built".into(),
                 },
                 None => "no expectation".into(),
             };
-            return Err(Box::new(error_result(case, opts, why)));
+            return Err(Box::new(error_result(item, opts, why)));
         };
         *expectation = Some(Cow::Borrowed(e));
     }
     match expectation {
         Some(e) => Ok(e),
-        None => Err(Box::new(error_result(case, opts, "no expectation".into()))),
+        None => Err(Box::new(error_result(item, opts, "no expectation".into()))),
     }
 }
 

@@ -1,7 +1,7 @@
 //! What a case's result says about the case: its labels (`op_label`, `case_label`), the
 //! result records of a case ([`complete`]) and its reproduce line ([`repro_line`]).
 
-use crate::corpus::case::Case;
+use crate::corpus::case::{Case, Item};
 use crate::corpus::expectation::Expectation;
 use crate::run::results::{CaseResult, FindingOut, Options, Status};
 use atomcts_reference::program::Dialect;
@@ -46,14 +46,14 @@ pub fn op_label(dialect: Dialect, asm: &str) -> String {
 /// (the case format's `invalid = "<reason>"`), so that the summaries and the conformance matrix
 /// group illegal forms per dialect and reason instead of naming them after their text (`%%
 /// atomic !!` is no operation).
-pub fn rejection_label(case: &Case) -> Option<String> {
-    if case.generated.is_some() {
-        return match case.generated_expectation()? {
+pub fn rejection_label(item: Item<'_>) -> Option<String> {
+    if item.generated().is_some() {
+        return match item.generated_expectation()? {
             Expectation::Invalid { reason, .. } => Some(format!("illegal form: {reason}")),
             _ => None,
         };
     }
-    let (entries, _) = case.expect.as_ref()?;
+    let (entries, _) = item.case().expect.as_ref()?;
     let (_, reason, _) = entries.iter().find(|(k, _, _)| k == "invalid")?;
     Some(format!("illegal form: {}", reason.as_str()?))
 }
@@ -61,8 +61,9 @@ pub fn rejection_label(case: &Case) -> Option<String> {
 /// The op label of a case: [`rejection_label`] for a case that expects a rejection, else
 /// `concurrent:` and the labels of its instructions for a concurrent case, else [`op_label`]
 /// of its instruction.
-pub fn case_label(case: &Case) -> String {
-    if let Some(label) = rejection_label(case) {
+pub fn case_label(item: Item<'_>) -> String {
+    let case = item.case();
+    if let Some(label) = rejection_label(item) {
         label
     } else if case.is_concurrent() {
         let ops: Vec<String> = case
@@ -76,8 +77,8 @@ pub fn case_label(case: &Case) -> String {
     }
 }
 
-pub(crate) fn error_result(case: &Case, opts: &Options, message: String) -> CaseResult {
-    let mut r = base_result(case, opts);
+pub(crate) fn error_result(item: Item<'_>, opts: &Options, message: String) -> CaseResult {
+    let mut r = base_result(item, opts);
     r.status = Status::Error;
     r.findings.push(FindingOut {
         location: "case".into(),
@@ -91,11 +92,12 @@ pub(crate) fn error_result(case: &Case, opts: &Options, message: String) -> Case
 /// A case's result record without the fields only a kept or written result needs (its
 /// instruction, position, citation and reproduce line: see [`complete`]); `id`, `dialect` and
 /// `op` are there, which a counted result needs (issue 9).
-pub(crate) fn base_result(case: &Case, _opts: &Options) -> CaseResult {
+pub(crate) fn base_result(item: Item<'_>, _opts: &Options) -> CaseResult {
+    let case = item.case();
     CaseResult {
         id: case.id.clone(),
         dialect: case.dialect.name().into(),
-        op: case_label(case),
+        op: case_label(item),
         asm: String::new(),
         at: String::new(),
         cite: String::new(),

@@ -2,7 +2,7 @@
 //! counts ([`Tally`]), its failure signature and the differential verdict ([`Verdict`]).
 
 use super::options::Stop;
-use crate::corpus::case::Case;
+use crate::corpus::case::{Case, Item};
 use crate::fuzzing::draft::GenCase;
 use crate::fuzzing::expect::expect_table;
 use crate::report::finding_line;
@@ -255,7 +255,7 @@ pub(crate) fn run_side(
     opts: &Options,
     limit: &Limit,
 ) -> Vec<CaseResult> {
-    let refs: Vec<&Case> = cases.iter().collect();
+    let refs: Vec<Item<'_>> = cases.iter().map(Item::from).collect();
     let mut out = Vec::with_capacity(cases.len());
     crate::run::run_cases_until(&refs, a, opts, &|| limit.reached(), &mut |_, r| out.push(r));
     out
