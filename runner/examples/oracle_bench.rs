@@ -30,7 +30,7 @@ fn state_via_text(gc: &GenCase) -> Option<atomcts_reference::state::State> {
     t.insert("expect".into(), toml::Value::Table(e));
     let text = file_text(gc.dialect, "", &[t]).ok()?;
     let loaded = atomcts::corpus::case::parse_file(Path::new(""), Path::new("<generated>"), text);
-    atomcts::corpus::build::build_state(loaded.cases.first()?).ok()
+    atomcts::corpus::state::build_state(loaded.cases.first()?).ok()
 }
 
 fn main() {

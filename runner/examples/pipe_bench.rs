@@ -38,7 +38,7 @@ fn main() {
         atomcts::fuzzing::generate::generate(1, n.min(POOL), &profile).expect("generated cases");
     let states: Vec<_> = cases
         .iter()
-        .map(|c| atomcts::corpus::build::item_state(c.item()).expect("state"))
+        .map(|c| atomcts::corpus::state::item_state(c.item()).expect("state"))
         .collect();
     let requests: Vec<Request<'_>> = cases
         .iter()

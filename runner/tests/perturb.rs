@@ -9,9 +9,10 @@
 //! failure) is presented under each profile that allows it. This keeps the corpus from
 //! over-specifying and the judge from being stricter than the documents.
 
-use atomcts::corpus::build::{build_expectation, build_state};
+use atomcts::corpus::build::build_expectation;
 use atomcts::corpus::case::load;
 use atomcts::corpus::expectation::{Expectation, Target};
+use atomcts::corpus::state::build_state;
 use atomcts::corpus::value::Pat;
 use atomcts::corpus::verify;
 use atomcts::fuzzing::plant::alternatives;

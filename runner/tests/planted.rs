@@ -7,9 +7,10 @@
 //! the reference's judge on its own, since for generated cases and racing locations the judge
 //! is the only line of defence. The score (rejected / planted) is printed per kind.
 
-use atomcts::corpus::build::{build_expectation, build_state};
+use atomcts::corpus::build::build_expectation;
 use atomcts::corpus::case::{Encoding, load};
 use atomcts::corpus::expectation::{Expectation, Target};
+use atomcts::corpus::state::build_state;
 use atomcts::corpus::value::Pat;
 use atomcts::corpus::verify::{check, fault_against_reference, fault_lane_bound};
 use atomcts::fuzzing::plant::{PlantKind, concurrent_plants, plants};

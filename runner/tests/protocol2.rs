@@ -93,7 +93,7 @@ fn streamed_requests_are_the_value_forms_bytes_on_the_corpus() {
     let profile = atomcts_reference::Profile::default();
     let (mut states, mut lowered) = (0, 0);
     for c in &loaded.cases {
-        let Ok(st) = atomcts::corpus::build::build_state(c) else {
+        let Ok(st) = atomcts::corpus::state::build_state(c) else {
             continue;
         };
         let tree = state_to_json(&st);
@@ -153,7 +153,7 @@ atomcts_shim.serve(run, name="crashy", window=8)
     let cases = atomcts::fuzzing::generate::generate(1, 60, &profile).unwrap();
     let states: Vec<_> = cases
         .iter()
-        .map(|c| atomcts::corpus::build::item_state(c.item()).unwrap())
+        .map(|c| atomcts::corpus::state::item_state(c.item()).unwrap())
         .collect();
     let requests: Vec<Request<'_>> = cases
         .iter()
@@ -256,7 +256,7 @@ atomcts_shim.serve(run, name="once", window=8, stdin=Tap(r))
     let cases = atomcts::fuzzing::generate::generate(1, 30, &default).unwrap();
     let states: Vec<_> = cases
         .iter()
-        .map(|c| atomcts::corpus::build::item_state(c.item()).unwrap())
+        .map(|c| atomcts::corpus::state::item_state(c.item()).unwrap())
         .collect();
     fn requests<'a>(
         cases: &'a [atomcts::corpus::case::GeneratedCase],

@@ -14,8 +14,8 @@
 //! `tools/install-implementations.sh nvidia`, which `.ci/run` runs first), else `PATH`. Without it the tests fail under `CI=true` and otherwise print why
 //! they did not run.
 
-use atomcts::corpus::build::build_state;
 use atomcts::corpus::case::{Case, load};
+use atomcts::corpus::state::build_state;
 use atomcts::run::concurrent::build_states;
 use atomcts_adapters::back::ptx::concurrent as ptx_concurrent;
 use atomcts_adapters::back::ptx::emit::{self, Plant};

@@ -1,9 +1,10 @@
 //! Every corpus file is one test: it must load, and every case in it must agree with the
 //! reference model under every profile it applies to.
 
-use atomcts::corpus::build::{build_expectation, build_state};
+use atomcts::corpus::build::build_expectation;
 use atomcts::corpus::case::{corpus_root, parse_file};
 use atomcts::corpus::expectation::Expectation;
+use atomcts::corpus::state::build_state;
 use atomcts::run::results::{Options, Status};
 use atomcts::run::run_case;
 use atomcts_adapters::ReferenceAdapter;

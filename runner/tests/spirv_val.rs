@@ -4,8 +4,8 @@
 //! (Debian `spirv-tools`). Emitting needs no driver: the device features are "everything the
 //! emitters can use". Without spirv-val the test fails under `CI=true` and says so otherwise.
 
-use atomcts::corpus::build::build_state;
 use atomcts::corpus::case::load;
+use atomcts::corpus::state::build_state;
 use atomcts_adapters::Request;
 use atomcts_adapters::back::vulkan::emit::{Features, Plant};
 use atomcts_adapters::back::vulkan::{Route, prepare, prepare_concurrent};

@@ -71,7 +71,7 @@ pub fn case(
         .into_iter()
         .next()
         .ok_or_else(|| GivenError("no case".into()))?;
-    let state = crate::corpus::build::build_state(&case).map_err(|e| locate(&e.pos, &e.message))?;
+    let state = crate::corpus::state::build_state(&case).map_err(|e| locate(&e.pos, &e.message))?;
     Ok((case, state))
 }
 

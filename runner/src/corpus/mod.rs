@@ -1,6 +1,6 @@
 //! The corpus layer (bottom of the library): the case format and everything that interprets a
 //! case without running it: loading ([`case`]), values and patterns ([`value`],
-//! [`float_display`]), states and expectations ([`build`]), checking an observation against
+//! [`float_display`]), states ([`state`]) and expectations ([`build`]), checking an observation against
 //! an expectation ([`verify`]) and one-instruction cases from the command line ([`given`]).
 //! Imports nothing from the layers above (`run`, `report`, `fuzzing`, the command line):
 //! `runner/tests/layers.rs` checks it.
@@ -13,5 +13,6 @@ pub mod export;
 pub mod float_display;
 pub mod given;
 pub mod pos;
+pub mod state;
 pub mod value;
 pub mod verify;

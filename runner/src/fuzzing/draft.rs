@@ -3,14 +3,19 @@
 //! `atomcts gen`'s files, the shrinker and messages) or put into a [`State`] directly
 //! ([`Draft::state`]), without formatting and parsing `"u32:0x..."` strings back.
 //!
-//! [`Draft::state`] interprets the values exactly as [`crate::corpus::build::build_state`] interprets
-//! their TOML form (FORMAT.md "State"), for the shapes the generator makes; a test checks that
-//! both give the same state (or both an error) on thousands of generated cases.
+//! [`Draft::state`] reads the values through the one state builder ([`crate::corpus::state`]),
+//! as it reads their TOML form (FORMAT.md "State"); a test checks that both give the same
+//! state (or both an error) on thousands of generated cases.
 
-use crate::corpus::build::{buffer_base, msl_type};
+use crate::corpus::pos::Pos;
+use crate::corpus::state::{CellKey, GivenValue, build};
+use crate::corpus::value::{Bits, Pat, Slot, parse_pat, parse_range};
 use atomcts_reference::program::Dialect;
-use atomcts_reference::state::{AtomicType, Buffer, MAX_ELEMS, Reg, State, Window};
-use atomcts_reference::types::{ElemType, Space, mask};
+use atomcts_reference::state::State;
+use atomcts_reference::types::mask;
+use std::fmt;
+use std::path::Path;
+use std::sync::{Arc, LazyLock};
 use toml::{Table, Value};
 
 /// A generated case before it has an expectation.
@@ -149,318 +154,109 @@ impl Draft {
         }
     }
 
-    /// The initial state, built directly: the state `build_state` makes from
-    /// [`Draft::gen_case`]'s entries, or an error where it gives one.
+    /// The initial state, built directly by the one state builder
+    /// ([`crate::corpus::state::build`]) from the typed values: the state `build_state` makes
+    /// from [`Draft::gen_case`]'s entries, or the error it gives.
     pub fn state(&self) -> Result<State, String> {
-        let lanes = self.lanes;
-        if self.dialect == Dialect::Sass && lanes > 32 {
-            return Err(format!("SASS lanes = {lanes}: a warp has at most 32"));
-        }
-        let mut st = State::new(if self.dialect == Dialect::Visa {
-            1
-        } else {
-            lanes
-        });
         // The loader's entries come in key order (a TOML table sorts them).
         let mut entries: Vec<&(&'static str, G)> = self.given.iter().collect();
         entries.sort_unstable_by_key(|(k, _)| *k);
-        let mut buffers = 0usize;
-        for (key, v) in entries {
-            match (*key, self.dialect) {
-                ("mem", _) => fill_mem(&mut st.global, v)?,
-                ("alloc", _) => {
-                    let G::List(a) = v else { return bad(key) };
-                    for r in a {
-                        let G::Range(b, l) = r else { return bad(key) };
-                        st.global.alloc(*b, *l).map_err(|e| e.to_string())?;
-                    }
-                }
-                ("active", d) if d != Dialect::Visa => {
-                    st.active = match v {
-                        G::List(a) if a.len() == lanes as usize => a
-                            .iter()
-                            .map(|x| match x {
-                                G::Bool(b) => Ok(*b),
-                                _ => bad(key),
-                            })
-                            .collect::<Result<_, _>>()?,
-                        G::Int(m) => (0..lanes).map(|l| l < 64 && m >> l & 1 == 1).collect(),
-                        _ => return bad(key),
-                    }
-                }
-                ("shared_window", Dialect::Sass) => {
-                    let G::Range(base, len) = v else {
-                        return bad(key);
-                    };
-                    st.shared_window = Some(Window {
-                        base: *base,
-                        len: *len,
-                    });
-                }
-                ("emask", Dialect::Visa) => {
-                    let G::Int(m) = v else { return bad(key) };
-                    st.emask = u32::try_from(*m).map_err(|_| "emask is 32 bits".to_string())?;
-                }
-                ("simd_width", Dialect::Msl) => {
-                    let G::Int(w) = v else { return bad(key) };
-                    if !(1..=64).contains(w) {
-                        return bad(key);
-                    }
-                    st.simd_width = *w as u32;
-                }
-                ("slm", Dialect::Visa) => {
-                    let Some(G::Int(size)) = v.get("size") else {
-                        return bad(key);
-                    };
-                    st.shared.alloc(0, *size).map_err(|e| e.to_string())?;
-                    st.slm_size = Some(*size);
-                    if let Some(m) = v.get("mem") {
-                        fill_mem(&mut st.shared, m)?;
-                        if st.shared.ranges().any(|(b, l)| b + l > *size) {
-                            return Err("slm mem lies outside slm size".into());
-                        }
-                    }
-                }
-                (_, Dialect::Sass) => sass_reg(&mut st, key, v)?,
-                (_, Dialect::Visa) => visa_reg(&mut st, key, v)?,
-                (_, Dialect::Msl) => {
-                    if v.get("space").is_some() {
-                        msl_buffer(&mut st, key, v, buffer_base(buffers))?;
-                        buffers += 1;
-                    } else {
-                        msl_operand(&mut st, key, v)?;
-                    }
-                }
-            }
-        }
-        st.validate().map_err(|e| e.to_string())?;
-        Ok(st)
+        let at: &Pos = &GENERATED;
+        build(
+            self.dialect,
+            self.lanes,
+            entries.into_iter().map(|(k, v)| (*k, v, at)),
+            at,
+        )
+        .map_err(|e| e.message)
     }
 }
 
-fn bad<T>(key: &str) -> Result<T, String> {
-    Err(format!(
-        "generated state `{key}` has a shape the builder does not take"
-    ))
-}
+/// Where a generated case's state comes from (its messages drop the position).
+static GENERATED: LazyLock<Pos> = LazyLock::new(|| Pos {
+    file: Arc::from(Path::new("generated")),
+    line: 1,
+    col: 1,
+});
 
-/// An exact value for a location of `width` bits: an integer must fit (`Ok(None)` when it
-/// does not), a typed value brings its own width.
-fn bits(v: &G, width: u32) -> Option<(u64, u32)> {
-    match v {
-        G::Int(i) if width >= 64 || *i <= mask(width) => Some((*i, width)),
-        G::Typed(w, x) => Some((*x & mask(*w), *w)),
-        G::Bool(b) => Some((u64::from(*b), width.max(1))),
-        _ => None,
+impl fmt::Display for G {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.to_value())
     }
 }
 
-fn fill_mem(mem: &mut atomcts_reference::memory::Memory, v: &G) -> Result<(), String> {
-    let G::Mem(cells) = v else { return bad("mem") };
-    let mut cells: Vec<(u64, u64, u32)> = cells
-        .iter()
-        .map(|(a, x)| bits(x, 32).map(|(v, w)| (*a, v, w)).ok_or(()))
-        .collect::<Result<_, _>>()
-        .or_else(|_| bad("mem"))?;
-    cells.sort_unstable_by_key(|c| c.0);
-    // One allocation per run of touching or overlapping cells (the memory merges touching
-    // ranges, so this is the memory that one allocation per cell makes), then the writes in
-    // the same order.
-    let mut i = 0;
-    while i < cells.len() {
-        let start = cells[i].0;
-        let mut end = u128::from(start);
-        let mut j = i;
-        while j < cells.len() && u128::from(cells[j].0) <= end {
-            end = end.max(u128::from(cells[j].0) + u128::from(cells[j].2 / 8));
-            j += 1;
-        }
-        let len = u64::try_from(end - u128::from(start))
-            .map_err(|_| format!("mem {start:#x}: past 2^64"))?;
-        mem.alloc(start, len)
-            .map_err(|e| format!("mem {start:#x}: {e}"))?;
-        i = j;
-    }
-    for (addr, value, width) in cells {
-        mem.write(addr, u64::from(width / 8), value);
-    }
-    Ok(())
-}
-
-/// `R<n>` or `P<n>` of SASS.
-fn sass_reg(st: &mut State, key: &str, v: &G) -> Result<(), String> {
-    let lanes = st.lanes as usize;
-    let vals: Vec<&G> = match v {
-        G::List(a) if a.len() == lanes => a.iter().collect(),
-        G::List(_) => return bad(key),
-        x => vec![x; lanes],
-    };
-    let n: u32 = key[1..].parse().or_else(|_| bad(key))?;
-    if key.starts_with('P') && n <= 6 {
-        let elems = vals
-            .iter()
-            .map(|x| match x {
-                G::Bool(b) => Ok(u64::from(*b)),
-                _ => bad(key),
-            })
-            .collect::<Result<_, _>>()?;
-        st.regs.insert(
-            key.to_string(),
-            Reg {
-                ty: ElemType::BOOL,
-                elems,
-            },
-        );
-        return Ok(());
-    }
-    if !key.starts_with('R') || n > 254 {
-        return bad(key);
-    }
-    // The names of the register and the next one (a 64-bit pair), made once per entry.
-    let names = [format!("R{n}"), format!("R{}", n + 1)];
-    for (l, x) in vals.into_iter().enumerate() {
-        // Integers above 32 bits are 64-bit pair values.
-        let (value, width) = bits(x, 32)
-            .or_else(|| bits(x, 64))
-            .ok_or(())
-            .or_else(|_| bad(key))?;
-        let words = if width > 32 { 2 } else { 1 };
-        if n + words - 1 > 254 {
-            return bad(key);
-        }
-        for w in 0..words {
-            let name = &names[w as usize];
-            if !st.regs.contains_key(name) {
-                st.regs.insert(
-                    name.clone(),
-                    Reg {
-                        ty: ElemType::B32,
-                        elems: vec![0; lanes],
-                    },
-                );
-            }
-            if let Some(r) = st.regs.get_mut(name) {
-                r.elems[l] = (value >> (32 * w)) & 0xFFFF_FFFF;
-            }
+/// The generator's values read as the case format reads their TOML form ([`G::to_value`]).
+impl GivenValue for G {
+    fn int(&self) -> Option<i64> {
+        match self {
+            G::Int(v) => Some(*v as i64),
+            _ => None,
         }
     }
-    Ok(())
-}
-
-/// A typed vector `{ <type> = [..] | value }`: its type and values.
-fn typed<'a>(
-    key: &str,
-    v: &'a G,
-    type_of: fn(&str) -> Option<ElemType>,
-) -> Result<(ElemType, Vec<&'a G>), String> {
-    let G::Table(t) = v else { return bad(key) };
-    let [(ty, vals)] = t.as_slice() else {
-        return bad(key);
-    };
-    let et = type_of(ty).ok_or(()).or_else(|_| bad(key))?;
-    let vals: Vec<&G> = match vals {
-        G::List(a) => a.iter().collect(),
-        x => vec![x],
-    };
-    if vals.len() > MAX_ELEMS {
-        return bad(key);
-    }
-    Ok((et, vals))
-}
-
-fn elems(key: &str, et: ElemType, vals: &[&G]) -> Result<Vec<u64>, String> {
-    vals.iter()
-        .map(|x| match bits(x, u32::from(et.bits).max(1)) {
-            Some((v, w)) if w <= u32::from(et.bits).max(1) => Ok(v & et.mask()),
-            _ => bad(key),
-        })
-        .collect()
-}
-
-/// `V<n>` or `P<n>` of vISA.
-fn visa_reg(st: &mut State, key: &str, v: &G) -> Result<(), String> {
-    let n: u32 = key[1..].parse().or_else(|_| bad(key))?;
-    if key.starts_with('V') && n > 0 {
-        let (et, vals) = typed(key, v, ElemType::from_visa_name)?;
-        let elems = elems(key, et, &vals)?;
-        st.regs.insert(key.to_string(), Reg { ty: et, elems });
-        return Ok(());
-    }
-    if key.starts_with('P') {
-        let G::Int(m) = v else { return bad(key) };
-        let elems = (0..32).map(|i| m >> i & 1).collect();
-        st.regs.insert(
-            key.to_string(),
-            Reg {
-                ty: ElemType::BOOL,
-                elems,
-            },
-        );
-        return Ok(());
-    }
-    bad(key)
-}
-
-fn msl_buffer(st: &mut State, key: &str, v: &G, base: u64) -> Result<(), String> {
-    let space = match v.get("space") {
-        Some(G::Str("device")) => Space::Global,
-        Some(G::Str("threadgroup")) => Space::Shared,
-        _ => return bad(key),
-    };
-    let Some(ty) = (match v.get("type") {
-        Some(G::Str(s)) => AtomicType::from_name(s),
-        _ => None,
-    }) else {
-        return bad(key);
-    };
-    let Some(G::List(init)) = v.get("init") else {
-        return bad(key);
-    };
-    if init.len() > MAX_ELEMS {
-        return bad(key);
-    }
-    let len = init.len() as u64;
-    let mem = st.memory_mut(space);
-    mem.alloc(base, 4 * len)
-        .map_err(|e| format!("buffer {key}: {e}"))?;
-    for (i, x) in init.iter().enumerate() {
-        let Some((value, 32)) = bits(x, 32) else {
-            return bad(key);
-        };
-        mem.write(base + 4 * i as u64, 4, value);
-    }
-    st.buffers.insert(
-        key.to_string(),
-        Buffer {
-            space,
-            ty,
-            base,
-            len,
-        },
-    );
-    Ok(())
-}
-
-fn msl_operand(st: &mut State, key: &str, v: &G) -> Result<(), String> {
-    let lanes = st.lanes as usize;
-    let (et, vals): (ElemType, Vec<&G>) = match v {
-        G::Table(_) => {
-            let (et, vals) = typed(key, v, msl_type)?;
-            if vals.len() == 1 {
-                (et, vec![vals[0]; lanes])
-            } else {
-                (et, vals)
-            }
+    fn boolean(&self) -> Option<bool> {
+        match self {
+            G::Bool(b) => Some(*b),
+            _ => None,
         }
-        G::List(a) => (ElemType::UD, a.iter().collect()),
-        x => (ElemType::UD, vec![x; lanes]),
-    };
-    if vals.len() != lanes {
-        return bad(key);
     }
-    let elems = elems(key, et, &vals)?;
-    st.regs.insert(key.to_string(), Reg { ty: et, elems });
-    Ok(())
+    fn text(&self) -> Option<&str> {
+        match self {
+            G::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+    fn range(&self) -> Option<Result<(u64, u64), String>> {
+        match self {
+            G::Range(b, l) => Some(Ok((*b, *l))),
+            G::Str(s) => Some(parse_range(s)),
+            _ => None,
+        }
+    }
+    fn list(&self) -> Option<&[G]> {
+        match self {
+            G::List(a) => Some(a),
+            _ => None,
+        }
+    }
+    fn table_len(&self) -> Option<usize> {
+        match self {
+            G::Table(t) => Some(t.len()),
+            G::Mem(m) => Some(m.len()),
+            _ => None,
+        }
+    }
+    fn field(&self, key: &str) -> Option<&G> {
+        self.get(key)
+    }
+    fn first_field(&self) -> Option<(&str, &G)> {
+        match self {
+            G::Table(t) => t.first().map(|(k, v)| (*k, v)),
+            _ => None,
+        }
+    }
+    fn unknown_field(&self, allowed: &[&str]) -> Option<&str> {
+        match self {
+            G::Table(t) => t.iter().map(|(k, _)| *k).find(|k| !allowed.contains(k)),
+            _ => None,
+        }
+    }
+    fn cells(&self) -> Option<Vec<(CellKey<'_>, &G)>> {
+        match self {
+            G::Mem(m) => Some(m.iter().map(|(a, v)| (CellKey::Addr(*a), v)).collect()),
+            _ => None,
+        }
+    }
+    fn pat(&self, slot: Slot) -> Result<Pat, String> {
+        match self {
+            // What `Value::Integer(v as i64)` reads as.
+            G::Int(_) | G::Bool(_) => parse_pat(&self.to_value(), slot),
+            G::Typed(w, v) => Ok(Pat::exact(Bits {
+                value: v & mask(*w),
+                width: *w,
+            })),
+            _ => Err(format!("unexpected value {self}")),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -3,10 +3,10 @@
 //! (`direct_expectation`), and what the generator hands the runner for each case
 //! ([`Prebuilt`], the [`crate::corpus::case::Generated`] of a generated case).
 
-use crate::corpus::build::msl_type_name;
 use crate::corpus::case::{Case, entries_of};
 use crate::corpus::expectation::Expectation;
 use crate::corpus::pos::Pos;
+use crate::corpus::state::msl_type_name;
 use crate::fuzzing::draft::{Draft, GenCase};
 use atomcts_reference::Profile;
 use atomcts_reference::exec::{Resolved, resolve};
@@ -58,7 +58,7 @@ pub(crate) fn open_mask(c: &Completed, loc: &Loc) -> u64 {
 }
 
 /// What the generator already made for a generated case (issue 9): its typed state (the
-/// case's `given` stays empty: [`crate::corpus::build::build_state`] builds from this draft), the
+/// case's `given` stays empty: [`crate::corpus::state::build_state`] builds from this draft), the
 /// initial state, the reference's run under the generator's profile, and the expectation
 /// built from the case's `expect` entries: exactly what [`crate::run::prepare::prepare`] would build
 /// from the case's text. A run under another profile uses only the draft.
@@ -182,7 +182,7 @@ pub fn load_state(gc: &GenCase) -> Result<State, String> {
         String::new(),
         None,
     );
-    crate::corpus::build::build_state(&case).map_err(|e| e.message)
+    crate::corpus::state::build_state(&case).map_err(|e| e.message)
 }
 
 pub(crate) fn unspecified() -> Table {
@@ -369,8 +369,9 @@ pub(crate) fn direct_expectation(
     outcome: &Outcome,
     lowered: Option<&Lowered>,
 ) -> Option<Expectation> {
-    use crate::corpus::build::{buffer_slot, expect_entry, mem_pat, msl_type, reg_index, slot};
+    use crate::corpus::build::expect_entry;
     use crate::corpus::expectation::{Check, Target};
+    use crate::corpus::state::{buffer_slot, mem_pat, msl_type, reg_index, slot};
     use crate::corpus::value::{Bits, Human, Pat};
     let table_route = || {
         let entries = entries_of(

@@ -845,8 +845,8 @@ mod tests {
             );
             assert_eq!(strip(&ce.0), strip(&te.0), "{}", c.id);
             assert_eq!(
-                crate::corpus::build::item_state(g.item()).unwrap(),
-                crate::corpus::build::build_state(t).unwrap()
+                crate::corpus::state::item_state(g.item()).unwrap(),
+                crate::corpus::state::build_state(t).unwrap()
             );
         }
     }

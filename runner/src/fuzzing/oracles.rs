@@ -12,8 +12,9 @@
 //! Each oracle panics (the fuzzer's crash signal) with a message naming what differs; every
 //! other input returns quietly.
 
-use crate::corpus::build::{build_expectation, build_state};
+use crate::corpus::build::build_expectation;
 use crate::corpus::case::parse_file;
+use crate::corpus::state::build_state;
 use crate::fuzzing::draft::Draft;
 use crate::fuzzing::draft::GenCase;
 use crate::fuzzing::generate::{Entropy, case_table, file_text, gen_draft};

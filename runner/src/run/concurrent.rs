@@ -3,10 +3,11 @@
 //! case names, and judges the whole observation with the reference's checker across
 //! instructions ([`atomcts_reference::concurrent`]).
 
-use crate::corpus::build::{BuildError, build_expectation, build_state};
+use crate::corpus::build::build_expectation;
 use crate::corpus::case::Case;
 use crate::corpus::expectation::{Check, Expectation, Target};
 use crate::corpus::pos::Pos;
+use crate::corpus::state::{BuildError, build_state};
 use crate::corpus::verify::{self, Finding};
 use crate::run::results::{CaseResult, Options, Status, verdict};
 use atomcts_adapters::concurrent::{ConcurrentInstr, ConcurrentRequest};

@@ -1,9 +1,10 @@
 //! Everything decided about a case before the adapter runs it ([`prepare`]): its state,
 //! expectation and the reference's run.
 
-use crate::corpus::build::{build_expectation, item_state};
+use crate::corpus::build::build_expectation;
 use crate::corpus::case::{Case, Item};
 use crate::corpus::expectation::Expectation;
+use crate::corpus::state::item_state;
 use crate::corpus::verify::Finding;
 use crate::run::repro::{base_result, error_result, not_applicable};
 use crate::run::results::{CaseResult, FindingOut, Options, Status};
