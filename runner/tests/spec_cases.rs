@@ -2,8 +2,9 @@
 //! reference model under every profile it applies to.
 
 use atomcts::corpus::build::build_expectation;
-use atomcts::corpus::case::{corpus_root, parse_file};
+use atomcts::corpus::case::parse_file;
 use atomcts::corpus::expectation::Expectation;
+use atomcts::corpus::files::corpus_root;
 use atomcts::corpus::state::build_state;
 use atomcts::run::results::{Options, Status};
 use atomcts::run::run_case;

@@ -1,7 +1,8 @@
 //! `atomcts regress`: a fuzz artifact as a regression case.
 
 use anyhow::{Context, Result, bail};
-use atomcts::corpus::case::{self, corpus_root};
+use atomcts::corpus::case;
+use atomcts::corpus::files::corpus_root;
 use atomcts::exit::{EXIT_NONCONFORMANCE, EXIT_OK};
 use atomcts::report::output;
 use atomcts::run;

@@ -2,7 +2,9 @@
 //! `file:line:col`, and the validated [`Case`].
 
 use crate::corpus::expectation::Expectation;
-use crate::corpus::pos::Pos;
+use crate::corpus::files::{discover, id_prefix, id_root, read_case_file};
+pub use crate::corpus::pos::LoadError;
+use crate::corpus::pos::{Pos, Source};
 use atomcts_reference::Profile;
 use atomcts_reference::program::{self, Dialect};
 use atomcts_reference::state::State;
@@ -12,58 +14,6 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use toml::{Spanned, Value};
-
-/// Converts byte offsets to positions: the line starts are indexed once per file, so each
-/// position costs a binary search plus one line's characters (linear loading, issue 7 D1).
-#[derive(Clone, Debug)]
-pub struct Source {
-    /// The file.
-    pub file: Arc<Path>,
-    text: String,
-    line_starts: Vec<usize>,
-}
-
-impl Source {
-    /// Wraps a file's text.
-    pub fn new(file: &Path, text: String) -> Source {
-        let line_starts = std::iter::once(0)
-            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
-            .collect();
-        Source {
-            file: Arc::from(file),
-            text,
-            line_starts,
-        }
-    }
-
-    /// The text.
-    pub fn text(&self) -> &str {
-        &self.text
-    }
-
-    /// The position of byte offset `at`.
-    pub fn pos(&self, at: usize) -> Pos {
-        let at = self.text.floor_char_boundary(at.min(self.text.len()));
-        let line = self.line_starts.partition_point(|s| *s <= at);
-        let start = self.line_starts[line - 1];
-        let col = self.text[start..at].chars().count() + 1;
-        Pos {
-            file: self.file.clone(),
-            line,
-            col,
-        }
-    }
-}
-
-/// A load or validation error with its position.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{pos}: {message}")]
-pub struct LoadError {
-    /// Where.
-    pub pos: Pos,
-    /// What.
-    pub message: String,
-}
 
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -357,18 +307,6 @@ pub struct Loaded {
     pub errors: Vec<LoadError>,
 }
 
-/// The id prefix of a file: its path below the corpus root, without `.toml`, with `/`.
-pub fn id_prefix(root: &Path, file: &Path) -> String {
-    let (root_n, file_n) = (normalize(root), normalize(file));
-    let rel = if root.as_os_str().is_empty() {
-        file
-    } else {
-        file_n.strip_prefix(&root_n).unwrap_or(file)
-    };
-    let s = rel.with_extension("").to_string_lossy().replace('\\', "/");
-    s.trim_start_matches("./").to_string()
-}
-
 fn entries(src: &Source, t: &RawTable) -> Vec<(String, Value, Pos)> {
     t.iter()
         .map(|(k, v)| {
@@ -402,57 +340,80 @@ pub fn parse_file(root: &Path, file: &Path, text: String) -> Loaded {
         });
         return out;
     };
-    let prefix = id_prefix(root, file);
+    let cx = FileCx {
+        src: &src,
+        dialect,
+        prefix: id_prefix(root, file),
+        file,
+        cite: raw.cite,
+    };
     let mut names = BTreeMap::new();
     for c in raw.case {
-        let pos = src.pos(c.span().start);
+        match cx.case(c, &mut names, &mut out.errors) {
+            Ok(case) => out.cases.push(case),
+            Err(Some(e)) => out.errors.push(e),
+            Err(None) => {}
+        }
+    }
+    out
+}
+
+/// What every case of one file shares while it is read.
+struct FileCx<'a> {
+    src: &'a Source,
+    dialect: Dialect,
+    prefix: String,
+    file: &'a Path,
+    cite: Option<String>,
+}
+
+/// A case that is not loaded: its error, or `None` when its errors are already reported.
+type Rejected = Option<LoadError>;
+
+fn reject<T>(pos: Pos, message: String) -> Result<T, Rejected> {
+    Err(Some(LoadError { pos, message }))
+}
+
+impl FileCx<'_> {
+    fn pos<T>(&self, s: &Spanned<T>) -> Pos {
+        self.src.pos(s.span().start)
+    }
+
+    /// One `[[case]]`, checked in the order FORMAT.md describes its keys.
+    fn case(
+        &self,
+        c: Spanned<RawCase>,
+        names: &mut BTreeMap<String, Pos>,
+        errors: &mut Vec<LoadError>,
+    ) -> Result<Case, Rejected> {
+        let pos = self.pos(&c);
         let c = c.into_inner();
         let name = c.name.get_ref().clone();
-        let npos = src.pos(c.name.span().start);
-        let mut err = |pos: Pos, message: String| out.errors.push(LoadError { pos, message });
+        let npos = self.pos(&c.name);
         if name.is_empty()
             || !name
                 .chars()
                 .all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '_')
         {
-            err(npos, format!("case name `{name}` must be [a-z0-9_]+"));
-            continue;
+            return reject(npos, format!("case name `{name}` must be [a-z0-9_]+"));
         }
         if let Some(first) = names.insert(name.clone(), npos.clone()) {
-            err(
+            return reject(
                 npos,
                 format!("duplicate case name `{name}` (first at {first})"),
             );
-            continue;
         }
-        let Some(cite) = c.cite.clone().or_else(|| raw.cite.clone()) else {
-            err(
+        let Some(cite) = c.cite.clone().or_else(|| self.cite.clone()) else {
+            return reject(
                 npos,
                 format!("case `{name}` has no cite and the file has none"),
             );
-            continue;
         };
-        let lanes = match &c.lanes {
-            None => 1,
-            Some(l) => match u32::try_from(*l.get_ref()) {
-                Ok(n) if (1..=atomcts_reference::state::MAX_LANES).contains(&n) => n,
-                _ => {
-                    err(
-                        src.pos(l.span().start),
-                        format!(
-                            "lanes = {} is outside 1..={}",
-                            l.get_ref(),
-                            atomcts_reference::state::MAX_LANES
-                        ),
-                    );
-                    continue;
-                }
-            },
-        };
+        let lanes = self.lanes(&c.lanes)?;
         let expect = c
             .expect
             .as_ref()
-            .map(|e| (entries(&src, e.get_ref()), src.pos(e.span().start)));
+            .map(|e| (entries(self.src, e.get_ref()), self.pos(e)));
         let expect_if: Vec<_> = c
             .expect_if
             .iter()
@@ -460,236 +421,75 @@ pub fn parse_file(root: &Path, file: &Path, text: String) -> Loaded {
             .map(|(k, v)| {
                 (
                     k.get_ref().clone(),
-                    entries(&src, v.get_ref()),
-                    src.pos(k.span().start),
+                    entries(self.src, v.get_ref()),
+                    self.pos(k),
                 )
             })
             .collect();
-        match (&c.probe, &expect, expect_if.is_empty()) {
-            (None, None, _) => {
-                err(pos, format!("case `{name}` has no expect"));
-                continue;
-            }
-            (None, Some(_), false) => {
-                err(pos, format!("case `{name}` has expect_if but no probe"));
-                continue;
-            }
-            (Some(p), _, true) => {
-                err(
-                    src.pos(p.span().start),
-                    format!("probe case `{name}` has no expect_if"),
-                );
-                continue;
-            }
-            (Some(p), Some(_), false) => {
-                err(
-                    src.pos(p.span().start),
-                    format!("probe case `{name}` has both expect and expect_if"),
-                );
-                continue;
-            }
-            _ => {}
-        }
-        if let Some(p) = &c.probe {
-            let Some(k) = atomcts_reference::knobs::knob(p.get_ref()) else {
-                err(
-                    src.pos(p.span().start),
-                    format!("probe names unknown knob `{}`", p.get_ref()),
-                );
-                continue;
-            };
-            if let Some((o, _, opos)) = expect_if
-                .iter()
-                .find(|(o, _, _)| !k.options.iter().any(|x| x.name == o))
-            {
-                let opts: Vec<_> = k.options.iter().map(|o| o.name).collect();
-                err(
-                    opos.clone(),
-                    format!(
-                        "knob `{}` has no option `{o}` (options: {})",
-                        k.id,
-                        opts.join(", ")
-                    ),
-                );
-                continue;
-            }
-        }
-        if let Some((k, o)) = c.where_.iter().find(|(k, o)| {
-            atomcts_reference::knobs::knob(k)
-                .is_none_or(|info| !info.options.iter().any(|x| x.name == o.as_str()))
-        }) {
-            err(
-                pos,
-                format!("where names unknown knob or option `{k}` = `{o}`"),
-            );
-            continue;
-        }
-        let mut encoding = None;
-        if let Some(e) = &c.encoding {
-            let (r, epos) = (e.get_ref(), src.pos(e.span().start));
-            let st = atomcts_reference::visa::encoding::Stated {
-                op: r.op,
-                exec_size: r.exec_size,
-                surface: r.surface,
-                channels: r.channels,
-            };
-            let visa_fields = st != atomcts_reference::visa::encoding::Stated::default();
-            let stated = match (dialect, &r.word) {
-                (Dialect::Sass, Some(w)) if !visa_fields => {
-                    parse_word(w).map(Encoding::Sass).ok_or_else(|| {
-                        format!(
-                            "case `{name}`: `encoding.word` = `{w}` is not `0x` and 16 hex digits"
-                        )
-                    })
-                }
-                (Dialect::Sass, _) => Err(format!(
-                    "case `{name}`: a SASS `encoding` states `word` (the SPA 5.0 instruction word) and nothing else"
-                )),
-                (Dialect::Visa, None) if visa_fields => Ok(Encoding::Visa(st)),
-                (Dialect::Visa, Some(_)) => Err(format!(
-                    "case `{name}`: `encoding.word` is a SASS field; vISA states op, exec_size, surface, channels"
-                )),
-                (Dialect::Visa, None) => Err(format!(
-                    "case `{name}`: `encoding` names no field (op, exec_size, surface, channels)"
-                )),
-                _ => Err(format!(
-                    "case `{name}`: `encoding` is for sass and visa cases; this file is not"
-                )),
-            };
-            match stated {
-                Ok(s) => encoding = Some((s, epos)),
-                Err(m) => {
-                    err(epos, m);
-                    continue;
-                }
-            }
-        }
+        self.check_expects(&c, &name, &pos, expect.is_some(), &expect_if)?;
+        self.check_knobs(&c, &pos, &expect_if)?;
+        let encoding = match &c.encoding {
+            Some(e) => Some((
+                self.encoding(e.get_ref(), &name)
+                    .or_else(|m| reject(self.pos(e), m))?,
+                self.pos(e),
+            )),
+            None => None,
+        };
         // A capability nobody knows is a typo: an input error, never a silent skip (D11).
         if let Some(cap) = c
             .requires
             .iter()
             .find(|r| !atomcts_adapters::CAPABILITIES.contains(&r.as_str()))
         {
-            err(
+            return reject(
                 pos,
                 format!(
                     "requires names unknown capability `{cap}` (capabilities: {})",
                     atomcts_adapters::CAPABILITIES.join(", ")
                 ),
             );
-            continue;
         }
-        let mut concurrent = Vec::new();
-        let asm = match (&c.asm, c.concurrent.is_empty()) {
-            (Some(a), true) => (a.get_ref().clone(), src.pos(a.span().start)),
+        let (asm, asm_pos, concurrent) = match (&c.asm, c.concurrent.is_empty()) {
+            (Some(a), true) => (a.get_ref().clone(), self.pos(a), Vec::new()),
             (None, true) => {
-                err(
+                return reject(
                     pos,
                     format!("case `{name}` has no asm (nor [[case.concurrent]])"),
                 );
-                continue;
             }
             (Some(a), false) => {
-                err(
-                    src.pos(a.span().start),
+                return reject(
+                    self.pos(a),
                     format!(
                         "concurrent case `{name}` has a case-level asm: each [[case.concurrent]] has its own"
                     ),
                 );
-                continue;
             }
             (None, false) => {
                 if c.lanes.is_some() || c.probe.is_some() {
-                    err(
+                    return reject(
                         pos,
                         format!(
                             "concurrent case `{name}`: lanes and probe belong to single-instruction cases (each [[case.concurrent]] has its own lanes)"
                         ),
                     );
-                    continue;
                 }
-                let mut bad = false;
-                for ri in &c.concurrent {
-                    let ipos = src.pos(ri.span().start);
-                    let ri = ri.get_ref();
-                    let lanes = match &ri.lanes {
-                        None => Some(1),
-                        Some(l) => u32::try_from(*l.get_ref())
-                            .ok()
-                            .filter(|n| (1..=atomcts_reference::state::MAX_LANES).contains(n))
-                            .or_else(|| {
-                                err(
-                                    src.pos(l.span().start),
-                                    format!(
-                                        "lanes = {} is outside 1..={}",
-                                        l.get_ref(),
-                                        atomcts_reference::state::MAX_LANES
-                                    ),
-                                );
-                                None
-                            }),
-                    };
-                    let max_it = atomcts_reference::concurrent::MAX_ITERATIONS;
-                    let iterations = match &ri.iterations {
-                        None => Some(1),
-                        Some(l) => u32::try_from(*l.get_ref())
-                            .ok()
-                            .filter(|n| (1..=max_it).contains(n))
-                            .or_else(|| {
-                                err(
-                                    src.pos(l.span().start),
-                                    format!("iterations = {} is outside 1..={max_it}", l.get_ref()),
-                                );
-                                None
-                            }),
-                    };
-                    let cas_loop = match &ri.cas_loop {
-                        None => Some(None),
-                        Some(l) => match parse_loop(l.get_ref()) {
-                            Ok(lp) => Some(Some((lp, src.pos(l.span().start)))),
-                            Err((at, why)) => {
-                                err(src.pos(at), why);
-                                None
-                            }
-                        },
-                    };
-                    let (Some(lanes), Some(iterations), Some(cas_loop)) =
-                        (lanes, iterations, cas_loop)
-                    else {
-                        bad = true;
-                        continue;
-                    };
-                    concurrent.push(ConcurrentInstr {
-                        asm: ri.asm.get_ref().clone(),
-                        asm_pos: src.pos(ri.asm.span().start),
-                        pos: ipos,
-                        lanes,
-                        iterations,
-                        given: entries(&src, &ri.given),
-                        expect: ri
-                            .expect
-                            .as_ref()
-                            .map(|e| (entries(&src, e.get_ref()), src.pos(e.span().start))),
-                        cas_loop,
-                    });
-                }
-                if bad {
-                    continue;
-                }
+                let concurrent = self.concurrent(&c.concurrent, errors)?;
                 let text: Vec<&str> = concurrent.iter().map(|i| i.asm.as_str()).collect();
-                (text.join(" || "), concurrent[0].asm_pos.clone())
+                (text.join(" || "), concurrent[0].asm_pos.clone(), concurrent)
             }
         };
-        out.cases.push(Case {
-            id: format!("{prefix}::{name}"),
-            file: file.to_path_buf(),
-            dialect,
-            asm: asm.0,
-            asm_pos: asm.1,
+        Ok(Case {
+            id: format!("{}::{name}", self.prefix),
+            file: self.file.to_path_buf(),
+            dialect: self.dialect,
+            asm,
+            asm_pos,
             pos,
             cite,
             lanes,
-            given: entries(&src, &c.given),
+            given: entries(self.src, &c.given),
             expect,
             requires: c.requires,
             where_: c.where_,
@@ -698,129 +498,191 @@ pub fn parse_file(root: &Path, file: &Path, text: String) -> Loaded {
             expect_if,
             encoding,
             concurrent,
-        });
+        })
     }
-    out
-}
 
-/// The largest case file read (bytes), checked before reading: parsing costs about 70 times a
-/// file's size in memory, so this bounds loading one file to about 600 MiB (issue 7, D9).
-pub const MAX_CASE_FILE: u64 = 8 << 20;
-
-fn io_error(file: &Path, message: String) -> LoadError {
-    LoadError {
-        pos: Pos {
-            file: Arc::from(file),
-            line: 0,
-            col: 0,
-        },
-        message,
-    }
-}
-
-/// Whether a file name claims to be a case file in a spelling the loader does not read
-/// (`case.TOML`, `case.tml`): reported, never silently ignored.
-fn misspelt_case_file(p: &Path) -> bool {
-    p.extension().is_some_and(|x| {
-        x != "toml" && (x.eq_ignore_ascii_case("toml") || x.eq_ignore_ascii_case("tml"))
-    })
-}
-
-/// The `.toml` files below `path` (or `path` itself), sorted, each once, and the problems met
-/// on the way, each naming its own path: a directory that cannot be read, a symbolic link that
-/// loops back to a directory already walked, a case file that is not a regular file (a FIFO, a
-/// device) or is too large, a misspelt extension. Nothing is followed twice, so symlink cycles
-/// end (issue 7, D8).
-pub fn discover(path: &Path) -> (Vec<PathBuf>, Vec<LoadError>) {
-    let mut files = Vec::new();
-    let mut errors = Vec::new();
-    let mut seen_dirs = std::collections::BTreeSet::new();
-    let mut seen_files = std::collections::BTreeSet::new();
-    let mut stack = vec![path.to_path_buf()];
-    while let Some(p) = stack.pop() {
-        let meta = match std::fs::metadata(&p) {
-            Ok(m) => m,
-            Err(e) => {
-                errors.push(io_error(&p, format!("cannot read: {e}")));
-                continue;
-            }
-        };
-        let id = file_id(&p, &meta);
-        if meta.is_dir() {
-            if !seen_dirs.insert(id) {
-                errors.push(io_error(
-                    &p,
-                    "directory already walked (a symbolic link loops back): skipped".into(),
-                ));
-                continue;
-            }
-            let entries = match std::fs::read_dir(&p) {
-                Ok(e) => e,
-                Err(e) => {
-                    errors.push(io_error(&p, format!("cannot read directory: {e}")));
-                    continue;
-                }
-            };
-            for e in entries {
-                match e {
-                    Ok(e) => {
-                        let c = e.path();
-                        let is_dir = std::fs::metadata(&c).is_ok_and(|m| m.is_dir());
-                        if is_dir || c.extension().is_some_and(|x| x == "toml") {
-                            stack.push(c);
-                        } else if misspelt_case_file(&c) {
-                            errors.push(io_error(
-                                &c,
-                                "case files must end in `.toml` (lowercase): not loaded".into(),
-                            ));
-                        }
-                    }
-                    Err(e) => errors.push(io_error(&p, format!("cannot read directory: {e}"))),
-                }
-            }
-            continue;
-        }
-        if !meta.is_file() {
-            errors.push(io_error(
-                &p,
-                "not a regular file (a FIFO, socket or device): not read".into(),
-            ));
-            continue;
-        }
-        if meta.len() > MAX_CASE_FILE {
-            errors.push(io_error(
-                &p,
-                format!(
-                    "{} bytes: larger than the {MAX_CASE_FILE}-byte limit for one case file; split it",
-                    meta.len()
+    /// `lanes`: 1 when absent, else within 1..=MAX_LANES.
+    fn lanes(&self, l: &Option<Spanned<i64>>) -> Result<u32, Rejected> {
+        let max = atomcts_reference::state::MAX_LANES;
+        match l {
+            None => Ok(1),
+            Some(l) => match u32::try_from(*l.get_ref()) {
+                Ok(n) if (1..=max).contains(&n) => Ok(n),
+                _ => reject(
+                    self.pos(l),
+                    format!("lanes = {} is outside 1..={max}", l.get_ref()),
                 ),
-            ));
-            continue;
-        }
-        if seen_files.insert(id) {
-            files.push(p);
+            },
         }
     }
-    files.sort();
-    (files, errors)
-}
 
-/// A file's identity: device and inode where there are such, else its path.
-fn file_id(p: &Path, meta: &std::fs::Metadata) -> (u64, u64, PathBuf) {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        let _ = p;
-        (meta.dev(), meta.ino(), PathBuf::new())
+    /// A case has `expect`, or a `probe` with `expect_if`: never both, never neither.
+    fn check_expects(
+        &self,
+        c: &RawCase,
+        name: &str,
+        pos: &Pos,
+        has_expect: bool,
+        expect_if: &[(String, Entries, Pos)],
+    ) -> Result<(), Rejected> {
+        match (&c.probe, has_expect, expect_if.is_empty()) {
+            (None, false, _) => reject(pos.clone(), format!("case `{name}` has no expect")),
+            (None, true, false) => reject(
+                pos.clone(),
+                format!("case `{name}` has expect_if but no probe"),
+            ),
+            (Some(p), _, true) => {
+                reject(self.pos(p), format!("probe case `{name}` has no expect_if"))
+            }
+            (Some(p), true, false) => reject(
+                self.pos(p),
+                format!("probe case `{name}` has both expect and expect_if"),
+            ),
+            _ => Ok(()),
+        }
     }
-    #[cfg(not(unix))]
-    {
-        let _ = meta;
-        (
-            0,
-            0,
-            std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf()),
-        )
+
+    /// A `probe` names a knob and `expect_if` its options; `where` names knobs and options.
+    fn check_knobs(
+        &self,
+        c: &RawCase,
+        pos: &Pos,
+        expect_if: &[(String, Entries, Pos)],
+    ) -> Result<(), Rejected> {
+        if let Some(p) = &c.probe {
+            let Some(k) = atomcts_reference::knobs::knob(p.get_ref()) else {
+                return reject(
+                    self.pos(p),
+                    format!("probe names unknown knob `{}`", p.get_ref()),
+                );
+            };
+            if let Some((o, _, opos)) = expect_if
+                .iter()
+                .find(|(o, _, _)| !k.options.iter().any(|x| x.name == o))
+            {
+                let opts: Vec<_> = k.options.iter().map(|o| o.name).collect();
+                return reject(
+                    opos.clone(),
+                    format!(
+                        "knob `{}` has no option `{o}` (options: {})",
+                        k.id,
+                        opts.join(", ")
+                    ),
+                );
+            }
+        }
+        if let Some((k, o)) = c.where_.iter().find(|(k, o)| {
+            atomcts_reference::knobs::knob(k)
+                .is_none_or(|info| !info.options.iter().any(|x| x.name == o.as_str()))
+        }) {
+            return reject(
+                pos.clone(),
+                format!("where names unknown knob or option `{k}` = `{o}`"),
+            );
+        }
+        Ok(())
+    }
+
+    /// `encoding`: the SASS word, or the vISA byte fields, by the file's dialect.
+    fn encoding(&self, r: &RawEncoding, name: &str) -> Result<Encoding, String> {
+        let st = atomcts_reference::visa::encoding::Stated {
+            op: r.op,
+            exec_size: r.exec_size,
+            surface: r.surface,
+            channels: r.channels,
+        };
+        let visa_fields = st != atomcts_reference::visa::encoding::Stated::default();
+        match (self.dialect, &r.word) {
+            (Dialect::Sass, Some(w)) if !visa_fields => {
+                parse_word(w).map(Encoding::Sass).ok_or_else(|| {
+                    format!("case `{name}`: `encoding.word` = `{w}` is not `0x` and 16 hex digits")
+                })
+            }
+            (Dialect::Sass, _) => Err(format!(
+                "case `{name}`: a SASS `encoding` states `word` (the SPA 5.0 instruction word) and nothing else"
+            )),
+            (Dialect::Visa, None) if visa_fields => Ok(Encoding::Visa(st)),
+            (Dialect::Visa, Some(_)) => Err(format!(
+                "case `{name}`: `encoding.word` is a SASS field; vISA states op, exec_size, surface, channels"
+            )),
+            (Dialect::Visa, None) => Err(format!(
+                "case `{name}`: `encoding` names no field (op, exec_size, surface, channels)"
+            )),
+            _ => Err(format!(
+                "case `{name}`: `encoding` is for sass and visa cases; this file is not"
+            )),
+        }
+    }
+
+    /// The `[[case.concurrent]]` instructions; every one's errors are reported.
+    fn concurrent(
+        &self,
+        raw: &[Spanned<RawInstr>],
+        errors: &mut Vec<LoadError>,
+    ) -> Result<Vec<ConcurrentInstr>, Rejected> {
+        let mut out = Vec::new();
+        let mut bad = false;
+        fn note<T>(
+            r: Result<T, Rejected>,
+            errors: &mut Vec<LoadError>,
+            bad: &mut bool,
+        ) -> Option<T> {
+            r.map_err(|e| {
+                errors.extend(e);
+                *bad = true;
+            })
+            .ok()
+        }
+        for ri in raw {
+            let ipos = self.pos(ri);
+            let ri = ri.get_ref();
+            let lanes = note(self.lanes(&ri.lanes), errors, &mut bad);
+            let iterations = note(self.iterations(&ri.iterations), errors, &mut bad);
+            let cas_loop = note(
+                match &ri.cas_loop {
+                    None => Ok(None),
+                    Some(l) => match parse_loop(l.get_ref()) {
+                        Ok(lp) => Ok(Some((lp, self.pos(l)))),
+                        Err((at, why)) => reject(self.src.pos(at), why),
+                    },
+                },
+                errors,
+                &mut bad,
+            );
+            let (Some(lanes), Some(iterations), Some(cas_loop)) = (lanes, iterations, cas_loop)
+            else {
+                continue;
+            };
+            out.push(ConcurrentInstr {
+                asm: ri.asm.get_ref().clone(),
+                asm_pos: self.pos(&ri.asm),
+                pos: ipos,
+                lanes,
+                iterations,
+                given: entries(self.src, &ri.given),
+                expect: ri
+                    .expect
+                    .as_ref()
+                    .map(|e| (entries(self.src, e.get_ref()), self.pos(e))),
+                cas_loop,
+            });
+        }
+        if bad { Err(None) } else { Ok(out) }
+    }
+
+    /// `iterations`: 1 when absent, else within 1..=MAX_ITERATIONS.
+    fn iterations(&self, l: &Option<Spanned<i64>>) -> Result<u32, Rejected> {
+        let max = atomcts_reference::concurrent::MAX_ITERATIONS;
+        match l {
+            None => Ok(1),
+            Some(l) => match u32::try_from(*l.get_ref()) {
+                Ok(n) if (1..=max).contains(&n) => Ok(n),
+                _ => reject(
+                    self.pos(l),
+                    format!("iterations = {} is outside 1..={max}", l.get_ref()),
+                ),
+            },
+        }
     }
 }
 
@@ -886,37 +748,6 @@ fn longest_dotted_key(text: &str) -> Option<(usize, usize)> {
     best
 }
 
-/// Reads one case file: at most [`MAX_CASE_FILE`] bytes (even if it grew since it was
-/// listed), and UTF-8, else an error at the line and column of the first invalid byte.
-pub fn read_case_file(f: &Path) -> Result<String, LoadError> {
-    use std::io::Read;
-    let file = std::fs::File::open(f).map_err(|e| io_error(f, format!("cannot read: {e}")))?;
-    let mut bytes = Vec::new();
-    file.take(MAX_CASE_FILE + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| io_error(f, format!("cannot read: {e}")))?;
-    if bytes.len() as u64 > MAX_CASE_FILE {
-        return Err(io_error(
-            f,
-            format!("larger than the {MAX_CASE_FILE}-byte limit for one case file; split it"),
-        ));
-    }
-    String::from_utf8(bytes).map_err(|e| {
-        let ok = e.utf8_error().valid_up_to();
-        let bytes = e.into_bytes();
-        let prefix = String::from_utf8_lossy(&bytes[..ok]).into_owned();
-        let mut pos = Source::new(f, prefix).pos(ok);
-        pos.line = pos.line.max(1);
-        LoadError {
-            pos,
-            message: format!(
-                "invalid UTF-8 (byte {:#04x}): case files are UTF-8",
-                bytes[ok]
-            ),
-        }
-    })
-}
-
 /// Loads every case file below `root` (a directory or one file).
 pub fn load(root: &Path) -> Loaded {
     let mut all = Loaded::default();
@@ -934,68 +765,6 @@ pub fn load(root: &Path) -> Loaded {
         }
     }
     all
-}
-
-/// `p` made absolute (against the current directory) with `.` and `..` resolved by text, so
-/// that every spelling of one path agrees; symbolic links are left as they are.
-pub fn normalize(p: &Path) -> PathBuf {
-    use std::path::Component;
-    let abs = if p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        std::env::current_dir().unwrap_or_default().join(p)
-    };
-    let mut out = PathBuf::new();
-    for c in abs.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
-}
-
-/// The folder a case file's id is relative to (issue 7, D22: ids do not depend on how
-/// `--cases` is spelt or which subfolder is run): the nearest ancestor named `spec-cases`;
-/// else the parent of the nearest ancestor named after a dialect (`sass`, `visa`, `msl`); else
-/// the folder given to `--cases` (or the file's own folder).
-pub fn id_root(file: &Path, given: &Path) -> PathBuf {
-    let f = normalize(file);
-    let mut dialect_dir = None;
-    for a in f.ancestors().skip(1) {
-        match a.file_name().and_then(|n| n.to_str()) {
-            Some("spec-cases") => return a.to_path_buf(),
-            Some(n) if dialect_dir.is_none() && Dialect::from_name(n).is_some() => {
-                dialect_dir = a.parent().map(Path::to_path_buf)
-            }
-            _ => {}
-        }
-    }
-    if let Some(d) = dialect_dir {
-        return d;
-    }
-    let g = normalize(given);
-    if g == f {
-        g.parent().map(Path::to_path_buf).unwrap_or_default()
-    } else {
-        g
-    }
-}
-
-/// The corpus root of a path: the nearest ancestor named `spec-cases`, else the path itself.
-/// Ids are relative to it, so a case keeps its id whichever subfolder is run.
-pub fn corpus_root(p: &Path) -> PathBuf {
-    let mut cur = Some(p);
-    while let Some(c) = cur {
-        if c.file_name().is_some_and(|n| n == "spec-cases") {
-            return c.to_path_buf();
-        }
-        cur = c.parent();
-    }
-    p.to_path_buf()
 }
 
 /// A `cas_loop` table: `update` one of the loop updates, `operand` a non-negative integer or a

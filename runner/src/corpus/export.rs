@@ -3,24 +3,24 @@
 //! "cases": [...] }`, each case its TOML table as written plus `id`, `dialect` and (from its
 //! file, unless it has its own) `cite`.
 
-use crate::corpus::case;
+use crate::corpus::{case, files};
 use std::path::Path;
 
 /// The export document of the corpus at `p` (a directory or one file), and the load errors it
 /// lists (a case that does not load is not exported).
 pub fn export(p: &Path) -> serde_json::Result<(serde_json::Value, Vec<String>)> {
     let mut cases = Vec::new();
-    let (files, found_errors) = case::discover(p);
+    let (paths, found_errors) = files::discover(p);
     let mut errors: Vec<String> = found_errors.iter().map(|e| e.to_string()).collect();
-    for f in files {
-        let text = match case::read_case_file(&f) {
+    for f in paths {
+        let text = match files::read_case_file(&f) {
             Ok(t) => t,
             Err(e) => {
                 errors.push(e.to_string());
                 continue;
             }
         };
-        let root = case::id_root(&f, p);
+        let root = files::id_root(&f, p);
         let loaded = case::parse_file(&root, &f, text.clone());
         errors.extend(loaded.errors.iter().map(|e| e.to_string()));
         let raw: toml::Table = match toml::from_str(&text) {

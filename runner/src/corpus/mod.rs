@@ -1,5 +1,5 @@
 //! The corpus layer (bottom of the library): the case format and everything that interprets a
-//! case without running it: loading ([`case`]), values and patterns ([`value`],
+//! case without running it: loading ([`case`], [`files`]), values and patterns ([`value`],
 //! [`float_display`]), states ([`state`]) and expectations ([`build`]), checking an observation against
 //! an expectation ([`verify`]) and one-instruction cases from the command line ([`given`]).
 //! Imports nothing from the layers above (`run`, `report`, `fuzzing`, the command line):
@@ -10,6 +10,7 @@ pub mod build;
 pub mod case;
 pub mod expectation;
 pub mod export;
+pub mod files;
 pub mod float_display;
 pub mod given;
 pub mod pos;
