@@ -80,7 +80,9 @@ pub fn encode_pred(p: Option<Predicate>) -> Option<u16> {
     match p {
         None => Some(0),
         Some(Predicate { var, negated }) => {
-            let n = u16::try_from(var).ok().filter(|&n| n != 0 && n <= PRED_VAR)?;
+            let n = u16::try_from(var)
+                .ok()
+                .filter(|&n| n != 0 && n <= PRED_VAR)?;
             Some(n | if negated { PRED_NEGATED } else { 0 })
         }
     }
@@ -111,7 +113,10 @@ pub fn encode_dword_atomic(d: &DwordAtomic, offsets: [u16; 4]) -> Option<Vec<u8>
     let mut out = vec![DWORD_ATOMIC, f.op, f.exec_size];
     out.extend_from_slice(&encode_pred(d.pred)?.to_le_bytes());
     out.push(f.surface);
-    for (var, offset) in [d.element_offset, d.src0, d.src1, d.dst].into_iter().zip(offsets) {
+    for (var, offset) in [d.element_offset, d.src0, d.src1, d.dst]
+        .into_iter()
+        .zip(offsets)
+    {
         encode_raw(RawOperand { var, offset }, &mut out);
     }
     Some(out)
@@ -352,9 +357,18 @@ mod tests {
         assert_eq!(encode_pred(p(1, true)), Some(0x8001));
         assert_eq!(encode_pred(p(4096, false)), None);
         assert_eq!(encode_pred(p(0, false)), None);
-        assert_eq!(decode_pred(0xc002).unwrap_err().reason, Reason::ReservedEncoding);
-        assert_eq!(decode_pred(0x2001).unwrap_err().reason, Reason::ReservedEncoding);
-        assert_eq!(decode_pred(0x8000).unwrap_err().reason, Reason::ReservedEncoding);
+        assert_eq!(
+            decode_pred(0xc002).unwrap_err().reason,
+            Reason::ReservedEncoding
+        );
+        assert_eq!(
+            decode_pred(0x2001).unwrap_err().reason,
+            Reason::ReservedEncoding
+        );
+        assert_eq!(
+            decode_pred(0x8000).unwrap_err().reason,
+            Reason::ReservedEncoding
+        );
         assert_eq!(decode_pred(0x8002).unwrap(), p(2, true));
     }
 
@@ -366,8 +380,8 @@ mod tests {
             (1, 0x06, Reason::ReservedEncoding), // sub-opcode
             (2, 0x02, Reason::InvalidExecSize),  // (4)
             (5, 0x00, Reason::EmptyChannelMask),
-            (6, 0x01, Reason::ReservedEncoding), // Scale
-            (8, 0x05, Reason::ReservedEncoding), // an immediate Address
+            (6, 0x01, Reason::ReservedEncoding),  // Scale
+            (8, 0x05, Reason::ReservedEncoding),  // an immediate Address
             (15, 0x10, Reason::ReservedEncoding), // region
         ] {
             let mut b = good.clone();
