@@ -2,7 +2,10 @@
 //! Surface(ub), and SVM_SCATTER4_SCALED Exec_size(ub) and Channels(ub). A field value the
 //! documents do not define decodes to [`Reason::ReservedEncoding`] (a surface index other than
 //! 0 and 5 to [`Reason::InvalidSurface`], an empty channel mask to
-//! [`Reason::EmptyChannelMask`]).
+//! [`Reason::EmptyChannelMask`]). [`instruction`] writes and reads whole instructions, every
+//! field of the Format tables, as Intel's vISA assembler lays them out.
+
+pub mod instruction;
 
 use super::dword_atomic::{DwordAtomic, Op, Surface, check_operands};
 use super::scatter4::{self, Channels};
