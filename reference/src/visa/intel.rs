@@ -259,7 +259,10 @@ pub fn parse_with(text: &str, naming: &Naming) -> Result<IntelLine, Rejection> {
             let exec = ExecSize::parse(line.exec, dword_atomic::EXEC_SIZES)?;
             let ops = super::operands(&line, 5)?;
             let [surface, offset, src0, src1, dst] = ops.as_slice() else {
-                return Err(Rejection::new(Reason::Syntax, "dword_atomic takes 5 operands"));
+                return Err(Rejection::new(
+                    Reason::Syntax,
+                    "dword_atomic takes 5 operands",
+                ));
             };
             let mut offsets = Vec::new();
             let mut raw = |t: Token<'_>| -> Result<Var, Rejection> {
@@ -499,7 +502,8 @@ mod tests {
         let l = round("dword_atomic.cmpxchg (M5, 16) %slm V0077.0 V0088.64 V0088.0 V0091.0");
         assert_eq!(l.spelling.offsets, vec![0, 64, 0, 0]);
         assert!(!l.spelling.is_plain());
-        let l = round("dword_atomic.minsint.16 (M1_NM, 1) %scratch V0010.0 V0011.0 %null.0 %null.0");
+        let l =
+            round("dword_atomic.minsint.16 (M1_NM, 1) %scratch V0010.0 V0011.0 %null.0 %null.0");
         assert_eq!(
             l.instr.to_string(),
             "DWORD_ATOMIC.imin.16 (M1_NM, 1) T255 V10 V11 V0 V0"
@@ -534,7 +538,10 @@ mod tests {
         );
         // Every op but PREDEC has an Intel name, read back as itself.
         for &op in Op::ALL {
-            assert_eq!(op_name(op).and_then(op_from_name), (op != Op::Predec).then_some(op));
+            assert_eq!(
+                op_name(op).and_then(op_from_name),
+                (op != Op::Predec).then_some(op)
+            );
         }
     }
 
@@ -565,7 +572,10 @@ mod tests {
             r("svm_scatter4scaled.RGA (M1, 16) V0020 V0021.0 V0022.0"),
             Reason::Syntax
         );
-        assert_eq!(r("DWORD_ATOMIC.add (16) T0 V1 V2 V0 V3"), Reason::UnknownOperation);
+        assert_eq!(
+            r("DWORD_ATOMIC.add (16) T0 V1 V2 V0 V3"),
+            Reason::UnknownOperation
+        );
         assert_eq!(r(""), Reason::Syntax);
         assert_eq!(r("dword_atomic.add (M1, 16"), Reason::Syntax);
     }
@@ -576,7 +586,9 @@ mod tests {
             "(!P1) dword_atomic.cmpxchg.16 (M5_NM, 16) %slm V0010.0 V0011.64 V0011.0 V0013.0",
             "(P2) svm_scatter4scaled.RGA (M1, 16) V0020(0,0)<0;1,0> V0021.0 V0022.0",
         ];
-        let inserts = ["(", ")", ",", ".", "<", ";", " ", "\u{e9}", "%", "V", "99999999"];
+        let inserts = [
+            "(", ")", ",", ".", "<", ";", " ", "\u{e9}", "%", "V", "99999999",
+        ];
         let mut parsed = 0;
         for line in lines {
             let cuts: Vec<usize> = (0..=line.len())
