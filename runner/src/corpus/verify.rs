@@ -214,6 +214,20 @@ pub fn check(
         (Expectation::Values(checks), Observation::Completed(st)) => {
             values(checks, initial, st, lanes_are_lanes, &mut out)
         }
+        // An implementation that executes nothing (an assembler) accepted the instruction: on
+        // a case the documents call valid, acceptance is all it can show (its values, fault or
+        // other run-time outcome are not applicable: `crate::run::finish` says so); a case
+        // that expects a rejection fails below.
+        (Expectation::Values(_) | Expectation::Fault { .. }, Observation::Accepted { differs, lowered }) => {
+            if let Some(how) = differs {
+                out.push(finding(
+                    "lowered".into(),
+                    "the instruction's own message".into(),
+                    lowered.clone(),
+                    &format!("accepted as another instruction: {how}"),
+                ));
+            }
+        }
         (e, o) => {
             let detail = match o {
                 Observation::Completed(_) => "completed".to_string(),
@@ -226,6 +240,7 @@ pub fn check(
                 ),
                 Observation::Invalid { reason, .. } => format!("invalid ({reason})"),
                 Observation::Unspecified(w) => format!("unspecified ({w})"),
+                Observation::Accepted { lowered, .. } => format!("accepted ({lowered})"),
             };
             let want = match e {
                 Expectation::Fault { class, .. } => format!("fault ({class})"),
