@@ -508,6 +508,8 @@ pub fn implementations() -> Vec<Implementation> {
 ///   zero, SPIR-V's NaN rule for min/max); nothing in OpenCL C promises NVIDIA's FTZ or Intel's
 ///   rules.
 /// - `cuda`: `nvidia-ptx` (the PTX ISA and the CUDA Programming Guide describe what it runs).
+/// - `visa-asm:*`: `default` (an assembler, judged on legality against the documents' defaults:
+///   [`crate::visa_asm::PROFILE`]).
 /// - `fast`, `reference` and anything else: `default`.
 pub fn claimed_profile(adapter: &str) -> &'static str {
     if let Some((_, _, profile)) = NAMED_SHIMS.iter().find(|(a, _, _)| *a == adapter) {

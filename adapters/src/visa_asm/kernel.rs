@@ -392,7 +392,8 @@ mod tests {
         ] {
             let k = build(doc, &s, Plant::None).unwrap();
             assert_eq!(k.line, intel, "{doc}");
-            assert!(k.instr.is_none(), "{doc}");
+            // `.GR` is read by the reference (knob `visa.channel_order` decides in lowering).
+            assert_eq!(k.instr.is_none(), !doc.contains(".GR"), "{doc}");
         }
         // An undeclared variable stays undeclared, as in the case.
         let k = build("DWORD_ATOMIC.add (4) T0 V10 V11 V0 V99", &s, Plant::None).unwrap();
