@@ -130,3 +130,65 @@ pub fn assemble(
         asm: read("t.asm").map(text),
     })
 }
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    /// A stand-in for GenX_IR that starts a child and hangs: past the deadline both are killed
+    /// (the whole process group), nothing is left running, and the scratch folder is removed.
+    #[test]
+    fn a_hung_assembler_is_killed_with_its_children() {
+        let dir = std::env::temp_dir().join(format!("atomcts-genx-hang-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let pids = dir.join("pids");
+        let exe = dir.join("GenX_IR");
+        std::fs::write(
+            &exe,
+            format!(
+                "#!/bin/sh\nsleep 30 &\necho \"$$ $! $PWD\" > {}\nwait\n",
+                pids.display()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let start = Instant::now();
+        let r = assemble(&exe, "kernel", "SKL", Duration::from_millis(300));
+        assert_eq!(r, Err(RunError::Timeout(Duration::from_millis(300))));
+        assert!(start.elapsed() < Duration::from_secs(10));
+        let text = std::fs::read_to_string(&pids).unwrap();
+        let mut words = text.split_whitespace();
+        let (shell, child, cwd) = (
+            words.next().unwrap(),
+            words.next().unwrap(),
+            words.next().unwrap(),
+        );
+        assert!(!Path::new(cwd).exists(), "scratch folder {cwd} left behind");
+        // The shell was reaped by `assemble`; its child was killed with the group (a zombie
+        // until init reaps it, so give it a moment, and accept `Z`).
+        let alive = |pid: &str| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .is_ok_and(|s| !s.split_whitespace().nth(2).is_some_and(|st| st == "Z"))
+        };
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while alive(child) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(!alive(shell), "GenX_IR stand-in {shell} still running");
+        assert!(!alive(child), "its child {child} still running");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_missing_assembler_is_an_io_error() {
+        let r = assemble(
+            Path::new("/nonexistent/GenX_IR"),
+            "kernel",
+            "SKL",
+            Duration::from_secs(5),
+        );
+        assert!(matches!(r, Err(RunError::Io(m)) if m.contains("cannot start")));
+    }
+}

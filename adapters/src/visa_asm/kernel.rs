@@ -146,9 +146,11 @@ pub fn translate_words(asm: &str) -> Result<String, NoForm> {
 /// One operand word of a document-form text in Intel's spelling.
 fn operand(w: &str, address: bool) -> Result<String, NoForm> {
     let number = |s: &str| {
-        (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) && (s == "0" || !s.starts_with('0')))
-            .then(|| s.parse::<u32>().ok())
-            .flatten()
+        (!s.is_empty()
+            && s.bytes().all(|b| b.is_ascii_digit())
+            && (s == "0" || !s.starts_with('0')))
+        .then(|| s.parse::<u32>().ok())
+        .flatten()
     };
     if let Some(n) = w.strip_prefix('T').and_then(number) {
         return match n {
@@ -320,8 +322,16 @@ mod tests {
 
     #[test]
     fn a_dword_atomic_kernel_declares_what_the_instruction_names() {
-        let k = build("DWORD_ATOMIC.add (4) T0 V10 V11 V0 V13", &state(), Plant::None).unwrap();
-        assert_eq!(k.line, "dword_atomic.add (4) %slm X10.0 X11.0 %null.0 X13.0");
+        let k = build(
+            "DWORD_ATOMIC.add (4) T0 V10 V11 V0 V13",
+            &state(),
+            Plant::None,
+        )
+        .unwrap();
+        assert_eq!(
+            k.line,
+            "dword_atomic.add (4) %slm X10.0 X11.0 %null.0 X13.0"
+        );
         assert_eq!(
             k.text,
             format!(
@@ -348,7 +358,10 @@ mod tests {
             k.line,
             "(!P1) dword_atomic.maxsint (M1, 8) %scratch X10.0 X20.0 %null.0 X20.0"
         );
-        assert!(k.text.contains(".decl X20 v_type=G type=d num_elts=8 align=GRF\n"));
+        assert!(
+            k.text
+                .contains(".decl X20 v_type=G type=d num_elts=8 align=GRF\n")
+        );
         assert!(k.text.contains(".decl P1 v_type=P num_elts=8\n"));
         assert_eq!(k.text.matches(".decl X20").count(), 1, "{}", k.text);
     }
@@ -360,9 +373,18 @@ mod tests {
         var(&mut s, "V21", ElemType::UQ, 8);
         var(&mut s, "V22", ElemType::F, 24);
         let k = build("SVM_SCATTER4_SCALED.RGA (8) V20 V21 V22", &s, Plant::None).unwrap();
-        assert_eq!(k.line, "svm_scatter4scaled.RGA (8) X20(0,0)<0;1,0> X21.0 X22.0");
-        assert!(k.text.contains(".decl X20 v_type=G type=uq num_elts=1 align=GRF\n"));
-        assert!(k.text.contains(".decl X22 v_type=G type=f num_elts=24 align=GRF\n"));
+        assert_eq!(
+            k.line,
+            "svm_scatter4scaled.RGA (8) X20(0,0)<0;1,0> X21.0 X22.0"
+        );
+        assert!(
+            k.text
+                .contains(".decl X20 v_type=G type=uq num_elts=1 align=GRF\n")
+        );
+        assert!(
+            k.text
+                .contains(".decl X22 v_type=G type=f num_elts=24 align=GRF\n")
+        );
     }
 
     #[test]
@@ -418,13 +440,20 @@ mod tests {
         let s = state();
         let asm = "DWORD_ATOMIC.add (4) T0 V10 V11 V0 V13";
         let op = build(asm, &s, Plant::WrongOp).unwrap();
-        assert_eq!(op.line, "dword_atomic.sub (4) %slm X10.0 X11.0 %null.0 X13.0");
+        assert_eq!(
+            op.line,
+            "dword_atomic.sub (4) %slm X10.0 X11.0 %null.0 X13.0"
+        );
         let surface = build(asm, &s, Plant::WrongSurface).unwrap();
         assert_eq!(
             surface.line,
             "dword_atomic.add (4) %scratch X10.0 X11.0 %null.0 X13.0"
         );
-        let inc = build("DWORD_ATOMIC.inc.16 (4) T255 V10 V0 V0 V13", &s, Plant::WrongOp);
+        let inc = build(
+            "DWORD_ATOMIC.inc.16 (4) T255 V10 V0 V0 V13",
+            &s,
+            Plant::WrongOp,
+        );
         assert_eq!(
             inc.unwrap().line,
             "dword_atomic.add.16 (4) %scratch X10.0 %null.0 %null.0 X13.0"

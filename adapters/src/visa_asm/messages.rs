@@ -38,7 +38,8 @@ fn is_noise(line: &str) -> bool {
         || line == "for the exact error messages"
         || line == "[vISA Finalizer Messages]"
         || line == "vISA asm emission: failed to re-decode binary for asm output"
-        || (line.starts_with("ERROR: PC[0x") && line.ends_with("invalid encoding mode for platform"))
+        || (line.starts_with("ERROR: PC[0x")
+            && line.ends_with("invalid encoding mode for platform"))
 }
 
 /// Reads one run: accepted when it exited 0 with no message, else rejected with its
@@ -126,7 +127,10 @@ pub const REASONS: &[(&str, Reason)] = &[
     // The grammar (CISA.y): the op name of `dword_atomic.<op>` and the channel mask of
     // `svm_scatter4scaled.<channels>` are tokens of their own; any other syntax error is one.
     ("expecting ATOMIC_SUB_OP", Reason::UnknownOperation),
-    ("unexpected DOT, expecting SAMPLER_CHANNEL", Reason::EmptyChannelMask),
+    (
+        "unexpected DOT, expecting SAMPLER_CHANNEL",
+        Reason::EmptyChannelMask,
+    ),
     ("syntax error", Reason::Syntax),
 ];
 
@@ -264,24 +268,41 @@ mod tests {
 
     #[test]
     fn a_clean_run_is_accepted_with_its_sends() {
-        let a = run(Some(0), "/usr/bin/GenX_IR t.visaasm -platform SKL -output\n", None, SKL_ADD_SLM);
+        let a = run(
+            Some(0),
+            "/usr/bin/GenX_IR t.visaasm -platform SKL -output\n",
+            None,
+            SKL_ADD_SLM,
+        );
         let Answer::Accepted(sends) = classify(&a) else {
             panic!("{:?}", classify(&a))
         };
         assert_eq!(
             sends,
-            ["sends (8|M0) r3:ud r1 r2 0x4C 0x0210B7FE // wr:1+1, rd:1; hdc.dc1; untyped atomic int32 integer add"]
+            [
+                "sends (8|M0) r3:ud r1 r2 0x4C 0x0210B7FE // wr:1+1, rd:1; hdc.dc1; untyped atomic int32 integer add"
+            ]
         );
     }
 
     #[test]
     fn messages_reject_even_with_exit_status_0() {
-        let a = run(Some(0), "GenX_IR t.visaasm -platform SKL -output\nInvalid emask for SIMD8 inst\n", None, SKL_ADD_SLM);
+        let a = run(
+            Some(0),
+            "GenX_IR t.visaasm -platform SKL -output\nInvalid emask for SIMD8 inst\n",
+            None,
+            SKL_ADD_SLM,
+        );
         assert_eq!(
             classify(&a),
             Answer::Rejected(vec!["Invalid emask for SIMD8 inst".into()])
         );
-        let syntax = run(Some(1), "near line 11: syntax error, unexpected IDENT, expecting LPAREN\n", None, "");
+        let syntax = run(
+            Some(1),
+            "near line 11: syntax error, unexpected IDENT, expecting LPAREN\n",
+            None,
+            "",
+        );
         assert_eq!(
             reason(match &classify(&syntax) {
                 Answer::Rejected(m) => m,
@@ -290,16 +311,28 @@ mod tests {
             "syntax"
         );
         assert_eq!(
-            reason(&["./visa/BinaryEncoding.cpp:2253 src1 for sends/sendsc must be GRF-aligned".into()]),
+            reason(&[
+                "./visa/BinaryEncoding.cpp:2253 src1 for sends/sendsc must be GRF-aligned".into()
+            ]),
             "unmapped: ./visa/BinaryEncoding.cpp:2253 src1 for sends/sendsc must be GRF-aligned"
         );
-        assert_eq!(reason(&["near line 10: syntax error, unexpected DOT, expecting ATOMIC_SUB_OP".into()]), "unknown_operation");
-        let spill = run(Some(1), "[vISA Finalizer Messages]\nSpill memory used = 16384 bytes for kernel t\n", None, "");
+        assert_eq!(
+            reason(&["near line 10: syntax error, unexpected DOT, expecting ATOMIC_SUB_OP".into()]),
+            "unknown_operation"
+        );
+        let spill = run(
+            Some(1),
+            "[vISA Finalizer Messages]\nSpill memory used = 16384 bytes for kernel t\n",
+            None,
+            "",
+        );
         assert!(matches!(classify(&spill), Answer::OutOfRegisters(_)));
         let verifier = run(
             Some(1),
             "Found a total of 1 errors in vISA input.\nPlease check\n\tt.errors.txt\nfor the exact error messages\n",
-            Some("Error in CISA routine with name: t\n                  Error Message: Raw Operand V32 has incorrect type d\n"),
+            Some(
+                "Error in CISA routine with name: t\n                  Error Message: Raw Operand V32 has incorrect type d\n",
+            ),
             "",
         );
         let Answer::Rejected(ms) = classify(&verifier) else {
@@ -307,7 +340,10 @@ mod tests {
         };
         assert_eq!(ms, ["Raw Operand V32 has incorrect type d"]);
         assert_eq!(reason(&ms), "operand_type");
-        assert!(matches!(classify(&run(None, "", None, "")), Answer::Crashed(_)));
+        assert!(matches!(
+            classify(&run(None, "", None, "")),
+            Answer::Crashed(_)
+        ));
         assert_eq!(
             classify(&run(Some(3), "", None, "")),
             Answer::Rejected(vec!["exit status 3 without a message".into()])
@@ -317,7 +353,10 @@ mod tests {
     #[test]
     fn mtl_redecode_noise_is_no_message() {
         let out = "GenX_IR t.visaasm -platform MTL -output\nvISA asm emission: failed to re-decode binary for asm output\nERROR: PC[0x0] invalid encoding mode for platform\n";
-        assert!(matches!(classify(&run(Some(0), out, None, SKL_ADD_SLM)), Answer::Accepted(_)));
+        assert!(matches!(
+            classify(&run(Some(0), out, None, SKL_ADD_SLM)),
+            Answer::Accepted(_)
+        ));
     }
 
     fn da(asm: &str) -> Instruction {
@@ -327,20 +366,35 @@ mod tests {
     #[test]
     fn the_lowering_must_be_the_instructions_message() {
         let sends = super::sends(SKL_ADD_SLM);
-        assert_eq!(check_lowering(&da("DWORD_ATOMIC.add (8) T0 V1 V2 V0 V3"), &sends), Ok(()));
+        assert_eq!(
+            check_lowering(&da("DWORD_ATOMIC.add (8) T0 V1 V2 V0 V3"), &sends),
+            Ok(())
+        );
         let sub = check_lowering(&da("DWORD_ATOMIC.sub (8) T0 V1 V2 V0 V3"), &sends);
         assert!(sub.unwrap_err().contains("SUB"));
         let stateless = check_lowering(&da("DWORD_ATOMIC.add (8) T255 V1 V2 V0 V3"), &sends);
         assert!(stateless.unwrap_err().contains("0xfe, not 0xff"));
-        let predicated = super::sends("(f0.0)  sends (16|M0)            r5:w     r1      r3      0x8C            0x0420A7FE           // wr:2+2, rd:2; hdc.dc1; untyped atomic int32 integer add // $1");
+        let predicated = super::sends(
+            "(f0.0)  sends (16|M0)            r5:w     r1      r3      0x8C            0x0420A7FE           // wr:2+2, rd:2; hdc.dc1; untyped atomic int32 integer add // $1",
+        );
         assert_eq!(predicated.len(), 1);
         // " signed-integer min" is not found in "unsigned-integer min".
-        let min = super::sends("send (8|M0) r3 r1 r2 0x40 0x0210BDFE // wr:1+1, rd:1; untyped atomic int32 unsigned-integer min // $1");
-        assert_eq!(check_lowering(&da("DWORD_ATOMIC.min (8) T0 V1 V2 V0 V3"), &min), Ok(()));
+        let min = super::sends(
+            "send (8|M0) r3 r1 r2 0x40 0x0210BDFE // wr:1+1, rd:1; untyped atomic int32 unsigned-integer min // $1",
+        );
+        assert_eq!(
+            check_lowering(&da("DWORD_ATOMIC.min (8) T0 V1 V2 V0 V3"), &min),
+            Ok(())
+        );
         assert!(check_lowering(&da("DWORD_ATOMIC.imin (8) T0 V1 V2 V0 V3"), &min).is_err());
         assert!(check_lowering(&da("DWORD_ATOMIC.add (8) T0 V1 V2 V0 V3"), &[]).is_err());
-        let scatter = super::sends("sends (8|M0) null:ud r16 r2 0x8C 0x04066CFF // wr:2+2, rd:0; hdc.dc1; a64 untyped surface write with xy // $3");
-        assert_eq!(check_lowering(&da("SVM_SCATTER4_SCALED.RG (8) V20 V21 V22"), &scatter), Ok(()));
+        let scatter = super::sends(
+            "sends (8|M0) null:ud r16 r2 0x8C 0x04066CFF // wr:2+2, rd:0; hdc.dc1; a64 untyped surface write with xy // $3",
+        );
+        assert_eq!(
+            check_lowering(&da("SVM_SCATTER4_SCALED.RG (8) V20 V21 V22"), &scatter),
+            Ok(())
+        );
         assert!(check_lowering(&da("SVM_SCATTER4_SCALED.RB (8) V20 V21 V22"), &scatter).is_err());
     }
 }

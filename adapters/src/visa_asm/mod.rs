@@ -137,10 +137,11 @@ impl Adapter for VisaAsmAdapter {
         matches!(capability, "visa_16bit_atomics" | "visa_scatter4")
     }
 
+    /// `GenX_IR -platform <P>`: no path (the report does not depend on where it is installed);
+    /// this GenX_IR prints no version.
     fn describe(&self) -> Option<String> {
         Some(format!(
-            "Intel GenX_IR ({}) -platform {}",
-            self.exe.display(),
+            "Intel's vISA assembler GenX_IR -platform {}",
             self.platform
         ))
     }

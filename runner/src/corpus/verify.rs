@@ -218,7 +218,10 @@ pub fn check(
         // a case the documents call valid, acceptance is all it can show (its values, fault or
         // other run-time outcome are not applicable: `crate::run::finish` says so); a case
         // that expects a rejection fails below.
-        (Expectation::Values(_) | Expectation::Fault { .. }, Observation::Accepted { differs, lowered }) => {
+        (
+            Expectation::Values(_) | Expectation::Fault { .. },
+            Observation::Accepted { differs, lowered },
+        ) => {
             if let Some(how) = differs {
                 out.push(finding(
                     "lowered".into(),
