@@ -170,7 +170,7 @@ mod tests {
         // until init reaps it, so give it a moment, and accept `Z`).
         let alive = |pid: &str| {
             std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .is_ok_and(|s| !s.split_whitespace().nth(2).is_some_and(|st| st == "Z"))
+                .is_ok_and(|s| s.split_whitespace().nth(2).is_none_or(|st| st != "Z"))
         };
         let deadline = Instant::now() + Duration::from_secs(5);
         while alive(child) && Instant::now() < deadline {

@@ -248,10 +248,11 @@ fn names(line: &str, prefix: char) -> BTreeSet<u32> {
             .take_while(char::is_ascii_digit)
             .collect();
         let after = line[i + 1 + digits.len()..].chars().next();
-        if !digits.is_empty() && !after.is_some_and(|a| a.is_ascii_alphanumeric() || a == '_') {
-            if let Ok(n) = digits.parse() {
-                out.insert(n);
-            }
+        if !digits.is_empty()
+            && !after.is_some_and(|a| a.is_ascii_alphanumeric() || a == '_')
+            && let Ok(n) = digits.parse()
+        {
+            out.insert(n);
         }
     }
     out
