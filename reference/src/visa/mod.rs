@@ -6,6 +6,7 @@
 
 pub mod dword_atomic;
 pub mod encoding;
+pub mod intel;
 pub mod scatter4;
 
 use crate::error::{ModelError, Reason, Rejection};
@@ -33,8 +34,33 @@ impl fmt::Display for Instruction {
     }
 }
 
-/// vISA, "Text" sections of DWORD_ATOMIC and SVM_SCATTER4_SCALED: parses one text line.
+impl Instruction {
+    /// Intel's concrete text of the instruction ([`intel::to_intel_text`]), variables named by
+    /// `naming`.
+    pub fn to_intel_text(&self, naming: &intel::Naming) -> Result<String, Rejection> {
+        intel::to_intel_text(self, naming)
+    }
+}
+
+/// vISA, "Text" sections of DWORD_ATOMIC and SVM_SCATTER4_SCALED: parses one text line. A
+/// line in Intel's concrete form (lowercase `dword_atomic` / `svm_scatter4scaled`, X2..X7 in
+/// [`intel`]) is read too, where the model can represent it: a non-zero raw-operand byte
+/// offset (X6) or Address region (X7) is a [`Reason::Syntax`] rejection here, and
+/// [`intel::parse`] keeps it.
 pub fn parse(text: &str) -> Result<Instruction, Rejection> {
+    if intel::is_intel_mnemonic(mnemonic_of(text)) {
+        let l = intel::parse(text)?;
+        if !l.spelling.is_plain() {
+            return Err(Rejection::new(
+                Reason::Syntax,
+                format!(
+                    "`{}`: a raw operand at a non-zero byte offset (X6) or an Address region other than (0,0) (X7) has no form in the model",
+                    text.trim()
+                ),
+            ));
+        }
+        return Ok(l.instr);
+    }
     let line = Line::split(text)?;
     let (col, mnemonic) = line.mnemonic;
     let base = mnemonic.split('.').next().unwrap_or("");
@@ -56,6 +82,18 @@ pub fn lower(i: &Instruction, state: &State, profile: &Profile) -> Result<Loweri
         Instruction::DwordAtomic(d) => dword_atomic::lower(d, state, profile),
         Instruction::Scatter4(s) => scatter4::lower(s, state, profile),
     })
+}
+
+/// The mnemonic of a line, past an optional `(<P>)` group; empty if there is none.
+fn mnemonic_of(text: &str) -> &str {
+    let t = text.trim_start();
+    let t = match t.strip_prefix('(') {
+        Some(r) => r.split_once(')').map_or("", |(_, rest)| rest.trim_start()),
+        None => t,
+    };
+    t.split(|c: char| c.is_ascii_whitespace() || c == '(')
+        .next()
+        .unwrap_or("")
 }
 
 /// One token of a text line with its byte column.

@@ -69,7 +69,7 @@ impl Channels {
     /// Parses the `<channels>` suffix: enabled channels, each once (Channels(ub) has one bit
     /// per channel). Also gives the letters as written when they are not in RGBA order: whether
     /// that is legal is knob `visa.channel_order` (N5), decided when lowering.
-    fn parse(col: usize, s: &str) -> Result<(Channels, Option<String>), Rejection> {
+    pub(crate) fn parse(col: usize, s: &str) -> Result<(Channels, Option<String>), Rejection> {
         let mut bits = 0u8;
         let mut in_order = true;
         for ch in s.chars() {
@@ -193,6 +193,13 @@ pub(crate) fn parse_line(line: &Line<'_>) -> Result<Scatter4, Rejection> {
         element_offset: Var::parse(*offset)?,
         src: Var::parse(*src)?,
     };
+    check_operands(&s)?;
+    Ok(s)
+}
+
+/// vISA SVM_SCATTER4_SCALED, fields Address, Element_offset and Src: the operand rule that
+/// needs no state: none of them is V0.
+pub(crate) fn check_operands(s: &Scatter4) -> Result<(), Rejection> {
     for (v, role) in [
         (s.address, "Address"),
         (s.element_offset, "Element_offset"),
@@ -205,7 +212,7 @@ pub(crate) fn parse_line(line: &Line<'_>) -> Result<Scatter4, Rejection> {
             ));
         }
     }
-    Ok(s)
+    Ok(())
 }
 
 /// vISA SVM_SCATTER4_SCALED, "Semantics": the source stride between enabled channels,
