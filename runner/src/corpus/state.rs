@@ -206,7 +206,7 @@ fn active_of<V: GivenValue>(v: &V, lanes: u32, pos: &Pos) -> Result<Vec<bool>, B
     }
 }
 
-pub(crate) fn bits_of(p: &Pat, pos: &Pos, key: &str) -> Result<Bits, BuildError> {
+pub(crate) fn bits_of(p: &Pat, pos: &Pos, key: impl fmt::Display) -> Result<Bits, BuildError> {
     p.representative().ok_or_else(|| BuildError {
         pos: pos.clone(),
         message: format!("{key}: a given value must be exact bits, not a pattern"),
@@ -227,25 +227,47 @@ fn fill_mem<V: GivenValue>(
         let Some(addr) = k.addr() else {
             return err(pos, format!("mem key `{k}` is not an address"));
         };
-        let key = k.to_string();
-        let p = mem_pat(val, pos, &key)?;
-        let b = bits_of(&p, pos, &key)?;
+        let p = mem_pat(val, pos, k)?;
+        let b = bits_of(&p, pos, k)?;
         bits.push((addr, k, b));
     }
-    // Ascending addresses (TOML keys sort as text): each allocation then extends the last
-    // range in place, so a map of n entries costs O(n log n) (issue 7, D2).
+    // Ascending addresses (TOML keys sort as text), then one allocation per run of touching or
+    // overlapping cells: the memory merges touching ranges, so this is the memory one
+    // allocation per cell makes, at O(n log n) for a map of n entries (issue 7, D2). A run that
+    // cannot be allocated is retried cell by cell, so the message names the cell that fails.
     bits.sort_by_key(|(addr, _, _)| *addr);
-    for (addr, k, b) in bits {
-        let bytes = u64::from(b.width / 8);
-        mem.alloc(addr, bytes)
-            .or_else(|e| err(pos, format!("mem {k}: {e}")))?;
-        mem.write(addr, bytes, b.value);
+    let mut i = 0;
+    while i < bits.len() {
+        let start = bits[i].0;
+        let mut end = u128::from(start);
+        let mut j = i;
+        while j < bits.len() && u128::from(bits[j].0) <= end {
+            end = end.max(u128::from(bits[j].0) + u128::from(bits[j].2.width / 8));
+            j += 1;
+        }
+        let whole = u64::try_from(end - u128::from(start))
+            .ok()
+            .and_then(|len| mem.alloc(start, len).ok());
+        if whole.is_none() {
+            for (addr, k, b) in &bits[i..j] {
+                mem.alloc(*addr, u64::from(b.width / 8))
+                    .or_else(|e| err(pos, format!("mem {k}: {e}")))?;
+            }
+        }
+        i = j;
+    }
+    for (addr, _, b) in bits {
+        mem.write(addr, u64::from(b.width / 8), b.value);
     }
     Ok(())
 }
 
 /// A memory value: typed strings set the width; an untyped integer is a `u32`.
-pub(crate) fn mem_pat<V: GivenValue>(v: &V, pos: &Pos, key: &str) -> Result<Pat, BuildError> {
+pub(crate) fn mem_pat<V: GivenValue>(
+    v: &V,
+    pos: &Pos,
+    key: impl fmt::Display + Copy,
+) -> Result<Pat, BuildError> {
     if v.is_float() {
         return err(
             pos,
