@@ -14,6 +14,7 @@
 //! argument's values, enough to reproduce the dispatch with any OpenCL host.
 
 use crate::plan::{NotApplicable, Plan};
+use atomcts_reference::float::{FtzMode, Round};
 use atomcts_reference::ir::{AtomicOp, Compare};
 use atomcts_reference::types::{DataType, Space};
 use std::fmt::Write as _;
@@ -31,6 +32,154 @@ pub struct Features {
     pub int64_extended: bool,
     /// The device reports OpenCL C 3.0: C11-style `atomic_*_explicit` with `-cl-std=CL3.0`.
     pub c11: bool,
+    /// cl_ext_float_atomics: the capability bits of half, float and double, in that order
+    /// (`CL_DEVICE_{HALF,SINGLE,DOUBLE}_FP_ATOMIC_CAPABILITIES_EXT`; zero without the extension).
+    pub fp_atomics: [u64; 3],
+    /// `CL_FP_DENORM` of half, float and double, in that order.
+    pub fp_denorm: [bool; 3],
+    /// The sub-group functions the device reports (the SIMD-group cases).
+    pub sub_groups: SubGroups,
+}
+
+/// What the device reports of OpenCL sub-groups: the extensions whose built-ins the SIMD-group
+/// cases use, and the sub-group sizes a kernel can require.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SubGroups {
+    /// `__opencl_c_subgroups` (OpenCL C 3.0) or `cl_khr_subgroups`: `sub_group_broadcast` and
+    /// the sub-group built-ins.
+    pub core: bool,
+    /// `cl_khr_subgroup_shuffle`: `sub_group_shuffle`, `sub_group_shuffle_xor`.
+    pub shuffle: bool,
+    /// `cl_khr_subgroup_shuffle_relative`: `sub_group_shuffle_up`, `sub_group_shuffle_down`.
+    pub shuffle_relative: bool,
+    /// `cl_khr_subgroup_rotate`: `sub_group_rotate`.
+    pub rotate: bool,
+    /// `cl_intel_subgroups`: `intel_sub_group_shuffle_up/down` with a second operand.
+    pub intel: bool,
+    /// `cl_intel_subgroups_long`: those on 64-bit data.
+    pub intel_long: bool,
+    /// `cl_intel_required_subgroup_size`: `intel_reqd_sub_group_size(N)`, with the sizes of
+    /// `CL_DEVICE_SUB_GROUP_SIZES_INTEL` as bits (bit `n`: size `n`, sizes up to 127).
+    pub required_sizes: u128,
+}
+
+impl SubGroups {
+    /// Whether a kernel can require sub-groups of `n` work-items.
+    pub fn can_require(&self, n: u32) -> bool {
+        n < 128 && self.required_sizes & (1u128 << n) != 0
+    }
+}
+
+/// cl_ext_float_atomics, "New API Enums": `CL_DEVICE_GLOBAL_FP_ATOMIC_ADD_EXT` (add and sub).
+pub const FP_GLOBAL_ADD: u64 = 1 << 1;
+/// `CL_DEVICE_GLOBAL_FP_ATOMIC_MIN_MAX_EXT`.
+pub const FP_GLOBAL_MIN_MAX: u64 = 1 << 2;
+/// `CL_DEVICE_LOCAL_FP_ATOMIC_ADD_EXT`.
+pub const FP_LOCAL_ADD: u64 = 1 << 17;
+/// `CL_DEVICE_LOCAL_FP_ATOMIC_MIN_MAX_EXT`.
+pub const FP_LOCAL_MIN_MAX: u64 = 1 << 18;
+
+/// A float atomic with an exact cl_ext_float_atomics built-in: the C11-style
+/// `atomic_fetch_{add,sub,min,max}_explicit` on `atomic_half`, `atomic_float` or
+/// `atomic_double`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct FloatAtomic {
+    /// The float type (`half`, `float`, `double`).
+    pub(super) float: &'static str,
+    /// Its bits as an unsigned integer type (`ushort`, `uint`, `ulong`): memory and the
+    /// returned value move as these, so no bit pattern passes through a float conversion.
+    pub(super) bits: &'static str,
+    /// Index into [`Features::fp_atomics`] and [`Features::fp_denorm`].
+    pub(super) index: usize,
+}
+
+/// The name of `CL_DEVICE_*_FP_ATOMIC_CAPABILITIES_EXT` for index `i` of
+/// [`Features::fp_atomics`].
+fn fp_query(i: usize) -> &'static str {
+    ["HALF", "SINGLE", "DOUBLE"][i]
+}
+
+/// The cl_ext_float_atomics built-in for a float add, sub, min or max on a device with `f`:
+/// `Ok(None)` where the op is no float arithmetic (integers; exchange, store and a bitwise
+/// compare-exchange move bits), the exact reason where the device cannot run it.
+pub(super) fn float_atomic(plan: &Plan, f: &Features) -> Result<Option<FloatAtomic>, NotApplicable> {
+    let (float, bits, index) = match plan.ty {
+        DataType::F16 => ("half", "ushort", 0),
+        DataType::F32 => ("float", "uint", 1),
+        DataType::F64 => ("double", "ulong", 2),
+        _ => return Ok(None),
+    };
+    let (global, local, what, bit_name) = match plan.op {
+        AtomicOp::Add | AtomicOp::Sub => (FP_GLOBAL_ADD, FP_LOCAL_ADD, "add", "ADD"),
+        AtomicOp::Min | AtomicOp::Max => (FP_GLOBAL_MIN_MAX, FP_LOCAL_MIN_MAX, "min/max", "MIN_MAX"),
+        _ => return Ok(None),
+    };
+    let shared = plan.space == Space::Shared;
+    let (bit, scope) = if shared {
+        (local, "LOCAL")
+    } else {
+        (global, "GLOBAL")
+    };
+    if f.fp_atomics[index] & bit == 0 {
+        return na(format!(
+            "{} atomic {what} on {} memory: the device does not report CL_DEVICE_{scope}_FP_ATOMIC_{bit_name}_EXT in CL_DEVICE_{}_FP_ATOMIC_CAPABILITIES_EXT (cl_ext_float_atomics)",
+            plan.ty.name(),
+            plan.space.name(),
+            fp_query(index)
+        ));
+    }
+    if !f.c11 {
+        return na(
+            "float atomics: the cl_ext_float_atomics built-ins are the atomic_*_explicit forms, and the device reports no OpenCL C 3.0",
+        );
+    }
+    if matches!(plan.op, AtomicOp::Add | AtomicOp::Sub) && plan.env.round != Round::NearestEven {
+        return na(
+            "float atomic with a rounding other than to nearest even: OpenCL C float arithmetic rounds to nearest even (OpenCL C 3.0, 7.1 \"Rounding Modes\")",
+        );
+    }
+    Ok(Some(FloatAtomic { float, bits, index }))
+}
+
+/// What a float atomic's data asks of the device (checked per case, after [`emit`]): a float
+/// min/max meeting a NaN or signed zeros the profile wants decided (SPIR-V's OpAtomicFMinEXT /
+/// FMaxEXT, which cl_ext_float_atomics maps to, leave them open), and subnormals, whose
+/// handling OpenCL leaves to the device unless it reports `CL_FP_DENORM` for the type and the
+/// case wants them kept (this back end never passes `-cl-denorms-are-zero`, which only allows
+/// flushing).
+pub fn check_float_values(plan: &Plan, mem: &[u8], f: &Features) -> Result<(), NotApplicable> {
+    let Some(fa) = float_atomic(plan, f)? else {
+        return Ok(());
+    };
+    crate::float_values::check_minmax_rules(
+        plan,
+        mem,
+        &format!(
+            "atomic_fetch_{}_explicit on atomic_{}",
+            if plan.op == AtomicOp::Min { "min" } else { "max" },
+            fa.float
+        ),
+    )?;
+    let flush = plan.env.ftz != FtzMode::NONE;
+    let kept = !flush && f.fp_denorm[fa.index];
+    if kept || crate::float_values::minmax_any_denormals(plan) {
+        return Ok(());
+    }
+    if crate::float_values::touches_subnormals(plan, mem) {
+        return na(if flush {
+            format!(
+                "subnormal {} values (operands, or sums of them) with flushing required: OpenCL C never requires a device to flush (-cl-denorms-are-zero only allows it)",
+                plan.ty.name()
+            )
+        } else {
+            format!(
+                "subnormal {} values (operands, or sums of them): the device does not report CL_FP_DENORM for {}, so subnormal handling is its choice",
+                plan.ty.name(),
+                fa.float
+            )
+        });
+    }
+    Ok(())
 }
 
 /// A deliberately wrong built-in, for checking that the corpus catches an emitter bug
@@ -137,17 +286,30 @@ pub(super) fn scalar(
         DataType::S64 => "long",
         DataType::F32 if bitwise => "uint",
         DataType::F64 if bitwise => "ulong",
-        DataType::F32 | DataType::F64 => {
+        DataType::F16 if bitwise => {
             return na(format!(
-                "{} on {}: OpenCL C has no built-in for float {} atomics (only with cl_ext_float_atomics, which this back end does not emit)",
+                "{} on f16: OpenCL C has no 16-bit integer atomics, and this back end does not emit cl_ext_float_atomics' half load, store and exchange",
+                op.name()
+            ));
+        }
+        DataType::F32 | DataType::F64 | DataType::F16 => {
+            return na(format!(
+                "{} on {}: OpenCL C has no float {} atomic (cl_ext_float_atomics has add, sub, min, max, load, store and exchange only)",
                 op.name(),
                 ty.name(),
                 op.name()
             ));
         }
-        DataType::U16 | DataType::S16 | DataType::F16 | DataType::BF16 | DataType::F16x2 => {
+        DataType::U16 | DataType::S16 => {
             return na(format!(
-                "{} on {}: OpenCL C has no 16-bit atomic built-ins",
+                "{} on {}: OpenCL C has no 16-bit integer atomic built-ins",
+                op.name(),
+                ty.name()
+            ));
+        }
+        DataType::BF16 | DataType::F16x2 => {
+            return na(format!(
+                "{} on {}: no OpenCL C atomic built-in on this type (cl_ext_float_atomics covers half, float and double)",
                 op.name(),
                 ty.name()
             ));
@@ -238,7 +400,13 @@ pub fn emit(
     plant: Plant,
     title: &str,
 ) -> Result<Kernel, NotApplicable> {
-    let t = scalar(plan.op, plan.ty, plan.env.compare)?;
+    let fa = float_atomic(plan, features)?;
+    let t = match fa {
+        Some(x) => x.bits,
+        None => scalar(plan.op, plan.ty, plan.env.compare)?,
+    };
+    // The operands' and the returned value's type: the float type of a float atomic.
+    let val_t = fa.map_or(t, |x| x.float);
     let wide = plan.ty.bytes() == 8;
     let fm = form(plan.op, features, wide, plant)?;
     if plan.op == AtomicOp::Cas && plan.env.compare != Compare::Bitwise {
@@ -257,6 +425,9 @@ pub fn emit(
     let atomic_t = format!("atomic_{t}");
     let shared = plan.space == Space::Shared;
     let c11 = matches!(fm, Form::C11(_));
+    // Memory of a float atomic is declared as its bits and copied plainly (between barriers);
+    // only the built-in's pointer is the atomic float type.
+    let c11_mem = c11 && fa.is_none();
     let _ = title;
     let mut s = String::new();
     let w = &mut s;
@@ -267,6 +438,15 @@ pub fn emit(
         plan.ty.name(),
         plan.space.name()
     );
+    match fa.map(|x| x.float) {
+        Some("half") => {
+            let _ = writeln!(w, "#pragma OPENCL EXTENSION cl_khr_fp16 : enable");
+        }
+        Some("double") => {
+            let _ = writeln!(w, "#pragma OPENCL EXTENSION cl_khr_fp64 : enable");
+        }
+        _ => {}
+    }
     if wide {
         let _ = writeln!(
             w,
@@ -278,7 +458,7 @@ pub fn emit(
         );
     }
     let elems = plan.layout().size / bytes;
-    let mem_param = if c11 && !shared {
+    let mem_param = if c11_mem && !shared {
         format!("volatile __global {atomic_t} *mem")
     } else {
         format!("__global {t} *mem")
@@ -286,18 +466,18 @@ pub fn emit(
     // The element count of `mem` (and of the `__local` copy) is an argument too.
     let lm_param = if !shared {
         String::new()
-    } else if c11 {
+    } else if c11_mem {
         format!(", __local {atomic_t} *lm, const uint ELEMS")
     } else {
         format!(", __local {t} *lm, const uint ELEMS")
     };
     let _ = writeln!(
         w,
-        "__kernel void {KERNEL_NAME}({mem_param}, __global ulong *ret, __global int *ok,\n    __global const uint *IDX, __global const {t} *SRC0, __global const {t} *SRC1,\n    const uint N{lm_param}) {{"
+        "__kernel void {KERNEL_NAME}({mem_param}, __global ulong *ret, __global int *ok,\n    __global const uint *IDX, __global const {val_t} *SRC0, __global const {val_t} *SRC1,\n    const uint N{lm_param}) {{"
     );
     let _ = writeln!(w, "    const size_t i = get_local_id(0);");
     let buf = if shared {
-        if c11 {
+        if c11_mem {
             let _ = writeln!(
                 w,
                 "    for (size_t j = i; j < ELEMS; j += get_local_size(0))\n        atomic_store_explicit(&lm[j], mem[j], memory_order_relaxed, memory_scope_work_group);"
@@ -316,8 +496,11 @@ pub fn emit(
     let space_q = if shared { "__local" } else { "__global" };
     let relaxed = "memory_order_relaxed";
     let scope = "memory_scope_work_group";
-    let p = format!("&{buf}[IDX[i]]");
-    let _ = writeln!(w, "    {t} old = 0;");
+    let p = match fa {
+        Some(x) => format!("(volatile {space_q} atomic_{} *)&{buf}[IDX[i]]", x.float),
+        None => format!("&{buf}[IDX[i]]"),
+    };
+    let _ = writeln!(w, "    {val_t} old = 0;");
     let _ = writeln!(w, "    int success = 1;");
     // The work-group may be larger than the case (a power of two, so that a driver that
     // specializes kernels per work-group size builds few): work-items past N only copy memory.
@@ -371,12 +554,20 @@ pub fn emit(
             }
         }
     }
-    let _ = writeln!(w, "    ret[i] = (ulong)old;");
+    match fa {
+        // The float's bits, not its value converted.
+        Some(x) => {
+            let _ = writeln!(w, "    ret[i] = (ulong)as_{}(old);", x.bits);
+        }
+        None => {
+            let _ = writeln!(w, "    ret[i] = (ulong)old;");
+        }
+    }
     let _ = writeln!(w, "    ok[i] = success;");
     let _ = writeln!(w, "    }}");
     if shared {
         let _ = writeln!(w, "    barrier(CLK_LOCAL_MEM_FENCE);");
-        let load = if c11 {
+        let load = if c11_mem {
             format!("atomic_load_explicit(&lm[j], {relaxed}, {scope})")
         } else {
             "lm[j]".to_string()
