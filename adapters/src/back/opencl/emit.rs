@@ -102,7 +102,10 @@ fn fp_query(i: usize) -> &'static str {
 /// The cl_ext_float_atomics built-in for a float add, sub, min or max on a device with `f`:
 /// `Ok(None)` where the op is no float arithmetic (integers; exchange, store and a bitwise
 /// compare-exchange move bits), the exact reason where the device cannot run it.
-pub(super) fn float_atomic(plan: &Plan, f: &Features) -> Result<Option<FloatAtomic>, NotApplicable> {
+pub(super) fn float_atomic(
+    plan: &Plan,
+    f: &Features,
+) -> Result<Option<FloatAtomic>, NotApplicable> {
     let (float, bits, index) = match plan.ty {
         DataType::F16 => ("half", "ushort", 0),
         DataType::F32 => ("float", "uint", 1),
@@ -111,7 +114,9 @@ pub(super) fn float_atomic(plan: &Plan, f: &Features) -> Result<Option<FloatAtom
     };
     let (global, local, what, bit_name) = match plan.op {
         AtomicOp::Add | AtomicOp::Sub => (FP_GLOBAL_ADD, FP_LOCAL_ADD, "add", "ADD"),
-        AtomicOp::Min | AtomicOp::Max => (FP_GLOBAL_MIN_MAX, FP_LOCAL_MIN_MAX, "min/max", "MIN_MAX"),
+        AtomicOp::Min | AtomicOp::Max => {
+            (FP_GLOBAL_MIN_MAX, FP_LOCAL_MIN_MAX, "min/max", "MIN_MAX")
+        }
         _ => return Ok(None),
     };
     let shared = plan.space == Space::Shared;
@@ -156,7 +161,11 @@ pub fn check_float_values(plan: &Plan, mem: &[u8], f: &Features) -> Result<(), N
         mem,
         &format!(
             "atomic_fetch_{}_explicit on atomic_{}",
-            if plan.op == AtomicOp::Min { "min" } else { "max" },
+            if plan.op == AtomicOp::Min {
+                "min"
+            } else {
+                "max"
+            },
             fa.float
         ),
     )?;
@@ -191,14 +200,17 @@ pub enum Plant {
     None,
     /// Emit the subtract built-in where add is meant.
     AddAsSub,
+    /// Emit `sub_group_shuffle_down` where `sub_group_shuffle_up` is meant.
+    UpAsDown,
 }
 
 impl Plant {
-    /// From the value of `ATOMCTS_OPENCL_PLANT` (`add_as_sub`).
+    /// From the value of `ATOMCTS_OPENCL_PLANT` (`add_as_sub`, `up_as_down`).
     pub fn from_name(s: &str) -> Option<Plant> {
         match s {
             "" | "none" => Some(Plant::None),
             "add_as_sub" => Some(Plant::AddAsSub),
+            "up_as_down" => Some(Plant::UpAsDown),
             _ => None,
         }
     }
@@ -613,8 +625,18 @@ mod tests {
     use atomcts_reference::types::ElemType;
 
     fn plan(asm: &str) -> Plan {
+        plan_with(asm, [5, 6])
+    }
+
+    /// Two lanes on 0x1000 and 0x1008 (zeroed), operands `r4` (R4) and R5 = {7, 8}.
+    fn plan_with(asm: &str, r4: [u64; 2]) -> Plan {
         let mut s = State::new(2);
-        for (r, v) in [("R2", [0x1000, 0x1008]), ("R3", [0, 0]), ("R4", [5, 6])] {
+        for (r, v) in [
+            ("R2", [0x1000, 0x1008]),
+            ("R3", [0, 0]),
+            ("R4", r4),
+            ("R5", [7, 8]),
+        ] {
             s.regs.insert(
                 r.into(),
                 Reg {
@@ -635,6 +657,17 @@ mod tests {
         int64_base: true,
         int64_extended: true,
         c11: false,
+        fp_atomics: [0; 3],
+        fp_denorm: [false; 3],
+        sub_groups: SubGroups {
+            core: false,
+            shuffle: false,
+            shuffle_relative: false,
+            rotate: false,
+            intel: false,
+            intel_long: false,
+            required_sizes: 0,
+        },
     };
 
     #[test]
@@ -695,6 +728,97 @@ mod tests {
         )
         .unwrap_err();
         assert!(why.0.contains("float"), "{why}");
+    }
+
+    /// A device reporting cl_ext_float_atomics with `bits` for float and double, OpenCL C 3.0
+    /// and denormals kept.
+    fn fp(bits: u64) -> Features {
+        Features {
+            c11: true,
+            fp_atomics: [0, bits, bits],
+            fp_denorm: [false, true, true],
+            ..ALL
+        }
+    }
+
+    #[test]
+    fn float_atomics_use_the_exact_builtin_where_the_device_reports_it() {
+        let f = fp(FP_GLOBAL_ADD | FP_GLOBAL_MIN_MAX);
+        let p = plan_with(
+            "ATOM.E.ADD.F32.FTZ.RN R0, [R2], R4",
+            [0x3fc0_0000, 0x4010_0000],
+        );
+        let k = emit(&p, &f, Plant::None, "t").unwrap();
+        assert!(
+            k.source.contains(
+                "old = atomic_fetch_add_explicit((volatile __global atomic_float *)&mem[IDX[i]], SRC0[i], memory_order_relaxed, memory_scope_work_group);"
+            ),
+            "{}",
+            k.source
+        );
+        // Memory and the returned value move as bits; the operands are floats.
+        assert!(k.source.contains("__global uint *mem"), "{}", k.source);
+        assert!(k.source.contains("__global const float *SRC0"));
+        assert!(k.source.contains("ret[i] = (ulong)as_uint(old);"));
+        assert_eq!(k.options, "-cl-std=CL3.0");
+        assert_eq!(check_float_values(&p, &[0; 16], &f), Ok(()));
+        let k = emit(
+            &plan_with("ATOM.E.ADD.F64.RN R0, [R2], R4", [0, 0x3ff0_0000]),
+            &f,
+            Plant::None,
+            "t",
+        )
+        .unwrap();
+        assert!(k.source.contains("atomic_double *)"), "{}", k.source);
+        assert!(
+            k.source
+                .contains("#pragma OPENCL EXTENSION cl_khr_fp64 : enable")
+        );
+        assert!(k.source.contains("as_ulong(old)"));
+        // The plant reaches float adds too.
+        let k = emit(&p, &f, Plant::AddAsSub, "t").unwrap();
+        assert!(
+            k.source
+                .contains("atomic_fetch_sub_explicit((volatile __global atomic_float")
+        );
+    }
+
+    #[test]
+    fn float_atomics_the_device_lacks_are_not_applicable_with_the_reason() {
+        let p = plan_with(
+            "ATOM.E.ADD.F32.FTZ.RN R0, [R2], R4",
+            [0x3fc0_0000, 0x4010_0000],
+        );
+        // No cl_ext_float_atomics (PoCL, oclgrind, rusticl) or no add bit for this space.
+        for f in [fp(0), fp(FP_GLOBAL_MIN_MAX | FP_LOCAL_ADD)] {
+            let why = emit(&p, &f, Plant::None, "t").unwrap_err();
+            assert!(
+                why.0.contains("CL_DEVICE_GLOBAL_FP_ATOMIC_ADD_EXT in CL_DEVICE_SINGLE_FP_ATOMIC_CAPABILITIES_EXT"),
+                "{why}"
+            );
+        }
+        let no_c3 = Features {
+            c11: false,
+            ..fp(FP_GLOBAL_ADD)
+        };
+        let why = emit(&p, &no_c3, Plant::None, "t").unwrap_err();
+        assert!(why.0.contains("OpenCL C 3.0"), "{why}");
+        // Subnormal operands (5 and 6 as f32 bits) with SASS's flush-to-zero required: no
+        // OpenCL device has to flush.
+        let sub = plan("ATOM.E.ADD.F32.FTZ.RN R0, [R2], R4");
+        let f = fp(FP_GLOBAL_ADD);
+        assert!(emit(&sub, &f, Plant::None, "t").is_ok());
+        let why = check_float_values(&sub, &[0; 16], &f).unwrap_err();
+        assert!(why.0.contains("flushing required"), "{why}");
+        // A sum that lands on a subnormal counts too: 2^-125 + -1.5 * 2^-126 = 2^-127.
+        let sum = plan_with(
+            "ATOM.E.ADD.F32.FTZ.RN R0, [R2], R4",
+            [0x0100_0000, 0x0100_0000],
+        );
+        let mut mem = vec![0u8; 16];
+        mem[..4].copy_from_slice(&0x80c0_0000u32.to_le_bytes());
+        assert!(check_float_values(&sum, &mem, &f).is_err());
+        assert_eq!(check_float_values(&sum, &[0; 16], &f), Ok(()));
     }
 
     #[test]

@@ -158,7 +158,8 @@ pub struct OpenClAdapter {
 
 impl OpenClAdapter {
     /// Opens the device `selector` names (a known driver or a platform/device name substring).
-    /// `ATOMCTS_OPENCL_PLANT=add_as_sub` plants a wrong built-in (for checking the corpus).
+    /// `ATOMCTS_OPENCL_PLANT=add_as_sub` (or `up_as_down`) plants a wrong built-in (for checking
+    /// the corpus).
     pub fn open(selector: &str) -> Result<OpenClAdapter, AdapterError> {
         let name = format!("opencl:{selector}");
         let unavailable = |why: String| AdapterError {
@@ -171,7 +172,7 @@ impl OpenClAdapter {
         let plant_var = std::env::var("ATOMCTS_OPENCL_PLANT").unwrap_or_default();
         let plant = Plant::from_name(&plant_var).ok_or_else(|| {
             unavailable(format!(
-                "ATOMCTS_OPENCL_PLANT=`{plant_var}` (expected add_as_sub)"
+                "ATOMCTS_OPENCL_PLANT=`{plant_var}` (expected add_as_sub or up_as_down)"
             ))
         })?;
         let features = features(&device.info);
@@ -336,8 +337,13 @@ impl crate::back::Backend for OpenClAdapter {
             // The reasons name the device generically: its name names the host's processor,
             // and reasons are compared across machines (issue 27, H19).
             let plan = ShufflePlan::new(r.asm, lowered, r.state, r.profile).map_err(na)?;
-            let kernel = shuffle::emit(&plan, &self.features, self.device.info.max_work_group)
-                .map_err(na)?;
+            let kernel = shuffle::emit(
+                &plan,
+                &self.features,
+                self.device.info.max_work_group,
+                self.plant,
+            )
+            .map_err(na)?;
             return Ok(Emitted::Shuffle(plan, kernel));
         }
         let plan = Plan::new(lowered, r.state).map_err(na)?;

@@ -15,8 +15,9 @@ use cl3::command_queue::{
 use cl3::context::{create_context, release_context};
 use cl3::device::{
     CL_DEVICE_EXTENSIONS, CL_DEVICE_MAX_WORK_GROUP_SIZE, CL_DEVICE_NAME,
-    CL_DEVICE_OPENCL_C_ALL_VERSIONS, CL_DEVICE_OPENCL_C_FEATURES, CL_DEVICE_OPENCL_C_VERSION, CL_DEVICE_TYPE_ALL,
-    CL_DEVICE_VERSION, CL_DRIVER_VERSION, get_device_data, get_device_ids, get_device_info,
+    CL_DEVICE_OPENCL_C_ALL_VERSIONS, CL_DEVICE_OPENCL_C_FEATURES, CL_DEVICE_OPENCL_C_VERSION,
+    CL_DEVICE_TYPE_ALL, CL_DEVICE_VERSION, CL_DRIVER_VERSION, get_device_data, get_device_ids,
+    get_device_info,
 };
 use cl3::kernel::{create_kernel, release_kernel, set_kernel_arg};
 use cl3::memory::{
@@ -83,7 +84,10 @@ const SUB_GROUP_SIZES_INTEL: u32 = 0x4108;
 fn bits(id: cl_device_id, param: u32) -> u64 {
     get_device_data(id, param)
         .ok()
-        .and_then(|b| b.get(..8).map(|w| u64::from_le_bytes(w.try_into().unwrap_or([0; 8]))))
+        .and_then(|b| {
+            b.get(..8)
+                .map(|w| u64::from_le_bytes(w.try_into().unwrap_or([0; 8])))
+        })
         .unwrap_or(0)
 }
 
@@ -235,12 +239,8 @@ impl Device {
                     v.to_vec_name_version()
                         .iter()
                         .map(|nv| {
-                            let name: Vec<u8> = nv
-                                .name
-                                .iter()
-                                .copied()
-                                .take_while(|c| *c != 0)
-                                .collect();
+                            let name: Vec<u8> =
+                                nv.name.iter().copied().take_while(|c| *c != 0).collect();
                             String::from_utf8_lossy(&name).into_owned()
                         })
                         .collect()

@@ -31,7 +31,7 @@
 //! thread, so that the OpenCL argument is uniform across the sub-group as OpenCL requires.
 //! 8- and 16-bit data move in the low bits of a `uint`.
 
-use super::emit::{Features, KERNEL_NAME, Kernel};
+use super::emit::{Features, KERNEL_NAME, Kernel, Plant};
 use crate::plan::NotApplicable;
 use crate::shuffle::ShufflePlan;
 use atomcts_reference::msl::simd::SimdFunction;
@@ -47,9 +47,7 @@ pub fn check(plan: &ShufflePlan, f: &Features, max_work_group: usize) -> Result<
     let w = plan.width;
     let name = plan.function.name();
     let (has, needs) = match plan.function {
-        SimdFunction::Shuffle | SimdFunction::ShuffleXor => {
-            (sg.shuffle, "cl_khr_subgroup_shuffle")
-        }
+        SimdFunction::Shuffle | SimdFunction::ShuffleXor => (sg.shuffle, "cl_khr_subgroup_shuffle"),
         SimdFunction::ShuffleUp | SimdFunction::ShuffleDown => {
             (sg.shuffle_relative, "cl_khr_subgroup_shuffle_relative")
         }
@@ -165,13 +163,14 @@ fn table(w: &mut String, ty: &str, name: &str, values: &[u64], suffix: &str) {
     );
 }
 
-/// Emits the kernel for `plan` (checked with [`check`] first). Arguments: `mem` (unused),
-/// `ret` (each thread's result, a `ulong` per work-item), `ok` (the sub-group size each
-/// work-item ran with).
+/// Emits the kernel for `plan` (checked with [`check`] first; `plant` for checking the corpus
+/// only). Arguments: `mem` (unused), `ret` (each thread's result, a `ulong` per work-item), `ok`
+/// (the sub-group size each work-item ran with).
 pub fn emit(
     plan: &ShufflePlan,
     f: &Features,
     max_work_group: usize,
+    plant: Plant,
 ) -> Result<Kernel, NotApplicable> {
     check(plan, f, max_work_group)?;
     let w = plan.width;
@@ -238,7 +237,12 @@ pub fn emit(
         SimdFunction::ShuffleXor => format!("    const {t} r = sub_group_shuffle_xor(x, a);"),
         SimdFunction::Broadcast => format!("    const {t} r = sub_group_broadcast(x, a);"),
         SimdFunction::ShuffleUp => format!(
-            "    const {t} s = sub_group_shuffle_up(x, a);\n    // Metal: the lower delta lanes keep their value.\n    const {t} r = l >= a ? s : x;"
+            "    const {t} s = sub_group_shuffle_{}(x, a);\n    // Metal: the lower delta lanes keep their value.\n    const {t} r = l >= a ? s : x;",
+            if plant == Plant::UpAsDown {
+                "down"
+            } else {
+                "up"
+            }
         ),
         SimdFunction::ShuffleDown => format!(
             "    const {t} s = sub_group_shuffle_down(x, a);\n    // Metal: the upper delta lanes keep their value (N: the SIMD-group's size).\n    const {t} r = l + a < N[t] ? s : x;"
@@ -321,7 +325,13 @@ mod tests {
 
     #[test]
     fn each_function_is_its_builtin_at_the_required_size() {
-        let k = emit(&plan("r = simd_shuffle_up(x, 2)", 8, 8), &all(), 1024).unwrap();
+        let k = emit(
+            &plan("r = simd_shuffle_up(x, 2)", 8, 8),
+            &all(),
+            1024,
+            Plant::None,
+        )
+        .unwrap();
         assert!(
             k.source
                 .contains("__kernel __attribute__((intel_reqd_sub_group_size(8)))"),
@@ -337,7 +347,10 @@ mod tests {
             ("r = simd_shuffle_xor(x, 1)", "sub_group_shuffle_xor(x, a)"),
             ("r = simd_shuffle_down(x, 1)", "l + a < N[t] ? s : x"),
             ("r = simd_broadcast(x, 5)", "sub_group_broadcast(x, a)"),
-            ("r = simd_shuffle_rotate_down(x, 3)", "sub_group_rotate(x, (int)(a % 8u))"),
+            (
+                "r = simd_shuffle_rotate_down(x, 3)",
+                "sub_group_rotate(x, (int)(a % 8u))",
+            ),
             (
                 "r = simd_shuffle_rotate_up(x, 3)",
                 "sub_group_rotate(x, (int)((8u - a % 8u) % 8u))",
@@ -351,18 +364,49 @@ mod tests {
                 "intel_sub_group_shuffle_up(FILL[t], x, a)",
             ),
         ] {
-            let k = emit(&plan(asm, 8, 8), &all(), 1024).unwrap();
+            let k = emit(&plan(asm, 8, 8), &all(), 1024, Plant::None).unwrap();
             assert!(k.source.contains(builtin), "{asm}: {}", k.source);
         }
-        let k = emit(&plan("r = simd_shuffle_and_fill_down(x, f, 3)", 8, 8), &all(), 1024)
-            .unwrap();
-        assert!(k.source.contains("__constant uint FILL[8] = {0x200u, 0x201u"));
+        let k = emit(
+            &plan("r = simd_shuffle_and_fill_down(x, f, 3)", 8, 8),
+            &all(),
+            1024,
+            Plant::None,
+        )
+        .unwrap();
+        assert!(
+            k.source
+                .contains("__constant uint FILL[8] = {0x200u, 0x201u")
+        );
+    }
+
+    #[test]
+    fn the_plant_swaps_up_for_down() {
+        let p = plan("r = simd_shuffle_up(x, 2)", 8, 8);
+        let k = emit(&p, &all(), 1024, Plant::UpAsDown).unwrap();
+        assert!(
+            k.source.contains("sub_group_shuffle_down(x, a)"),
+            "{}",
+            k.source
+        );
+        assert!(!k.source.contains("sub_group_shuffle_up("));
+        assert_eq!(Plant::from_name("up_as_down"), Some(Plant::UpAsDown));
     }
 
     #[test]
     fn partial_groups_are_padded_to_whole_sub_groups() {
-        let k = emit(&plan("r = simd_shuffle_xor(x, 1)", 6, 4), &all(), 1024).unwrap();
-        assert!(k.source.contains("__constant uint DATA[8] = {0x100u"), "{}", k.source);
+        let k = emit(
+            &plan("r = simd_shuffle_xor(x, 1)", 6, 4),
+            &all(),
+            1024,
+            Plant::None,
+        )
+        .unwrap();
+        assert!(
+            k.source.contains("__constant uint DATA[8] = {0x100u"),
+            "{}",
+            k.source
+        );
         assert!(k.source.contains("0x105u, 0x0u, 0x0u}"), "{}", k.source);
     }
 
@@ -371,36 +415,59 @@ mod tests {
         let p = plan("r = simd_shuffle_up(x, 1)", 8, 8);
         let mut f = all();
         f.sub_groups.shuffle_relative = false;
-        let why = emit(&p, &f, 1024).unwrap_err();
+        let why = emit(&p, &f, 1024, Plant::None).unwrap_err();
         assert!(why.0.contains("cl_khr_subgroup_shuffle_relative"), "{why}");
         let mut f = all();
         f.sub_groups.required_sizes = 0;
-        let why = emit(&p, &f, 1024).unwrap_err();
+        let why = emit(&p, &f, 1024, Plant::None).unwrap_err();
         assert!(why.0.contains("cl_intel_required_subgroup_size"), "{why}");
-        let why = emit(&plan("r = simd_shuffle(x, 1)", 32, 32), &all(), 1024).unwrap_err();
+        let why = emit(
+            &plan("r = simd_shuffle(x, 1)", 32, 32),
+            &all(),
+            1024,
+            Plant::None,
+        )
+        .unwrap_err();
         assert!(why.0.contains("SIMD width 32"), "{why}");
         assert!(why.0.contains("4, 8, 16"), "{why}");
-        let why = emit(&p, &all(), 4).unwrap_err();
+        let why = emit(&p, &all(), 4, Plant::None).unwrap_err();
         assert!(why.0.contains("work-group size 4"), "{why}");
         let mut f = all();
         f.sub_groups.rotate = false;
-        let why = emit(&plan("r = simd_shuffle_rotate_up(x, 1)", 8, 8), &f, 1024).unwrap_err();
+        let why = emit(
+            &plan("r = simd_shuffle_rotate_up(x, 1)", 8, 8),
+            &f,
+            1024,
+            Plant::None,
+        )
+        .unwrap_err();
         assert!(why.0.contains("cl_khr_subgroup_rotate"), "{why}");
         let mut f = all();
         f.sub_groups.intel = false;
-        let why =
-            emit(&plan("r = simd_shuffle_and_fill_up(x, f, 1)", 8, 8), &f, 1024).unwrap_err();
+        let why = emit(
+            &plan("r = simd_shuffle_and_fill_up(x, f, 1)", 8, 8),
+            &f,
+            1024,
+            Plant::None,
+        )
+        .unwrap_err();
         assert!(why.0.contains("cl_intel_subgroups"), "{why}");
         let why = emit(
             &plan("r = simd_shuffle_and_fill_up(x, f, 1, 4)", 8, 8),
             &all(),
             1024,
+            Plant::None,
         )
         .unwrap_err();
         assert!(why.0.contains("modulo"), "{why}");
-        let why =
-            emit(&plan("r = simd_shuffle_and_fill_down(x, f, 9)", 8, 8), &all(), 1024).unwrap_err();
+        let why = emit(
+            &plan("r = simd_shuffle_and_fill_down(x, f, 9)", 8, 8),
+            &all(),
+            1024,
+            Plant::None,
+        )
+        .unwrap_err();
         assert!(why.0.contains("delta"), "{why}");
-        assert!(emit(&p, &Features::default(), 1024).is_err());
+        assert!(emit(&p, &Features::default(), 1024, Plant::None).is_err());
     }
 }
