@@ -106,7 +106,12 @@ pub fn availability(selector: &str) -> Result<(), String> {
     if let Some(k) = known(selector)
         && !Path::new(k.icd).exists()
     {
-        return Err(format!("{} missing (install {})", k.icd, k.package));
+        let root = if Path::new(k.icd).is_relative() {
+            " in the source tree's root (run atomcts from there)"
+        } else {
+            ""
+        };
+        return Err(format!("{} missing{root} (install {})", k.icd, k.package));
     }
     Ok(())
 }
