@@ -7,6 +7,7 @@
 
 pub mod concurrent;
 pub mod emit;
+pub mod float;
 pub mod run;
 pub mod shuffle;
 
