@@ -88,6 +88,12 @@ pub trait GivenValue: Sized + fmt::Display {
     fn is_float(&self) -> bool {
         false
     }
+    /// The exact bits of the value for a location of shape `slot`, when it is one (the fast
+    /// path of a given value; anything else goes through [`GivenValue::pat`], whose messages
+    /// the builder reports).
+    fn exact(&self, slot: Slot) -> Option<Bits> {
+        self.pat(slot).ok()?.representative()
+    }
 }
 
 impl GivenValue for Value {
@@ -213,6 +219,17 @@ pub(crate) fn bits_of(p: &Pat, pos: &Pos, key: impl fmt::Display) -> Result<Bits
     })
 }
 
+/// A given value's exact bits for a location of shape `slot` (errors name `key`).
+fn given_bits<V: GivenValue>(v: &V, slot: Slot, pos: &Pos, key: &str) -> Result<Bits, BuildError> {
+    match v.exact(slot) {
+        Some(b) => Ok(b),
+        None => {
+            let p = v.pat(slot).or_else(|e| err(pos, format!("{key}: {e}")))?;
+            bits_of(&p, pos, key)
+        }
+    }
+}
+
 /// `mem = { addr = value }` into a memory.
 fn fill_mem<V: GivenValue>(
     mem: &mut atomcts_reference::memory::Memory,
@@ -227,8 +244,15 @@ fn fill_mem<V: GivenValue>(
         let Some(addr) = k.addr() else {
             return err(pos, format!("mem key `{k}` is not an address"));
         };
-        let p = mem_pat(val, pos, k)?;
-        let b = bits_of(&p, pos, k)?;
+        let word = Slot {
+            width: 32,
+            float: None,
+            human: Human::Int,
+        };
+        let b = match val.exact(word) {
+            Some(b) if !val.is_float() && b.width % 8 == 0 && b.width <= 64 => b,
+            _ => bits_of(&mem_pat(val, pos, k)?, pos, k)?,
+        };
         bits.push((addr, k, b));
     }
     // Ascending addresses (TOML keys sort as text), then one allocation per run of touching or
@@ -514,15 +538,20 @@ fn sass_given<V: GivenValue>(
                 float: None,
                 human: Human::Int,
             };
-            let p = x.pat(word).or_else(|e| {
-                if x.int().is_some() {
-                    x.pat(pair)
-                } else {
-                    Err(e)
+            let b = match x.exact(word) {
+                Some(b) => b,
+                None => {
+                    let p = x.pat(word).or_else(|e| {
+                        if x.int().is_some() {
+                            x.pat(pair)
+                        } else {
+                            Err(e)
+                        }
+                    });
+                    let p = p.or_else(|e| err(pos, format!("{key}: {e}")))?;
+                    bits_of(&p, pos, key)?
                 }
-            });
-            let p = p.or_else(|e| err(pos, format!("{key}: {e}")))?;
-            let b = bits_of(&p, pos, key)?;
+            };
             let words = if b.width > 32 { 2 } else { 1 };
             if n + words - 1 > 254 {
                 return err(pos, format!("{key}: a 64-bit value needs R{}", n + 1));
@@ -579,10 +608,7 @@ fn visa_given<V: GivenValue>(
         let (et, vals) = typed_vector(v, pos, key, ElemType::from_visa_name)?;
         let mut elems = Vec::new();
         for x in vals {
-            let p = x
-                .pat(slot(et))
-                .or_else(|e| err(pos, format!("{key}: {e}")))?;
-            let b = bits_of(&p, pos, key)?;
+            let b = given_bits(x, slot(et), pos, key)?;
             if b.width > u32::from(et.bits) {
                 return err(
                     pos,
@@ -669,10 +695,15 @@ fn msl_buffer<V: GivenValue>(
     mem.alloc(base, 4 * len)
         .or_else(|e| err(pos, format!("buffer {key}: {e}")))?;
     for (i, x) in init.iter().enumerate() {
-        let p = x
-            .pat(buffer_slot(ty))
-            .or_else(|e| err(pos, format!("{key}[{i}]: {e}")))?;
-        let b = bits_of(&p, pos, key)?;
+        let b = match x.exact(buffer_slot(ty)) {
+            Some(b) => b,
+            None => {
+                let p = x
+                    .pat(buffer_slot(ty))
+                    .or_else(|e| err(pos, format!("{key}[{i}]: {e}")))?;
+                bits_of(&p, pos, key)?
+            }
+        };
         mem.write(base + 4 * i as u64, 4, b.value);
     }
     st.buffers.insert(
@@ -725,10 +756,7 @@ fn msl_operand<V: GivenValue>(
     }
     let mut elems = Vec::new();
     for x in vals {
-        let p = x
-            .pat(slot(et))
-            .or_else(|e| err(pos, format!("{key}: {e}")))?;
-        elems.push(bits_of(&p, pos, key)?.value & et.mask());
+        elems.push(given_bits(x, slot(et), pos, key)?.value & et.mask());
     }
     st.regs.insert(key.to_string(), Reg { ty: et, elems });
     Ok(())
