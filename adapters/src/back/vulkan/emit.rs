@@ -37,7 +37,7 @@
 use crate::plan::{NotApplicable, Plan};
 use crate::shuffle::ShufflePlan;
 use atomcts_reference::float::Round;
-use atomcts_reference::float::{DenormRule, FtzMode, NanRule, ZeroRule};
+use atomcts_reference::float::{DenormRule, FtzMode};
 use atomcts_reference::ir::{AtomicOp, Compare};
 use atomcts_reference::msl::simd::SimdFunction;
 use atomcts_reference::types::{DataType, Space};
@@ -605,110 +605,6 @@ pub(super) fn check_atomic(plan: &Plan, f: &Features) -> Result<Datum, NotApplic
     }
 }
 
-/// SPV_EXT_shader_atomic_float_min_max leaves open which operand a NaN comparison and a
-/// comparison of -0 with +0 give (research A5/A6; the `spirv` profile's `spirv_either` and
-/// `either`): where the case's profile demands one answer and the data meets that question, the
-/// instruction is not an exact primitive for it.
-fn check_minmax_rules(plan: &Plan, mem: &[u8]) -> Result<(), NotApplicable> {
-    let datum = |o: u64| {
-        mem.get(o as usize..o as usize + 4)
-            .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-    };
-    let rules = plan.env.minmax;
-    let mut offsets: Vec<u64> = plan.items.iter().map(|i| i.offset).collect();
-    offsets.sort_unstable();
-    offsets.dedup();
-    for o in offsets {
-        let mut values = vec![datum(o)];
-        values.extend(
-            plan.items
-                .iter()
-                .filter(|i| i.offset == o)
-                .map(|i| i.src[0] as u32),
-        );
-        let nan = values.iter().any(|v| f32::from_bits(*v).is_nan());
-        if nan && rules.nan != NanRule::SpirvEither {
-            return na(format!(
-                "float {} meets a NaN: OpAtomicF{}EXT leaves the NaN result open, the profile demands {:?} (float.minmax_nan; the spirv profile matches the instruction)",
-                plan.op.name(),
-                if plan.op == AtomicOp::Min {
-                    "Min"
-                } else {
-                    "Max"
-                },
-                rules.nan
-            ));
-        }
-        let zeros = (values.contains(&0), values.contains(&0x8000_0000));
-        if zeros == (true, true) && rules.zero != ZeroRule::Either {
-            return na(format!(
-                "float {} compares -0 with +0: OpAtomicF{}EXT leaves the order of signed zeros open, the profile demands {:?} (float.minmax_signed_zero; the spirv profile matches the instruction)",
-                plan.op.name(),
-                if plan.op == AtomicOp::Min {
-                    "Min"
-                } else {
-                    "Max"
-                },
-                rules.zero
-            ));
-        }
-    }
-    Ok(())
-}
-
-fn is_subnormal_f32(bits: u64) -> bool {
-    let b = bits as u32;
-    b & 0x7f80_0000 == 0 && b & 0x007f_ffff != 0
-}
-
-/// Whether a float op of `plan` on memory `mem` may meet a subnormal: an operand or an initial
-/// datum is subnormal, or (add) the initial datum plus some subset of the operands on its
-/// address (every partial sum of every order) is, in exact arithmetic. More than 12 adds on one
-/// address count as touching (not enumerated).
-fn touches_subnormals(plan: &Plan, mem: &[u8]) -> bool {
-    let datum = |o: u64| {
-        mem.get(o as usize..o as usize + 4).map_or(0, |b| {
-            u64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-        })
-    };
-    if plan
-        .items
-        .iter()
-        .any(|i| is_subnormal_f32(i.src[0]) || is_subnormal_f32(datum(i.offset)))
-    {
-        return true;
-    }
-    if plan.op != AtomicOp::Add {
-        return false;
-    }
-    let mut offsets: Vec<u64> = plan.items.iter().map(|i| i.offset).collect();
-    offsets.sort_unstable();
-    offsets.dedup();
-    let tiny = |x: f64| x != 0.0 && x.abs() < f64::from(f32::MIN_POSITIVE);
-    offsets.into_iter().any(|o| {
-        let srcs: Vec<f64> = plan
-            .items
-            .iter()
-            .filter(|i| i.offset == o)
-            .map(|i| f64::from(f32::from_bits(i.src[0] as u32)))
-            .collect();
-        if srcs.len() > 12 {
-            return true;
-        }
-        let m = f64::from(f32::from_bits(datum(o) as u32));
-        (1u32..1 << srcs.len()).any(|set| {
-            let sum: f64 = srcs
-                .iter()
-                .enumerate()
-                .filter(|(k, _)| set & (1 << k) != 0)
-                .map(|(_, v)| *v)
-                .sum::<f64>()
-                + m;
-            tiny(sum)
-        })
-    })
-}
-
 /// Emits the module for a memory instruction.
 pub fn emit_atomic(
     plan: &Plan,
@@ -718,7 +614,12 @@ pub fn emit_atomic(
 ) -> Result<Dispatch, NotApplicable> {
     let datum = check_atomic(plan, f)?;
     if datum == Datum::Float && matches!(plan.op, AtomicOp::Min | AtomicOp::Max) {
-        check_minmax_rules(plan, &mem)?;
+        let instruction = if plan.op == AtomicOp::Min {
+            "OpAtomicFMinEXT"
+        } else {
+            "OpAtomicFMaxEXT"
+        };
+        crate::float_values::check_minmax_rules(plan, &mem, instruction)?;
     }
     let n = plan.items.len() as u32;
     if n == 0 {
@@ -767,7 +668,7 @@ pub fn emit_atomic(
             } else {
                 f.denorm_preserve_f32
             };
-        if !fixed && touches_subnormals(plan, &mem) {
+        if !fixed && crate::float_values::touches_subnormals(plan, &mem) {
             return na(format!(
                 "subnormal f32 values (operands, or sums of them) with {} required, and the device reports no float-controls {} for f32: subnormal handling is the device's choice",
                 if flush { "flushing" } else { "no flushing" },
