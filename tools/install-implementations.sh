@@ -28,12 +28,22 @@ apt_install() {
 }
 
 # === section: opencl ===
-# PoCL (CPU), rusticl (Mesa, on llvmpipe) and the oclgrind simulator, behind the ocl-icd loader.
+# PoCL (CPU), rusticl (Mesa, on llvmpipe) and the oclgrind simulator, behind the ocl-icd loader,
+# and Intel's OpenCL CPU runtime from PyPI (intel-opencl-rt; libintelocl.so needs the compiler
+# runtime libraries of intel-cmplr-lib-rt beside it) in target/venv/lib. The wheel's own .icd
+# file names a build path, so target/opencl-vendors/intel-cpu.icd names the library here; the
+# venv's lib is never put on LD_LIBRARY_PATH (its libOpenCL.so.1 would shadow the system loader).
 # atomcts selects one driver per process itself (OCL_ICD_VENDORS; RUSTICL_ENABLE=llvmpipe):
-#   atomcts run --adapter opencl:pocl | opencl:oclgrind | opencl:rusticl
+#   atomcts run --adapter opencl:pocl | opencl:oclgrind | opencl:rusticl | opencl:intel-cpu
 if wanted opencl; then
-  apt_install ocl-icd-libopencl1 pocl-opencl-icd mesa-opencl-icd oclgrind
-  echo "opencl: $(dpkg-query -W -f='pocl ${Version}' pocl-opencl-icd), $(dpkg-query -W -f='mesa ${Version}' mesa-opencl-icd), $(dpkg-query -W -f='oclgrind ${Version}' oclgrind)"
+  apt_install ocl-icd-libopencl1 pocl-opencl-icd mesa-opencl-icd oclgrind python3-venv
+  if [ ! -x target/venv/bin/python ]; then python3 -m venv target/venv; fi
+  if [ ! -f target/venv/lib/libintelocl.so ]; then
+    target/venv/bin/pip install -q --disable-pip-version-check intel-opencl-rt==2026.2.0 intel-cmplr-lib-rt==2026.2.0
+  fi
+  mkdir -p target/opencl-vendors
+  echo "$PWD/target/venv/lib/libintelocl.so" > target/opencl-vendors/intel-cpu.icd
+  echo "opencl: $(dpkg-query -W -f='pocl ${Version}' pocl-opencl-icd), $(dpkg-query -W -f='mesa ${Version}' mesa-opencl-icd), $(dpkg-query -W -f='oclgrind ${Version}' oclgrind), intel-opencl-rt $(target/venv/bin/python -c 'import importlib.metadata as m; print(m.version("intel-opencl-rt"))')"
 fi
 
 # === section: vulkan ===

@@ -11,14 +11,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release -q -p atomcts
+evidence=()
+for f in docs/evidence/*.toml; do evidence+=(--evidence "$f"); done
 target/release/atomcts report --out docs/conformance --runs target/conformance-runs \
-  --readme README.md "$@"
+  --readme README.md "${evidence[@]}" "$@"
 # The GPU columns: the committed runs of tools/nvidia/gpu-run.sh (docs/conformance/gpu/; no GPU
 # here or in CI), added to the runs just made.
 if compgen -G "docs/conformance/gpu/*.json" >/dev/null; then
   from=()
   for f in target/conformance-runs/*.json docs/conformance/gpu/*.json; do from+=(--from "$f"); done
-  target/release/atomcts report --out docs/conformance --readme README.md "${from[@]}"
+  target/release/atomcts report --out docs/conformance --readme README.md "${from[@]}" "${evidence[@]}"
 fi
 if command -v chromium >/dev/null 2>&1; then
   tools/check-report-html.sh docs/conformance/conformance.html

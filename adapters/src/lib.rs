@@ -27,6 +27,7 @@ pub mod back;
 pub mod concurrent;
 pub mod discover;
 pub mod fast;
+pub mod float_values;
 pub mod interrupt;
 pub mod plan;
 pub mod protocol;

@@ -596,7 +596,7 @@ mod tests {
         assert!(unknown.contains("cmd:<command>"), "{unknown}");
         #[cfg(feature = "opencl")]
         assert!(
-            unknown.contains("opencl:<pocl|oclgrind|rusticl|name>"),
+            unknown.contains("opencl:<pocl|oclgrind|rusticl|intel-cpu|name>"),
             "{unknown}"
         );
         #[cfg(feature = "cuda")]

@@ -38,6 +38,10 @@ pub struct Thread {
     pub arg: u32,
     /// Metal's SIMD-group size for its group.
     pub n: u32,
+    /// Its `filling_data` bits (the and_fill functions; zero otherwise and for padding).
+    pub fill: u64,
+    /// Its `modulo` (`ushort`; the and_fill functions' optional fourth argument).
+    pub modulo: Option<u32>,
 }
 
 /// A SIMD-group exchange laid out for one work-group.
@@ -87,6 +91,26 @@ impl ShufflePlan {
         if !matches!(bits, 8 | 16 | 32 | 64) {
             return na(format!("{bits}-bit data"));
         }
+        let fill = match &call.fill {
+            Some(name) => Some(
+                state
+                    .regs
+                    .get(name)
+                    .ok_or_else(|| NotApplicable(format!("`{name}` undeclared")))?,
+            ),
+            None => None,
+        };
+        // A lane ID, delta, mask or modulo of thread `t`, converted to `ushort`.
+        let ushort = |op: &Operand, t: u32| -> Result<u32, NotApplicable> {
+            match op {
+                Operand::Int(v) => Ok((*v as u64 & 0xFFFF) as u32),
+                Operand::Var(name) => Ok((state
+                    .elem(name, t)
+                    .ok_or_else(|| NotApplicable(format!("`{name}` has no element {t}")))?
+                    & 0xFFFF) as u32),
+                Operand::Float(f) => na(format!("float argument `{f}`")),
+            }
+        };
         let group_size = profile
             .get("msl.partial_simd_group")
             .unwrap_or("simd_width");
@@ -101,16 +125,10 @@ impl ShufflePlan {
             };
             let real = t < state.lanes;
             let active = real && state.active.get(t as usize).copied().unwrap_or(false);
-            let arg = match (&call.arg, real) {
-                (_, false) => 0,
-                (Operand::Int(v), _) => (*v as u64 & 0xFFFF) as u32,
-                (Operand::Var(name), _) => {
-                    (state
-                        .elem(name, t)
-                        .ok_or_else(|| NotApplicable(format!("`{name}` has no element {t}")))?
-                        & 0xFFFF) as u32
-                }
-                (Operand::Float(f), _) => return na(format!("float argument `{f}`")),
+            let arg = if real { ushort(&call.arg, t)? } else { 0 };
+            let modulo = match (&call.modulo, real) {
+                (Some(m), true) => Some(ushort(m, t)?),
+                _ => None,
             };
             threads.push(Thread {
                 active,
@@ -121,6 +139,11 @@ impl ShufflePlan {
                 },
                 arg,
                 n,
+                fill: match (fill, real) {
+                    (Some(f), true) => f.elems.get(t as usize).copied().unwrap_or(0),
+                    _ => 0,
+                },
+                modulo,
             });
         }
         Ok(ShufflePlan {

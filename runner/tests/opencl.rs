@@ -38,7 +38,7 @@ fn list_adapters_says_what_is_available_and_why_not() {
     let o = atomcts(&["list", "adapters"], &[]);
     let t = text(&o);
     assert_eq!(o.status.code(), Some(0), "{t}");
-    for name in ["pocl", "oclgrind", "rusticl"] {
+    for name in ["pocl", "oclgrind", "rusticl", "intel-cpu"] {
         let line = t
             .lines()
             .find(|l| l.contains(&format!("opencl:{name} ")))
@@ -56,8 +56,10 @@ fn corpus_on(driver: &str, plant: &str, filter: &str, json: &str) -> Output {
     let cases = format!("{ROOT}/spec-cases");
     let adapter = format!("opencl:{driver}");
     let baseline = format!("{ROOT}/adapters/baselines/opencl-{driver}.baseline");
-    atomcts(
-        &[
+    // From the source tree's root, where a driver installed under target/ (intel-cpu) is found.
+    std::process::Command::new(env!("CARGO_BIN_EXE_atomcts"))
+        .current_dir(ROOT)
+        .args([
             "run",
             "--no-progress",
             "--cases",
@@ -70,9 +72,10 @@ fn corpus_on(driver: &str, plant: &str, filter: &str, json: &str) -> Output {
             &baseline,
             "--json",
             json,
-        ],
-        &[("ATOMCTS_OPENCL_PLANT", plant)],
-    )
+        ])
+        .env("ATOMCTS_OPENCL_PLANT", plant)
+        .output()
+        .expect("run atomcts")
 }
 
 #[test]
@@ -80,7 +83,7 @@ fn corpus_on(driver: &str, plant: &str, filter: &str, json: &str) -> Output {
 fn a_planted_wrong_builtin_is_caught_on_every_driver() {
     let dir = std::env::temp_dir().join(format!("atomcts-opencl-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    for driver in ["pocl", "oclgrind", "rusticl"] {
+    for driver in ["pocl", "oclgrind", "rusticl", "intel-cpu"] {
         let json = dir.join(format!("{driver}.json"));
         let json = json.to_str().unwrap();
         let clean = corpus_on(driver, "", "add", json);
@@ -117,6 +120,50 @@ fn a_planted_wrong_builtin_is_caught_on_every_driver() {
         assert!(k.contains("// reproduce: atomcts run --cases"), "{k}");
         assert!(k.contains("__kernel void atomcts_case("), "{k}");
         assert!(k.contains("sub"), "{k}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// On a driver that reports cl_ext_float_atomics and the sub-group extensions (Intel's CPU
+/// runtime), the float and SIMD-group cases run, and a wrong float built-in (atomic_fetch_sub
+/// for atomic_fetch_add on atomic_float) and a wrong sub-group built-in (sub_group_shuffle_down
+/// for sub_group_shuffle_up) are caught.
+#[test]
+#[ignore = "needs Intel's OpenCL CPU runtime (tools/install-implementations.sh opencl); CI runs it"]
+fn planted_float_and_sub_group_builtins_are_caught_on_intel_cpu() {
+    let dir = std::env::temp_dir().join(format!("atomcts-opencl-intel-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("intel-cpu.json");
+    let json = json.to_str().unwrap();
+    for (plant, filter, fails, builtin) in [
+        (
+            "add_as_sub",
+            "msl/atomic/float",
+            "FAIL msl/atomic/float::add_exact_returns_old",
+            "atomic_fetch_sub_explicit((volatile __global atomic_float *)",
+        ),
+        (
+            "up_as_down",
+            "msl/simd/shuffle_up",
+            "FAIL msl/simd/shuffle_up::",
+            "sub_group_shuffle_down(x, a)",
+        ),
+    ] {
+        let clean = corpus_on("intel-cpu", "", filter, json);
+        let t = text(&clean);
+        assert_eq!(clean.status.code(), Some(0), "{filter}: {t}");
+        let passed: u32 = t
+            .lines()
+            .find(|l| l.contains(" passed, "))
+            .and_then(|l| l.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0);
+        assert!(passed > 0, "{filter}: nothing ran: {t}");
+        let planted = corpus_on("intel-cpu", plant, filter, json);
+        let t = text(&planted);
+        assert_eq!(planted.status.code(), Some(1), "{plant}: {t}");
+        assert!(t.contains(fails), "{plant}: {t}");
+        assert!(t.contains(builtin), "{plant}: {t}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -212,3 +212,71 @@ fn the_page_renders_in_headless_chromium() {
     assert!(d.join("check/conformance.png").exists());
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// `--evidence`: the committed Intel evidence reaches the JSON, Markdown and HTML rows of its
+/// knobs; a lying evidence file (unknown knob, unknown option) is refused with its position
+/// before anything is written, exit 2.
+#[test]
+fn evidence_files_reach_the_ambiguity_report_and_lies_are_refused() {
+    let d = tmp("evidence");
+    let a = d.join("a.json");
+    probe_run("reference", "claimed", &a);
+    let out = d.join("out");
+    let ev = "docs/evidence/intel-genx-ir.toml";
+    let o = atomcts(&[
+        "report",
+        "--from",
+        s(&a),
+        "--out",
+        s(&out),
+        "--evidence",
+        ev,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("conformance.json")).unwrap())
+            .unwrap();
+    let row = json["ambiguity"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["knob"] == "visa.fadd_fsub")
+        .unwrap();
+    assert_eq!(row["evidence"][0]["supports"][0], "accept");
+    assert_eq!(row["evidence"][0]["contradicts_document"], true);
+    let md = std::fs::read_to_string(out.join("conformance.md")).unwrap();
+    assert!(
+        md.contains("supports `accept`; **contradicts its own document**"),
+        "{md}"
+    );
+    let html = std::fs::read_to_string(out.join("conformance.html")).unwrap();
+    assert!(html.contains("<h3>Outside evidence</h3>"));
+    assert!(html.contains("<section id=\"evidence-visa_fadd_fsub-0\">"));
+    assert!(html.contains("<a href=\"#evidence-visa_fadd_fsub-0\">evidence</a>"));
+    for (body, want) in [
+        (
+            "[[knob]]\nid = \"visa.nope\"\nnote = \"x\"\n",
+            ":4:6: unknown knob `visa.nope`",
+        ),
+        (
+            "[[knob]]\nid = \"visa.fadd_fsub\"\nsupports = [\"sometimes\"]\nnote = \"x\"\n",
+            ":5:13: knob `visa.fadd_fsub` has no option `sometimes`",
+        ),
+    ] {
+        let f = d.join("lie.toml");
+        std::fs::write(&f, format!("source = \"s\"\ndetails = \"d\"\n{body}")).unwrap();
+        let out2 = d.join("out2");
+        let o = atomcts(&[
+            "report",
+            "--from",
+            s(&a),
+            "--out",
+            s(&out2),
+            "--evidence",
+            s(&f),
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        assert!(text(&o).contains(want), "{}", text(&o));
+        assert!(!out2.exists(), "nothing is written");
+    }
+}

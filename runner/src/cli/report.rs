@@ -32,6 +32,10 @@ pub(super) struct ReportArgs {
     /// Where the runs' JSON reports and logs go (default: <out>/runs).
     #[arg(long)]
     runs: Option<PathBuf>,
+    /// Evidence about knobs from outside the runs (repeatable): a TOML file per source, such as
+    /// `docs/evidence/intel-genx-ir.toml` (docs/report-format.md "Evidence").
+    #[arg(long, value_name = "EVIDENCE.toml")]
+    evidence: Vec<PathBuf>,
     /// Corpus directory or file passed on to each run (default: ./spec-cases).
     #[arg(long)]
     cases: Option<PathBuf>,
@@ -42,8 +46,12 @@ pub(super) fn cmd_report(a: ReportArgs) -> Result<u8> {
     if !a.from.is_empty() && !a.adapter.is_empty() {
         bail!("--from and --adapter exclude each other: build from runs, or run");
     }
-    // The outputs are checked before anything runs (issue 27, H9).
+    // The outputs and the evidence are checked before anything runs (issue 27, H9).
     publish::check_outputs(&a.out, a.check, a.readme.as_deref())?;
+    let mut evidence = Vec::new();
+    for f in &a.evidence {
+        evidence.extend(atomcts::report::evidence::read(f)?);
+    }
     atomcts::run::interrupt::install().context("taking SIGINT and SIGTERM")?;
     // The run reports of each implementation, named by their files.
     let mut named: Vec<(String, Report)> = Vec::new();
@@ -83,7 +91,7 @@ pub(super) fn cmd_report(a: ReportArgs) -> Result<u8> {
             refused.join("\n  ")
         );
     }
-    let c = Conformance::build(&reports);
+    let c = Conformance::build(&reports).with_evidence(evidence);
     let files = publish::files(&c);
     let readme = match &a.readme {
         Some(p) => {

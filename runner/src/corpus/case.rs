@@ -503,14 +503,27 @@ impl FileCx<'_> {
 
     /// `lanes`: 1 when absent, else within 1..=MAX_LANES.
     fn lanes(&self, l: &Option<Spanned<i64>>) -> Result<u32, Rejected> {
-        let max = atomcts_reference::state::MAX_LANES;
+        self.count(l, "lanes", atomcts_reference::state::MAX_LANES)
+    }
+
+    /// `iterations`: 1 when absent, else within 1..=MAX_ITERATIONS.
+    fn iterations(&self, l: &Option<Spanned<i64>>) -> Result<u32, Rejected> {
+        self.count(
+            l,
+            "iterations",
+            atomcts_reference::concurrent::MAX_ITERATIONS,
+        )
+    }
+
+    /// A count `what`: 1 when absent, else within 1..=max.
+    fn count(&self, l: &Option<Spanned<i64>>, what: &str, max: u32) -> Result<u32, Rejected> {
         match l {
             None => Ok(1),
             Some(l) => match u32::try_from(*l.get_ref()) {
                 Ok(n) if (1..=max).contains(&n) => Ok(n),
                 _ => reject(
                     self.pos(l),
-                    format!("lanes = {} is outside 1..={max}", l.get_ref()),
+                    format!("{what} = {} is outside 1..={max}", l.get_ref()),
                 ),
             },
         }
@@ -668,21 +681,6 @@ impl FileCx<'_> {
             });
         }
         if bad { Err(None) } else { Ok(out) }
-    }
-
-    /// `iterations`: 1 when absent, else within 1..=MAX_ITERATIONS.
-    fn iterations(&self, l: &Option<Spanned<i64>>) -> Result<u32, Rejected> {
-        let max = atomcts_reference::concurrent::MAX_ITERATIONS;
-        match l {
-            None => Ok(1),
-            Some(l) => match u32::try_from(*l.get_ref()) {
-                Ok(n) if (1..=max).contains(&n) => Ok(n),
-                _ => reject(
-                    self.pos(l),
-                    format!("iterations = {} is outside 1..={max}", l.get_ref()),
-                ),
-            },
-        }
     }
 }
 

@@ -88,6 +88,12 @@ pub trait GivenValue: Sized + fmt::Display {
     fn is_float(&self) -> bool {
         false
     }
+    /// The exact bits of the value for a location of shape `slot`, when it is one (the fast
+    /// path of a given value; anything else goes through [`GivenValue::pat`], whose messages
+    /// the builder reports).
+    fn exact(&self, slot: Slot) -> Option<Bits> {
+        self.pat(slot).ok()?.representative()
+    }
 }
 
 impl GivenValue for Value {
@@ -206,11 +212,22 @@ fn active_of<V: GivenValue>(v: &V, lanes: u32, pos: &Pos) -> Result<Vec<bool>, B
     }
 }
 
-pub(crate) fn bits_of(p: &Pat, pos: &Pos, key: &str) -> Result<Bits, BuildError> {
+pub(crate) fn bits_of(p: &Pat, pos: &Pos, key: impl fmt::Display) -> Result<Bits, BuildError> {
     p.representative().ok_or_else(|| BuildError {
         pos: pos.clone(),
         message: format!("{key}: a given value must be exact bits, not a pattern"),
     })
+}
+
+/// A given value's exact bits for a location of shape `slot` (errors name `key`).
+fn given_bits<V: GivenValue>(v: &V, slot: Slot, pos: &Pos, key: &str) -> Result<Bits, BuildError> {
+    match v.exact(slot) {
+        Some(b) => Ok(b),
+        None => {
+            let p = v.pat(slot).or_else(|e| err(pos, format!("{key}: {e}")))?;
+            bits_of(&p, pos, key)
+        }
+    }
 }
 
 /// `mem = { addr = value }` into a memory.
@@ -227,25 +244,54 @@ fn fill_mem<V: GivenValue>(
         let Some(addr) = k.addr() else {
             return err(pos, format!("mem key `{k}` is not an address"));
         };
-        let key = k.to_string();
-        let p = mem_pat(val, pos, &key)?;
-        let b = bits_of(&p, pos, &key)?;
+        let word = Slot {
+            width: 32,
+            float: None,
+            human: Human::Int,
+        };
+        let b = match val.exact(word) {
+            Some(b) if !val.is_float() && b.width % 8 == 0 && b.width <= 64 => b,
+            _ => bits_of(&mem_pat(val, pos, k)?, pos, k)?,
+        };
         bits.push((addr, k, b));
     }
-    // Ascending addresses (TOML keys sort as text): each allocation then extends the last
-    // range in place, so a map of n entries costs O(n log n) (issue 7, D2).
+    // Ascending addresses (TOML keys sort as text), then one allocation per run of touching or
+    // overlapping cells: the memory merges touching ranges, so this is the memory one
+    // allocation per cell makes, at O(n log n) for a map of n entries (issue 7, D2). A run that
+    // cannot be allocated is retried cell by cell, so the message names the cell that fails.
     bits.sort_by_key(|(addr, _, _)| *addr);
-    for (addr, k, b) in bits {
-        let bytes = u64::from(b.width / 8);
-        mem.alloc(addr, bytes)
-            .or_else(|e| err(pos, format!("mem {k}: {e}")))?;
-        mem.write(addr, bytes, b.value);
+    let mut i = 0;
+    while i < bits.len() {
+        let start = bits[i].0;
+        let mut end = u128::from(start);
+        let mut j = i;
+        while j < bits.len() && u128::from(bits[j].0) <= end {
+            end = end.max(u128::from(bits[j].0) + u128::from(bits[j].2.width / 8));
+            j += 1;
+        }
+        let whole = u64::try_from(end - u128::from(start))
+            .ok()
+            .and_then(|len| mem.alloc(start, len).ok());
+        if whole.is_none() {
+            for (addr, k, b) in &bits[i..j] {
+                mem.alloc(*addr, u64::from(b.width / 8))
+                    .or_else(|e| err(pos, format!("mem {k}: {e}")))?;
+            }
+        }
+        i = j;
+    }
+    for (addr, _, b) in bits {
+        mem.write(addr, u64::from(b.width / 8), b.value);
     }
     Ok(())
 }
 
 /// A memory value: typed strings set the width; an untyped integer is a `u32`.
-pub(crate) fn mem_pat<V: GivenValue>(v: &V, pos: &Pos, key: &str) -> Result<Pat, BuildError> {
+pub(crate) fn mem_pat<V: GivenValue>(
+    v: &V,
+    pos: &Pos,
+    key: impl fmt::Display + Copy,
+) -> Result<Pat, BuildError> {
     if v.is_float() {
         return err(
             pos,
@@ -492,15 +538,20 @@ fn sass_given<V: GivenValue>(
                 float: None,
                 human: Human::Int,
             };
-            let p = x.pat(word).or_else(|e| {
-                if x.int().is_some() {
-                    x.pat(pair)
-                } else {
-                    Err(e)
+            let b = match x.exact(word) {
+                Some(b) => b,
+                None => {
+                    let p = x.pat(word).or_else(|e| {
+                        if x.int().is_some() {
+                            x.pat(pair)
+                        } else {
+                            Err(e)
+                        }
+                    });
+                    let p = p.or_else(|e| err(pos, format!("{key}: {e}")))?;
+                    bits_of(&p, pos, key)?
                 }
-            });
-            let p = p.or_else(|e| err(pos, format!("{key}: {e}")))?;
-            let b = bits_of(&p, pos, key)?;
+            };
             let words = if b.width > 32 { 2 } else { 1 };
             if n + words - 1 > 254 {
                 return err(pos, format!("{key}: a 64-bit value needs R{}", n + 1));
@@ -557,10 +608,7 @@ fn visa_given<V: GivenValue>(
         let (et, vals) = typed_vector(v, pos, key, ElemType::from_visa_name)?;
         let mut elems = Vec::new();
         for x in vals {
-            let p = x
-                .pat(slot(et))
-                .or_else(|e| err(pos, format!("{key}: {e}")))?;
-            let b = bits_of(&p, pos, key)?;
+            let b = given_bits(x, slot(et), pos, key)?;
             if b.width > u32::from(et.bits) {
                 return err(
                     pos,
@@ -647,10 +695,15 @@ fn msl_buffer<V: GivenValue>(
     mem.alloc(base, 4 * len)
         .or_else(|e| err(pos, format!("buffer {key}: {e}")))?;
     for (i, x) in init.iter().enumerate() {
-        let p = x
-            .pat(buffer_slot(ty))
-            .or_else(|e| err(pos, format!("{key}[{i}]: {e}")))?;
-        let b = bits_of(&p, pos, key)?;
+        let b = match x.exact(buffer_slot(ty)) {
+            Some(b) => b,
+            None => {
+                let p = x
+                    .pat(buffer_slot(ty))
+                    .or_else(|e| err(pos, format!("{key}[{i}]: {e}")))?;
+                bits_of(&p, pos, key)?
+            }
+        };
         mem.write(base + 4 * i as u64, 4, b.value);
     }
     st.buffers.insert(
@@ -703,10 +756,7 @@ fn msl_operand<V: GivenValue>(
     }
     let mut elems = Vec::new();
     for x in vals {
-        let p = x
-            .pat(slot(et))
-            .or_else(|e| err(pos, format!("{key}: {e}")))?;
-        elems.push(bits_of(&p, pos, key)?.value & et.mask());
+        elems.push(given_bits(x, slot(et), pos, key)?.value & et.mask());
     }
     st.regs.insert(key.to_string(), Reg { ty: et, elems });
     Ok(())

@@ -373,31 +373,39 @@ pub struct Slot {
     pub human: Human,
 }
 
+/// An integer for a location of shape `slot`: it must fit, unsigned or signed (never truncated).
+pub fn int_pat(i: i64, slot: Slot) -> Result<Pat, String> {
+    let i = i128::from(i);
+    let w = slot.width;
+    if w < 64 && (i >= (1i128 << w) || i < -(1i128 << (w - 1))) {
+        return Err(format!("{i} does not fit in {w} bits"));
+    }
+    Ok(Pat::exact(Bits {
+        value: (i as u64) & mask(w),
+        width: w,
+    })
+    .shown_as(slot.human))
+}
+
+/// A boolean for a location of shape `slot`: 0 or 1.
+pub fn bool_pat(b: bool, slot: Slot) -> Pat {
+    Pat::exact(Bits {
+        value: u64::from(b),
+        width: slot.width.max(1),
+    })
+}
+
 /// Parses one value or pattern for a location of shape `slot`.
 pub fn parse_pat(v: &Value, slot: Slot) -> Result<Pat, String> {
     match v {
-        Value::Integer(i) => {
-            let i = i128::from(*i);
-            let w = slot.width;
-            if w < 64 && (i >= (1i128 << w) || i < -(1i128 << (w - 1))) {
-                return Err(format!("{i} does not fit in {w} bits"));
-            }
-            Ok(Pat::exact(Bits {
-                value: (i as u64) & mask(w),
-                width: w,
-            })
-            .shown_as(slot.human))
-        }
+        Value::Integer(i) => int_pat(*i, slot),
         Value::Float(x) => {
             let f = slot
                 .float
                 .ok_or_else(|| format!("float {x} for a location that is not float-typed"))?;
             float_value(f, &format_float(*x))
         }
-        Value::Boolean(b) => Ok(Pat::exact(Bits {
-            value: u64::from(*b),
-            width: slot.width.max(1),
-        })),
+        Value::Boolean(b) => Ok(bool_pat(*b, slot)),
         Value::String(s) if s == "any" => Ok(Pat::Any),
         Value::String(s) => parse_typed(s),
         Value::Table(t) => {

@@ -9,7 +9,7 @@
 
 use crate::corpus::pos::Pos;
 use crate::corpus::state::{CellKey, GivenValue, build};
-use crate::corpus::value::{Bits, Pat, Slot, parse_pat, parse_range};
+use crate::corpus::value::{Bits, Pat, Slot, bool_pat, int_pat, parse_range};
 use atomcts_reference::program::Dialect;
 use atomcts_reference::state::State;
 use atomcts_reference::types::mask;
@@ -246,10 +246,20 @@ impl GivenValue for G {
             _ => None,
         }
     }
+    fn exact(&self, slot: Slot) -> Option<Bits> {
+        match self {
+            G::Typed(w, v) => Some(Bits {
+                value: v & mask(*w),
+                width: *w,
+            }),
+            _ => self.pat(slot).ok()?.representative(),
+        }
+    }
     fn pat(&self, slot: Slot) -> Result<Pat, String> {
         match self {
-            // What `Value::Integer(v as i64)` reads as.
-            G::Int(_) | G::Bool(_) => parse_pat(&self.to_value(), slot),
+            // What `Value::Integer(v as i64)` and `Value::Boolean` read as.
+            G::Int(v) => int_pat(*v as i64, slot),
+            G::Bool(b) => Ok(bool_pat(*b, slot)),
             G::Typed(w, v) => Ok(Pat::exact(Bits {
                 value: v & mask(*w),
                 width: *w,

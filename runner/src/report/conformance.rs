@@ -6,6 +6,7 @@
 //! same runs give byte-identical files, so CI can tell a stale committed report.
 
 use crate::report::Report;
+use crate::report::evidence::KnobEvidence;
 use crate::run::results::{CaseResult, Status};
 use atomcts_reference::knobs::KNOBS;
 use serde::{Deserialize, Serialize};
@@ -212,6 +213,9 @@ pub struct KnobRow {
     pub probe_cases: usize,
     /// One answer per implementation, in the order of `implementations`.
     pub answers: Vec<KnobAnswer>,
+    /// Evidence from outside the runs (`atomcts report --evidence`), in the order given.
+    #[serde(default)]
+    pub evidence: Vec<KnobEvidence>,
 }
 
 /// A knob's option.
@@ -451,6 +455,7 @@ impl Conformance {
                     default: k.default.into(),
                     probe_cases: probe_ids.len(),
                     answers,
+                    evidence: Vec::new(),
                 }
             })
             .collect();
@@ -461,6 +466,17 @@ impl Conformance {
             matrix,
             ambiguity,
         }
+    }
+
+    /// The report with evidence from outside the runs attached to its knobs' rows
+    /// ([`crate::report::evidence::read`] checked every knob id).
+    pub fn with_evidence(mut self, evidence: Vec<(String, KnobEvidence)>) -> Conformance {
+        for (id, e) in evidence {
+            if let Some(row) = self.ambiguity.iter_mut().find(|k| k.knob == id) {
+                row.evidence.push(e);
+            }
+        }
+        self
     }
 
     /// The JSON text (pretty, with a final newline).

@@ -3,6 +3,7 @@
 //! The report layer: imports only from `run` and `corpus` below it (`runner/tests/layers.rs`).
 
 pub mod conformance;
+pub mod evidence;
 pub mod listing;
 pub mod markup;
 pub mod merge;

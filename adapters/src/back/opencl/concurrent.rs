@@ -399,6 +399,7 @@ mod tests {
             int64_base: true,
             int64_extended: true,
             c11: true,
+            ..Features::default()
         };
         let k = emit(&cp, &f, super::super::emit::Plant::None, "t").unwrap();
         assert!(k.source.contains("if (g == 0u && i < 4u)"), "{}", k.source);
@@ -508,6 +509,7 @@ mod tests {
             int64_base: true,
             int64_extended: true,
             c11: true,
+            ..Features::default()
         };
         let k = emit(&cp, &c11, super::super::emit::Plant::None, "t").unwrap();
         let src = &k.source;

@@ -13,6 +13,10 @@
 //! listing printed beside a failing case ([`Kernel::listing`]) gives the source with every
 //! argument's values, enough to reproduce the dispatch with any OpenCL host.
 
+use super::float::float_atomic;
+pub use super::float::{
+    FP_GLOBAL_ADD, FP_GLOBAL_MIN_MAX, FP_LOCAL_ADD, FP_LOCAL_MIN_MAX, check_float_values,
+};
 use crate::plan::{NotApplicable, Plan};
 use atomcts_reference::ir::{AtomicOp, Compare};
 use atomcts_reference::types::{DataType, Space};
@@ -31,6 +35,42 @@ pub struct Features {
     pub int64_extended: bool,
     /// The device reports OpenCL C 3.0: C11-style `atomic_*_explicit` with `-cl-std=CL3.0`.
     pub c11: bool,
+    /// cl_ext_float_atomics: the capability bits of half, float and double, in that order
+    /// (`CL_DEVICE_{HALF,SINGLE,DOUBLE}_FP_ATOMIC_CAPABILITIES_EXT`; zero without the extension).
+    pub fp_atomics: [u64; 3],
+    /// `CL_FP_DENORM` of half, float and double, in that order.
+    pub fp_denorm: [bool; 3],
+    /// The sub-group functions the device reports (the SIMD-group cases).
+    pub sub_groups: SubGroups,
+}
+
+/// What the device reports of OpenCL sub-groups: the extensions whose built-ins the SIMD-group
+/// cases use, and the sub-group sizes a kernel can require.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SubGroups {
+    /// `__opencl_c_subgroups` (OpenCL C 3.0) or `cl_khr_subgroups`: `sub_group_broadcast` and
+    /// the sub-group built-ins.
+    pub core: bool,
+    /// `cl_khr_subgroup_shuffle`: `sub_group_shuffle`, `sub_group_shuffle_xor`.
+    pub shuffle: bool,
+    /// `cl_khr_subgroup_shuffle_relative`: `sub_group_shuffle_up`, `sub_group_shuffle_down`.
+    pub shuffle_relative: bool,
+    /// `cl_khr_subgroup_rotate`: `sub_group_rotate`.
+    pub rotate: bool,
+    /// `cl_intel_subgroups`: `intel_sub_group_shuffle_up/down` with a second operand.
+    pub intel: bool,
+    /// `cl_intel_subgroups_long`: those on 64-bit data.
+    pub intel_long: bool,
+    /// `cl_intel_required_subgroup_size`: `intel_reqd_sub_group_size(N)`, with the sizes of
+    /// `CL_DEVICE_SUB_GROUP_SIZES_INTEL` as bits (bit `n`: size `n`, sizes up to 127).
+    pub required_sizes: u128,
+}
+
+impl SubGroups {
+    /// Whether a kernel can require sub-groups of `n` work-items.
+    pub fn can_require(&self, n: u32) -> bool {
+        n < 128 && self.required_sizes & (1u128 << n) != 0
+    }
 }
 
 /// A deliberately wrong built-in, for checking that the corpus catches an emitter bug
@@ -42,14 +82,17 @@ pub enum Plant {
     None,
     /// Emit the subtract built-in where add is meant.
     AddAsSub,
+    /// Emit `sub_group_shuffle_down` where `sub_group_shuffle_up` is meant.
+    UpAsDown,
 }
 
 impl Plant {
-    /// From the value of `ATOMCTS_OPENCL_PLANT` (`add_as_sub`).
+    /// From the value of `ATOMCTS_OPENCL_PLANT` (`add_as_sub`, `up_as_down`).
     pub fn from_name(s: &str) -> Option<Plant> {
         match s {
             "" | "none" => Some(Plant::None),
             "add_as_sub" => Some(Plant::AddAsSub),
+            "up_as_down" => Some(Plant::UpAsDown),
             _ => None,
         }
     }
@@ -137,17 +180,30 @@ pub(super) fn scalar(
         DataType::S64 => "long",
         DataType::F32 if bitwise => "uint",
         DataType::F64 if bitwise => "ulong",
-        DataType::F32 | DataType::F64 => {
+        DataType::F16 if bitwise => {
             return na(format!(
-                "{} on {}: OpenCL C has no built-in for float {} atomics (only with cl_ext_float_atomics, which this back end does not emit)",
+                "{} on f16: OpenCL C has no 16-bit integer atomics, and this back end does not emit cl_ext_float_atomics' half load, store and exchange",
+                op.name()
+            ));
+        }
+        DataType::F32 | DataType::F64 | DataType::F16 => {
+            return na(format!(
+                "{} on {}: OpenCL C has no float {} atomic (cl_ext_float_atomics has add, sub, min, max, load, store and exchange only)",
                 op.name(),
                 ty.name(),
                 op.name()
             ));
         }
-        DataType::U16 | DataType::S16 | DataType::F16 | DataType::BF16 | DataType::F16x2 => {
+        DataType::U16 | DataType::S16 => {
             return na(format!(
-                "{} on {}: OpenCL C has no 16-bit atomic built-ins",
+                "{} on {}: OpenCL C has no 16-bit integer atomic built-ins",
+                op.name(),
+                ty.name()
+            ));
+        }
+        DataType::BF16 | DataType::F16x2 => {
+            return na(format!(
+                "{} on {}: no OpenCL C atomic built-in on this type (cl_ext_float_atomics covers half, float and double)",
                 op.name(),
                 ty.name()
             ));
@@ -238,7 +294,13 @@ pub fn emit(
     plant: Plant,
     title: &str,
 ) -> Result<Kernel, NotApplicable> {
-    let t = scalar(plan.op, plan.ty, plan.env.compare)?;
+    let fa = float_atomic(plan, features)?;
+    let t = match fa {
+        Some(x) => x.bits,
+        None => scalar(plan.op, plan.ty, plan.env.compare)?,
+    };
+    // The operands' and the returned value's type: the float type of a float atomic.
+    let val_t = fa.map_or(t, |x| x.float);
     let wide = plan.ty.bytes() == 8;
     let fm = form(plan.op, features, wide, plant)?;
     if plan.op == AtomicOp::Cas && plan.env.compare != Compare::Bitwise {
@@ -257,6 +319,9 @@ pub fn emit(
     let atomic_t = format!("atomic_{t}");
     let shared = plan.space == Space::Shared;
     let c11 = matches!(fm, Form::C11(_));
+    // Memory of a float atomic is declared as its bits and copied plainly (between barriers);
+    // only the built-in's pointer is the atomic float type.
+    let c11_mem = c11 && fa.is_none();
     let _ = title;
     let mut s = String::new();
     let w = &mut s;
@@ -267,6 +332,15 @@ pub fn emit(
         plan.ty.name(),
         plan.space.name()
     );
+    match fa.map(|x| x.float) {
+        Some("half") => {
+            let _ = writeln!(w, "#pragma OPENCL EXTENSION cl_khr_fp16 : enable");
+        }
+        Some("double") => {
+            let _ = writeln!(w, "#pragma OPENCL EXTENSION cl_khr_fp64 : enable");
+        }
+        _ => {}
+    }
     if wide {
         let _ = writeln!(
             w,
@@ -278,7 +352,7 @@ pub fn emit(
         );
     }
     let elems = plan.layout().size / bytes;
-    let mem_param = if c11 && !shared {
+    let mem_param = if c11_mem && !shared {
         format!("volatile __global {atomic_t} *mem")
     } else {
         format!("__global {t} *mem")
@@ -286,18 +360,18 @@ pub fn emit(
     // The element count of `mem` (and of the `__local` copy) is an argument too.
     let lm_param = if !shared {
         String::new()
-    } else if c11 {
+    } else if c11_mem {
         format!(", __local {atomic_t} *lm, const uint ELEMS")
     } else {
         format!(", __local {t} *lm, const uint ELEMS")
     };
     let _ = writeln!(
         w,
-        "__kernel void {KERNEL_NAME}({mem_param}, __global ulong *ret, __global int *ok,\n    __global const uint *IDX, __global const {t} *SRC0, __global const {t} *SRC1,\n    const uint N{lm_param}) {{"
+        "__kernel void {KERNEL_NAME}({mem_param}, __global ulong *ret, __global int *ok,\n    __global const uint *IDX, __global const {val_t} *SRC0, __global const {val_t} *SRC1,\n    const uint N{lm_param}) {{"
     );
     let _ = writeln!(w, "    const size_t i = get_local_id(0);");
     let buf = if shared {
-        if c11 {
+        if c11_mem {
             let _ = writeln!(
                 w,
                 "    for (size_t j = i; j < ELEMS; j += get_local_size(0))\n        atomic_store_explicit(&lm[j], mem[j], memory_order_relaxed, memory_scope_work_group);"
@@ -316,8 +390,11 @@ pub fn emit(
     let space_q = if shared { "__local" } else { "__global" };
     let relaxed = "memory_order_relaxed";
     let scope = "memory_scope_work_group";
-    let p = format!("&{buf}[IDX[i]]");
-    let _ = writeln!(w, "    {t} old = 0;");
+    let p = match fa {
+        Some(x) => format!("(volatile {space_q} atomic_{} *)&{buf}[IDX[i]]", x.float),
+        None => format!("&{buf}[IDX[i]]"),
+    };
+    let _ = writeln!(w, "    {val_t} old = 0;");
     let _ = writeln!(w, "    int success = 1;");
     // The work-group may be larger than the case (a power of two, so that a driver that
     // specializes kernels per work-group size builds few): work-items past N only copy memory.
@@ -371,12 +448,20 @@ pub fn emit(
             }
         }
     }
-    let _ = writeln!(w, "    ret[i] = (ulong)old;");
+    match fa {
+        // The float's bits, not its value converted.
+        Some(x) => {
+            let _ = writeln!(w, "    ret[i] = (ulong)as_{}(old);", x.bits);
+        }
+        None => {
+            let _ = writeln!(w, "    ret[i] = (ulong)old;");
+        }
+    }
     let _ = writeln!(w, "    ok[i] = success;");
     let _ = writeln!(w, "    }}");
     if shared {
         let _ = writeln!(w, "    barrier(CLK_LOCAL_MEM_FENCE);");
-        let load = if c11 {
+        let load = if c11_mem {
             format!("atomic_load_explicit(&lm[j], {relaxed}, {scope})")
         } else {
             "lm[j]".to_string()
@@ -422,8 +507,18 @@ mod tests {
     use atomcts_reference::types::ElemType;
 
     fn plan(asm: &str) -> Plan {
+        plan_with(asm, [5, 6])
+    }
+
+    /// Two lanes on 0x1000 and 0x1008 (zeroed), operands `r4` (R4) and R5 = {7, 8}.
+    fn plan_with(asm: &str, r4: [u64; 2]) -> Plan {
         let mut s = State::new(2);
-        for (r, v) in [("R2", [0x1000, 0x1008]), ("R3", [0, 0]), ("R4", [5, 6])] {
+        for (r, v) in [
+            ("R2", [0x1000, 0x1008]),
+            ("R3", [0, 0]),
+            ("R4", r4),
+            ("R5", [7, 8]),
+        ] {
             s.regs.insert(
                 r.into(),
                 Reg {
@@ -444,6 +539,17 @@ mod tests {
         int64_base: true,
         int64_extended: true,
         c11: false,
+        fp_atomics: [0; 3],
+        fp_denorm: [false; 3],
+        sub_groups: SubGroups {
+            core: false,
+            shuffle: false,
+            shuffle_relative: false,
+            rotate: false,
+            intel: false,
+            intel_long: false,
+            required_sizes: 0,
+        },
     };
 
     #[test]
@@ -504,6 +610,97 @@ mod tests {
         )
         .unwrap_err();
         assert!(why.0.contains("float"), "{why}");
+    }
+
+    /// A device reporting cl_ext_float_atomics with `bits` for float and double, OpenCL C 3.0
+    /// and denormals kept.
+    fn fp(bits: u64) -> Features {
+        Features {
+            c11: true,
+            fp_atomics: [0, bits, bits],
+            fp_denorm: [false, true, true],
+            ..ALL
+        }
+    }
+
+    #[test]
+    fn float_atomics_use_the_exact_builtin_where_the_device_reports_it() {
+        let f = fp(FP_GLOBAL_ADD | FP_GLOBAL_MIN_MAX);
+        let p = plan_with(
+            "ATOM.E.ADD.F32.FTZ.RN R0, [R2], R4",
+            [0x3fc0_0000, 0x4010_0000],
+        );
+        let k = emit(&p, &f, Plant::None, "t").unwrap();
+        assert!(
+            k.source.contains(
+                "old = atomic_fetch_add_explicit((volatile __global atomic_float *)&mem[IDX[i]], SRC0[i], memory_order_relaxed, memory_scope_work_group);"
+            ),
+            "{}",
+            k.source
+        );
+        // Memory and the returned value move as bits; the operands are floats.
+        assert!(k.source.contains("__global uint *mem"), "{}", k.source);
+        assert!(k.source.contains("__global const float *SRC0"));
+        assert!(k.source.contains("ret[i] = (ulong)as_uint(old);"));
+        assert_eq!(k.options, "-cl-std=CL3.0");
+        assert_eq!(check_float_values(&p, &[0; 16], &f), Ok(()));
+        let k = emit(
+            &plan_with("ATOM.E.ADD.F64.RN R0, [R2], R4", [0, 0x3ff0_0000]),
+            &f,
+            Plant::None,
+            "t",
+        )
+        .unwrap();
+        assert!(k.source.contains("atomic_double *)"), "{}", k.source);
+        assert!(
+            k.source
+                .contains("#pragma OPENCL EXTENSION cl_khr_fp64 : enable")
+        );
+        assert!(k.source.contains("as_ulong(old)"));
+        // The plant reaches float adds too.
+        let k = emit(&p, &f, Plant::AddAsSub, "t").unwrap();
+        assert!(
+            k.source
+                .contains("atomic_fetch_sub_explicit((volatile __global atomic_float")
+        );
+    }
+
+    #[test]
+    fn float_atomics_the_device_lacks_are_not_applicable_with_the_reason() {
+        let p = plan_with(
+            "ATOM.E.ADD.F32.FTZ.RN R0, [R2], R4",
+            [0x3fc0_0000, 0x4010_0000],
+        );
+        // No cl_ext_float_atomics (PoCL, oclgrind, rusticl) or no add bit for this space.
+        for f in [fp(0), fp(FP_GLOBAL_MIN_MAX | FP_LOCAL_ADD)] {
+            let why = emit(&p, &f, Plant::None, "t").unwrap_err();
+            assert!(
+                why.0.contains("CL_DEVICE_GLOBAL_FP_ATOMIC_ADD_EXT in CL_DEVICE_SINGLE_FP_ATOMIC_CAPABILITIES_EXT"),
+                "{why}"
+            );
+        }
+        let no_c3 = Features {
+            c11: false,
+            ..fp(FP_GLOBAL_ADD)
+        };
+        let why = emit(&p, &no_c3, Plant::None, "t").unwrap_err();
+        assert!(why.0.contains("OpenCL C 3.0"), "{why}");
+        // Subnormal operands (5 and 6 as f32 bits) with SASS's flush-to-zero required: no
+        // OpenCL device has to flush.
+        let sub = plan("ATOM.E.ADD.F32.FTZ.RN R0, [R2], R4");
+        let f = fp(FP_GLOBAL_ADD);
+        assert!(emit(&sub, &f, Plant::None, "t").is_ok());
+        let why = check_float_values(&sub, &[0; 16], &f).unwrap_err();
+        assert!(why.0.contains("flushing required"), "{why}");
+        // A sum that lands on a subnormal counts too: 2^-125 + -1.5 * 2^-126 = 2^-127.
+        let sum = plan_with(
+            "ATOM.E.ADD.F32.FTZ.RN R0, [R2], R4",
+            [0x0100_0000, 0x0100_0000],
+        );
+        let mut mem = vec![0u8; 16];
+        mem[..4].copy_from_slice(&0x80c0_0000u32.to_le_bytes());
+        assert!(check_float_values(&sum, &mem, &f).is_err());
+        assert_eq!(check_float_values(&sum, &[0; 16], &f), Ok(()));
     }
 
     #[test]

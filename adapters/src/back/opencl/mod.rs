@@ -7,9 +7,12 @@
 
 pub mod concurrent;
 pub mod emit;
+pub mod float;
 pub mod run;
+pub mod shuffle;
 
 use crate::plan::{NotApplicable, Plan, Returned};
+use crate::shuffle::ShufflePlan;
 use crate::{Adapter, AdapterError, AdapterErrorKind, Level, Observation, Request};
 use atomcts_reference::State;
 use atomcts_reference::ir::Lowered;
@@ -32,7 +35,7 @@ pub struct Known {
     pub package: &'static str,
 }
 
-/// The three OpenCL implementations of issue 8.
+/// The three OpenCL implementations of issue 8, and Intel's OpenCL CPU runtime (issue 29).
 pub const KNOWN: &[Known] = &[
     Known {
         name: "pocl",
@@ -56,6 +59,17 @@ pub const KNOWN: &[Known] = &[
         env: &[("RUSTICL_ENABLE", "llvmpipe")],
         package: "mesa-opencl-icd",
     },
+    Known {
+        name: "intel-cpu",
+        platform: "Intel(R) OpenCL",
+        // Written by tools/install-implementations.sh (the wheel's own .icd file names a build
+        // path): it names target/venv/lib/libintelocl.so, which finds its libraries beside it
+        // (the venv's lib is never on LD_LIBRARY_PATH: its libOpenCL.so.1 would shadow the
+        // system loader). Relative to the source tree's root.
+        icd: "target/opencl-vendors/intel-cpu.icd",
+        env: &[],
+        package: "intel-opencl-rt and intel-cmplr-lib-rt from PyPI: tools/install-implementations.sh opencl",
+    },
 ];
 
 /// The known driver `selector` names, if any.
@@ -64,12 +78,22 @@ pub fn known(selector: &str) -> Option<&'static Known> {
 }
 
 /// The environment the process must have for `selector` (so that the ICD loader loads only that
-/// driver); empty for a free-form platform/device name.
+/// driver); empty for a free-form platform/device name. A relative ICD path (a driver installed
+/// under `target/`) is made absolute from the working directory.
 pub fn environment(selector: &str) -> Vec<(String, String)> {
     let Some(k) = known(selector) else {
         return vec![];
     };
-    let mut env = vec![("OCL_ICD_VENDORS".to_string(), k.icd.to_string())];
+    let icd = Path::new(k.icd);
+    let icd = if icd.is_relative() {
+        std::env::current_dir().map_or_else(|_| icd.to_path_buf(), |d| d.join(icd))
+    } else {
+        icd.to_path_buf()
+    };
+    let mut env = vec![(
+        "OCL_ICD_VENDORS".to_string(),
+        icd.to_string_lossy().into_owned(),
+    )];
     env.extend(k.env.iter().map(|(a, b)| (a.to_string(), b.to_string())));
     env
 }
@@ -83,9 +107,50 @@ pub fn availability(selector: &str) -> Result<(), String> {
     if let Some(k) = known(selector)
         && !Path::new(k.icd).exists()
     {
-        return Err(format!("{} missing (install {})", k.icd, k.package));
+        let root = if Path::new(k.icd).is_relative() {
+            " in the source tree's root (run atomcts from there)"
+        } else {
+            ""
+        };
+        return Err(format!("{} missing{root} (install {})", k.icd, k.package));
     }
     Ok(())
+}
+
+/// The features the emitters use, from what the device reports (extensions, OpenCL C versions
+/// and features, float atomic capabilities, sub-group sizes).
+pub fn features(info: &run::DeviceInfo) -> Features {
+    let has = |e: &str| info.extensions.iter().any(|x| x == e);
+    let c3 = info.c_versions.iter().any(|v| *v >= (3, 0));
+    let required_sizes = if has("cl_intel_required_subgroup_size") {
+        info.sub_group_sizes
+            .iter()
+            .filter(|n| **n < 128)
+            .fold(0u128, |m, n| m | 1u128 << n)
+    } else {
+        0
+    };
+    Features {
+        int64_base: has("cl_khr_int64_base_atomics"),
+        int64_extended: has("cl_khr_int64_extended_atomics"),
+        c11: c3,
+        fp_atomics: if has("cl_ext_float_atomics") {
+            info.fp_atomics
+        } else {
+            [0; 3]
+        },
+        fp_denorm: info.fp_denorm,
+        sub_groups: emit::SubGroups {
+            core: has("cl_khr_subgroups")
+                || (c3 && info.c_features.iter().any(|x| x == "__opencl_c_subgroups")),
+            shuffle: has("cl_khr_subgroup_shuffle"),
+            shuffle_relative: has("cl_khr_subgroup_shuffle_relative"),
+            rotate: has("cl_khr_subgroup_rotate"),
+            intel: has("cl_intel_subgroups"),
+            intel_long: has("cl_intel_subgroups_long"),
+            required_sizes,
+        },
+    }
 }
 
 /// An OpenCL device as an implementation under test.
@@ -99,7 +164,8 @@ pub struct OpenClAdapter {
 
 impl OpenClAdapter {
     /// Opens the device `selector` names (a known driver or a platform/device name substring).
-    /// `ATOMCTS_OPENCL_PLANT=add_as_sub` plants a wrong built-in (for checking the corpus).
+    /// `ATOMCTS_OPENCL_PLANT=add_as_sub` (or `up_as_down`) plants a wrong built-in (for checking
+    /// the corpus).
     pub fn open(selector: &str) -> Result<OpenClAdapter, AdapterError> {
         let name = format!("opencl:{selector}");
         let unavailable = |why: String| AdapterError {
@@ -112,16 +178,10 @@ impl OpenClAdapter {
         let plant_var = std::env::var("ATOMCTS_OPENCL_PLANT").unwrap_or_default();
         let plant = Plant::from_name(&plant_var).ok_or_else(|| {
             unavailable(format!(
-                "ATOMCTS_OPENCL_PLANT=`{plant_var}` (expected add_as_sub)"
+                "ATOMCTS_OPENCL_PLANT=`{plant_var}` (expected add_as_sub or up_as_down)"
             ))
         })?;
-        let info = &device.info;
-        let has = |e: &str| info.extensions.iter().any(|x| x == e);
-        let features = Features {
-            int64_base: has("cl_khr_int64_base_atomics"),
-            int64_extended: has("cl_khr_int64_extended_atomics"),
-            c11: info.c_versions.iter().any(|v| *v >= (3, 0)),
-        };
+        let features = features(&device.info);
         Ok(OpenClAdapter {
             name,
             device,
@@ -134,8 +194,15 @@ impl OpenClAdapter {
     /// What the device reports, in one line.
     pub fn describe(&self) -> String {
         let i = &self.device.info;
+        let f = &self.features;
+        let sg = &f.sub_groups;
+        let yn = |b: bool| if b { "yes" } else { "no" };
+        let sizes: Vec<String> = (0..128)
+            .filter(|n| sg.can_require(*n))
+            .map(|n| n.to_string())
+            .collect();
         format!(
-            "{} / {} ({}; {}; int64 atomics: {}/{}; C11 atomics: {})",
+            "{} / {} ({}; {}; int64 atomics: {}/{}; C11 atomics: {}; float atomics (half/float/double): {:#x}/{:#x}/{:#x}; sub-group shuffle {} relative {} rotate {} intel {}; required sub-group sizes: {})",
             i.platform,
             i.device,
             i.version,
@@ -150,7 +217,19 @@ impl OpenClAdapter {
             } else {
                 "-"
             },
-            if self.features.c11 { "yes" } else { "no" }
+            if self.features.c11 { "yes" } else { "no" },
+            f.fp_atomics[0],
+            f.fp_atomics[1],
+            f.fp_atomics[2],
+            yn(sg.shuffle),
+            yn(sg.shuffle_relative),
+            yn(sg.rotate),
+            yn(sg.intel),
+            if sizes.is_empty() {
+                "none".to_string()
+            } else {
+                sizes.join(", ")
+            }
         )
     }
 
@@ -198,12 +277,20 @@ impl Adapter for OpenClAdapter {
     }
 
     /// Capabilities of the case format, from what the device reports: 64-bit atomics with
-    /// both cl_khr_int64 atomics extensions; float, f16x2 and 16-bit atomics never (OpenCL C
-    /// has no such built-ins without cl_ext_float_atomics, which this back end does not emit).
-    /// The per-op check is the emitter's, from the lowered IR.
+    /// both cl_khr_int64 atomics extensions; f32/f64 atomic add with cl_ext_float_atomics' add
+    /// in either space; the MSL SIMD-group generations with the sub-group extensions their
+    /// functions map to; f16x2 and 16-bit integer atomics never (OpenCL C has no such
+    /// built-ins). The per-op check (space, width, data) is the emitter's, from the lowered IR.
     fn supports(&self, capability: &str) -> bool {
+        let f = &self.features;
+        let add = emit::FP_GLOBAL_ADD | emit::FP_LOCAL_ADD;
         match capability {
-            "u64_atomics" => self.features.int64_base && self.features.int64_extended,
+            "u64_atomics" => f.int64_base && f.int64_extended,
+            "f32_atomic_add" | "msl_atomic_float" => f.fp_atomics[1] & add != 0,
+            "f64_atomic_add" => f.fp_atomics[2] & add != 0,
+            "msl_simd_2_0" => f.sub_groups.shuffle && f.sub_groups.shuffle_relative,
+            "msl_simd_2_1" => f.sub_groups.rotate,
+            "msl_simd_2_4" => f.sub_groups.intel,
             _ => false,
         }
     }
@@ -232,10 +319,19 @@ impl Adapter for OpenClAdapter {
     }
 }
 
-/// The OpenCL back end: plan, emit OpenCL C (shuffles are not applicable), and run it on one
-/// work-group.
+/// What the OpenCL back end emitted for one case: a memory instruction's plan and kernel, or a
+/// SIMD-group exchange's.
+pub enum Emitted {
+    /// An atomic (or store) over the shared [`Plan`].
+    Atomic(Plan, emit::Kernel),
+    /// A SIMD-group function over its [`ShufflePlan`] ([`shuffle`]).
+    Shuffle(ShufflePlan, emit::Kernel),
+}
+
+/// The OpenCL back end: plan, emit OpenCL C (an atomic built-in, or a sub-group built-in for a
+/// SIMD-group function), and run it on one work-group.
 impl crate::back::Backend for OpenClAdapter {
-    type Emitted = (Plan, emit::Kernel);
+    type Emitted = Emitted;
 
     fn emit(
         &mut self,
@@ -244,19 +340,26 @@ impl crate::back::Backend for OpenClAdapter {
     ) -> Result<Self::Emitted, AdapterErrorKind> {
         let na = |why: NotApplicable| AdapterErrorKind::NotApplicable(why.0);
         if let atomcts_reference::ir::Instr::Shuffle(_) = lowered.instr {
-            // OpenCL C sub-group shuffles: cl_khr_subgroup_shuffle (and _relative for up/down).
-            let has = |e: &str| self.device.info.extensions.iter().any(|x| x == e);
-            // The reason names the device generically: its name names the host's processor,
+            // The reasons name the device generically: its name names the host's processor,
             // and reasons are compared across machines (issue 27, H19).
-            let why = if has("cl_khr_subgroup_shuffle") {
-                "a SIMD-group shuffle: this back end does not emit sub-group shuffles yet"
-            } else {
-                "a SIMD-group shuffle: the device does not report cl_khr_subgroup_shuffle"
-            };
-            return Err(na(NotApplicable(why.into())));
+            let plan = ShufflePlan::new(r.asm, lowered, r.state, r.profile).map_err(na)?;
+            let kernel = shuffle::emit(
+                &plan,
+                &self.features,
+                self.device.info.max_work_group,
+                self.plant,
+            )
+            .map_err(na)?;
+            return Ok(Emitted::Shuffle(plan, kernel));
         }
         let plan = Plan::new(lowered, r.state).map_err(na)?;
         let kernel = emit::emit(&plan, &self.features, self.plant, r.id).map_err(na)?;
+        emit::check_float_values(
+            &plan,
+            &plan.layout().bytes(r.state, plan.space),
+            &self.features,
+        )
+        .map_err(na)?;
         let n = plan.items.len();
         if n > self.device.info.max_work_group {
             return Err(na(NotApplicable(format!(
@@ -264,11 +367,14 @@ impl crate::back::Backend for OpenClAdapter {
                 self.device.info.max_work_group
             ))));
         }
-        Ok((plan, kernel))
+        Ok(Emitted::Atomic(plan, kernel))
     }
 
     fn run(&mut self, r: &Request<'_>, emitted: Self::Emitted) -> Result<State, AdapterErrorKind> {
-        let (plan, kernel) = emitted;
+        let (plan, kernel) = match emitted {
+            Emitted::Atomic(plan, kernel) => (plan, kernel),
+            Emitted::Shuffle(plan, kernel) => return self.run_shuffle(r, &plan, &kernel),
+        };
         let n = plan.items.len();
         let mut mem = plan.layout().bytes(r.state, plan.space);
         // A power-of-two work-group (work-items past `n` only copy memory): drivers that
@@ -291,6 +397,37 @@ impl crate::back::Backend for OpenClAdapter {
         };
         plan.finish(r.state, &global, &shared, &returned)
             .map_err(AdapterErrorKind::Model)
+    }
+}
+
+impl OpenClAdapter {
+    /// Runs a SIMD-group function's kernel: one work-group of the plan's threads, each
+    /// work-item's result in `ret`; every work-item must have run in a sub-group of the SIMD
+    /// width (its `ok`), else the dispatch did not give the case's SIMD-groups.
+    fn run_shuffle(
+        &mut self,
+        r: &Request<'_>,
+        plan: &ShufflePlan,
+        kernel: &emit::Kernel,
+    ) -> Result<State, AdapterErrorKind> {
+        let n = plan.threads.len();
+        self.last = Some(kernel.listing(r.id, n));
+        let mut mem = vec![0u8; 8];
+        let (ret, ok) = self
+            .device
+            .run_ndrange(kernel, n, n, n, &mut mem)
+            .map_err(AdapterErrorKind::Crashed)?;
+        if let Some((i, size)) = ok
+            .iter()
+            .enumerate()
+            .find(|(_, s)| u32::try_from(**s).ok() != Some(plan.width))
+        {
+            return Err(AdapterErrorKind::Crashed(format!(
+                "work-item {i} ran in a sub-group of {size} work-items where the kernel requires {} (intel_reqd_sub_group_size)",
+                plan.width
+            )));
+        }
+        plan.finish(r.state, &ret).map_err(AdapterErrorKind::Model)
     }
 }
 

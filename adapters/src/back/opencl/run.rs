@@ -15,8 +15,9 @@ use cl3::command_queue::{
 use cl3::context::{create_context, release_context};
 use cl3::device::{
     CL_DEVICE_EXTENSIONS, CL_DEVICE_MAX_WORK_GROUP_SIZE, CL_DEVICE_NAME,
-    CL_DEVICE_OPENCL_C_ALL_VERSIONS, CL_DEVICE_OPENCL_C_VERSION, CL_DEVICE_TYPE_ALL,
-    CL_DEVICE_VERSION, CL_DRIVER_VERSION, get_device_ids, get_device_info,
+    CL_DEVICE_OPENCL_C_ALL_VERSIONS, CL_DEVICE_OPENCL_C_FEATURES, CL_DEVICE_OPENCL_C_VERSION,
+    CL_DEVICE_TYPE_ALL, CL_DEVICE_VERSION, CL_DRIVER_VERSION, get_device_data, get_device_ids,
+    get_device_info,
 };
 use cl3::kernel::{create_kernel, release_kernel, set_kernel_arg};
 use cl3::memory::{
@@ -51,8 +52,55 @@ pub struct DeviceInfo {
     pub c_versions: Vec<(u32, u32)>,
     /// `CL_DEVICE_EXTENSIONS`.
     pub extensions: Vec<String>,
+    /// `CL_DEVICE_OPENCL_C_FEATURES` (OpenCL 3.0 devices): the optional features' macro names.
+    pub c_features: Vec<String>,
     /// `CL_DEVICE_MAX_WORK_GROUP_SIZE`.
     pub max_work_group: usize,
+    /// cl_ext_float_atomics: `CL_DEVICE_{HALF,SINGLE,DOUBLE}_FP_ATOMIC_CAPABILITIES_EXT`, in
+    /// that order (zero where the query fails: the device does not report the extension).
+    pub fp_atomics: [u64; 3],
+    /// `CL_FP_DENORM` in `CL_DEVICE_{HALF,SINGLE,DOUBLE}_FP_CONFIG`, in that order.
+    pub fp_denorm: [bool; 3],
+    /// cl_intel_required_subgroup_size: `CL_DEVICE_SUB_GROUP_SIZES_INTEL` (empty where the
+    /// query fails).
+    pub sub_group_sizes: Vec<usize>,
+}
+
+/// cl_ext_float_atomics, "New API Enums": `CL_DEVICE_HALF_FP_ATOMIC_CAPABILITIES_EXT`,
+/// `CL_DEVICE_SINGLE_...`, `CL_DEVICE_DOUBLE_...`.
+const FP_ATOMIC_CAPABILITIES: [u32; 3] = [0x4233, 0x4231, 0x4232];
+
+/// OpenCL 3.0 API, "Device Queries": `CL_DEVICE_HALF_FP_CONFIG`, `CL_DEVICE_SINGLE_FP_CONFIG`,
+/// `CL_DEVICE_DOUBLE_FP_CONFIG`.
+const FP_CONFIG: [u32; 3] = [0x1033, 0x101B, 0x1032];
+
+/// `CL_FP_DENORM` in a `cl_device_fp_config`.
+const CL_FP_DENORM: u64 = 1;
+
+/// cl_intel_required_subgroup_size, "New API Enums": `CL_DEVICE_SUB_GROUP_SIZES_INTEL`.
+const SUB_GROUP_SIZES_INTEL: u32 = 0x4108;
+
+/// A `cl_ulong`/`cl_bitfield` answer of a device query, or zero where the query fails.
+fn bits(id: cl_device_id, param: u32) -> u64 {
+    get_device_data(id, param)
+        .ok()
+        .and_then(|b| {
+            b.get(..8)
+                .map(|w| u64::from_le_bytes(w.try_into().unwrap_or([0; 8])))
+        })
+        .unwrap_or(0)
+}
+
+/// A `size_t[]` answer of a device query, or empty where the query fails.
+fn sizes(id: cl_device_id, param: u32) -> Vec<usize> {
+    const W: usize = std::mem::size_of::<usize>();
+    get_device_data(id, param)
+        .map(|b| {
+            b.chunks_exact(W)
+                .map(|c| usize::from_ne_bytes(c.try_into().unwrap_or([0; W])))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// An open device: a context and an in-order queue.
@@ -184,9 +232,26 @@ impl Device {
                 .split_whitespace()
                 .map(String::from)
                 .collect(),
+            c_features: get_device_info(id, CL_DEVICE_OPENCL_C_FEATURES)
+                .ok()
+                .filter(|_| api3)
+                .map(|v| {
+                    v.to_vec_name_version()
+                        .iter()
+                        .map(|nv| {
+                            let name: Vec<u8> =
+                                nv.name.iter().copied().take_while(|c| *c != 0).collect();
+                            String::from_utf8_lossy(&name).into_owned()
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
             max_work_group: get_device_info(id, CL_DEVICE_MAX_WORK_GROUP_SIZE)
                 .map(|v| v.to_size())
                 .unwrap_or(1),
+            fp_atomics: FP_ATOMIC_CAPABILITIES.map(|p| bits(id, p)),
+            fp_denorm: FP_CONFIG.map(|p| bits(id, p) & CL_FP_DENORM != 0),
+            sub_group_sizes: sizes(id, SUB_GROUP_SIZES_INTEL),
         };
         let context = create_context(&[id], ptr::null(), None, ptr::null_mut())
             .map_err(|e| format!("clCreateContext: error {e}"))?;
@@ -273,19 +338,13 @@ impl Device {
             .map_err(|e| format!("clSetKernelArg {i}: error {e}"))?;
         }
         if let Some(a) = &kernel.args {
-            // IDX (uint), SRC0 and SRC1 (the datum's width), N, then the __local copy and
-            // its element count for shared memory.
-            let wide = kernel.elem_bytes == 8;
+            // IDX (uint), SRC0 and SRC1 (the datum's width: 2, 4 or 8 bytes), N, then the
+            // __local copy and its element count for shared memory.
+            let width = (kernel.elem_bytes as usize).clamp(1, 8);
             let words = |v: &[u64]| -> Vec<u8> {
-                let mut out = Vec::with_capacity(8 * v.len());
-                for x in v {
-                    if wide {
-                        out.extend_from_slice(&x.to_le_bytes());
-                    } else {
-                        out.extend_from_slice(&(*x as u32).to_le_bytes());
-                    }
-                }
-                out
+                v.iter()
+                    .flat_map(|x| x.to_le_bytes()[..width].to_vec())
+                    .collect()
             };
             let idx: Vec<u8> = a.idx.iter().flat_map(|x| x.to_le_bytes()).collect();
             for (i, mut bytes) in [idx, words(&a.src0), words(&a.src1)]

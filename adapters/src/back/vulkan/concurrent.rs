@@ -17,9 +17,8 @@
 //! Global memory is binding 0, viewed as 32-bit and (where needed) 64-bit elements through two
 //! variables decorated with the same binding (Vulkan allows aliased descriptors of one type).
 
-use super::emit::{
-    Buffer, Ctx, Datum, Dispatch, Features, Plant, atomic_instruction, bug, check_atomic, na,
-};
+use super::atomic::{atomic_instruction, check_atomic};
+use super::emit::{Buffer, Ctx, Datum, Dispatch, Features, Plant, bug, na};
 use crate::plan::{ConcurrentPlan, NotApplicable};
 use atomcts_reference::ir::AtomicOp;
 use atomcts_reference::types::Space;

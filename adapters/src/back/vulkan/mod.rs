@@ -10,9 +10,11 @@
 //! Concurrent cases (issue 12) go through [`concurrent`] over the shared
 //! [`ConcurrentPlan`] on the SPIR-V route ([`prepare_concurrent`]).
 
+pub mod atomic;
 pub mod concurrent;
 pub mod emit;
 pub mod run;
+pub mod shuffle;
 
 use crate::back::wgsl;
 use crate::concurrent::{ConcurrentObservation, ConcurrentRequest};
@@ -233,7 +235,7 @@ pub fn prepare_lowered(
             let plan = Plan::new(lowered, r.state).map_err(na)?;
             let mem = plan.layout().bytes(r.state, plan.space);
             let (dispatch, wgsl) = match route {
-                Route::Spirv => (emit::emit_atomic(&plan, mem, f, plant).map_err(na)?, None),
+                Route::Spirv => (atomic::emit_atomic(&plan, mem, f, plant).map_err(na)?, None),
                 Route::WgslNaga => {
                     let s = wgsl::emit_atomic(&plan, mem, f).map_err(na)?;
                     (s.dispatch, Some(s.source))
@@ -248,7 +250,7 @@ pub fn prepare_lowered(
         Instr::Shuffle(_) => {
             let plan = ShufflePlan::new(r.asm, lowered, r.state, r.profile).map_err(na)?;
             let (dispatch, wgsl) = match route {
-                Route::Spirv => (emit::emit_shuffle(&plan, f, plant).map_err(na)?, None),
+                Route::Spirv => (shuffle::emit_shuffle(&plan, f, plant).map_err(na)?, None),
                 Route::WgslNaga => {
                     let s = wgsl::emit_shuffle(&plan, f).map_err(na)?;
                     (s.dispatch, Some(s.source))

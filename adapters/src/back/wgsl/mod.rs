@@ -29,9 +29,8 @@
 //! The WGSL rules on shader creation that naga must enforce are checked by
 //! `adapters/wgsl-cases/shader_creation.toml` (test `wgsl_shader_creation`).
 
-use crate::back::vulkan::emit::{
-    Buffer, Dispatch, Features, check_shuffle, le_bytes, operand_line, shape_sizes,
-};
+use crate::back::vulkan::emit::{Buffer, Dispatch, Features, le_bytes, operand_line, shape_sizes};
+use crate::back::vulkan::shuffle::check_shuffle;
 use crate::plan::{NotApplicable, Plan};
 use crate::shuffle::ShufflePlan;
 use atomcts_reference::ir::{AtomicOp, Compare};

@@ -1,6 +1,7 @@
 //! The conformance report as one self-contained HTML page (`conformance.html`).
 
 use super::{Cell, Conformance, key, probe_text, verdict_text};
+use crate::report::evidence::KnobEvidence;
 use crate::report::markup::esc;
 use std::fmt::Write as _;
 
@@ -112,6 +113,15 @@ impl Conformance {
                     esc(&o.source)
                 );
             }
+            for (n, e) in k.evidence.iter().enumerate() {
+                let _ = write!(
+                    s,
+                    "<li><a href=\"#{}\">evidence</a> from {}: {}</li>",
+                    evidence_anchor(&k.knob, n),
+                    esc(&e.source),
+                    esc(&evidence_plain(e))
+                );
+            }
             let _ = write!(s, "</ul></td><td><code>{}</code></td>", esc(&k.default));
             for a in &k.answers {
                 let class = match a.verdict.as_str() {
@@ -152,6 +162,23 @@ impl Conformance {
                     );
                 }
                 s.push_str("</ul></section>\n");
+            }
+        }
+        if self.ambiguity.iter().any(|k| !k.evidence.is_empty()) {
+            s.push_str("<h3>Outside evidence</h3>\n");
+        }
+        for k in &self.ambiguity {
+            for (n, e) in k.evidence.iter().enumerate() {
+                let _ = writeln!(
+                    s,
+                    "<section id=\"{}\"><h4><code>{}</code> from {} ({}): {}</h4><p>{}</p></section>",
+                    evidence_anchor(&k.knob, n),
+                    esc(&k.knob),
+                    esc(&e.source),
+                    esc(&e.details),
+                    esc(&evidence_plain(e)),
+                    esc(&e.note)
+                );
             }
         }
         s.push_str("<h3>Matrix cells</h3>\n");
@@ -210,6 +237,23 @@ fn cell_anchor(c: &Cell) -> String {
         key(&c.dialect),
         key(&c.family)
     )
+}
+
+fn evidence_anchor(knob: &str, n: usize) -> String {
+    format!("evidence-{}-{n}", key(knob))
+}
+
+/// [`KnobEvidence`] in plain words.
+fn evidence_plain(e: &KnobEvidence) -> String {
+    let mut t = if e.supports.is_empty() {
+        "decides no option".to_string()
+    } else {
+        format!("supports {}", e.supports.join(", "))
+    };
+    if e.contradicts_document {
+        t.push_str("; contradicts its own document");
+    }
+    t
 }
 
 fn knob_anchor(knob: &str, imp: &str) -> String {

@@ -1,6 +1,7 @@
 //! The conformance report as Markdown (`conformance.md`) and the README's summary block.
 
 use super::{Conformance, README_BEGIN, README_END, probe_text, verdict_text};
+use crate::report::evidence::KnobEvidence;
 use crate::report::markup::{md_cell, md_code, md_text};
 use std::fmt::Write as _;
 
@@ -166,6 +167,19 @@ impl Conformance {
                 let _ = writeln!(s, "- `{}`{d}: {}", o.name, md_cell(&o.source));
             }
             s.push('\n');
+            for e in &k.evidence {
+                let _ = writeln!(
+                    s,
+                    "- Evidence from {} ({}): {}. {}",
+                    md_cell(&e.source),
+                    md_cell(&e.details),
+                    evidence_text(e),
+                    md_cell(&e.note)
+                );
+            }
+            if !k.evidence.is_empty() {
+                s.push('\n');
+            }
             for (a, i) in k.answers.iter().zip(&self.implementations) {
                 if a.probes.is_empty() {
                     continue;
@@ -222,4 +236,19 @@ impl Conformance {
         }
         s
     }
+}
+
+/// What a piece of outside evidence decides: the options it supports, and whether the source
+/// contradicts its own document.
+pub(super) fn evidence_text(e: &KnobEvidence) -> String {
+    let mut t = if e.supports.is_empty() {
+        "decides no option".to_string()
+    } else {
+        let o: Vec<String> = e.supports.iter().map(|o| format!("`{o}`")).collect();
+        format!("supports {}", o.join(", "))
+    };
+    if e.contradicts_document {
+        t.push_str("; **contradicts its own document**");
+    }
+    t
 }
