@@ -588,4 +588,35 @@ mod tests {
         assert!(!multiset_matches(&[e(1), e(1)], &[1, 2]));
         assert!(multiset_matches(&[Pat::Any, e(1)], &[1, 5]));
     }
+
+    /// An assembler's acceptance (`Observation::Accepted`): judged on acceptance alone; it
+    /// fails a case that expects a rejection, and an acceptance as another instruction fails.
+    #[test]
+    fn an_acceptance_is_judged_on_acceptance_alone() {
+        let st = State::new(1);
+        let accepted = |differs: Option<&str>| Observation::Accepted {
+            lowered: "send".into(),
+            differs: differs.map(str::to_string),
+        };
+        let values = Expectation::Values(vec![]);
+        assert!(check(&values, &st, &accepted(None), false).is_empty());
+        assert!(check(&Expectation::Unspecified, &st, &accepted(None), false).is_empty());
+        let invalid = Expectation::Invalid {
+            reason: "operand_type".into(),
+            column: None,
+        };
+        let f = check(&invalid, &st, &accepted(None), false);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].expected, "invalid (operand_type)");
+        assert_eq!(f[0].observed, "accepted (send)");
+        let f = check(&values, &st, &accepted(Some("not ADD")), false);
+        assert_eq!(f.len(), 1);
+        assert!(f[0].note.contains("not ADD"), "{:?}", f[0]);
+        // An unmapped rejection never matches a reason.
+        let unmapped = Observation::Invalid {
+            reason: "unmapped: oops".into(),
+            column: None,
+        };
+        assert_eq!(check(&invalid, &st, &unmapped, false).len(), 1);
+    }
 }
