@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Installs every third-party implementation atomcts tests, on Debian 12 (research/implementations.md):
 #   tools/install-implementations.sh            everything
-#   tools/install-implementations.sh opencl     only some sections (opencl, vulkan, python, nvidia, browser)
+#   tools/install-implementations.sh opencl     only some sections (opencl, vulkan, python, nvidia, intel, browser)
 # Idempotent: what is already there is kept. Needs root for apt-get (or sudo).
 # Each implementation family is one section below, delimited by `# === section: NAME ===`;
 # add a new family as a new section and to SECTIONS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-SECTIONS=(opencl vulkan python nvidia browser)
+SECTIONS=(opencl vulkan python nvidia intel browser)
 want=("$@")
 [ ${#want[@]} -eq 0 ] && want=("${SECTIONS[@]}")
 wanted() { local s; for s in "${want[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
@@ -80,6 +80,16 @@ if wanted nvidia; then
     target/venv/bin/pip install -q --disable-pip-version-check nvidia-cuda-nvcc-cu12==12.9.86
   fi
   echo "nvidia: $(target/venv/lib/python3*/site-packages/nvidia/cuda_nvcc/bin/ptxas --version | tail -1)"
+fi
+
+# === section: intel ===
+# Intel's vISA assembler, verifier and finalizer GenX_IR (Debian libigc-tools, IGC 1.0.12504.6,
+# the release the vISA seed documents come from), a text-level implementation under test:
+#   atomcts run --adapter visa-asm:SKL | visa-asm:TGLLP | visa-asm:DG2 (docs/visa-asm.md)
+# runner/tests/visa_asm.rs needs it under CI=true.
+if wanted intel; then
+  apt_install libigc-tools
+  echo "intel: $(dpkg-query -W -f='libigc-tools ${Version}' libigc-tools)"
 fi
 
 # === section: browser ===

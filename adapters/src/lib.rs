@@ -34,6 +34,7 @@ pub mod protocol;
 pub mod registry;
 pub mod shuffle;
 pub mod text;
+pub mod visa_asm;
 
 pub use adapter::{Adapter, Concurrent, Pipelined, run_streamed};
 pub use fast::FastAdapter;
@@ -92,6 +93,17 @@ pub enum Observation {
     },
     /// (Reference only) the documents leave the outcome undefined.
     Unspecified(String),
+    /// A text-level implementation that does not execute (an assembler: `visa-asm:<platform>`)
+    /// accepted the instruction. Judged on acceptance: a case that expects a rejection fails;
+    /// on a case the documents call valid the values, a fault or any other run-time outcome
+    /// are not applicable (nothing ran), and `differs` fails it.
+    Accepted {
+        /// What it made of the instruction, in its own words (the lowered message).
+        lowered: String,
+        /// Where what it made is not the instruction (another operation or surface), how:
+        /// the acceptance of another instruction is no acceptance of this one.
+        differs: Option<String>,
+    },
 }
 
 impl Observation {
@@ -102,6 +114,7 @@ impl Observation {
             Observation::Fault(_) => "fault",
             Observation::Invalid { .. } => "invalid",
             Observation::Unspecified(_) => "unspecified",
+            Observation::Accepted { .. } => "accepted",
         }
     }
 

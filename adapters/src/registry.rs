@@ -239,6 +239,41 @@ const CMD: Kind = Kind {
     open: |_, command, o| Ok(Box::new(SubprocessAdapter::start(command, o.timeout)?)),
 };
 
+/// Intel's vISA assembler, `GenX_IR`, for one platform (text level, issue 29).
+const VISA_ASM: Kind = Kind {
+    name: "visa-asm",
+    aliases: &[],
+    selector: Some("<platform>"),
+    known: || crate::visa_asm::PLATFORMS.to_vec(),
+    summary: "Intel's vISA assembler GenX_IR for a platform",
+    help: &[
+        "Intel's vISA assembler and finalizer GenX_IR (Debian libigc-tools) for a platform",
+        "(text level: assembles each vISA case's instruction in Intel's text, judged on",
+        "acceptance and its rejection reason; it executes nothing: values not applicable)",
+    ],
+    profile: crate::visa_asm::PROFILE,
+    program: Some(ProgramFile {
+        ext: "visaasm",
+        comment: "//",
+    }),
+    implementations: || {
+        crate::visa_asm::GATED
+            .iter()
+            .map(|p| Implementation {
+                adapter: format!("visa-asm:{p}"),
+                what: format!("Intel's vISA assembler GenX_IR (IGC 1.0.12504.6), platform {p}"),
+                available: crate::visa_asm::availability(),
+                baseline: Some(format!("adapters/baselines/visa-asm-{p}.baseline")),
+            })
+            .collect()
+    },
+    open: |_, sel, o| {
+        Ok(Box::new(crate::visa_asm::VisaAsmAdapter::open(
+            sel, o.timeout,
+        )?))
+    },
+};
+
 #[cfg(feature = "cuda")]
 /// An NVIDIA GPU through the CUDA driver.
 const CUDA: Kind = Kind {
@@ -280,6 +315,7 @@ pub fn kinds() -> &'static [Kind] {
         #[cfg(feature = "vulkan")]
         kinds.extend([VULKAN, WGSL_NAGA]);
         kinds.push(CMD);
+        kinds.push(VISA_ASM);
         #[cfg(feature = "cuda")]
         kinds.push(CUDA);
         kinds
@@ -472,6 +508,8 @@ pub fn implementations() -> Vec<Implementation> {
 ///   zero, SPIR-V's NaN rule for min/max); nothing in OpenCL C promises NVIDIA's FTZ or Intel's
 ///   rules.
 /// - `cuda`: `nvidia-ptx` (the PTX ISA and the CUDA Programming Guide describe what it runs).
+/// - `visa-asm:*`: `default` (an assembler, judged on legality against the documents' defaults:
+///   [`crate::visa_asm::PROFILE`]).
 /// - `fast`, `reference` and anything else: `default`.
 pub fn claimed_profile(adapter: &str) -> &'static str {
     if let Some((_, _, profile)) = NAMED_SHIMS.iter().find(|(a, _, _)| *a == adapter) {
@@ -606,6 +644,7 @@ mod tests {
                 "vulkan",
                 "wgsl-naga",
                 "cmd",
+                "visa-asm",
                 "cuda"
             ]
         );
@@ -615,7 +654,7 @@ mod tests {
     #[test]
     fn without_back_ends_only_the_model_and_shims_remain() {
         let names: Vec<_> = kinds().iter().map(|k| k.name).collect();
-        assert_eq!(names, ["fast", "reference", "cmd"]);
+        assert_eq!(names, ["fast", "reference", "cmd", "visa-asm"]);
         assert!(parse("cuda").is_none() && parse("opencl:pocl").is_none());
         assert_eq!(claimed_profile("cuda"), "default");
     }

@@ -195,6 +195,10 @@ pub(super) fn honest_run(req: &Value, profile: &Profile, semantic: bool) -> Resu
         Observation::Unspecified(why) => Ok(
             json!({"outcome": "unsupported", "why": format!("the documents leave it undefined: {why}")}),
         ),
+        // The reference executes: it never answers `accepted` (an assembler's answer).
+        Observation::Accepted { lowered, .. } => {
+            Err(format!("the reference answered `accepted`: {lowered}"))
+        }
     }
 }
 

@@ -214,6 +214,23 @@ pub fn check(
         (Expectation::Values(checks), Observation::Completed(st)) => {
             values(checks, initial, st, lanes_are_lanes, &mut out)
         }
+        // An implementation that executes nothing (an assembler) accepted the instruction: on
+        // a case the documents call valid, acceptance is all it can show (its values, fault or
+        // other run-time outcome are not applicable: `crate::run::finish` says so); a case
+        // that expects a rejection fails below.
+        (
+            Expectation::Values(_) | Expectation::Fault { .. },
+            Observation::Accepted { differs, lowered },
+        ) => {
+            if let Some(how) = differs {
+                out.push(finding(
+                    "lowered".into(),
+                    "the instruction's own message".into(),
+                    lowered.clone(),
+                    &format!("accepted as another instruction: {how}"),
+                ));
+            }
+        }
         (e, o) => {
             let detail = match o {
                 Observation::Completed(_) => "completed".to_string(),
@@ -226,6 +243,7 @@ pub fn check(
                 ),
                 Observation::Invalid { reason, .. } => format!("invalid ({reason})"),
                 Observation::Unspecified(w) => format!("unspecified ({w})"),
+                Observation::Accepted { lowered, .. } => format!("accepted ({lowered})"),
             };
             let want = match e {
                 Expectation::Fault { class, .. } => format!("fault ({class})"),
@@ -569,5 +587,36 @@ mod tests {
         assert!(multiset_matches(&[e(1), e(2), Pat::Any], &[2, 9, 1]));
         assert!(!multiset_matches(&[e(1), e(1)], &[1, 2]));
         assert!(multiset_matches(&[Pat::Any, e(1)], &[1, 5]));
+    }
+
+    /// An assembler's acceptance (`Observation::Accepted`): judged on acceptance alone; it
+    /// fails a case that expects a rejection, and an acceptance as another instruction fails.
+    #[test]
+    fn an_acceptance_is_judged_on_acceptance_alone() {
+        let st = State::new(1);
+        let accepted = |differs: Option<&str>| Observation::Accepted {
+            lowered: "send".into(),
+            differs: differs.map(str::to_string),
+        };
+        let values = Expectation::Values(vec![]);
+        assert!(check(&values, &st, &accepted(None), false).is_empty());
+        assert!(check(&Expectation::Unspecified, &st, &accepted(None), false).is_empty());
+        let invalid = Expectation::Invalid {
+            reason: "operand_type".into(),
+            column: None,
+        };
+        let f = check(&invalid, &st, &accepted(None), false);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].expected, "invalid (operand_type)");
+        assert_eq!(f[0].observed, "accepted (send)");
+        let f = check(&values, &st, &accepted(Some("not ADD")), false);
+        assert_eq!(f.len(), 1);
+        assert!(f[0].note.contains("not ADD"), "{:?}", f[0]);
+        // An unmapped rejection never matches a reason.
+        let unmapped = Observation::Invalid {
+            reason: "unmapped: oops".into(),
+            column: None,
+        };
+        assert_eq!(check(&invalid, &st, &unmapped, false).len(), 1);
     }
 }

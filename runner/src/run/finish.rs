@@ -101,6 +101,9 @@ pub fn finish(
             findings.extend(verify::fault_against_reference(&f.lanes, seen));
         }
         (Outcome::Unspecified(_), _, _) => {}
+        // An assembler's acceptance of an instruction the model runs (to completion or to a
+        // fault): the same verdict on the form, nothing executed to compare.
+        (Outcome::Completed(_) | Outcome::Fault(_), Observation::Accepted { .. }, _) => {}
         (o, seen, _) if o.kind() != seen.kind() => findings.push(Finding {
             location: "outcome".into(),
             expected: format!("reference: {}", o.kind()),
@@ -124,5 +127,20 @@ pub fn finish(
             picked: profile.get(knob).unwrap_or("?").into(),
         });
     }
-    verdict(r, findings, undecided, adapter)
+    let mut r = verdict(r, findings, undecided, adapter);
+    if let (Observation::Accepted { lowered, .. }, crate::run::results::Status::Pass) =
+        (&observation, r.status)
+    {
+        r.findings.push(FindingOut {
+            location: "values".into(),
+            expected: String::new(),
+            observed: String::new(),
+            note: format!("{ASSEMBLER_ONLY}; accepted: {lowered}"),
+        });
+    }
+    r
 }
+
+/// Why the values (or the fault) of a case an assembler accepted are not judged: it executes
+/// nothing ([`Observation::Accepted`]); its acceptance is what passed.
+pub const ASSEMBLER_ONLY: &str = "not applicable: assembler only: no execution";
