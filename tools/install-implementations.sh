@@ -48,11 +48,15 @@ fi
 
 # === section: vulkan ===
 # lavapipe (Mesa's Vulkan on llvmpipe) behind the Vulkan loader, spirv-val (the SPIR-V test of
-# every emitted module) and the Khronos validation layer (ATOMCTS_VULKAN_VALIDATION=1):
+# every emitted module) and the Khronos validation layer (ATOMCTS_VULKAN_VALIDATION=1), and
+# SwiftShader (Google's CPU Vulkan driver, the one Chromium falls back to), which Debian ships only
+# inside `chromium` (/usr/lib/chromium/libvk_swiftshader.so with vk_swiftshader_icd.json; atomcts
+# loads it from that manifest, or through the loader when VK_DRIVER_FILES names it):
 #   atomcts run --profile spirv --adapter vulkan:lavapipe | wgsl-naga:lavapipe
+#   atomcts run --profile spirv --adapter vulkan:swiftshader | wgsl-naga:swiftshader
 if wanted vulkan; then
-  apt_install libvulkan1 mesa-vulkan-drivers vulkan-tools spirv-tools vulkan-validationlayers
-  echo "vulkan: $(dpkg-query -W -f='mesa-vulkan-drivers ${Version}' mesa-vulkan-drivers), $(dpkg-query -W -f='spirv-tools ${Version}' spirv-tools), $(dpkg-query -W -f='vulkan-validationlayers ${Version}' vulkan-validationlayers)"
+  apt_install libvulkan1 mesa-vulkan-drivers vulkan-tools spirv-tools vulkan-validationlayers chromium
+  echo "vulkan: $(dpkg-query -W -f='mesa-vulkan-drivers ${Version}' mesa-vulkan-drivers), $(dpkg-query -W -f='spirv-tools ${Version}' spirv-tools), $(dpkg-query -W -f='vulkan-validationlayers ${Version}' vulkan-validationlayers), SwiftShader of $(dpkg-query -W -f='chromium ${Version}' chromium)"
 fi
 
 # === section: python ===

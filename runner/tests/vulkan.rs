@@ -211,3 +211,44 @@ fn one_pipeline_per_shape_and_nothing_carried_between_cases() {
         assert_eq!(a.pipeline_counts(), (2, 3), "{route:?}");
     }
 }
+
+/// SwiftShader's manifest (Debian's `chromium`), outside the loader's search path.
+const SWIFTSHADER_ICD: &str = "/usr/lib/chromium/vk_swiftshader_icd.json";
+
+#[test]
+#[ignore = "needs SwiftShader (tools/install-implementations.sh vulkan); CI runs it"]
+fn swiftshader_is_loaded_from_its_manifest_or_through_the_loader_and_judged_alike() {
+    // Loaded directly (no loader, no layer) and through the loader (VK_DRIVER_FILES names the
+    // manifest, validation layer on): the same verdicts, and a planted wrong opcode is caught
+    // by both.
+    let through_loader: &[(&str, &str)] = &[
+        ("VK_DRIVER_FILES", SWIFTSHADER_ICD),
+        ("ATOMCTS_VULKAN_VALIDATION", "1"),
+    ];
+    for env in [&[][..], through_loader] {
+        let clean = run("vulkan:swiftshader", "spec-cases", "max", env);
+        let t = text(&clean);
+        assert_eq!(clean.status.code(), Some(0), "{t}");
+        assert!(t.contains("SwiftShader"), "the device is named: {t}");
+        assert!(!t.contains(" 0 passed"), "{t}");
+        let mut planted_env = env.to_vec();
+        planted_env.push(("ATOMCTS_VULKAN_PLANT", "smax_as_umax"));
+        let planted = run("vulkan:swiftshader", "spec-cases", "max", &planted_env);
+        let t = text(&planted);
+        assert_eq!(planted.status.code(), Some(1), "{t}");
+        assert!(t.contains("FAIL sass/atom/min_max_int::max_s32"), "{t}");
+    }
+    // Validation without the loader is refused, saying how to get it.
+    let o = run(
+        "vulkan:swiftshader",
+        "spec-cases",
+        "max",
+        &[("ATOMCTS_VULKAN_VALIDATION", "1")],
+    );
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    assert!(
+        t.contains(&format!("VK_DRIVER_FILES={SWIFTSHADER_ICD}")),
+        "{t}"
+    );
+}

@@ -39,15 +39,33 @@ pub struct Known {
     pub icd: &'static str,
     /// The Debian package.
     pub package: &'static str,
+    /// Whether the manifest lies outside the loader's search path, so that the library it names
+    /// is loaded directly, in place of the loader (it must export `vkGetInstanceProcAddr`, as
+    /// SwiftShader's does; Debian 12's loader 1.3.239 does not offer
+    /// `VK_LUNARG_direct_driver_loading`, tried first), and no layer applies; unless
+    /// `VK_DRIVER_FILES` names the manifest, when the loader loads it (with the validation layer).
+    pub direct: bool,
 }
 
-/// The Vulkan implementations of issue 10.
-pub const KNOWN: &[Known] = &[Known {
-    name: "lavapipe",
-    device: "llvmpipe",
-    icd: "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json",
-    package: "mesa-vulkan-drivers",
-}];
+/// The Vulkan implementations of issues 10 and 30.
+pub const KNOWN: &[Known] = &[
+    Known {
+        name: "lavapipe",
+        device: "llvmpipe",
+        icd: "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json",
+        package: "mesa-vulkan-drivers",
+        direct: false,
+    },
+    // Google's CPU Vulkan driver, shipped inside Debian's `chromium` (the driver Chromium falls
+    // back to without a GPU); its manifest sits beside the browser's libraries.
+    Known {
+        name: "swiftshader",
+        device: "SwiftShader",
+        icd: "/usr/lib/chromium/vk_swiftshader_icd.json",
+        package: "chromium",
+        direct: true,
+    },
+];
 
 /// The known driver `selector` names, if any.
 pub fn known(selector: &str) -> Option<&'static Known> {
@@ -123,7 +141,10 @@ impl VulkanAdapter {
             Ok("1" | "true")
         );
         let pattern = known(selector).map_or(selector, |k| k.device);
-        let device = run::Device::open(pattern, validation).map_err(unavailable)?;
+        let direct = known(selector)
+            .filter(|k| k.direct)
+            .map(|k| Path::new(k.icd));
+        let device = run::Device::open(pattern, direct, validation).map_err(unavailable)?;
         Ok(VulkanAdapter {
             name,
             route,

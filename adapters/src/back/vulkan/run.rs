@@ -128,6 +128,33 @@ pub fn loader() -> Result<Entry, String> {
     unsafe { Entry::load() }.map_err(|e| format!("no Vulkan loader (libvulkan.so.1): {e}"))
 }
 
+/// Whether the loader's driver-selection variables (`VK_DRIVER_FILES`, or the older
+/// `VK_ICD_FILENAMES`) name `manifest`.
+fn loader_names(manifest: &std::path::Path) -> bool {
+    ["VK_DRIVER_FILES", "VK_ICD_FILENAMES"].iter().any(|v| {
+        std::env::var_os(v).is_some_and(|list| std::env::split_paths(&list).any(|p| p == manifest))
+    })
+}
+
+/// The driver library an ICD manifest names (`ICD.library_path`, relative to the manifest's
+/// folder unless absolute), loaded in place of the loader: the driver alone, without layers.
+pub fn direct_driver(manifest: &std::path::Path) -> Result<Entry, String> {
+    let text =
+        std::fs::read_to_string(manifest).map_err(|e| format!("{}: {e}", manifest.display()))?;
+    let json: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| format!("{}: not an ICD manifest: {e}", manifest.display()))?;
+    let library = json["ICD"]["library_path"]
+        .as_str()
+        .ok_or_else(|| format!("{}: no ICD.library_path", manifest.display()))?;
+    let path = manifest
+        .parent()
+        .unwrap_or(std::path::Path::new("."))
+        .join(library);
+    // SAFETY: loading the driver runs its initialisers; it is the implementation under test,
+    // loaded as the loader would load it, and `Entry` keeps the library loaded while it lives.
+    unsafe { Entry::load_from(&path) }.map_err(|e| format!("{}: {e}", path.display()))
+}
+
 /// Names of the physical devices the loader offers (for `list adapters`).
 pub fn device_names() -> Result<Vec<String>, String> {
     let entry = loader()?;
@@ -152,8 +179,26 @@ pub fn device_names() -> Result<Vec<String>, String> {
 impl Device {
     /// Opens the first physical device whose name contains `pattern` (case-insensitive), with
     /// the validation layer when `validation`.
-    pub fn open(pattern: &str, validation: bool) -> Result<Device, String> {
-        let entry = loader()?;
+    /// `direct`: an ICD manifest whose driver is loaded directly ([`direct_driver`]), without
+    /// the loader and so without the validation layer.
+    pub fn open(
+        pattern: &str,
+        direct: Option<&std::path::Path>,
+        validation: bool,
+    ) -> Result<Device, String> {
+        // A manifest the loader was pointed at (VK_DRIVER_FILES / VK_ICD_FILENAMES) goes
+        // through it, layers included; otherwise the driver is loaded directly.
+        let direct = direct.filter(|m| !loader_names(m));
+        let entry = match direct {
+            Some(manifest) if validation => {
+                return Err(format!(
+                    "validation needs the Vulkan loader: set VK_DRIVER_FILES={} so that it loads this driver",
+                    manifest.display()
+                ));
+            }
+            Some(manifest) => direct_driver(manifest)?,
+            None => loader()?,
+        };
         let app_name = CString::new("atomcts").map_err(|e| e.to_string())?;
         let app = vk::ApplicationInfo::default()
             .application_name(&app_name)
@@ -877,5 +922,58 @@ impl Drop for OpenGuard {
                 i.destroy_instance(None);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::direct_driver;
+
+    /// A manifest in a fresh folder under the system's temporary directory.
+    fn manifest(name: &str, text: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("atomcts-icd-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("icd.json");
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    #[test]
+    fn a_bad_manifest_is_one_line_naming_the_file() {
+        let missing = std::path::Path::new("/nonexistent/atomcts/icd.json");
+        let e = direct_driver(missing).err().unwrap();
+        assert!(e.starts_with("/nonexistent/atomcts/icd.json: "), "{e}");
+        for (name, text, says) in [
+            ("garbage", "{ICD: nope", "not an ICD manifest"),
+            (
+                "nolib",
+                r#"{"ICD": {"api_version": "1.0.5"}}"#,
+                "no ICD.library_path",
+            ),
+            (
+                "notstring",
+                r#"{"ICD": {"library_path": 7}}"#,
+                "no ICD.library_path",
+            ),
+        ] {
+            let p = manifest(name, text);
+            let e = direct_driver(&p).err().unwrap();
+            assert!(e.starts_with(&p.display().to_string()), "{e}");
+            assert!(e.contains(says), "{e}");
+            assert_eq!(e.lines().count(), 1, "{e}");
+        }
+        // A library that is not there: the joined path is named.
+        let p = manifest("absent", r#"{"ICD": {"library_path": "./libnothere.so"}}"#);
+        let e = direct_driver(&p).err().unwrap();
+        assert!(e.contains("libnothere.so"), "{e}");
+        // A library that is no Vulkan driver (no vkGetInstanceProcAddr; an absolute path is
+        // taken as it is).
+        let libm = "/lib/x86_64-linux-gnu/libm.so.6";
+        let p = manifest(
+            "notvulkan",
+            &format!(r#"{{"ICD": {{"library_path": "{libm}"}}}}"#),
+        );
+        let e = direct_driver(&p).err().unwrap();
+        assert!(e.starts_with(libm), "{e}");
     }
 }
