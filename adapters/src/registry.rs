@@ -221,6 +221,41 @@ const WGSL_NAGA: Kind = Kind {
     open: |arg, sel, _| open_vulkan(arg, crate::back::vulkan::Route::WgslNaga, sel),
 };
 
+#[cfg(feature = "webgpu")]
+/// A browser's WebGPU (headless Chromium on SwiftShader), judging its WGSL compiler and runtime.
+const WEBGPU: Kind = Kind {
+    name: "webgpu",
+    aliases: &[],
+    selector: Some("<browser>"),
+    known: || crate::back::webgpu::KNOWN.to_vec(),
+    summary: "a browser's WebGPU (headless Chromium)",
+    help: &[
+        "the WGSL route's shaders compiled and run by a browser's WebGPU (semantic level:",
+        "Chromium's Tint and Dawn, headless on SwiftShader, cases batched per page round trip)",
+    ],
+    profile: "spirv",
+    program: Some(ProgramFile {
+        ext: "wgsl",
+        comment: "//",
+    }),
+    implementations: || {
+        crate::back::webgpu::KNOWN
+            .iter()
+            .map(|b| Implementation {
+                adapter: format!("webgpu:{b}"),
+                what: format!("WebGPU in headless {b} (Dawn, Tint) on SwiftShader"),
+                available: crate::back::webgpu::availability(b),
+                baseline: Some(format!("adapters/baselines/webgpu-{b}.baseline")),
+            })
+            .collect()
+    },
+    open: |arg, sel, o| {
+        let a = crate::back::webgpu::WebGpuAdapter::open(sel, o.timeout)?;
+        eprintln!("{arg}: {}", a.describe_line());
+        Ok(Box::new(a))
+    },
+};
+
 /// A shim speaking adapters/PROTOCOL.md.
 const CMD: Kind = Kind {
     name: "cmd",
@@ -314,6 +349,8 @@ pub fn kinds() -> &'static [Kind] {
         kinds.push(OPENCL);
         #[cfg(feature = "vulkan")]
         kinds.extend([VULKAN, WGSL_NAGA]);
+        #[cfg(feature = "webgpu")]
+        kinds.push(WEBGPU);
         kinds.push(CMD);
         kinds.push(VISA_ASM);
         #[cfg(feature = "cuda")]
@@ -502,7 +539,8 @@ pub fn implementations() -> Vec<Implementation> {
 /// own, which wins; see [`crate::Adapter::claimed_profile`]): a known shim's own, else its
 /// kind's, else `default`.
 ///
-/// - `opencl:*`, `vulkan:*`, `wgsl-naga:*`: `spirv`. OpenCL C 2.0+/3.0 atomics and Vulkan's
+/// - `opencl:*`, `vulkan:*`, `wgsl-naga:*`, `webgpu:*`: `spirv` (WebGPU's WGSL atomics are
+///   Vulkan's on SwiftShader). OpenCL C 2.0+/3.0 atomics and Vulkan's
 ///   SPIR-V atomics are both specified by the Khronos memory model and SPIR-V's atomic
 ///   instructions (and their float extensions, which `spirv` follows: any NaN, either signed
 ///   zero, SPIR-V's NaN rule for min/max); nothing in OpenCL C promises NVIDIA's FTZ or Intel's

@@ -3,7 +3,7 @@
 //! (plan -> kernel source or binary for the target) and *run* (buffers in, dispatch one
 //! work-group, buffers out). Drivers are loaded at run time, so every back end builds and tests
 //! on a machine without its driver. Each is behind a Cargo feature, on by default: `opencl`,
-//! `vulkan` (with the WGSL route) and `cuda` (the PTX back end).
+//! `vulkan` (with the WGSL route), `webgpu` (a browser's WebGPU) and `cuda` (the PTX back end).
 
 #[cfg(feature = "opencl")]
 pub mod opencl;
@@ -11,6 +11,8 @@ pub mod opencl;
 pub mod ptx;
 #[cfg(feature = "vulkan")]
 pub mod vulkan;
+#[cfg(feature = "webgpu")]
+pub mod webgpu;
 #[cfg(feature = "vulkan")]
 pub mod wgsl;
 

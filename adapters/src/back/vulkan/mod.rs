@@ -322,6 +322,38 @@ pub fn prepare_concurrent(
     })
 }
 
+/// The final state of a case from its dispatch's buffers as read back after the run (the
+/// memory, then the returned values and success flags; a shuffle's results), as every route
+/// that runs a [`Prepared`] dispatch reads them (Vulkan's and the browser's WebGPU).
+pub fn finish(
+    plan: &Planned,
+    r: &Request<'_>,
+    d: &mut Dispatch,
+) -> Result<State, AdapterErrorKind> {
+    let done = match plan {
+        Planned::Mem(plan) => {
+            let n = plan.items.len();
+            let old = bytes_to_values(&d.buffers[1].bytes, d.ret_bytes, n);
+            let ok = bytes_to_values(&d.buffers[2].bytes, 4, n);
+            let mem = std::mem::take(&mut d.buffers[0].bytes);
+            let (global, shared) = match plan.space {
+                Space::Global => (mem, plan.shared.bytes(r.state, Space::Shared)),
+                Space::Shared => (plan.global.bytes(r.state, Space::Global), mem),
+            };
+            let returned = Returned {
+                old,
+                ok: ok.iter().map(|v| *v != 0).collect(),
+            };
+            plan.finish(r.state, &global, &shared, &returned)
+        }
+        Planned::Shuffle(plan) => {
+            let results = bytes_to_values(&d.buffers[0].bytes, d.ret_bytes, plan.threads.len());
+            plan.finish(r.state, &results)
+        }
+    };
+    done.map_err(AdapterErrorKind::Model)
+}
+
 fn yn(b: bool) -> &'static str {
     if b { "yes" } else { "no" }
 }
@@ -450,28 +482,7 @@ impl crate::back::Backend for VulkanAdapter {
         });
         let d = &mut prepared.dispatch;
         self.device.run(d).map_err(AdapterErrorKind::Crashed)?;
-        let done = match &prepared.plan {
-            Planned::Mem(plan) => {
-                let n = plan.items.len();
-                let old = bytes_to_values(&d.buffers[1].bytes, d.ret_bytes, n);
-                let ok = bytes_to_values(&d.buffers[2].bytes, 4, n);
-                let mem = std::mem::take(&mut d.buffers[0].bytes);
-                let (global, shared) = match plan.space {
-                    Space::Global => (mem, plan.shared.bytes(r.state, Space::Shared)),
-                    Space::Shared => (plan.global.bytes(r.state, Space::Global), mem),
-                };
-                let returned = Returned {
-                    old,
-                    ok: ok.iter().map(|v| *v != 0).collect(),
-                };
-                plan.finish(r.state, &global, &shared, &returned)
-            }
-            Planned::Shuffle(plan) => {
-                let results = bytes_to_values(&d.buffers[0].bytes, d.ret_bytes, plan.threads.len());
-                plan.finish(r.state, &results)
-            }
-        };
-        done.map_err(AdapterErrorKind::Model)
+        finish(&prepared.plan, r, d)
     }
 }
 

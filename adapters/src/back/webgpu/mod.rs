@@ -1,0 +1,407 @@
+//! The browser's WebGPU as an implementation under test (`--adapter webgpu:chromium`): each
+//! case's WGSL (the same shader the `wgsl-naga:` route writes, [`crate::back::wgsl`]) is
+//! compiled by the browser's own WGSL compiler (Tint, in Chromium's Dawn) and dispatched
+//! through `navigator.gpu` in headless Chromium on SwiftShader, so Tint and Dawn are judged
+//! beside naga. The browser is started and stopped here ([`browser`]); cases are sent in
+//! batches, one page round trip per batch ([`crate::Pipelined`], window [`WINDOW`]), and every
+//! answer is checked before it is believed ([`answer`]).
+//!
+//! What the device can express comes from what the page reports (`GPUAdapter.features`,
+//! `.limits`, `.info`): sub-group cases need the `subgroups` feature and a device whose
+//! sub-group size is fixed (`subgroupMinSize == subgroupMaxSize`: WebGPU has no way to require
+//! one), and run with WGSL's `enable subgroups;` (W3C WGSL §4.1.1), which Tint requires.
+//! Concurrent cases are not translated (as on the `wgsl-naga:` route).
+//! `ATOMCTS_WEBGPU_PLANT` makes the page lie on purpose (`flip`, `short`, `wide`, `drop`,
+//! `extra`, `reorder`, `nobuffer`, `stall`, `garbage`), for checking the judge.
+
+pub mod answer;
+pub mod browser;
+
+use crate::back::vulkan::emit::Features;
+use crate::back::vulkan::{self, Planned, Prepared, Route};
+use crate::{Adapter, AdapterError, AdapterErrorKind, Level, Observation, Request};
+use browser::{Browser, Failure};
+use std::collections::VecDeque;
+use std::time::Duration;
+
+/// Cases sent to the page in one round trip at most.
+pub const WINDOW: usize = 64;
+
+/// The largest answer the page may post, in bytes (a batch's buffers as JSON numbers).
+pub const MAX_ANSWER_BYTES: u64 = 64 << 20;
+
+/// The browsers this project knows how to drive.
+pub const KNOWN: &[&str] = &["chromium"];
+
+/// The page's planted lies (`ATOMCTS_WEBGPU_PLANT`).
+pub const PLANTS: &[&str] = &[
+    "flip", "short", "wide", "drop", "extra", "reorder", "nobuffer", "stall", "garbage",
+];
+
+/// Whether the browser is installed; `Err` says why not, in one line.
+pub fn availability(selector: &str) -> Result<(), String> {
+    if !KNOWN.contains(&selector) {
+        return Err(format!(
+            "unknown browser `{selector}` (known: {})",
+            KNOWN.join(", ")
+        ));
+    }
+    let found = std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(browser::CHROMIUM).is_file()));
+    if found {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} not found on PATH (install chromium: tools/install-implementations.sh vulkan)",
+            browser::CHROMIUM
+        ))
+    }
+}
+
+/// What the page said first.
+#[derive(Clone, Debug, Default)]
+struct Hello {
+    adapter: String,
+    features: Vec<String>,
+    subgroup_sizes: Option<(u32, u32)>,
+    limits: serde_json::Value,
+}
+
+/// The text field `k` of `v`, or empty.
+fn field<'a>(v: &'a serde_json::Value, k: &str) -> &'a str {
+    v.get(k).and_then(|x| x.as_str()).unwrap_or("")
+}
+
+impl Hello {
+    fn parse(text: &str) -> Result<Hello, String> {
+        let v: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| format!("the page's hello is not JSON: {e}"))?;
+        if v.get("type").and_then(|t| t.as_str()) != Some("hello") {
+            return Err("the page's first message is not its hello".into());
+        }
+        if let Some(e) = v.get("error") {
+            return Err(format!("the page: {}", e.as_str().unwrap_or("error")));
+        }
+        let info = &v["info"];
+        let size = |k: &str| {
+            info.get(k)
+                .and_then(|x| x.as_u64())
+                .and_then(|x| u32::try_from(x).ok())
+        };
+        Ok(Hello {
+            adapter: format!("{} {}", field(info, "vendor"), field(info, "architecture"))
+                .trim()
+                .to_string(),
+            features: v["features"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|f| f.as_str().map(String::from))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            subgroup_sizes: size("subgroupMinSize").zip(size("subgroupMaxSize")),
+            limits: v["limits"].clone(),
+        })
+    }
+
+    fn limit(&self, k: &str) -> u32 {
+        self.limits
+            .get(k)
+            .and_then(|x| x.as_u64())
+            .map_or(0, |x| u32::try_from(x).unwrap_or(u32::MAX))
+    }
+
+    /// What the WGSL emitter may use on this device (WGSL has no 64-bit or float atomics).
+    fn features(&self) -> Features {
+        let subgroups = self.features.iter().any(|f| f == "subgroups");
+        let (min, max) = self.subgroup_sizes.unwrap_or((0, 0));
+        Features {
+            subgroup_basic: subgroups,
+            subgroup_shuffle: subgroups,
+            subgroup_shuffle_relative: subgroups,
+            subgroup_ballot: subgroups,
+            // WebGPU cannot require a sub-group size; a device with one size has it anyway.
+            subgroup_size_control: subgroups && min == max && min > 0,
+            min_subgroup_size: min,
+            max_subgroup_size: max,
+            max_shared_bytes: self.limit("maxComputeWorkgroupStorageSize"),
+            max_invocations: self
+                .limit("maxComputeInvocationsPerWorkgroup")
+                .min(self.limit("maxComputeWorkgroupSizeX")),
+            ..Features::default()
+        }
+    }
+}
+
+/// A case sent, waiting for its batch to run.
+struct Queued {
+    prepared: Prepared,
+    source: String,
+}
+
+/// A case run, waiting for [`crate::Pipelined::receive`].
+struct Answered {
+    prepared: Prepared,
+    program: String,
+    answer: Result<Vec<Vec<u8>>, AdapterErrorKind>,
+}
+
+/// Chromium's WebGPU as an implementation under test.
+pub struct WebGpuAdapter {
+    name: String,
+    plant: String,
+    timeout: Duration,
+    browser: Option<Browser>,
+    hello: Hello,
+    /// `chromium --version`.
+    version: String,
+    features: Features,
+    queued: VecDeque<Queued>,
+    answered: VecDeque<Answered>,
+    next_id: u64,
+    last: Option<String>,
+}
+
+impl WebGpuAdapter {
+    /// Starts the browser `selector` names; `timeout` bounds each case of a batch (a batch may
+    /// take `timeout` plus 50 ms per case).
+    pub fn open(selector: &str, timeout: Duration) -> Result<WebGpuAdapter, AdapterError> {
+        let name = format!("webgpu:{selector}");
+        let unavailable = |why: String| AdapterError {
+            adapter: name.clone(),
+            kind: AdapterErrorKind::Unavailable(why),
+        };
+        availability(selector).map_err(unavailable)?;
+        let plant = std::env::var("ATOMCTS_WEBGPU_PLANT").unwrap_or_default();
+        if !plant.is_empty() && !PLANTS.contains(&plant.as_str()) {
+            return Err(unavailable(format!(
+                "ATOMCTS_WEBGPU_PLANT=`{plant}` (expected one of {})",
+                PLANTS.join(", ")
+            )));
+        }
+        let version = browser::version();
+        let (browser, hello) = Browser::start(&plant).map_err(|f| unavailable(failure(f)))?;
+        let hello = Hello::parse(&hello).map_err(unavailable)?;
+        Ok(WebGpuAdapter {
+            name,
+            plant,
+            timeout,
+            browser: Some(browser),
+            features: hello.features(),
+            hello,
+            version,
+            queued: VecDeque::new(),
+            answered: VecDeque::new(),
+            next_id: 0,
+            last: None,
+        })
+    }
+
+    /// What the browser reports, in one line.
+    pub fn describe_line(&self) -> String {
+        let h = &self.hello;
+        let version = &self.version;
+        let sg = match (self.features.subgroup_basic, h.subgroup_sizes) {
+            (true, Some((a, b))) => format!("subgroups {a}..{b} lanes"),
+            _ => "no subgroups".into(),
+        };
+        format!(
+            "{version} WebGPU (Dawn, Tint) on {}; {sg}; {} invocations per work-group, {} bytes of work-group memory",
+            h.adapter, self.features.max_invocations, self.features.max_shared_bytes
+        )
+    }
+
+    fn err(&self, kind: AdapterErrorKind) -> AdapterError {
+        AdapterError {
+            adapter: self.name.clone(),
+            kind,
+        }
+    }
+
+    /// Runs every queued case in one round trip, and files their answers.
+    fn flush(&mut self) {
+        let batch: Vec<Queued> = self.queued.drain(..).collect();
+        if batch.is_empty() {
+            return;
+        }
+        let first = self.next_id;
+        self.next_id += batch.len() as u64;
+        let shapes: Vec<answer::JobShape> = batch
+            .iter()
+            .enumerate()
+            .map(|(i, q)| answer::JobShape {
+                id: (first + i as u64).to_string(),
+                lens: q
+                    .prepared
+                    .dispatch
+                    .buffers
+                    .iter()
+                    .map(|b| b.bytes.len())
+                    .collect(),
+            })
+            .collect();
+        let jobs: Vec<serde_json::Value> = batch
+            .iter()
+            .zip(&shapes)
+            .map(|(q, s)| {
+                serde_json::json!({
+                    "id": s.id,
+                    "source": q.source,
+                    "groups": q.prepared.dispatch.groups,
+                    "buffers": q.prepared.dispatch.buffers.iter().map(|b| &b.bytes).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        let text = serde_json::json!({"type": "batch", "jobs": jobs}).to_string();
+        let deadline = self.timeout + Duration::from_millis(50) * batch.len() as u32;
+        let result = match self.browser.as_mut() {
+            Some(b) => b.exchange(&text, deadline).map_err(failure_kind),
+            None => match Browser::start(&self.plant) {
+                Ok((mut b, _hello)) => {
+                    let r = b.exchange(&text, deadline).map_err(failure_kind);
+                    self.browser = Some(b);
+                    r
+                }
+                Err(f) => Err(failure_kind(f)),
+            },
+        };
+        let answers =
+            result.and_then(|t| answer::check(&shapes, &t).map_err(AdapterErrorKind::Protocol));
+        if answers.is_err() {
+            // A browser that lied, stalled or died is not asked again: the next batch starts a
+            // fresh one.
+            self.browser = None;
+        }
+        for (i, q) in batch.into_iter().enumerate() {
+            let answer = match &answers {
+                Ok(a) => a[i].clone().map_err(|e| {
+                    AdapterErrorKind::Crashed(format!("the browser could not run it: {e}"))
+                }),
+                Err(e) => Err(e.clone()),
+            };
+            let program = format!("{}{}", q.prepared.dispatch.operands, q.source);
+            self.answered.push_back(Answered {
+                prepared: q.prepared,
+                program,
+                answer,
+            });
+        }
+    }
+}
+
+fn failure(f: Failure) -> String {
+    match f {
+        Failure::Timeout(t) => format!("the page did not answer within {} ms", t.as_millis()),
+        Failure::Interrupted(s) => format!("interrupted by signal {s}"),
+        Failure::Other(s) => s,
+    }
+}
+
+fn failure_kind(f: Failure) -> AdapterErrorKind {
+    match f {
+        Failure::Timeout(t) => AdapterErrorKind::Timeout(t.as_millis() as u64),
+        Failure::Interrupted(s) => AdapterErrorKind::Interrupted(s),
+        Failure::Other(s) => AdapterErrorKind::Crashed(s),
+    }
+}
+
+/// The WGSL the browser compiles: the `wgsl-naga:` route's shader, with `enable subgroups;`
+/// where it calls sub-group built-ins (W3C WGSL §4.1.1; naga rejects the directive, Tint
+/// requires it), and the `subgroup_uniformity` diagnostic off (WGSL §2.3 "Diagnostics",
+/// §15.2 uniformity analysis): the shader calls the built-in only in the lanes the case makes
+/// active, the control flow MSL's inactive lanes need, which WGSL's analysis rejects by
+/// default. naga does not apply that analysis (so the `wgsl-naga:` shader omits both).
+fn browser_source(p: &Prepared) -> Option<String> {
+    let src = p.wgsl.as_ref()?;
+    Some(match p.plan {
+        Planned::Shuffle(_) => {
+            format!("enable subgroups;\ndiagnostic(off, subgroup_uniformity);\n{src}")
+        }
+        Planned::Mem(_) => src.clone(),
+    })
+}
+
+impl Adapter for WebGpuAdapter {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn supports(&self, _capability: &str) -> bool {
+        false
+    }
+
+    fn run(&mut self, request: &Request<'_>) -> Result<Observation, AdapterError> {
+        crate::Pipelined::send(self, request)?;
+        crate::Pipelined::receive(self, request)
+    }
+
+    fn level(&self) -> Level {
+        Level::Semantic
+    }
+
+    fn last_program(&self) -> Option<String> {
+        self.last.clone()
+    }
+
+    fn describe(&self) -> Option<String> {
+        Some(self.describe_line())
+    }
+
+    fn claimed_profile(&self) -> Option<String> {
+        Some("spirv".into())
+    }
+
+    fn pipelined(&self) -> Option<&dyn crate::Pipelined> {
+        Some(self)
+    }
+
+    fn pipelined_mut(&mut self) -> Option<&mut dyn crate::Pipelined> {
+        Some(self)
+    }
+}
+
+impl crate::Pipelined for WebGpuAdapter {
+    fn window(&self) -> usize {
+        WINDOW
+    }
+
+    fn send(&mut self, request: &Request<'_>) -> Result<(), AdapterError> {
+        self.last = None;
+        let lowered = crate::back::lower(request).map_err(|k| self.err(k))?;
+        let prepared = vulkan::prepare_lowered(
+            Route::WgslNaga,
+            request,
+            &lowered,
+            &self.features,
+            vulkan::emit::Plant::None,
+        )
+        .map_err(|k| self.err(k))?;
+        let source = browser_source(&prepared).ok_or_else(|| {
+            self.err(AdapterErrorKind::Model(
+                "the WGSL route wrote no shader".into(),
+            ))
+        })?;
+        self.queued.push_back(Queued { prepared, source });
+        Ok(())
+    }
+
+    fn receive(&mut self, request: &Request<'_>) -> Result<Observation, AdapterError> {
+        if self.answered.is_empty() {
+            self.flush();
+        }
+        let Some(mut a) = self.answered.pop_front() else {
+            return Err(self.err(AdapterErrorKind::Protocol(
+                "an answer was asked for a case that was never sent".into(),
+            )));
+        };
+        self.last = Some(a.program);
+        let buffers = a.answer.map_err(|k| self.err(k))?;
+        for (b, bytes) in a.prepared.dispatch.buffers.iter_mut().zip(buffers) {
+            b.bytes = bytes;
+        }
+        vulkan::finish(&a.prepared.plan, request, &mut a.prepared.dispatch)
+            .map(Observation::Completed)
+            .map_err(|k| self.err(k))
+    }
+}
