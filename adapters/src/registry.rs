@@ -661,7 +661,12 @@ mod tests {
         assert_eq!(program_file("fast").ext, "cl");
     }
 
-    #[cfg(all(feature = "opencl", feature = "vulkan", feature = "cuda"))]
+    #[cfg(all(
+        feature = "opencl",
+        feature = "vulkan",
+        feature = "webgpu",
+        feature = "cuda"
+    ))]
     #[test]
     fn back_ends_claim_and_save_programs() {
         assert_eq!(claimed_profile("opencl:pocl"), "spirv");
@@ -672,6 +677,8 @@ mod tests {
         assert_eq!(program_file("vulkan:lavapipe").ext, "spvasm");
         assert_eq!(program_file("vulkan:lavapipe").comment, ";");
         assert_eq!(program_file("wgsl-naga:lavapipe").ext, "wgsl");
+        assert_eq!(claimed_profile("webgpu:chromium"), "spirv");
+        assert_eq!(program_file("webgpu:chromium").ext, "wgsl");
         let names: Vec<_> = kinds().iter().map(|k| k.name).collect();
         assert_eq!(
             names,
@@ -681,6 +688,7 @@ mod tests {
                 "opencl",
                 "vulkan",
                 "wgsl-naga",
+                "webgpu",
                 "cmd",
                 "visa-asm",
                 "cuda"
