@@ -140,10 +140,16 @@ def flat_global(req, accesses, width):
     return layout, flat, idx
 
 
+def memory_answer(state, layout, final):
+    """A state's `memory` after a run: the global ranges read back from the flat buffer `final`
+    (bytes), shared memory as it came."""
+    return {"global": [{"base": hex(base), "bytes": final[off:off + len(data)].hex()}
+                       for base, data, off in layout],
+            "shared": state["memory"]["shared"]}
+
+
 def accesses_answer(req, layout, final, returned):
-    """The `accesses` answer: the global ranges read back from the flat buffer `final` (bytes),
-    shared memory as it came, and each access's returned value (hex strings)."""
+    """The `accesses` answer: the memory read back from the flat buffer `final` (bytes) and
+    each access's returned value (hex strings)."""
     return {"outcome": "accesses", "returned": returned,
-            "memory": {"global": [{"base": hex(base), "bytes": final[off:off + len(data)].hex()}
-                                  for base, data, off in layout],
-                       "shared": req["state"]["memory"]["shared"]}}
+            "memory": memory_answer(req["state"], layout, final)}
