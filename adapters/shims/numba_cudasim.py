@@ -152,8 +152,9 @@ class Mapped:
         self.op, self.ty, self.dtype, self.width = op, ty, dtype, width
 
 
-def mapping(ins):
-    """The Mapped instruction, or the `not_applicable` answer saying why Numba has none."""
+def mapping(ins, spaces=("global",)):
+    """The Mapped instruction, or the `not_applicable` answer saying why Numba has none; the
+    memory spaces it may use: `spaces`."""
     if ins["kind"] != "mem":
         return na("SIMD-group shuffles: the CUDA simulator has no warp shuffles this shim maps")
     op, ty, space = ins["op"], ins["type"], ins["space"]
@@ -175,8 +176,8 @@ def mapping(ins):
         return na("%s on %s: no numba.cuda.atomic function" % (op, ty))
     if bitwise:
         dtype = BITS[width]
-    if space != "global":
-        return na("%s memory: this shim maps global memory only" % space)
+    if space not in spaces:
+        return na("%s memory: this shim maps %s memory only" % (space, " and ".join(spaces)))
     if not SIMULATOR and is_float and op in ("add", "sub"):
         # PTX ISA, atom: `.add.f32` rounds to nearest even and flushes subnormal inputs and
         # results; `.add.f64` rounds to nearest even and keeps them. Numba's atomic add compiles
@@ -283,35 +284,60 @@ LOOP = """
             a{k}[it, j{k}] = tries{k}
             cmp{k} = {update}
 """
+# Shared memory (MSL threadgroup, vISA SLM: one block, as the documents' one threadgroup) is the
+# block's dynamic shared memory: every `cuda.shared.array(0, ...)` of a kernel is the same bytes
+# (in the simulator one buffer per block). Copied in from the global buffer `g` before the start
+# line, copied out after a second cuda.syncthreads().
+SHARED_IN = """
+    sh = cuda.shared.array(0, numba.uint64)
+    for w in range(t, g.shape[0], cuda.blockDim.x):
+        sh[w] = g[w]
+"""
+SHARED_OUT = """
+    cuda.syncthreads()
+    for w in range(t, g.shape[0], cuda.blockDim.x):
+        g[w] = sh[w]
+"""
 CONCURRENT_KERNELS = {}
 
 
-def concurrent_kernel(shape):
-    """The kernel for a case shape: per instruction (op, NumPy type name, loop update or None).
-    Thread t runs instruction k when s_k <= t < e_k, as its access t - s_k, n_k iterations."""
-    if shape not in CONCURRENT_KERNELS:
-        params, body, names = [], [], {}
+def concurrent_kernel(space, shape):
+    """The kernel for a case shape: its memory space, and per instruction (op, NumPy type name,
+    loop update or None). Thread t runs instruction k when s_k <= t < e_k, as its access
+    t - s_k, n_k iterations; g is the memory as uint64 words."""
+    key = (space, shape)
+    if key not in CONCURRENT_KERNELS:
+        params, arrays, body, names = ["g"], [], [], {}
         for k, (op, tyname, update) in enumerate(shape):
-            params.append("s{k}, e{k}, n{k}, m{k}, i{k}, b{k}, c{k}, o{k}, a{k}, p{k}".format(k=k))
+            params.append("s{k}, e{k}, n{k}, gm{k}, i{k}, b{k}, c{k}, o{k}, a{k}, p{k}".format(k=k))
             names["T%d" % k] = getattr(numba, tyname)
+            arrays.append("    m{k} = {a}\n".format(
+                k=k, a="cuda.shared.array(0, T%d)" % k if space == "shared" else "gm%d" % k))
             if update is not None:
                 body.append(LOOP.format(k=k, update=UPDATES[update].format(k=k)))
             else:
                 extra = ", c{k}[j{k}]".format(k=k) if op == "cas" else ""
                 body.append(PLAIN.format(k=k, fn=FUNCS[op], extra=extra))
-        src = "def concurrent(%s):\n    t = cuda.threadIdx.x\n    cuda.syncthreads()\n%s" % (
-            ", ".join(params), "".join(body))
-        scope = dict(names, cuda=cuda)
+        shared = space == "shared"
+        src = "def concurrent(%s):\n    t = cuda.threadIdx.x\n%s%s    cuda.syncthreads()\n%s%s" % (
+            ", ".join(params), SHARED_IN if shared else "", "".join(arrays), "".join(body),
+            SHARED_OUT if shared else "")
+        scope = dict(names, cuda=cuda, numba=numba)
         exec(compile(src, "<numba_cudasim concurrent kernel>", "exec"), scope)
-        CONCURRENT_KERNELS[shape] = cuda.jit(scope["concurrent"])
-    return CONCURRENT_KERNELS[shape]
+        CONCURRENT_KERNELS[key] = cuda.jit(scope["concurrent"])
+    return CONCURRENT_KERNELS[key]
 
 
 def run_concurrent(req):
     instrs = req["instrs"]
     mapped, shape = [], []
+    spaces = {i["lowered"]["instr"].get("space") for i in instrs}
+    if len(spaces) > 1:
+        return na("instructions on %s memory at once: this shim runs one space per case"
+                  % " and ".join(sorted(map(str, spaces))))
+    space = spaces.pop()
     for k, i in enumerate(instrs):
-        m = mapping(i["lowered"]["instr"])
+        m = mapping(i["lowered"]["instr"], ("global", "shared"))
         if isinstance(m, dict):
             return na("instruction %d: %s" % (k, m["why"]))
         loop = i.get("cas_loop")
@@ -324,12 +350,13 @@ def run_concurrent(req):
     flat, layout, args, threads, parts = None, None, [], 0, []
     for k, (i, m) in enumerate(zip(instrs, mapped)):
         acc = i["lowered"]["instr"]["accesses"]
-        laid = atomcts_shim.flat_global(i, acc, m.width)
+        laid = atomcts_shim.flat_global(i, acc, m.width, space)
         if isinstance(laid, dict):
             return na("instruction %d: %s" % (k, laid["why"]))
         if flat is None:
             layout, flat, _ = laid
             d_mem = cuda.to_device(np.frombuffer(bytes(flat), dtype=np.uint8).copy())
+            args.append(d_mem.view(np.uint64))
         start = (threads + WARP - 1) // WARP * WARP
         threads = start + len(acc)
         rows = (i["iterations"], len(acc))
@@ -343,9 +370,9 @@ def run_concurrent(req):
         parts.append((out, att, b))
     if threads > MAX_BLOCK:
         return na("%d threads: one CUDA thread block holds at most %d" % (threads, MAX_BLOCK))
-    kernel = concurrent_kernel(tuple(shape))
+    kernel = concurrent_kernel(space, tuple(shape))
     try:
-        kernel[1, max(threads, 1)](*args)
+        kernel[1, max(threads, 1), 0, len(flat) if space == "shared" else 0](*args)
     except numba.core.errors.TypingError as e:
         if SIMULATOR:
             raise
@@ -364,7 +391,7 @@ def run_concurrent(req):
             ok.append(None)
     final = d_mem.copy_to_host().tobytes()
     return {"outcome": "concurrent", "returned": returned, "ok": ok, "attempts": attempts,
-            "memory": atomcts_shim.memory_answer(instrs[0]["state"], layout, final)}
+            "memory": atomcts_shim.memory_answer(instrs[0]["state"], layout, final, space)}
 
 
 def main():
