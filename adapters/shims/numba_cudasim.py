@@ -17,8 +17,13 @@ compare-exchange of floats move bits through the integer view of the same width.
 
 Not applicable (answered `not_applicable` with the reason, never emulated): the plain
 wrapping inc/dec and predec (Numba has only CUDA's bounded forms), 16-bit and f16x2 data,
-numeric compare-exchange, stores, shared (threadgroup/SLM) memory, SIMD-group shuffles,
-accesses outside allocated memory or misaligned.
+numeric compare-exchange, stores, shared (threadgroup/SLM) memory outside concurrent cases,
+SIMD-group shuffles, accesses outside allocated memory or misaligned.
+
+Concurrent cases (capabilities `concurrent` and `cas_loop`): one launch of one thread block,
+every access of every instruction its own thread (in the simulator a Python thread), each
+looping over its iterations with the same numba.cuda.atomic call; compare-and-swap loops are
+`cuda.atomic.cas` retry loops; shared memory is the block's shared memory. See run_concurrent.
 
 Needs: numba (pip). Run: atomcts run --adapter "cmd:python3 adapters/shims/numba_cudasim.py"
 On a real NVIDIA GPU (Numba's CUDA target, numba-cuda): set NUMBA_ENABLE_CUDASIM=0; the shim

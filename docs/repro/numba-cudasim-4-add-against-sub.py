@@ -2,7 +2,8 @@
 """numba-cudasim-4 (docs/findings.md): Numba's CUDA simulator loses atomic adds or subtracts when
 threads run `cuda.atomic.add` and `cuda.atomic.sub` on one word at the same time.
 
-Standalone: Numba's API only (no atomcts). Run: python3 docs/repro/numba-cudasim-4-add-against-sub.py
+Standalone: Numba's API only (no atomcts). Run:
+    python3 docs/repro/numba-cudasim-4-add-against-sub.py
 
 The documents' rule: SASS ATOM, Description (the read-modify-write is done with no access to
 the location by another thread in between), the Metal Shading Language Specification's atomic
