@@ -350,6 +350,8 @@ def run_concurrent(req):
                                  or loop["update"] not in UPDATES):
             return na("instruction %d: a compare-and-swap loop of %s %s with update %s: this "
                       "shim writes loops of integer cas only" % (k, m.op, m.ty, loop["update"]))
+        if loop is not None:  # its own type, not the bits: a signed loop's min/max is signed
+            m = Mapped(m.op, m.ty, TYPES[m.ty], m.width)
         mapped.append(m)
         shape.append((m.op, np.dtype(m.dtype).name, loop and loop["update"]))
     flat, layout, args, threads, parts = None, None, [], 0, []
