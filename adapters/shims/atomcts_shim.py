@@ -112,12 +112,13 @@ def not_applicable(why):
     return {"outcome": "not_applicable", "why": why}
 
 
-def flat_global(req, accesses, width):
-    """Lays the request's global ranges out in one buffer (each base keeps its residue modulo 8)
-    and finds each access's element index in it. Returns (layout, flat bytearray, indices), or a
-    `not_applicable` answer for a faulting, unallocated or misaligned access."""
+def flat_global(req, accesses, width, space="global"):
+    """Lays the request's ranges of `space` ("global" or "shared") out in one buffer (each base
+    keeps its residue modulo 8) and finds each access's element index in it. Returns (layout,
+    flat bytearray, indices), or a `not_applicable` answer for a faulting, unallocated or
+    misaligned access."""
     layout, cursor = [], 0
-    for r in req["state"]["memory"]["global"]:
+    for r in req["state"]["memory"][space]:
         base, data = int(r["base"], 16), bytes.fromhex(r["bytes"])
         off = (cursor + 7) // 8 * 8 + base % 8
         layout.append((base, data, off))
@@ -140,10 +141,17 @@ def flat_global(req, accesses, width):
     return layout, flat, idx
 
 
+def memory_answer(state, layout, final, space="global"):
+    """A state's `memory` after a run: the ranges of `space` read back from the flat buffer
+    `final` (bytes), the other space as it came."""
+    memory = dict(state["memory"])
+    memory[space] = [{"base": hex(base), "bytes": final[off:off + len(data)].hex()}
+                     for base, data, off in layout]
+    return memory
+
+
 def accesses_answer(req, layout, final, returned):
-    """The `accesses` answer: the global ranges read back from the flat buffer `final` (bytes),
-    shared memory as it came, and each access's returned value (hex strings)."""
+    """The `accesses` answer: the memory read back from the flat buffer `final` (bytes) and
+    each access's returned value (hex strings)."""
     return {"outcome": "accesses", "returned": returned,
-            "memory": {"global": [{"base": hex(base), "bytes": final[off:off + len(data)].hex()}
-                                  for base, data, off in layout],
-                       "shared": req["state"]["memory"]["shared"]}}
+            "memory": memory_answer(req["state"], layout, final)}

@@ -17,8 +17,13 @@ compare-exchange of floats move bits through the integer view of the same width.
 
 Not applicable (answered `not_applicable` with the reason, never emulated): the plain
 wrapping inc/dec and predec (Numba has only CUDA's bounded forms), 16-bit and f16x2 data,
-numeric compare-exchange, stores, shared (threadgroup/SLM) memory, SIMD-group shuffles,
-accesses outside allocated memory or misaligned.
+numeric compare-exchange, stores, shared (threadgroup/SLM) memory outside concurrent cases,
+SIMD-group shuffles, accesses outside allocated memory or misaligned.
+
+Concurrent cases (capabilities `concurrent` and `cas_loop`): one launch of one thread block,
+every access of every instruction its own thread (in the simulator a Python thread), each
+looping over its iterations with the same numba.cuda.atomic call; compare-and-swap loops are
+`cuda.atomic.cas` retry loops; shared memory is the block's shared memory. See run_concurrent.
 
 Needs: numba (pip). Run: atomcts run --adapter "cmd:python3 adapters/shims/numba_cudasim.py"
 On a real NVIDIA GPU (Numba's CUDA target, numba-cuda): set NUMBA_ENABLE_CUDASIM=0; the shim
@@ -143,11 +148,18 @@ KERNELS = dict(zip(OPS, [k_add, k_sub, k_and, k_or, k_xor, k_exch, k_cas, k_inc,
 na = atomcts_shim.not_applicable
 
 
-def run(req):
-    lowered = req.get("lowered")
-    if not lowered:
-        return na("no lowered IR")
-    ins = lowered["instr"]
+class Mapped:
+    """How one lowered memory instruction runs on Numba: `op` (a key of KERNELS and CALLS), the
+    NumPy type of the array it works on (the integer view of the same width for exchange and a
+    bitwise compare-exchange) and its width in bytes."""
+
+    def __init__(self, op, ty, dtype, width):
+        self.op, self.ty, self.dtype, self.width = op, ty, dtype, width
+
+
+def mapping(ins, spaces=("global",)):
+    """The Mapped instruction, or the `not_applicable` answer saying why Numba has none; the
+    memory spaces it may use: `spaces`."""
     if ins["kind"] != "mem":
         return na("SIMD-group shuffles: the CUDA simulator has no warp shuffles this shim maps")
     op, ty, space = ins["op"], ins["type"], ins["space"]
@@ -169,8 +181,8 @@ def run(req):
         return na("%s on %s: no numba.cuda.atomic function" % (op, ty))
     if bitwise:
         dtype = BITS[width]
-    if space != "global":
-        return na("%s memory: this shim maps global memory only" % space)
+    if space not in spaces:
+        return na("%s memory: this shim maps %s memory only" % (space, " and ".join(spaces)))
     if not SIMULATOR and is_float and op in ("add", "sub"):
         # PTX ISA, atom: `.add.f32` rounds to nearest even and flushes subnormal inputs and
         # results; `.add.f64` rounds to nearest even and keeps them. Numba's atomic add compiles
@@ -181,6 +193,26 @@ def run(req):
         if want != has:
             return na("%s %s with flush (inputs, outputs) and rounding %s: numba's atomic "
                       "add on the GPU is PTX atom.add.%s, which has %s" % (op, ty, want, ty, has))
+    return Mapped(op, ty, dtype, width)
+
+
+def operands(acc, k, m):
+    """Source operand k of every access, as m.dtype."""
+    raw = np.array([int(a["src"][k], 16) for a in acc], dtype=np.uint64)
+    return (raw if m.width == 8 else raw.astype(np.uint32)).view(m.dtype)
+
+
+def run(req):
+    if req.get("type") == "run_concurrent":
+        return run_concurrent(req)
+    lowered = req.get("lowered")
+    if not lowered:
+        return na("no lowered IR")
+    ins = lowered["instr"]
+    m = mapping(ins)
+    if isinstance(m, dict):
+        return m
+    op, ty, dtype, width = m.op, m.ty, m.dtype, m.width
     acc = ins["accesses"]
     if not acc:
         return {"outcome": "accesses", "memory": req["state"]["memory"], "returned": []}
@@ -191,11 +223,7 @@ def run(req):
     n = len(acc)
     mem = np.frombuffer(bytes(flat), dtype=dtype).copy()
 
-    def operand(k):
-        raw = np.array([int(a["src"][k], 16) for a in acc], dtype=np.uint64)
-        return (raw if width == 8 else raw.astype(np.uint32)).view(dtype)
-
-    b, c = operand(0), operand(1)
+    b, c = operands(acc, 0, m), operands(acc, 1, m)
     out = np.zeros(n, dtype=dtype)
     kernel = KERNELS[op]
     args = (mem, np.array(idx, dtype=np.int64), b, c, out)
@@ -219,11 +247,166 @@ def run(req):
     return answer
 
 
+# Concurrent cases (PROTOCOL.md, "Concurrent cases", capabilities `concurrent` and `cas_loop`):
+# one launch of one thread block in which every access of every instruction is its own CUDA
+# thread, looping over its instruction's iterations with the real numba.cuda.atomic call. One
+# block, because the simulator runs the blocks of a grid one after another and the threads of a
+# block as Python threads at once; every thread first waits in cuda.syncthreads(), so that all
+# instructions start together (the simulator starts its threads one by one). The kernel is
+# written out per case shape (the instructions' ops, types and loop updates) and compiled once:
+# on a GPU Numba types each branch for its own array type. On a GPU each instruction starts at
+# a warp boundary (its own warps); the simulator has no warps.
+WARP = 1 if SIMULATOR else 32
+MAX_BLOCK = 1024  # threads in one CUDA thread block
+FUNCS = {"add": "add", "sub": "sub", "and": "and_", "or": "or_", "xor": "xor", "exch": "exch",
+         "cas": "cas", "inc_bounded": "inc", "dec_bounded": "dec", "min": "min", "max": "max",
+         "nanmin": "nanmin", "nanmax": "nanmax"}
+# A compare-and-swap loop's desired value from its compare (FORMAT.md, "Compare-and-swap
+# loops"), cast back to the array's type (wrapping): the kernel's own arithmetic.
+UPDATES = {"add": "T{k}(cmp{k} + p{k}[0])", "sub": "T{k}(cmp{k} - p{k}[0])",
+           "and": "T{k}(cmp{k} & p{k}[0])", "or": "T{k}(cmp{k} | p{k}[0])",
+           "xor": "T{k}(cmp{k} ^ p{k}[0])", "min": "T{k}(min(cmp{k}, p{k}[0]))",
+           "max": "T{k}(max(cmp{k}, p{k}[0]))"}
+PLAIN = """
+    if s{k} <= t and t < e{k}:
+        j{k} = t - s{k}
+        for it in range(n{k}):
+            o{k}[it, j{k}] = cuda.atomic.{fn}(m{k}, i{k}[j{k}], b{k}[j{k}]{extra})
+"""
+LOOP = """
+    if s{k} <= t and t < e{k}:
+        j{k} = t - s{k}
+        cmp{k} = b{k}[j{k}]
+        for it in range(n{k}):
+            tries{k} = 0
+            while True:
+                tries{k} += 1
+                old{k} = cuda.atomic.cas(m{k}, i{k}[j{k}], cmp{k}, {update})
+                if old{k} == cmp{k}:
+                    break
+                cmp{k} = old{k}
+            o{k}[it, j{k}] = cmp{k}
+            a{k}[it, j{k}] = tries{k}
+            cmp{k} = {update}
+"""
+# Shared memory (MSL threadgroup, vISA SLM: one block, as the documents' one threadgroup) is the
+# block's dynamic shared memory: every `cuda.shared.array(0, ...)` of a kernel is the same bytes
+# (in the simulator one buffer per block). Copied in from the global buffer `g` before the start
+# line, copied out after a second cuda.syncthreads().
+SHARED_IN = """
+    sh = cuda.shared.array(0, numba.uint64)
+    for w in range(t, g.shape[0], cuda.blockDim.x):
+        sh[w] = g[w]
+"""
+SHARED_OUT = """
+    cuda.syncthreads()
+    for w in range(t, g.shape[0], cuda.blockDim.x):
+        g[w] = sh[w]
+"""
+CONCURRENT_KERNELS = {}
+
+
+def concurrent_kernel(space, shape):
+    """The kernel for a case shape: its memory space, and per instruction (op, NumPy type name,
+    loop update or None). Thread t runs instruction k when s_k <= t < e_k, as its access
+    t - s_k, n_k iterations; g is the memory as uint64 words."""
+    key = (space, shape)
+    if key not in CONCURRENT_KERNELS:
+        params, arrays, body, names = ["g"], [], [], {}
+        for k, (op, tyname, update) in enumerate(shape):
+            params.append("s{k}, e{k}, n{k}, gm{k}, i{k}, b{k}, c{k}, o{k}, a{k}, p{k}".format(k=k))
+            names["T%d" % k] = getattr(numba, tyname)
+            arrays.append("    m{k} = {a}\n".format(
+                k=k, a="cuda.shared.array(0, T%d)" % k if space == "shared" else "gm%d" % k))
+            if update is not None:
+                body.append(LOOP.format(k=k, update=UPDATES[update].format(k=k)))
+            else:
+                extra = ", c{k}[j{k}]".format(k=k) if op == "cas" else ""
+                body.append(PLAIN.format(k=k, fn=FUNCS[op], extra=extra))
+        shared = space == "shared"
+        src = "def concurrent(%s):\n    t = cuda.threadIdx.x\n%s%s    cuda.syncthreads()\n%s%s" % (
+            ", ".join(params), SHARED_IN if shared else "", "".join(arrays), "".join(body),
+            SHARED_OUT if shared else "")
+        scope = dict(names, cuda=cuda, numba=numba)
+        exec(compile(src, "<numba_cudasim concurrent kernel>", "exec"), scope)
+        CONCURRENT_KERNELS[key] = cuda.jit(scope["concurrent"])
+    return CONCURRENT_KERNELS[key]
+
+
+def run_concurrent(req):
+    instrs = req["instrs"]
+    mapped, shape = [], []
+    spaces = {i["lowered"]["instr"].get("space") for i in instrs}
+    if len(spaces) > 1:
+        return na("instructions on %s memory at once: this shim runs one space per case"
+                  % " and ".join(sorted(map(str, spaces))))
+    space = spaces.pop()
+    for k, i in enumerate(instrs):
+        m = mapping(i["lowered"]["instr"], ("global", "shared"))
+        if isinstance(m, dict):
+            return na("instruction %d: %s" % (k, m["why"]))
+        loop = i.get("cas_loop")
+        if loop is not None and (m.op != "cas" or m.ty.startswith("f")
+                                 or loop["update"] not in UPDATES):
+            return na("instruction %d: a compare-and-swap loop of %s %s with update %s: this "
+                      "shim writes loops of integer cas only" % (k, m.op, m.ty, loop["update"]))
+        if loop is not None:  # its own type, not the bits: a signed loop's min/max is signed
+            m = Mapped(m.op, m.ty, TYPES[m.ty], m.width)
+        mapped.append(m)
+        shape.append((m.op, np.dtype(m.dtype).name, loop and loop["update"]))
+    flat, layout, args, threads, parts = None, None, [], 0, []
+    for k, (i, m) in enumerate(zip(instrs, mapped)):
+        acc = i["lowered"]["instr"]["accesses"]
+        laid = atomcts_shim.flat_global(i, acc, m.width, space)
+        if isinstance(laid, dict):
+            return na("instruction %d: %s" % (k, laid["why"]))
+        if flat is None:
+            layout, flat, _ = laid
+            d_mem = cuda.to_device(np.frombuffer(bytes(flat), dtype=np.uint8).copy())
+            args.append(d_mem.view(np.uint64))
+        start = (threads + WARP - 1) // WARP * WARP
+        threads = start + len(acc)
+        rows = (i["iterations"], len(acc))
+        out, att = cuda.to_device(np.zeros(rows, m.dtype)), cuda.to_device(np.zeros(rows, np.int64))
+        loop = i.get("cas_loop")
+        p = np.array([int(loop["operand"], 16) if loop else 0], dtype=np.uint64)
+        p = (p if m.width == 8 else p.astype(np.uint32)).view(m.dtype)
+        b = operands(acc, 0, m)
+        args += [start, threads, i["iterations"], d_mem.view(m.dtype),
+                 np.array(laid[2], dtype=np.int64), b, operands(acc, 1, m), out, att, p]
+        parts.append((out, att, b))
+    if threads > MAX_BLOCK:
+        return na("%d threads: one CUDA thread block holds at most %d" % (threads, MAX_BLOCK))
+    kernel = concurrent_kernel(space, tuple(shape))
+    try:
+        kernel[1, max(threads, 1), 0, len(flat) if space == "shared" else 0](*args)
+    except numba.core.errors.TypingError as e:
+        if SIMULATOR:
+            raise
+        first = str(e).strip().splitlines()[0] if str(e).strip() else "TypingError"
+        return na("numba-cuda cannot type the concurrent kernel (%s)" % first[:160])
+    returned, ok, attempts = [], [], []
+    for i, m, (out, att, b) in zip(instrs, mapped, parts):
+        raw = out.copy_to_host().view(BITS[m.width])
+        returned.append([[hex(int(v)) for v in row] for row in raw])
+        loop = i.get("cas_loop")
+        attempts.append([[int(n) for n in row] for row in att.copy_to_host()] if loop else None)
+        if m.op == "cas" and not loop:
+            want = b.view(BITS[m.width])  # the compares
+            ok.append([[bool(v == c) for v, c in zip(row, want)] for row in raw])
+        else:
+            ok.append(None)
+    final = d_mem.copy_to_host().tobytes()
+    return {"outcome": "concurrent", "returned": returned, "ok": ok, "attempts": attempts,
+            "memory": atomcts_shim.memory_answer(instrs[0]["state"], layout, final, space)}
+
+
 def main():
     # The shared helper does the handshake, the ids, errors as `error` answers, and pipelining:
     # up to NUMBA_CUDASIM_WINDOW requests in flight (default 64; 1: one at a time).
     atomcts_shim.serve(run, name="numba-cudasim" if SIMULATOR else "numba-cuda", level="semantic", version=2,
-                       capabilities=["u64_atomics", "f32_atomic_add", "f64_atomic_add"],
+                       capabilities=["u64_atomics", "f32_atomic_add", "f64_atomic_add",
+                                     "concurrent", "cas_loop"],
                        implementation=IMPLEMENTATION, profile="nvidia-ptx",
                        window=int(os.environ.get("NUMBA_CUDASIM_WINDOW", "64")))
 

@@ -18,6 +18,14 @@ and predec (Warp has no such built-in), 16-bit and f16x2 data, numeric compare-e
 shared (threadgroup/SLM) memory, SIMD-group shuffles, accesses outside allocated memory or
 misaligned.
 
+Concurrent cases (PROTOCOL.md, "Concurrent cases"): announced (`concurrent`, `cas_loop`) so
+that each gets its reason, and answered not applicable. A Warp launch on the CPU device runs its
+threads one after another (the generated `*_cpu_forward_tasks` loops over the task index; with
+block_dim > 1 the block's threads are fibers of one OS thread that switch only at tile
+barriers), and `wp.atomic_*` there is a plain read, operation and write (builtin.h, the branch
+without `__CUDA_ARCH__`). One launch thus always runs one thread after another: it would pass
+every concurrent case while saying nothing about atomicity across instructions.
+
 The profile it claims is `default`: Warp documents no flush-to-zero, NaN or signed-zero rule
 for its CPU atomics. Every kernel is compiled at start-up (one module; Warp caches it in
 ~/.cache/warp), before the handshake is answered.
@@ -100,7 +108,15 @@ for _t in FLOATS.values():
 na = atomcts_shim.not_applicable
 
 
+# Why a concurrent case is not applicable here (the module docstring says more).
+SERIAL = ("Warp's CPU device runs a launch's threads one after another (a loop over the task "
+          "index; block threads are fibers switching only at tile barriers) with plain "
+          "read-modify-write atomics: one launch cannot run instructions concurrently")
+
+
 def run(req):
+    if req.get("type") == "run_concurrent":
+        return na(SERIAL)
     lowered = req.get("lowered")
     if not lowered:
         return na("no lowered IR")
@@ -177,7 +193,8 @@ def main():
             ans = {"type": "hello", "protocol": "atomcts-adapter", "version": 2,
                    "level": "semantic", "name": "warp-cpu",
                    "implementation": IMPLEMENTATION, "profile": "default",
-                   "capabilities": ["u64_atomics", "f32_atomic_add", "f64_atomic_add"]}
+                   "capabilities": ["u64_atomics", "f32_atomic_add", "f64_atomic_add",
+                                    "concurrent", "cas_loop"]}
             if req.get("profile_once"):
                 ans["profile_once"] = True
         else:
