@@ -45,7 +45,13 @@ mod tests {
         assert_eq!(names.len(), all.len());
         #[cfg(feature = "opencl")]
         assert!(names.iter().any(|n| n == "opencl:pocl"));
-        for shim in [NUMBA_CUDASIM, WARP_CPU, TAICHI_CPU, TAICHI_VULKAN, TRITON_INTERP] {
+        for shim in [
+            NUMBA_CUDASIM,
+            WARP_CPU,
+            TAICHI_CPU,
+            TAICHI_VULKAN,
+            TRITON_INTERP,
+        ] {
             assert!(names.iter().any(|n| n == shim), "{shim} not listed");
         }
     }
