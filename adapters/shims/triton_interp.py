@@ -20,8 +20,8 @@ exchange and a bitwise compare-exchange of any of these through the integer poin
 width (`tl.atomic_xchg`, `tl.atomic_cas`).
 
 Not applicable (answered `not_applicable` with the reason, never emulated): sub (Triton has no
-atomic_sub), inc/dec in any form and predec, 16-bit and f16x2 data (the runner sends 16-bit data only to
-a shim announcing vISA's 16-bit capability), numeric compare-exchange, stores,
+atomic_sub), inc/dec in any form and predec, 16-bit and f16x2 data (not mapped: the shim announces neither
+`visa_16bit_atomics` nor `f16x2_atomics`, so the runner does not send them), numeric compare-exchange, stores,
 shared (threadgroup/SLM) memory, SIMD-group shuffles, accesses outside allocated memory or
 misaligned.
 
