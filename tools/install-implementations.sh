@@ -61,15 +61,18 @@ fi
 
 # === section: python ===
 # target/venv: jsonschema (corpus schema check), Numba (its CUDA simulator, behind
-# adapters/shims/numba_cudasim.py) and NVIDIA Warp (its CPU device, behind adapters/shims/warp_cpu.py;
+# adapters/shims/numba_cudasim.py), NVIDIA Warp (its CPU device, behind adapters/shims/warp_cpu.py;
 # the shim is started once here so that Warp compiles its kernels into ~/.cache/warp now, not
-# during a run's handshake).
+# during a run's handshake), Taichi (CPU and Vulkan backends, adapters/shims/taichi_cpu.py and
+# taichi_vulkan.py; 160 MB) and Triton (its interpreter, adapters/shims/triton_interp.py; 1 GB
+# installed, mostly its bundled compiler, which the interpreter does not use; no PyTorch).
 if wanted python; then
   apt_install python3-venv
   if [ ! -x target/venv/bin/python ]; then python3 -m venv target/venv; fi
-  target/venv/bin/pip install -q --disable-pip-version-check jsonschema==4.26.0 numba==0.68.1 numpy==2.4.6 warp-lang==1.19.0
+  target/venv/bin/pip install -q --disable-pip-version-check jsonschema==4.26.0 numba==0.68.1 numpy==2.4.6 warp-lang==1.19.0 \
+    taichi==1.7.4 triton==3.9.0
   target/venv/bin/python adapters/shims/warp_cpu.py </dev/null 2>/dev/null
-  echo "python: $(target/venv/bin/python -c 'import numba, jsonschema; import importlib.metadata as m; print("numba", numba.__version__, "jsonschema", m.version("jsonschema"), "warp-lang", m.version("warp-lang"))')"
+  echo "python: $(target/venv/bin/python -c 'import numba, jsonschema; import importlib.metadata as m; print(*(f"{p} {m.version(p)}" for p in ("numba", "jsonschema", "warp-lang", "taichi", "triton")))')"
 fi
 
 # === section: nvidia ===

@@ -19,7 +19,10 @@ pub struct Implementation {
     pub baseline: Option<String>,
 }
 
-pub use crate::registry::{NUMBA_CUDASIM, WARP_CPU, claimed_profile, implementations, slug};
+pub use crate::registry::{
+    NUMBA_CUDASIM, TAICHI_CPU, TAICHI_VULKAN, TRITON_INTERP, WARP_CPU, claimed_profile,
+    implementations, slug,
+};
 
 /// The implementations that can run here: `atomcts report`'s default.
 pub fn available() -> Vec<Implementation> {
@@ -42,6 +45,14 @@ mod tests {
         assert_eq!(names.len(), all.len());
         #[cfg(feature = "opencl")]
         assert!(names.iter().any(|n| n == "opencl:pocl"));
-        assert!(names.iter().any(|n| n == NUMBA_CUDASIM));
+        for shim in [
+            NUMBA_CUDASIM,
+            WARP_CPU,
+            TAICHI_CPU,
+            TAICHI_VULKAN,
+            TRITON_INTERP,
+        ] {
+            assert!(names.iter().any(|n| n == shim), "{shim} not listed");
+        }
     }
 }

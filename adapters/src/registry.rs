@@ -415,14 +415,28 @@ pub const NUMBA_CUDASIM: &str = "cmd:target/venv/bin/python adapters/shims/numba
 /// The command of the NVIDIA Warp (CPU device) shim (protocol 2), run from the source tree's root.
 pub const WARP_CPU: &str = "cmd:target/venv/bin/python adapters/shims/warp_cpu.py";
 
+/// The command of the Taichi (CPU backend) shim (protocol 2), run from the source tree's root.
+pub const TAICHI_CPU: &str = "cmd:target/venv/bin/python adapters/shims/taichi_cpu.py";
+
+/// The command of the Taichi (Vulkan backend) shim (protocol 2), run from the source tree's root.
+pub const TAICHI_VULKAN: &str = "cmd:target/venv/bin/python adapters/shims/taichi_vulkan.py";
+
+/// The command of the Triton interpreter shim (protocol 2), run from the source tree's root.
+pub const TRITON_INTERP: &str = "cmd:target/venv/bin/python adapters/shims/triton_interp.py";
+
 /// Known shims with a name of their own: the argument, its file name, the profile it claims.
 ///
 /// - the Numba CUDA simulator: `nvidia-ptx` (it simulates CUDA; its handshake says so too).
 /// - Warp on the CPU: `default` (Warp documents no FTZ, NaN or signed-zero rule for its CPU
 ///   atomics; its handshake says so).
+/// - Taichi (CPU and Vulkan) and Triton's interpreter: `default` (their documentation states no
+///   FTZ, rounding, NaN or signed-zero rule for their atomics; their handshakes say so).
 const NAMED_SHIMS: &[(&str, &str, &str)] = &[
     (NUMBA_CUDASIM, "numba-cudasim", "nvidia-ptx"),
     (WARP_CPU, "warp-cpu", "default"),
+    (TAICHI_CPU, "taichi-cpu", "default"),
+    (TAICHI_VULKAN, "taichi-vulkan", "default"),
+    (TRITON_INTERP, "triton-interp", "default"),
 ];
 
 fn shim_implementations() -> Vec<Implementation> {
@@ -438,6 +452,24 @@ fn shim_implementations() -> Vec<Implementation> {
             what: "NVIDIA Warp on its CPU device (protocol 2, semantic level)".into(),
             available: python_availability("adapters/shims/warp_cpu.py", "warp"),
             baseline: Some("adapters/shims/warp_cpu.baseline".into()),
+        },
+        Implementation {
+            adapter: TAICHI_CPU.into(),
+            what: "Taichi on its CPU backend (protocol 2, semantic level)".into(),
+            available: python_availability("adapters/shims/taichi_cpu.py", "taichi"),
+            baseline: Some("adapters/shims/taichi_cpu.baseline".into()),
+        },
+        Implementation {
+            adapter: TAICHI_VULKAN.into(),
+            what: "Taichi on its Vulkan backend (protocol 2, semantic level)".into(),
+            available: python_availability("adapters/shims/taichi_vulkan.py", "taichi"),
+            baseline: Some("adapters/shims/taichi_vulkan.baseline".into()),
+        },
+        Implementation {
+            adapter: TRITON_INTERP.into(),
+            what: "Triton's interpreter, TRITON_INTERPRET=1 (protocol 2, semantic level)".into(),
+            available: python_availability("adapters/shims/triton_interp.py", "triton"),
+            baseline: Some("adapters/shims/triton_interp.baseline".into()),
         },
     ]
 }
@@ -461,10 +493,9 @@ fn python_availability(shim: &str, module: &str) -> Result<(), String> {
         .status()
     {
         Ok(s) if s.success() => Ok(()),
-        Ok(_) => Err(
-            "numba does not import in target/venv (run tools/install-implementations.sh python)"
-                .into(),
-        ),
+        Ok(_) => Err(format!(
+            "{module} does not import in target/venv (run tools/install-implementations.sh python)"
+        )),
         Err(e) => Err(format!("target/venv/bin/python: {e}")),
     }
 }
@@ -652,11 +683,17 @@ mod tests {
     fn claims_slugs_and_program_files() {
         assert_eq!(claimed_profile(NUMBA_CUDASIM), "nvidia-ptx");
         assert_eq!(claimed_profile(WARP_CPU), "default");
+        assert_eq!(claimed_profile(TAICHI_CPU), "default");
+        assert_eq!(claimed_profile(TAICHI_VULKAN), "default");
+        assert_eq!(claimed_profile(TRITON_INTERP), "default");
         assert_eq!(claimed_profile("fast"), "default");
         assert_eq!(claimed_profile("cmd:python3 x.py"), "default");
         assert_eq!(slug("opencl:pocl"), "opencl_pocl");
         assert_eq!(slug(NUMBA_CUDASIM), "numba-cudasim");
         assert_eq!(slug(WARP_CPU), "warp-cpu");
+        assert_eq!(slug(TAICHI_CPU), "taichi-cpu");
+        assert_eq!(slug(TAICHI_VULKAN), "taichi-vulkan");
+        assert_eq!(slug(TRITON_INTERP), "triton-interp");
         assert_eq!(slug("cmd:python3 x/y.py"), "cmd_python3_x_y_py");
         assert_eq!(program_file("fast").ext, "cl");
     }
