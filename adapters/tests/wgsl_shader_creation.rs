@@ -83,3 +83,43 @@ fn naga_differs_from_the_wgsl_rules_only_where_baselined() {
     // Both verdicts are exercised and met somewhere.
     assert!(agree[0] > 0 && agree[1] > 0, "{agree:?}");
 }
+
+/// The same cases against Tint, the WGSL compiler of Chromium's WebGPU (`webgpu:chromium`):
+/// every shader as written (with `enable subgroups;`), created by the browser; Tint's answers
+/// must differ from the specification in exactly the cases of adapters/wgsl-cases/tint.baseline.
+#[cfg(feature = "webgpu")]
+#[test]
+#[ignore = "needs chromium (tools/install-implementations.sh vulkan); CI runs it"]
+fn tint_differs_from_the_wgsl_rules_only_where_baselined() {
+    use atomcts_adapters::back::webgpu::WebGpuAdapter;
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("wgsl-cases");
+    let text = std::fs::read_to_string(dir.join("shader_creation.toml")).unwrap();
+    let file: File = toml::from_str(&text).expect("shader_creation.toml");
+    let sources: Vec<String> = file.case.iter().map(|c| c.wgsl.clone()).collect();
+    let mut a = WebGpuAdapter::open("chromium", std::time::Duration::from_secs(30))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let answers = a.create_shaders(&sources).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(answers.len(), file.case.len());
+    let mut differs = BTreeSet::new();
+    for (c, got) in file.case.iter().zip(&answers) {
+        let want = match c.expect.as_str() {
+            "accept" => true,
+            "reject" => false,
+            other => panic!("{}: expect = `{other}`", c.name),
+        };
+        if got.is_ok() != want {
+            differs.insert(c.name.clone());
+        }
+    }
+    let baseline = std::fs::read_to_string(dir.join("tint.baseline")).unwrap();
+    let listed: BTreeSet<String> = baseline
+        .lines()
+        .map(|l| l.split('#').next().unwrap_or("").trim())
+        .filter(|l| !l.is_empty())
+        .map(String::from)
+        .collect();
+    assert_eq!(
+        differs, listed,
+        "Tint's differences: {differs:?}; answers: {answers:?}"
+    );
+}

@@ -212,6 +212,40 @@ impl WebGpuAdapter {
         )
     }
 
+    /// Shader creation only (W3C WebGPU `createShaderModule` and `createComputePipeline`, entry
+    /// point `main`): for each WGSL source, in one round trip, `Ok` when the browser created
+    /// the pipeline, else its error (for the shader-creation cases of `adapters/wgsl-cases/`).
+    pub fn create_shaders(
+        &mut self,
+        sources: &[String],
+    ) -> Result<Vec<Result<(), String>>, AdapterError> {
+        let first = self.next_id;
+        self.next_id += sources.len() as u64;
+        let shapes: Vec<answer::JobShape> = (0..sources.len())
+            .map(|i| answer::JobShape {
+                id: (first + i as u64).to_string(),
+                lens: vec![],
+            })
+            .collect();
+        let jobs: Vec<serde_json::Value> = sources
+            .iter()
+            .zip(&shapes)
+            .map(|(src, s)| serde_json::json!({"id": s.id, "source": src, "compile": true, "groups": 1, "buffers": []}))
+            .collect();
+        let text = serde_json::json!({"type": "batch", "jobs": jobs}).to_string();
+        let deadline = self.timeout + Duration::from_millis(50) * sources.len() as u32;
+        let b = self.browser.as_mut().ok_or_else(|| AdapterError {
+            adapter: self.name.clone(),
+            kind: AdapterErrorKind::Crashed("the browser is gone".into()),
+        })?;
+        let t = b
+            .exchange(&text, deadline)
+            .map_err(|f| self.err(failure_kind(f)))?;
+        let answers =
+            answer::check(&shapes, &t).map_err(|e| self.err(AdapterErrorKind::Protocol(e)))?;
+        Ok(answers.into_iter().map(|a| a.map(|_| ())).collect())
+    }
+
     fn err(&self, kind: AdapterErrorKind) -> AdapterError {
         AdapterError {
             adapter: self.name.clone(),
