@@ -56,6 +56,12 @@ pub struct ConcurrentObservation {
     /// Where the implementation reports them: per instruction, per iteration, per access, how
     /// many attempts a compare-and-swap loop made (1 for any other instruction).
     pub attempts: Option<Vec<Vec<Vec<u32>>>>,
+    /// Where the implementation reports them (issue 30): per instruction, per access (each its
+    /// own thread), how many iterations the thread executed to the end (a compare-and-swap
+    /// loop's iteration counts once its attempt succeeded). Fewer than the instruction's
+    /// `iterations` is a loop cut short (llvmpipe-1 in docs/findings.md), which the runner tells
+    /// apart from a lost update and never passes.
+    pub executed: Option<Vec<Vec<u32>>>,
 }
 
 impl ConcurrentRequest<'_> {
@@ -136,6 +142,16 @@ pub fn serial(
             states: s.states,
             returned: Some(s.returned),
             attempts: Some(s.attempts),
+            executed: Some(
+                parts
+                    .iter()
+                    .zip(&s.returned)
+                    .map(|(p, its)| {
+                        let accesses = its.first().map_or(0, Vec::len);
+                        vec![p.iterations; accesses]
+                    })
+                    .collect(),
+            ),
         }),
         Ok(Err(other)) => Err(err(AdapterErrorKind::Model(format!(
             "a concurrent instruction did not complete ({})",
