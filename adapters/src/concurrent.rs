@@ -139,19 +139,17 @@ pub fn serial(
     let parts = r.parts(&programs);
     match concurrent::execute_serial(&parts, r.profile, exec) {
         Ok(Ok(s)) => Ok(ConcurrentObservation {
-            states: s.states,
-            returned: Some(s.returned),
-            attempts: Some(s.attempts),
+            // Every thread ran every iteration (one serialization runs them all).
             executed: Some(
                 parts
                     .iter()
                     .zip(&s.returned)
-                    .map(|(p, its)| {
-                        let accesses = its.first().map_or(0, Vec::len);
-                        vec![p.iterations; accesses]
-                    })
+                    .map(|(p, its)| vec![p.iterations; its.first().map_or(0, Vec::len)])
                     .collect(),
             ),
+            states: s.states,
+            returned: Some(s.returned),
+            attempts: Some(s.attempts),
         }),
         Ok(Err(other)) => Err(err(AdapterErrorKind::Model(format!(
             "a concurrent instruction did not complete ({})",
