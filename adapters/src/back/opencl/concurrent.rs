@@ -57,11 +57,6 @@ pub fn emit(
     plant: super::emit::Plant,
     title: &str,
 ) -> Result<Kernel, NotApplicable> {
-    if cp.work_groups() > 1 && features.work_group_scope_only {
-        return Err(NotApplicable(
-            "the device reports atomics at work-group scope only (CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES has no CL_DEVICE_ATOMIC_SCOPE_DEVICE): instructions in different work-groups on one location need device scope".into(),
-        ));
-    }
     // The scope of atomics on global memory: device scope across work-groups; within one
     // work-group, work-group scope, which holds every work-item that touches the memory during
     // the launch (what the host reads after it completes is the same at either scope), so a
@@ -253,6 +248,12 @@ pub fn emit(
         );
         let _ = writeln!(b, "        }}");
         let _ = writeln!(b, "    }}");
+    }
+    // After every instruction's own reasons (what OpenCL C cannot express at all comes first).
+    if cp.work_groups() > 1 && features.work_group_scope_only {
+        return Err(NotApplicable(
+            "the device reports atomics at work-group scope only (CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES has no CL_DEVICE_ATOMIC_SCOPE_DEVICE): instructions in different work-groups on one location need device scope".into(),
+        ));
     }
     let _ = writeln!(
         w,
