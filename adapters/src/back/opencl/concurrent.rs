@@ -468,7 +468,10 @@ mod tests {
         let cp = ConcurrentPlan::new(&[la, lb], &[a, b], &[3, 5]).unwrap();
         assert_eq!((cp.ret_base(1), cp.ret_len()), (12, 22));
         // The start line (8 bytes), then 6 counts of iterations executed (24 bytes).
-        assert_eq!((local_size(&cp), extra_bytes(&cp), counts_at(&cp)), (4, 32, 16));
+        assert_eq!(
+            (local_size(&cp), extra_bytes(&cp), counts_at(&cp)),
+            (4, 32, 16)
+        );
         let f = Features {
             int64_base: true,
             int64_extended: true,
@@ -510,9 +513,23 @@ mod tests {
         // One work-group: work-group scope holds every work-item, also on such a device.
         let s1 = state(4, 1);
         let one = ConcurrentPlan::new(&[lower("ATOM.ADD R0, [R2], R4", &s1)], &[s1], &[3]);
-        let one = emit(&one.unwrap(), &wg_only, super::super::emit::Plant::None, "t").unwrap();
-        assert!(one.source.contains("memory_scope_work_group"), "{}", one.source);
-        assert!(!one.source.contains("memory_scope_device"), "{}", one.source);
+        let one = emit(
+            &one.unwrap(),
+            &wg_only,
+            super::super::emit::Plant::None,
+            "t",
+        )
+        .unwrap();
+        assert!(
+            one.source.contains("memory_scope_work_group"),
+            "{}",
+            one.source
+        );
+        assert!(
+            !one.source.contains("memory_scope_device"),
+            "{}",
+            one.source
+        );
         assert!(!one.source.contains("start"), "{}", one.source);
         // The counts read back from `mem`.
         let mut mem = vec![0u8; 8 + extra_bytes(&cp)];
@@ -564,7 +581,11 @@ mod tests {
         let la = lower_visa("DWORD_ATOMIC.add (2) T0 V10 V11 V0 V0", &a);
         let lb = lower_visa("DWORD_ATOMIC.xchg (2) T0 V10 V11 V0 V0", &b);
         let cp = ConcurrentPlan::new_local(&[la, lb], &[a, b], &[4, 2]).unwrap();
-        assert_eq!((local_size(&cp), extra_bytes(&cp)), (4, 0));
+        assert_eq!(
+            (local_size(&cp), extra_bytes(&cp)),
+            (4, 16),
+            "4 counts, no start line"
+        );
         let f = Features {
             c11: true,
             ..Features::default()
@@ -645,6 +666,9 @@ mod tests {
             legacy.contains("const uint old = atomic_cmpxchg((volatile __global uint *)(mem + OFF0[i]), cmp, desired);"),
             "{legacy}"
         );
-        assert!(legacy.contains("if (old == cmp) break;"), "{legacy}");
+        assert!(
+            legacy.contains("if (old == cmp) { won = 1; break; }"),
+            "{legacy}"
+        );
     }
 }

@@ -587,6 +587,7 @@ mod tests {
             intel_long: false,
             required_sizes: 0,
         },
+        work_group_scope_only: false,
     };
 
     #[test]
