@@ -460,7 +460,10 @@ pub fn run_case(
         && cut.is_empty()
         && !findings.is_empty()
     {
-        findings.push(finding(
+        // First, so that the cap on findings never drops it.
+        findings.insert(
+            0,
+            finding(
             "iterations",
             format!(
                 "every thread executed the iterations the case asks for ({}): the values are not from a loop cut short",
@@ -470,7 +473,8 @@ pub fn run_case(
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
-        ));
+        ),
+        );
     }
     verdict(r, findings, undecided, &*adapter)
 }
