@@ -19,6 +19,11 @@ lock) with desired = update(compare, operand); a failed attempt's returned value
 compare; an iteration reports its successful attempt's value and its number of attempts.
 CONCURRENT_IR_DUMP=FILE: write each concurrent request and its answer to FILE (to replay a
 failure the checker reported).
+Every answer reports `executed`, the iterations each lane's thread executed (issue 30).
+CONCURRENT_IR_LOOP_LIMIT=N: each lane's thread stops its loops after N loop iterations in all
+(an iteration, or a compare-and-swap loop's attempt), as llvmpipe stops a kernel invocation's
+loops after 65,535 (llvmpipe-1 in docs/findings.md): a loop cut short, which the runner must tell
+apart from a lost update. Rows of iterations not executed are reported as zeros.
 """
 import json
 import os
@@ -29,6 +34,7 @@ import time
 
 MODE = os.environ.get("CONCURRENT_IR_LOCKS", "global")
 YIELD = float(os.environ.get("CONCURRENT_IR_YIELD", "0.05"))
+LOOP_LIMIT = int(os.environ.get("CONCURRENT_IR_LOOP_LIMIT", "0")) or None
 WIDTH = {"u16": 2, "s16": 2, "u32": 4, "s32": 4, "u64": 8, "s64": 8}
 
 
@@ -139,13 +145,18 @@ def update(op, ty, cmp, k):
     return apply(op, ty, cmp, k, 0)[0]
 
 
-def cas_loop(mem, ins, a, lp, iterations, returned, attempts, k, j):
-    """One lane's retry loop; returns nothing, fills returned[k][it][j] and attempts[k][it][j]."""
+def cas_loop(mem, ins, a, lp, iterations, returned, attempts, k, j, budget):
+    """One lane's retry loop; fills returned[k][it][j] and attempts[k][it][j]; returns the
+    iterations it executed (fewer when `budget`, its loop iterations in all, runs out)."""
     op, operand = lp["update"], int(lp["operand"], 16)
     cmp = int(a["src"][0], 16)
     for it in range(iterations):
         n = 0
         while True:
+            if budget is not None:
+                if budget[0] == 0:
+                    return it
+                budget[0] -= 1
             n += 1
             desired = update(op, ins["type"], cmp, operand)
             ret, ok = rmw(mem, ins, dict(a, src=[hex(cmp), hex(desired)]), True)
@@ -155,6 +166,7 @@ def cas_loop(mem, ins, a, lp, iterations, returned, attempts, k, j):
         returned[k][it][j] = hex(cmp)
         attempts[k][it][j] = n
         cmp = update(op, ins["type"], cmp, operand)
+    return iterations
 
 
 def run(req):
@@ -178,12 +190,13 @@ def run_concurrent(req):
         why = check(ins, mem)
         if why:
             return {"outcome": "not_applicable", "why": why}
-    returned = [[[None] * len(ins["accesses"]) for _ in range(i["iterations"])]
+    returned = [[["0x0"] * len(ins["accesses"]) for _ in range(i["iterations"])]
                 for ins, i in zip(instrs, req["instrs"])]
     oks = [[[True] * len(ins["accesses"]) for _ in range(i["iterations"])]
            for ins, i in zip(instrs, req["instrs"])]
     attempts = [[[1] * len(ins["accesses"]) for _ in range(i["iterations"])]
                 for ins, i in zip(instrs, req["instrs"])]
+    executed = [[0] * len(ins["accesses"]) for ins in instrs]
     jobs = [(k, j) for k, ins in enumerate(instrs) for j in range(len(ins["accesses"]))]
     start = threading.Barrier(len(jobs))
 
@@ -191,13 +204,20 @@ def run_concurrent(req):
         ins, a = instrs[k], instrs[k]["accesses"][j]
         start.wait()
         lp = req["instrs"][k].get("cas_loop")
+        budget = [LOOP_LIMIT] if LOOP_LIMIT is not None else None
         if lp is not None:
-            cas_loop(mem, ins, a, lp, req["instrs"][k]["iterations"], returned, attempts, k, j)
+            executed[k][j] = cas_loop(mem, ins, a, lp, req["instrs"][k]["iterations"], returned,
+                                      attempts, k, j, budget)
             return
         for it in range(req["instrs"][k]["iterations"]):
+            if budget is not None:
+                if budget[0] == 0:
+                    return
+                budget[0] -= 1
             r, ok = rmw(mem, ins, a, True)
             returned[k][it][j] = hex(r)
             oks[k][it][j] = ok
+            executed[k][j] = it + 1
 
     threads = [threading.Thread(target=lane, args=job) for job in jobs]
     for t in threads:
@@ -205,7 +225,7 @@ def run_concurrent(req):
     for t in threads:
         t.join()
     ans = {"outcome": "concurrent", "memory": mem.answer(), "returned": returned, "ok": oks,
-           "attempts": attempts}
+           "attempts": attempts, "executed": executed}
     if os.environ.get("CONCURRENT_IR_DUMP"):
         with open(os.environ["CONCURRENT_IR_DUMP"], "w") as f:
             json.dump({"request": req, "answer": ans}, f)

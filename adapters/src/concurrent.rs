@@ -56,6 +56,12 @@ pub struct ConcurrentObservation {
     /// Where the implementation reports them: per instruction, per iteration, per access, how
     /// many attempts a compare-and-swap loop made (1 for any other instruction).
     pub attempts: Option<Vec<Vec<Vec<u32>>>>,
+    /// Where the implementation reports them (issue 30): per instruction, per access (each its
+    /// own thread), how many iterations the thread executed to the end (a compare-and-swap
+    /// loop's iteration counts once its attempt succeeded). Fewer than the instruction's
+    /// `iterations` is a loop cut short (llvmpipe-1 in docs/findings.md), which the runner tells
+    /// apart from a lost update and never passes.
+    pub executed: Option<Vec<Vec<u32>>>,
 }
 
 impl ConcurrentRequest<'_> {
@@ -133,6 +139,14 @@ pub fn serial(
     let parts = r.parts(&programs);
     match concurrent::execute_serial(&parts, r.profile, exec) {
         Ok(Ok(s)) => Ok(ConcurrentObservation {
+            // Every thread ran every iteration (one serialization runs them all).
+            executed: Some(
+                parts
+                    .iter()
+                    .zip(&s.returned)
+                    .map(|(p, its)| vec![p.iterations; its.first().map_or(0, Vec::len)])
+                    .collect(),
+            ),
             states: s.states,
             returned: Some(s.returned),
             attempts: Some(s.attempts),

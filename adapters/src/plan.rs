@@ -612,6 +612,19 @@ pub struct ConcurrentPlan {
     pub loops: Vec<Option<atomcts_reference::concurrent::CasLoop>>,
 }
 
+/// How many loop iterations the start line of a concurrent launch spins at most before its
+/// work-group starts anyway (a device that cannot hold every work-group at once must not hang;
+/// FORMAT.md, "Concurrent cases"). Far below the 65,535 loop iterations llvmpipe allows one
+/// kernel invocation in all (Mesa's `LP_MAX_TGSI_LOOP_ITERATIONS`, llvmpipe-1 in
+/// docs/findings.md): the spin takes at most 1,024 of them, leaving 64,511 to the case's own
+/// loops, where 65,536 spins left none when the other work-group started late (issue 30).
+pub const START_SPINS: u32 = 1 << 10;
+
+/// How many times each spin of the start line reads the arrival counter ([`START_SPINS`] times
+/// this: the 65,536 reads the start line waited for before issue 30, so that it waits as long
+/// while taking 64 times fewer loop iterations). Straight-line reads, not a loop.
+pub const START_READS: u32 = 1 << 6;
+
 /// `ATOMCTS_START_LINE`: `0` or `off` turns the start line of concurrent launches off (the
 /// work-groups then start as the driver starts them); anything else, or unset, keeps it on.
 pub fn start_line_from_env() -> bool {
@@ -801,6 +814,9 @@ impl ConcurrentPlan {
     /// success) is reported; a compare-and-swap loop's registers are those its last successful
     /// attempt leaves ([`crate::concurrent::finish_loops`]). `counts`, where the launch reports
     /// them, are each slot's attempts: a loop's count, 1 for any other instruction.
+    /// `executed`, where the launch reports them, are the iterations each work-item executed to
+    /// the end (`[group][item]`, [`ConcurrentPlan::thread_base`]; issue 30).
+    #[allow(clippy::too_many_arguments)]
     pub fn observe(
         &self,
         lowered: &[Lowered],
@@ -809,7 +825,17 @@ impl ConcurrentPlan {
         old: &[u64],
         ok: &[bool],
         counts: Option<&[u32]>,
+        executed: Option<&[u32]>,
     ) -> Result<crate::concurrent::ConcurrentObservation, String> {
+        if let Some(e) = executed
+            && e.len() != self.threads()
+        {
+            return Err(format!(
+                "{} iteration counts for {} work-items",
+                e.len(),
+                self.threads()
+            ));
+        }
         let (mut finals, per) = self.finish_image(states, image, old, ok)?;
         let mut attempts = Vec::new();
         for (k, g) in self.groups.iter().enumerate() {
@@ -845,7 +871,23 @@ impl ConcurrentPlan {
             states: finals,
             returned: Some(returned),
             attempts: counts.map(|_| attempts),
+            executed: executed.map(|e| {
+                (0..self.groups.len())
+                    .map(|k| e[self.thread_base(k)..self.thread_base(k + 1)].to_vec())
+                    .collect()
+            }),
         })
+    }
+
+    /// Where group `k`'s work-items start in one flat array laid out `[group][item]` (the
+    /// iterations each work-item executed, issue 30).
+    pub fn thread_base(&self, k: usize) -> usize {
+        self.groups.iter().take(k).map(|g| g.items.len()).sum()
+    }
+
+    /// How many work-items run an instruction (the length of the flat `[group][item]` array).
+    pub fn threads(&self) -> usize {
+        self.thread_base(self.groups.len())
     }
 
     /// Plans a concurrent request whose instructions the reference lowered to `lowered`:

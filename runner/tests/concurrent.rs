@@ -144,6 +144,51 @@ fn a_correct_concurrent_shim_passes_and_per_operation_locks_fail() {
         t.contains("FAIL visa/dword_atomic/concurrent::add_against_sub"),
         "{t}"
     );
+    // Every thread ran every iteration (the shim reports `executed`): the report says so, and
+    // no loop was cut short.
+    assert!(
+        t.contains("every thread executed the iterations the case asks for"),
+        "{t}"
+    );
+    assert!(!t.contains("loop cut short: thread"), "{t}");
+}
+
+/// Issue 30: a thread whose loops stop early (as llvmpipe stops a kernel invocation's loops
+/// after 65,535 iterations in all) fails as a loop cut short, with its count, never as a lost
+/// update and never as a pass; with every lock right and every iteration run, the same cases
+/// pass.
+#[test]
+fn loops_cut_short_fail_as_cut_short_not_as_lost_updates() {
+    let (c, s) = (corpus(), shim());
+    let args = [
+        "run",
+        "--cases",
+        &c,
+        "--filter",
+        "id:findings/llvmpipe/lost_updates::fetch_add_from_two_work_groups",
+        "--filter",
+        "id:sass/atom/concurrent::cas_loop_against_add",
+        "--adapter",
+        &s,
+        "--concurrent-repeat",
+        "1",
+    ];
+    let o = atomcts(&args, &[]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    assert_eq!(totals(&t), (2, 0), "{t}");
+    let o = atomcts(&args, &[("CONCURRENT_IR_LOOP_LIMIT", "2")]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert_eq!(totals(&t), (0, 2), "{t}");
+    // 4096 fetch-adds asked of each thread, 2 run; the loop of 4 compare-and-swap successes too.
+    assert!(
+        t.contains("loop cut short: thread 0 executed 2 of 4096 iterations"),
+        "{t}"
+    );
+    assert!(t.contains("instruction 1: thread 0 (lane 0)"), "{t}");
+    // Judged by the counts, not as a history: no lost update is claimed.
+    assert!(!t.contains("reference model"), "{t}");
 }
 
 #[test]

@@ -935,6 +935,7 @@ fn planted_concurrent_answers_are_judged() {
                     states: reference.states.clone(),
                     returned: Some(reference.returned.clone()),
                     attempts: Some(reference.attempts.clone()),
+                    executed: None,
                 };
                 for st in &mut o.states {
                     let v = st.memory(space).read(addr, bytes).unwrap();
@@ -976,6 +977,7 @@ fn planted_concurrent_answers_are_judged() {
                         states: reference.states.clone(),
                         returned: None,
                         attempts: None,
+                        executed: None,
                     },
                     SMALL_BUDGET,
                 );
@@ -1015,6 +1017,7 @@ fn planted_concurrent_answers_are_judged() {
                         states,
                         returned: Some(reference.returned.clone()),
                         attempts: Some(reference.attempts.clone()),
+                        executed: None,
                     },
                 ));
             }
@@ -1042,6 +1045,7 @@ fn planted_concurrent_answers_are_judged() {
                             states: reference.states.clone(),
                             returned: Some(returned),
                             attempts: Some(reference.attempts.clone()),
+                            executed: None,
                         },
                     ));
                 }
@@ -1066,6 +1070,7 @@ fn planted_concurrent_answers_are_judged() {
                         states: o.states.clone(),
                         returned: Some(o.returned.clone()),
                         attempts: Some(o.attempts.clone()),
+                        executed: None,
                     },
                     DEFAULT_BUDGET,
                 );
@@ -1250,6 +1255,7 @@ fn concurrent_budget_is_exact_and_enforced() {
                 states: o.states.clone(),
                 returned: Some(o.returned.clone()),
                 attempts: Some(o.attempts.clone()),
+                executed: None,
             });
             let r = run_case(case, &mut adapter, &opts);
             assert_ne!(r.status, Status::Pass, "{}: {}", case.id, what);

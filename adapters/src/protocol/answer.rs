@@ -274,6 +274,8 @@ pub(crate) struct ConcurrentIn<'a> {
     pub ok: Present<PerAccess<bool>>,
     #[serde(default)]
     pub attempts: Present<PerAccess<u32>>,
+    #[serde(default)]
+    pub executed: Present<Vec<Vec<u32>>>,
 }
 
 /// Fills `space` of `s` from answer ranges: ascending bases (allocation is then linear in the

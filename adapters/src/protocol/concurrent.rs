@@ -116,9 +116,10 @@ impl SubprocessAdapter {
 /// same ranges as the request), `returned[k][iteration][access]` hex values, optional
 /// `ok[k][iteration][access]` booleans for compare-exchange, and for every compare-and-swap
 /// loop `attempts[k][iteration][access]` counts (the successful attempt's value in
-/// `returned`). Every list has exactly the request's shape: one entry per instruction, one row
-/// per iteration, one value per access, each within the datum's width (issue 27, H2, H7); an
-/// `ok` or `attempts` entry may be `null` for an instruction.
+/// `returned`), and optionally `executed[k][access]`, the iterations each access's thread
+/// executed (at most the request's; issue 30). Every list has exactly the request's shape: one
+/// entry per instruction, one row per iteration, one value per access, each within the datum's
+/// width (issue 27, H2, H7); an `ok` or `attempts` entry may be `null` for an instruction.
 pub(super) fn concurrent_answer(
     r: &ConcurrentRequest<'_>,
     lowered: &[atomcts_reference::ir::Lowered],
@@ -151,6 +152,7 @@ pub(super) fn concurrent_answer(
         ("returned", Some(returned.len())),
         ("ok", answer.ok.0.as_ref().map(Vec::len)),
         ("attempts", answer.attempts.0.as_ref().map(Vec::len)),
+        ("executed", answer.executed.0.as_ref().map(Vec::len)),
     ] {
         if let Some(len) = len.filter(|l| *l != n) {
             return Err(format!("`{what}` has {len} lists for {n} instructions"));
@@ -201,6 +203,21 @@ pub(super) fn concurrent_answer(
             (None, None) => vec![vec![1; accesses]; iterations],
         };
         all_attempts.push(attempts);
+        if let Some(row) = answer.executed.0.as_ref().map(|e| &e[k]) {
+            // One count per access (its thread), each at most the iterations asked for.
+            if row.len() != accesses {
+                return Err(format!(
+                    "executed[{k}] has {} counts for {accesses} accesses",
+                    row.len()
+                ));
+            }
+            if let Some(j) = row.iter().position(|c| *c as usize > iterations) {
+                return Err(format!(
+                    "executed[{k}][{j}] is {}: more iterations than the request's {iterations}",
+                    row[j]
+                ));
+            }
+        }
         let mut rows = Vec::new();
         let mut last = Returned::default();
         for (it, row) in per.iter().enumerate() {
@@ -226,6 +243,7 @@ pub(super) fn concurrent_answer(
         states,
         returned: Some(all),
         attempts: Some(all_attempts),
+        executed: answer.executed.0.clone(),
     })
 }
 
@@ -370,6 +388,32 @@ mod tests {
         a["attempts"] = json!([[[1, 1], [1, 2]]]);
         let e = read(&r, &lowered, &a).unwrap_err();
         assert!(e.contains("attempts[0][1]"), "{e}");
+        // Issue 30: `executed`, one count per access, at most the request's 2 iterations; a
+        // count under it is read (the runner judges it), anything else is a protocol error.
+        for (executed, says) in [
+            (json!([[2, 2], [2]]), "2 lists for 1 instructions"),
+            (json!([[2]]), "executed[0] has 1 counts for 2 accesses"),
+            (
+                json!([[2, 2, 2]]),
+                "executed[0] has 3 counts for 2 accesses",
+            ),
+            (json!([[2, 3]]), "executed[0][1] is 3: more iterations"),
+            (json!([[2, 4294967296u64]]), "invalid value"),
+            (json!([[2, -1]]), "invalid value"),
+            (json!([[2, "0x2"]]), "invalid type"),
+        ] {
+            let mut a = answer.clone();
+            a["executed"] = executed;
+            let e = read(&r, &lowered, &a).unwrap_err();
+            assert!(e.contains(says), "{a}: {e}");
+        }
+        let mut a = answer.clone();
+        a["executed"] = json!([[2, 1]]);
+        assert_eq!(
+            read(&r, &lowered, &a).unwrap().executed,
+            Some(vec![vec![2, 1]])
+        );
+        assert_eq!(read(&r, &lowered, &answer).unwrap().executed, None);
     }
 
     #[test]

@@ -243,6 +243,29 @@ fn concurrent_lie(lie: &str, a: &mut Value, req: &Value) -> bool {
             rows.remove(k);
             true
         }
+        "conc-executed-wide"
+        | "conc-executed-short"
+        | "conc-executed-over"
+        | "conc-executed-cut" => {
+            let Some(row) = a
+                .pointer_mut(&format!("/executed/{k}"))
+                .and_then(Value::as_array_mut)
+            else {
+                return false;
+            };
+            let Some(n) = row.first().and_then(Value::as_u64) else {
+                return false;
+            };
+            match lie {
+                "conc-executed-wide" => row[0] = json!(1u64 << 32 | n),
+                "conc-executed-short" => {
+                    row.pop();
+                }
+                "conc-executed-over" => row[0] = json!(n + 1),
+                _ => row[0] = json!(n - 1),
+            }
+            true
+        }
         "conc-attempts-zero" | "conc-attempts-short" => {
             let is_loop = req
                 .pointer(&format!("/instrs/{k}/cas_loop"))

@@ -273,5 +273,12 @@ pub(super) fn honest_concurrent(req: &Value, profile: &Profile) -> Result<Value,
         "returned": rows(&s.returned),
         "ok": s.ok,
         "attempts": s.attempts,
+        // Every thread executed every iteration (issue 30).
+        "executed": s
+            .returned
+            .iter()
+            .zip(&iterations)
+            .map(|(its, n)| vec![*n; its.first().map_or(0, Vec::len)])
+            .collect::<Vec<_>>(),
     }))
 }

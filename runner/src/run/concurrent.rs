@@ -201,6 +201,64 @@ fn finding(location: &str, note: String) -> Finding {
     }
 }
 
+/// The iterations each thread executed, where the adapter reports them (issue 30): a finding
+/// per thread that executed fewer than its instruction's `iterations` ("loop cut short", told
+/// apart from a lost update), or the adapter's error when the counts do not fit the request
+/// (a list per instruction, a count per access, none above `iterations`).
+fn shortfalls(
+    case: &Case,
+    lowered: &[atomcts_reference::ir::Lowered],
+    executed: &[Vec<u32>],
+) -> Result<Vec<Finding>, String> {
+    if executed.len() != case.concurrent.len() {
+        return Err(format!(
+            "the adapter reported iterations executed for {} instructions, the case has {}",
+            executed.len(),
+            case.concurrent.len()
+        ));
+    }
+    let mut out = Vec::new();
+    for (k, ((i, l), counts)) in case
+        .concurrent
+        .iter()
+        .zip(lowered)
+        .zip(executed)
+        .enumerate()
+    {
+        let lanes: Vec<u32> = match &l.instr {
+            atomcts_reference::ir::Instr::Mem(m) => m.accesses.iter().map(|a| a.lane).collect(),
+            _ => Vec::new(),
+        };
+        if counts.len() != lanes.len() {
+            return Err(format!(
+                "the adapter reported iterations executed for {} threads of instruction {k}, which has {}",
+                counts.len(),
+                lanes.len()
+            ));
+        }
+        for (j, (n, lane)) in counts.iter().zip(&lanes).enumerate() {
+            if *n > i.iterations {
+                return Err(format!(
+                    "the adapter reported {n} iterations executed by thread {j} of instruction {k}, which asks for {}",
+                    i.iterations
+                ));
+            }
+            if *n < i.iterations {
+                out.push(Finding {
+                    location: format!("instruction {k}: thread {j} (lane {lane})"),
+                    expected: format!("{} iterations", i.iterations),
+                    observed: format!("{n} iterations"),
+                    note: format!(
+                        "loop cut short: thread {j} executed {n} of {} iterations (not a lost update: its missing iterations never ran)",
+                        i.iterations
+                    ),
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// Runs one concurrent case (after the runner's `where` and `requires` checks).
 pub fn run_case(
     case: &Case,
@@ -324,7 +382,17 @@ pub fn run_case(
             return r;
         }
     };
-    let mut findings = Vec::new();
+    let cut = match observation.executed.as_deref() {
+        Some(e) => match shortfalls(case, &lowered, e) {
+            Ok(f) => Some(f),
+            Err(why) => {
+                r.program = adapter.last_program();
+                return error(r, why);
+            }
+        },
+        None => None,
+    };
+    let mut findings = cut.clone().unwrap_or_default();
     if observation.states.len() != states.len() {
         findings.push(finding(
             "adapter",
@@ -361,6 +429,8 @@ pub fn run_case(
         }
     }
     let mut undecided = None;
+    // A loop cut short is judged by its counts alone: the model's histories assume every
+    // iteration ran.
     if findings.is_empty() {
         match concurrent::judge(
             &parts,
@@ -385,6 +455,26 @@ pub fn run_case(
             Ok(Judgement::Undecided(why)) => undecided = Some(why),
             Err(e) => return error(r, format!("reference model: {e}")),
         }
+    }
+    if let Some(cut) = &cut
+        && cut.is_empty()
+        && !findings.is_empty()
+    {
+        // First, so that the cap on findings never drops it.
+        findings.insert(
+            0,
+            finding(
+            "iterations",
+            format!(
+                "every thread executed the iterations the case asks for ({}): the values are not from a loop cut short",
+                case.concurrent
+                    .iter()
+                    .map(|i| i.iterations.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ),
+        );
     }
     verdict(r, findings, undecided, &*adapter)
 }

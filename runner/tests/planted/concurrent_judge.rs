@@ -393,6 +393,7 @@ fn random_interleavings_of_every_concurrent_case_pass_and_corrupted_ones_fail() 
                     states: o.states.clone(),
                     returned: Some(o.returned.clone()),
                     attempts: Some(o.attempts.clone()),
+                    executed: None,
                 };
                 run_case(case, &mut PlantedConcurrent(answer), &opts).status
             };
@@ -561,6 +562,7 @@ pub(super) fn refused(
         states: lost.clone(),
         returned: None,
         attempts: None,
+        executed: None,
     };
     let r = run_case(case, &mut PlantedConcurrent(answer), &opts);
     let note: String = r.findings.iter().map(|f| f.note.clone()).collect();

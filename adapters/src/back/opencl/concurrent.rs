@@ -1,7 +1,10 @@
 //! Concurrent cases on OpenCL (issue 12): one kernel, one NDRange launch, one work-group per
 //! instruction (so the instructions really run at the same time on the device), each work-item
-//! one lane looping over its iterations, every atomic at device scope. Every iteration's
-//! returned value goes to `ret[group][iteration][item]`.
+//! one lane looping over its iterations, every atomic at device scope (work-group scope when
+//! the launch is one work-group; a device reporting work-group scope only runs no launch of
+//! several, issue 30). Every iteration's returned value goes to `ret[group][iteration][item]`,
+//! and the iterations each work-item executed to the words after the start line in `mem`
+//! ([`counts_at`]), so that a loop cut short is told apart from a lost update.
 //!
 //! Instructions on work-group local memory (vISA SLM, MSL `threadgroup`;
 //! [`ConcurrentPlan::new_local`]) run as disjoint ranges of work-items of one work-group: a
@@ -13,19 +16,37 @@
 //! compare), `ok` the number of attempts of that iteration.
 
 use super::emit::{Features, Form, KERNEL_NAME, Kernel, form, literal, scalar};
-use crate::plan::{ConcurrentPlan, NotApplicable};
+use crate::plan::{ConcurrentPlan, NotApplicable, START_READS, START_SPINS};
 use atomcts_reference::ir::{AtomicOp, Compare};
 use atomcts_reference::types::Space;
 use std::fmt::Write as _;
 
-/// How many times work-item 0 of a work-group reads the start line before it starts anyway (a
-/// driver that cannot run every work-group at once must not hang).
-pub const START_SPINS: u32 = 1 << 16;
-
-/// The bytes [`emit`]'s kernel needs after [`ConcurrentPlan::image`] in `mem` (the start line
-/// of a launch of several work-groups).
+/// The bytes [`emit`]'s kernel needs after [`ConcurrentPlan::image`] in `mem`: the start line
+/// of a launch of several work-groups (8 bytes), then one `uint` per work-item that runs an
+/// instruction, the iterations it executed ([`counts_at`]; issue 30), padded to 8 bytes.
 pub fn extra_bytes(cp: &ConcurrentPlan) -> usize {
+    let counts = 4 * cp.threads();
+    start_bytes(cp) + counts.next_multiple_of(8)
+}
+
+fn start_bytes(cp: &ConcurrentPlan) -> usize {
     if cp.has_start_line() { 8 } else { 0 }
+}
+
+/// Where in `mem` the iteration counts start (`[group][item]`, [`ConcurrentPlan::thread_base`]).
+pub fn counts_at(cp: &ConcurrentPlan) -> usize {
+    cp.image_len() as usize + start_bytes(cp)
+}
+
+/// The iterations each work-item executed, from `mem` after the launch ([`counts_at`]).
+pub fn read_counts(cp: &ConcurrentPlan, mem: &[u8]) -> Vec<u32> {
+    let at = counts_at(cp);
+    (0..cp.threads())
+        .map(|t| {
+            mem.get(at + 4 * t..at + 4 * t + 4)
+                .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        })
+        .collect()
 }
 
 /// Emits the kernel of a concurrent case: launch it with `groups.len()` work-groups of
@@ -36,6 +57,15 @@ pub fn emit(
     plant: super::emit::Plant,
     title: &str,
 ) -> Result<Kernel, NotApplicable> {
+    // The scope of atomics on global memory: device scope across work-groups; within one
+    // work-group, work-group scope, which holds every work-item that touches the memory during
+    // the launch (what the host reads after it completes is the same at either scope), so a
+    // device reporting work-group scope only runs those cases too.
+    let global_scope = if cp.work_groups() > 1 {
+        "memory_scope_device"
+    } else {
+        "memory_scope_work_group"
+    };
     let mut s = String::new();
     let w = &mut s;
     let mut c11_any = false;
@@ -112,7 +142,15 @@ pub fn emit(
                 )));
             }
             c11_any |= matches!(fm, Form::C11(_));
-            emit_loop(b, k, g, t, fm, lp, iters, base)?;
+            emit_loop(
+                b,
+                k,
+                g,
+                (t, fm, global_scope),
+                lp,
+                iters,
+                (base, cp.thread_base(k)),
+            )?;
             continue;
         }
         let first = cp.first_item(k);
@@ -182,7 +220,7 @@ pub fn emit(
                 let scope = if on_local {
                     "memory_scope_work_group"
                 } else {
-                    "memory_scope_device"
+                    global_scope
                 };
                 if g.op == AtomicOp::Cas {
                     let _ = writeln!(b, "            old = SRC0_{k}[{i}];");
@@ -203,8 +241,19 @@ pub fn emit(
             "            ret[{base}u + it * {n}u + {i}] = (ulong)old;"
         );
         let _ = writeln!(b, "            ok[{base}u + it * {n}u + {i}] = success;");
+        let _ = writeln!(
+            b,
+            "            done[{}u + {i}] = it + 1u; // iterations executed (issue 30)",
+            cp.thread_base(k)
+        );
         let _ = writeln!(b, "        }}");
         let _ = writeln!(b, "    }}");
+    }
+    // After every instruction's own reasons (what OpenCL C cannot express at all comes first).
+    if cp.work_groups() > 1 && features.work_group_scope_only {
+        return Err(NotApplicable(
+            "the device reports atomics at work-group scope only (CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES has no CL_DEVICE_ATOMIC_SCOPE_DEVICE): instructions in different work-groups on one location need device scope".into(),
+        ));
     }
     let _ = writeln!(
         w,
@@ -212,10 +261,16 @@ pub fn emit(
     );
     let _ = writeln!(w, "    const uint g = get_group_id(0);");
     let _ = writeln!(w, "    const uint i = get_local_id(0);");
+    let _ = writeln!(
+        w,
+        "    __global uint *done = (__global uint *)(mem + {}u); // iterations each work-item executed",
+        counts_at(cp)
+    );
     if cp.has_start_line() {
         // The start line (after the image in `mem`): work-item 0 of each work-group arrives,
-        // then waits (at most START_SPINS reads) until every work-group has, so that the
-        // instructions overlap even where the driver starts work-groups one after another.
+        // then waits (at most START_SPINS spins of START_READS reads each) until every
+        // work-group has, so that the instructions overlap even where the driver starts
+        // work-groups one after another.
         let groups = cp.work_groups();
         let _ = writeln!(w, "    if (i == 0u) {{");
         let _ = writeln!(
@@ -226,8 +281,18 @@ pub fn emit(
         let _ = writeln!(w, "        atomic_inc(start);");
         let _ = writeln!(
             w,
-            "        for (uint s = 0; s < {START_SPINS}u && atomic_add(start, 0u) < {groups}u; s++) {{}}"
+            "        for (uint s = 0; s < {START_SPINS}u && atomic_add(start, 0u) < {groups}u; s++) {{"
         );
+        let _ = writeln!(
+            w,
+            "            // {} more reads, straight-line: a driver that limits loop iterations (llvmpipe) counts one spin",
+            START_READS - 1
+        );
+        let reads = vec!["(void)atomic_add(start, 0u);"; START_READS as usize - 1];
+        for line in reads.chunks(8) {
+            let _ = writeln!(w, "            {}", line.join(" "));
+        }
+        let _ = writeln!(w, "        }}");
         let _ = writeln!(w, "    }}");
         let _ = writeln!(w, "    barrier(CLK_GLOBAL_MEM_FENCE);");
     }
@@ -276,11 +341,10 @@ fn emit_loop(
     b: &mut String,
     k: usize,
     g: &crate::plan::Plan,
-    t: &str,
-    fm: Form,
+    (t, fm, scope): (&str, Form, &str),
     lp: atomcts_reference::concurrent::CasLoop,
     iters: u32,
-    base: usize,
+    (base, thread): (usize, usize),
 ) -> Result<(), NotApplicable> {
     let n = g.items.len();
     let u = unsigned(t);
@@ -308,6 +372,7 @@ fn emit_loop(
     let _ = writeln!(b, "        {t} cmp = SRC0_{k}[i];");
     let _ = writeln!(b, "        for (uint it = 0; it < {iters}u; it++) {{");
     let _ = writeln!(b, "            int attempts = 0;");
+    let _ = writeln!(b, "            int won = 0;");
     let _ = writeln!(b, "            for (;;) {{");
     let _ = writeln!(b, "                const {t} desired = {update};");
     let _ = writeln!(b, "                attempts++;");
@@ -320,7 +385,7 @@ fn emit_loop(
             };
             let p = format!("(volatile __global {t} *)(mem + OFF{k}[i])");
             let _ = writeln!(b, "                const {t} old = {f}({p}, cmp, desired);");
-            let _ = writeln!(b, "                if (old == cmp) break;");
+            let _ = writeln!(b, "                if (old == cmp) {{ won = 1; break; }}");
             let _ = writeln!(b, "                cmp = old;");
         }
         Form::C11(name) => {
@@ -328,7 +393,7 @@ fn emit_loop(
             let ord = "memory_order_relaxed";
             let _ = writeln!(
                 b,
-                "                if (atomic_{name}_explicit({p}, &cmp, desired, {ord}, {ord}, memory_scope_device)) break;"
+                "                if (atomic_{name}_explicit({p}, &cmp, desired, {ord}, {ord}, {scope})) {{ won = 1; break; }}"
             );
             let _ = writeln!(
                 b,
@@ -337,8 +402,16 @@ fn emit_loop(
         }
     }
     let _ = writeln!(b, "            }}");
+    let _ = writeln!(
+        b,
+        "            if (!won) break; // the retry loop was cut short: this iteration did not run"
+    );
     let _ = writeln!(b, "            ret[{base}u + it * {n}u + i] = (ulong)cmp;");
     let _ = writeln!(b, "            ok[{base}u + it * {n}u + i] = attempts;");
+    let _ = writeln!(
+        b,
+        "            done[{thread}u + i] = it + 1u; // iterations executed (issue 30)"
+    );
     let _ = writeln!(b, "            cmp = {update};");
     let _ = writeln!(b, "        }}");
     let _ = writeln!(b, "    }}");
@@ -394,7 +467,11 @@ mod tests {
         let lb = lower("ATOM.EXCH R0, [R2], R4", &b);
         let cp = ConcurrentPlan::new(&[la, lb], &[a, b], &[3, 5]).unwrap();
         assert_eq!((cp.ret_base(1), cp.ret_len()), (12, 22));
-        assert_eq!((local_size(&cp), extra_bytes(&cp)), (4, 8));
+        // The start line (8 bytes), then 6 counts of iterations executed (24 bytes).
+        assert_eq!(
+            (local_size(&cp), extra_bytes(&cp), counts_at(&cp)),
+            (4, 32, 16)
+        );
         let f = Features {
             int64_base: true,
             int64_extended: true,
@@ -407,14 +484,58 @@ mod tests {
         assert!(k.source.contains("memory_scope_device"));
         assert!(!k.source.contains("memory_scope_work_group"));
         assert!(k.source.contains("ret[12u + it * 2u + i] = (ulong)old;"));
-        // The start line after the 8 bytes of memory, waiting for both work-groups.
-        assert_eq!(extra_bytes(&cp), 8);
+        // The start line after the 8 bytes of memory, waiting for both work-groups: 1,024
+        // spins of 64 reads, 63 of them straight-line (issue 30).
         assert!(k.source.contains("(mem + 8u)"), "{}", k.source);
         assert!(
-            k.source.contains("atomic_add(start, 0u) < 2u"),
+            k.source
+                .contains("for (uint s = 0; s < 1024u && atomic_add(start, 0u) < 2u; s++) {"),
             "{}",
             k.source
         );
+        assert_eq!(
+            k.source.matches("(void)atomic_add(start, 0u);").count(),
+            63,
+            "{}",
+            k.source
+        );
+        // Each work-item's iterations executed, after every iteration, at [group][item].
+        assert!(k.source.contains("(mem + 16u)"), "{}", k.source);
+        assert!(k.source.contains("done[0u + i] = it + 1u;"), "{}", k.source);
+        assert!(k.source.contains("done[4u + i] = it + 1u;"), "{}", k.source);
+        // A device with work-group scope only (rusticl) runs no launch of several work-groups.
+        let wg_only = Features {
+            work_group_scope_only: true,
+            ..f
+        };
+        let why = emit(&cp, &wg_only, super::super::emit::Plant::None, "t").unwrap_err();
+        assert!(why.0.contains("work-group scope only"), "{why}");
+        // One work-group: work-group scope holds every work-item, also on such a device.
+        let s1 = state(4, 1);
+        let one = ConcurrentPlan::new(&[lower("ATOM.ADD R0, [R2], R4", &s1)], &[s1], &[3]);
+        let one = emit(
+            &one.unwrap(),
+            &wg_only,
+            super::super::emit::Plant::None,
+            "t",
+        )
+        .unwrap();
+        assert!(
+            one.source.contains("memory_scope_work_group"),
+            "{}",
+            one.source
+        );
+        assert!(
+            !one.source.contains("memory_scope_device"),
+            "{}",
+            one.source
+        );
+        assert!(!one.source.contains("start"), "{}", one.source);
+        // The counts read back from `mem`.
+        let mut mem = vec![0u8; 8 + extra_bytes(&cp)];
+        mem[16..20].copy_from_slice(&3u32.to_le_bytes());
+        mem[36..40].copy_from_slice(&2u32.to_le_bytes());
+        assert_eq!(read_counts(&cp, &mem), vec![3, 0, 0, 0, 0, 2]);
         let legacy = emit(
             &cp,
             &Features::default(),
@@ -460,7 +581,11 @@ mod tests {
         let la = lower_visa("DWORD_ATOMIC.add (2) T0 V10 V11 V0 V0", &a);
         let lb = lower_visa("DWORD_ATOMIC.xchg (2) T0 V10 V11 V0 V0", &b);
         let cp = ConcurrentPlan::new_local(&[la, lb], &[a, b], &[4, 2]).unwrap();
-        assert_eq!((local_size(&cp), extra_bytes(&cp)), (4, 0));
+        assert_eq!(
+            (local_size(&cp), extra_bytes(&cp)),
+            (4, 16),
+            "4 counts, no start line"
+        );
         let f = Features {
             c11: true,
             ..Features::default()
@@ -523,6 +648,11 @@ mod tests {
             "{src}"
         );
         assert!(src.contains("ok[0u + it * 2u + i] = attempts;"), "{src}");
+        // An iteration counts once its attempt succeeded; a retry loop cut short ends the lane.
+        assert!(src.contains("{ won = 1; break; }"), "{src}");
+        assert!(src.contains("if (!won) break;"), "{src}");
+        assert!(src.contains("done[0u + i] = it + 1u;"), "{src}");
+        assert!(src.contains("done[2u + i] = it + 1u;"), "{src}");
         assert_eq!(k.options, "-cl-std=CL3.0");
         let legacy = emit(
             &cp,
@@ -536,6 +666,9 @@ mod tests {
             legacy.contains("const uint old = atomic_cmpxchg((volatile __global uint *)(mem + OFF0[i]), cmp, desired);"),
             "{legacy}"
         );
-        assert!(legacy.contains("if (old == cmp) break;"), "{legacy}");
+        assert!(
+            legacy.contains("if (old == cmp) { won = 1; break; }"),
+            "{legacy}"
+        );
     }
 }

@@ -42,6 +42,43 @@ pub struct Features {
     pub fp_denorm: [bool; 3],
     /// The sub-group functions the device reports (the SIMD-group cases).
     pub sub_groups: SubGroups,
+    /// An OpenCL 3.0 device whose `CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES` lack
+    /// `CL_DEVICE_ATOMIC_SCOPE_DEVICE` (rusticl 22.3 reports relaxed and work-group scope
+    /// only): atomics of different work-groups on one location are not atomic with each other
+    /// there, so a concurrent case of several work-groups is not applicable (issue 30). False
+    /// where the device reports device scope, or predates the query (OpenCL 1.x atomics on
+    /// global memory).
+    pub work_group_scope_only: bool,
+}
+
+/// OpenCL 3.0 API, `cl_device_atomic_capabilities`: the bits of
+/// `CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES` and `CL_DEVICE_ATOMIC_FENCE_CAPABILITIES`, with the
+/// words `describe` prints.
+pub const ATOMIC_CAPABILITY_BITS: [(u64, &str); 7] = [
+    (1 << 0, "relaxed"),
+    (1 << 1, "acquire/release"),
+    (1 << 2, "sequentially consistent"),
+    (1 << 3, "work-item scope"),
+    (1 << 4, "work-group scope"),
+    (1 << 5, "device scope"),
+    (1 << 6, "all-devices scope"),
+];
+
+/// `CL_DEVICE_ATOMIC_SCOPE_DEVICE`.
+pub const ATOMIC_SCOPE_DEVICE: u64 = 1 << 5;
+
+/// The capabilities `bits` as words ("relaxed, work-group scope"), "none" for none.
+pub fn atomic_capabilities(bits: u64) -> String {
+    let words: Vec<&str> = ATOMIC_CAPABILITY_BITS
+        .iter()
+        .filter(|(b, _)| bits & b != 0)
+        .map(|(_, w)| *w)
+        .collect();
+    if words.is_empty() {
+        "none".into()
+    } else {
+        words.join(", ")
+    }
 }
 
 /// What the device reports of OpenCL sub-groups: the extensions whose built-ins the SIMD-group
@@ -550,6 +587,7 @@ mod tests {
             intel_long: false,
             required_sizes: 0,
         },
+        work_group_scope_only: false,
     };
 
     #[test]

@@ -150,6 +150,9 @@ pub fn features(info: &run::DeviceInfo) -> Features {
             intel_long: has("cl_intel_subgroups_long"),
             required_sizes,
         },
+        work_group_scope_only: info
+            .atomic_memory
+            .is_some_and(|m| m & emit::ATOMIC_SCOPE_DEVICE == 0),
     }
 }
 
@@ -197,12 +200,18 @@ impl OpenClAdapter {
         let f = &self.features;
         let sg = &f.sub_groups;
         let yn = |b: bool| if b { "yes" } else { "no" };
+        let caps = |c: Option<u64>| {
+            c.map_or_else(
+                || "not reported (OpenCL 1.x)".to_string(),
+                emit::atomic_capabilities,
+            )
+        };
         let sizes: Vec<String> = (0..128)
             .filter(|n| sg.can_require(*n))
             .map(|n| n.to_string())
             .collect();
         format!(
-            "{} / {} ({}; {}; int64 atomics: {}/{}; C11 atomics: {}; float atomics (half/float/double): {:#x}/{:#x}/{:#x}; sub-group shuffle {} relative {} rotate {} intel {}; required sub-group sizes: {})",
+            "{} / {} ({}; {}; int64 atomics: {}/{}; C11 atomics: {}; atomic memory capabilities: {}; atomic fence capabilities: {}; float atomics (half/float/double): {:#x}/{:#x}/{:#x}; sub-group shuffle {} relative {} rotate {} intel {}; required sub-group sizes: {})",
             i.platform,
             i.device,
             i.version,
@@ -218,6 +227,8 @@ impl OpenClAdapter {
                 "-"
             },
             if self.features.c11 { "yes" } else { "no" },
+            caps(i.atomic_memory),
+            caps(i.atomic_fence),
             f.fp_atomics[0],
             f.fp_atomics[1],
             f.fp_atomics[2],
@@ -475,7 +486,16 @@ impl crate::Concurrent for OpenClAdapter {
         // A loop's `ok` slots hold its attempts; it always ends with a success.
         let counts: Vec<u32> = ok.iter().map(|c| u32::try_from(*c).unwrap_or(0)).collect();
         let ok: Vec<bool> = ok.iter().map(|v| *v != 0).collect();
-        cp.observe(&lowered, &states, &mem, &old, &ok, Some(&counts))
-            .map_err(|e| self.err(AdapterErrorKind::Model(e)))
+        let executed = concurrent::read_counts(&cp, &mem);
+        cp.observe(
+            &lowered,
+            &states,
+            &mem,
+            &old,
+            &ok,
+            Some(&counts),
+            Some(&executed),
+        )
+        .map_err(|e| self.err(AdapterErrorKind::Model(e)))
     }
 }

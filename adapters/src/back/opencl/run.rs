@@ -64,7 +64,17 @@ pub struct DeviceInfo {
     /// cl_intel_required_subgroup_size: `CL_DEVICE_SUB_GROUP_SIZES_INTEL` (empty where the
     /// query fails).
     pub sub_group_sizes: Vec<usize>,
+    /// OpenCL 3.0 devices: `CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES`, the memory orders and scopes
+    /// of atomic operations (`CL_DEVICE_ATOMIC_ORDER_*`, `CL_DEVICE_ATOMIC_SCOPE_*` bits);
+    /// `None` on an older device (no such query: OpenCL 1.x atomics on global memory).
+    pub atomic_memory: Option<u64>,
+    /// OpenCL 3.0 devices: `CL_DEVICE_ATOMIC_FENCE_CAPABILITIES`, the same for fences.
+    pub atomic_fence: Option<u64>,
 }
+
+/// OpenCL 3.0 API, "Device Queries": `CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES` and
+/// `CL_DEVICE_ATOMIC_FENCE_CAPABILITIES`.
+const ATOMIC_CAPABILITIES: [u32; 2] = [0x1063, 0x1064];
 
 /// cl_ext_float_atomics, "New API Enums": `CL_DEVICE_HALF_FP_ATOMIC_CAPABILITIES_EXT`,
 /// `CL_DEVICE_SINGLE_...`, `CL_DEVICE_DOUBLE_...`.
@@ -252,6 +262,8 @@ impl Device {
             fp_atomics: FP_ATOMIC_CAPABILITIES.map(|p| bits(id, p)),
             fp_denorm: FP_CONFIG.map(|p| bits(id, p) & CL_FP_DENORM != 0),
             sub_group_sizes: sizes(id, SUB_GROUP_SIZES_INTEL),
+            atomic_memory: api3.then(|| bits(id, ATOMIC_CAPABILITIES[0])),
+            atomic_fence: api3.then(|| bits(id, ATOMIC_CAPABILITIES[1])),
         };
         let context = create_context(&[id], ptr::null(), None, ptr::null_mut())
             .map_err(|e| format!("clCreateContext: error {e}"))?;

@@ -117,7 +117,7 @@ pub fn observe(
         ));
     }
     let ok = concurrent::successes(cp, old);
-    cp.observe(lowered, states, mem, old, &ok, attempts)
+    cp.observe(lowered, states, mem, old, &ok, attempts, None)
 }
 
 /// Lowers a request to a plan, or says why it does not apply to a semantic-level back end.

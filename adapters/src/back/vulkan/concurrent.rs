@@ -19,15 +19,11 @@
 
 use super::atomic::{atomic_instruction, check_atomic};
 use super::emit::{Buffer, Ctx, Datum, Dispatch, Features, Plant, bug, na};
-use crate::plan::{ConcurrentPlan, NotApplicable};
+use crate::plan::{ConcurrentPlan, NotApplicable, START_READS, START_SPINS};
 use atomcts_reference::ir::AtomicOp;
 use atomcts_reference::types::Space;
 use rspirv::dr::Operand;
 use rspirv::spirv::{BuiltIn, Capability, Decoration, LoopControl, StorageClass, Word};
-
-/// How many times invocation 0 of a work-group reads the start line before it starts anyway (a
-/// device that cannot run every work-group at once must not hang).
-pub const START_SPINS: u32 = 1 << 16;
 
 /// Emits the module of a concurrent case on the buffer image `mem` ([`ConcurrentPlan::image`]):
 /// dispatch [`Dispatch::groups`] work-groups of [`Dispatch::local_size`].
@@ -100,7 +96,9 @@ pub fn emit(
     let ret_var = cx.storage_buffer(ret_t, ret_bytes as u32, 1);
     let ok_var = cx.storage_buffer(u32_t, 4, 2);
     let groups = cp.work_groups() as u32;
-    let start_var = cp.has_start_line().then(|| cx.storage_buffer(u32_t, 4, 3));
+    // Binding 3: the iterations each invocation executed, `[group][item]` (issue 30).
+    let done_var = cx.storage_buffer(u32_t, 4, 3);
+    let start_var = cp.has_start_line().then(|| cx.storage_buffer(u32_t, 4, 4));
     let mem_view = |bytes: u64| if bytes == 8 { mem64 } else { Some(mem32) };
     let lid_var = cx.builtin(BuiltIn::LocalInvocationIndex);
     let wg_var = {
@@ -177,8 +175,10 @@ pub fn emit(
     let copy_counter = counters[cp.groups.len()];
     if let Some(start) = start_var {
         // The start line: invocation 0 of each work-group arrives, then waits (at most
-        // START_SPINS loads) until every work-group has, so that the instructions overlap even
-        // where the device starts its work-groups one after another.
+        // START_SPINS spins of START_READS reads each, the reads after the first straight-line
+        // so that a driver limiting loop iterations, llvmpipe, counts one spin) until every
+        // work-group has, so that the instructions overlap even where the device starts its
+        // work-groups one after another.
         let zero = cx.c32(0);
         let is0 = cx.b.i_equal(bool_t, None, lid, zero).map_err(bug)?;
         cx.if_then(is0, |cx| {
@@ -211,6 +211,11 @@ pub fn emit(
             cx.b.branch_conditional(go_on, body, merge, [])
                 .map_err(bug)?;
             cx.b.begin_block(Some(body)).map_err(bug)?;
+            for _ in 1..START_READS {
+                // A read-modify-write adding 0: a read no compiler may drop.
+                cx.b.atomic_i_add(u32_t, None, at, device, relaxed, zero)
+                    .map_err(bug)?;
+            }
             cx.b.branch(cont).map_err(bug)?;
             cx.b.begin_block(Some(cont)).map_err(bug)?;
             let next = cx.b.i_add(u32_t, None, j, one).map_err(bug)?;
@@ -264,6 +269,7 @@ pub fn emit(
         let (op, ty) = (g.op, g.ty);
         let iters = cp.iterations[k];
         let base = cp.ret_base(k) as u32;
+        let thread_base = cp.thread_base(k) as u32;
         let counter = counters[k];
         let t = c.t;
         let (idx_var, src0_var, src1_var) = (c.idx, c.src0, c.src1);
@@ -318,7 +324,13 @@ pub fn emit(
                 None => one,
             };
             let op_ = cx.element(ok_var, u32_t, slot)?;
-            cx.b.store(op_, okv, None, []).map_err(bug)
+            cx.b.store(op_, okv, None, []).map_err(bug)?;
+            // The iterations this invocation executed: it + 1 after iteration `it`.
+            let tb = cx.c32(thread_base);
+            let at = cx.b.i_add(u32_t, None, tb, i).map_err(bug)?;
+            let done = cx.b.i_add(u32_t, None, it, one).map_err(bug)?;
+            let dp = cx.element(done_var, u32_t, at)?;
+            cx.b.store(dp, done, None, []).map_err(bug)
         };
         if serial {
             // Invocation 0 of the instruction's work-group runs all its lanes, in order.
@@ -376,6 +388,10 @@ pub fn emit(
             Buffer {
                 role: "compare-exchange success",
                 bytes: vec![0; (slots * 4) as usize],
+            },
+            Buffer {
+                role: "iterations executed",
+                bytes: vec![0; cp.threads().max(1) * 4],
             },
         ]
         .into_iter()
@@ -448,15 +464,23 @@ mod tests {
         ] {
             assert!(text.contains(needle), "{needle}: {text}");
         }
-        // The start line: a fourth buffer, an arrival, a bounded wait, one barrier.
-        assert_eq!(d.buffers.len(), 4);
+        // The iterations executed (binding 3), then the start line: a fifth buffer, an
+        // arrival, a bounded wait of START_SPINS spins with START_READS reads each, one barrier.
+        assert_eq!(d.buffers.len(), 5);
+        assert_eq!(d.buffers[3].bytes.len(), 6 * 4);
+        assert!(
+            text.lines()
+                .any(|l| l.contains("OpConstant") && l.ends_with(" 1024")),
+            "{text}"
+        );
+        assert_eq!(text.matches("OpAtomicIAdd").count(), 1 + 63 + 1, "{text}");
         assert!(text.contains("OpAtomicLoad"), "{text}");
         assert_eq!(text.matches("OpControlBarrier").count(), 1, "{text}");
         // ATOMCTS_START_LINE=0: the work-groups start as the driver starts them.
         let mut off = cp.clone();
         off.start_line = false;
         let d = emitted(&off, &a);
-        assert_eq!(d.buffers.len(), 3);
+        assert_eq!(d.buffers.len(), 4);
         assert!(!d.disassemble().contains("OpControlBarrier"));
         assert!(
             !text.contains("OpTypePointer Workgroup"),
@@ -496,7 +520,7 @@ mod tests {
         let lb = lower(Dialect::Visa, "DWORD_ATOMIC.sub (2) T0 V10 V11 V0 V0", &b);
         let cp = ConcurrentPlan::new_local(&[la, lb], &[a.clone(), b], &[4, 2]).unwrap();
         let d = emitted(&cp, &a);
-        assert_eq!((d.groups, d.local_size, d.buffers.len()), (1, 4, 3));
+        assert_eq!((d.groups, d.local_size, d.buffers.len()), (1, 4, 4));
         // Global memory (16 bytes), then the image of local memory.
         assert_eq!(d.buffers[0].bytes.len(), 16 + 16);
         let text = d.disassemble();

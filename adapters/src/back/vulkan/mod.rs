@@ -518,8 +518,20 @@ impl crate::Concurrent for VulkanAdapter {
             .iter()
             .map(|v| *v != 0)
             .collect();
+        let executed: Vec<u32> = bytes_to_values(&d.buffers[3].bytes, 4, p.plan.threads())
+            .iter()
+            .map(|v| *v as u32)
+            .collect();
         p.plan
-            .observe(&p.lowered, &p.states, &d.buffers[0].bytes, &old, &ok, None)
+            .observe(
+                &p.lowered,
+                &p.states,
+                &d.buffers[0].bytes,
+                &old,
+                &ok,
+                None,
+                Some(&executed),
+            )
             .map_err(|e| self.err(AdapterErrorKind::Model(e)))
     }
 }
