@@ -2,6 +2,7 @@
 """Finding taichi-3 (docs/findings.md): on Taichi's Vulkan backend (here lavapipe), float atomics
 Taichi builds itself (f64 add, f32 min) return values that fit no order of the threads when two
 threads hit one address; the final memory is right. Standalone: needs only taichi and numpy.
+The cause (lavapipe, not Taichi's code): taichi-vulkan-contended-float-spirv.py.
 
   target/venv/bin/python docs/repro/taichi-vulkan-contended-float-returns.py [vulkan|cpu]
 
