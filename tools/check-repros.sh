@@ -16,6 +16,7 @@ repros=(
   "docs/repro/taichi-subnormal-results-flushed.py vulkan"
   "docs/repro/taichi-minmax-nan-operand.py cpu"
   "docs/repro/taichi-vulkan-contended-float-returns.py vulkan"
+  "docs/repro/taichi-vulkan-contended-float-spirv.py"
   "docs/repro/triton-minmax-nan-operand.py"
 )
 # Every reproducer on disk is listed.
