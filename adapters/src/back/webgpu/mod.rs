@@ -3,7 +3,7 @@
 //! compiled by the browser's own WGSL compiler (Tint, in Chromium's Dawn) and dispatched
 //! through `navigator.gpu` in headless Chromium on SwiftShader, so Tint and Dawn are judged
 //! beside naga. The browser is started and stopped here ([`browser`]); cases are sent in
-//! batches, one page round trip per batch ([`crate::Pipelined`], window [`WINDOW`]), and every
+//! batches, one page round trip per batch ([`crate::Pipelined`], window [`MAX_BATCH`]), and every
 //! answer is checked before it is believed ([`answer`]).
 //!
 //! What the device can express comes from what the page reports (`GPUAdapter.features`,
@@ -25,7 +25,7 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 /// Cases sent to the page in one round trip at most.
-pub const WINDOW: usize = 64;
+pub const MAX_BATCH: usize = 64;
 
 /// The largest answer the page may post, in bytes (a batch's buffers as JSON numbers).
 pub const MAX_ANSWER_BYTES: u64 = 64 << 20;
@@ -397,7 +397,7 @@ impl Adapter for WebGpuAdapter {
 
 impl crate::Pipelined for WebGpuAdapter {
     fn window(&self) -> usize {
-        WINDOW
+        MAX_BATCH
     }
 
     fn send(&mut self, request: &Request<'_>) -> Result<(), AdapterError> {
