@@ -193,9 +193,13 @@ impl Log {
         }))
     }
 
+    /// One line in one `write` (the file is opened for appending, so the line lands whole even
+    /// when the runner kills this process right after, or another adversary process appends:
+    /// `writeln!` would write the text and its newline apart, and a killed process's half line
+    /// once ran into the next process's `pid` line).
     fn line(&mut self, s: &str) {
         if let Some(f) = &mut self.0 {
-            let _ = writeln!(f, "{s}");
+            let _ = f.write_all(format!("{s}\n").as_bytes());
         }
     }
 }
