@@ -58,6 +58,13 @@ pub trait Adapter {
     fn is_builtin_model(&self) -> bool {
         false
     }
+    /// An independent instance of this adapter for another thread (`atomcts run --jobs`).
+    /// Only adapters whose instances share nothing and run in this process (the built-in
+    /// model) give one; `None` by default: a driver, a browser or a shim runs on the calling
+    /// thread only.
+    fn fork(&self) -> Option<Box<dyn Adapter + Send>> {
+        None
+    }
     /// Its pipelining ([`Pipelined`]), if it keeps several requests in flight; `None` by
     /// default.
     fn pipelined(&self) -> Option<&dyn Pipelined> {

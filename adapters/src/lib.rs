@@ -233,6 +233,10 @@ impl Adapter for ReferenceAdapter {
         true
     }
 
+    fn fork(&self) -> Option<Box<dyn Adapter + Send>> {
+        Some(Box::new(ReferenceAdapter))
+    }
+
     fn run(&mut self, r: &Request<'_>) -> Result<Observation, AdapterError> {
         program::run(r.dialect, r.asm, r.state, r.profile)
             .map(|run| Observation::from_outcome(&run.outcome))
