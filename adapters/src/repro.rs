@@ -351,7 +351,15 @@ fn hex(b: &[u8]) -> String {
 
 /// Comment lines (`# `) of `text`.
 fn comment(text: &str) -> String {
-    text.lines().map(|l| format!("# {l}\n").replace("#  \n", "#\n")).collect()
+    text.lines()
+        .map(|l| {
+            if l.is_empty() {
+                "#\n".to_string()
+            } else {
+                format!("# {l}\n")
+            }
+        })
+        .collect()
 }
 
 /// The whole script: the shared header and tables, the back end's `host` code (which defines
