@@ -26,6 +26,18 @@ pub enum Program {
         /// The kernel's name.
         entry: String,
     },
+    /// A SPIR-V compute module: its words, entry point and disassembly, and the WGSL it was
+    /// compiled from (the WGSL route).
+    SpirV {
+        /// The words.
+        words: Vec<u32>,
+        /// The entry point.
+        entry: String,
+        /// The disassembly (for the script's comment).
+        disassembly: String,
+        /// The WGSL source naga compiled.
+        wgsl: Option<String>,
+    },
 }
 
 /// One kernel argument, in order.
@@ -238,13 +250,13 @@ pub fn single_checks(
 /// The checks of a concurrent launch whose final memory is the same in every order (see
 /// [`order_free`]): the memory its items address (argument `mem_arg`, [`ConcurrentPlan::image`]'s
 /// layout), from the reference's serial execution (`final_state`), and, where the launch
-/// counts them (`counts_at`: byte offset in the same buffer), the iterations every work-item
-/// executed. The returned values are not judged: they need atomcts's order checker.
+/// counts them, the iterations every work-item executed (`counts`: argument and byte offset of `[group][item]` 32-bit counts). The
+/// returned values are not judged: they need atomcts's order checker.
 pub fn concurrent_checks(
     cp: &ConcurrentPlan,
     final_state: &State,
     mem_arg: usize,
-    counts_at: Option<usize>,
+    counts: Option<(usize, usize)>,
 ) -> Result<(Vec<Check>, Vec<String>), String> {
     if cp.has_local_image() || cp.uses_shared() {
         return Err("a concurrent case on work-group local memory is not written standalone yet".into());
@@ -283,13 +295,13 @@ pub fn concurrent_checks(
             });
         }
     }
-    if let Some(at) = counts_at {
+    if let Some((counts_arg, at)) = counts {
         for (k, g) in cp.groups.iter().enumerate() {
             for i in 0..g.items.len() {
                 let t = cp.thread_base(k) + i;
                 checks.push(Check {
                     label: format!("iterations executed, instruction {k} work-item {i}"),
-                    arg: mem_arg,
+                    arg: counts_arg,
                     offset: at + 4 * t,
                     bytes: 4,
                     mask: u64::from(u32::MAX),

@@ -333,7 +333,7 @@ impl Adapter for OpenClAdapter {
             Some(Ok(d)) => {
                 let mut about = about.clone();
                 about.env = environment(&self.selector);
-                Ok(repro::script(&about, d, pattern))
+                repro::script(&about, d, pattern)
             }
             Some(Err(why)) => Err(why.clone()),
             None => Err("the case dispatched nothing on the device".into()),
@@ -540,7 +540,7 @@ impl crate::Concurrent for OpenClAdapter {
                             &cp,
                             &s.states[0],
                             0,
-                            Some(concurrent::counts_at(&cp)),
+                            Some((0, concurrent::counts_at(&cp))),
                         )
                     })
                     .map(|(checks, unjudged)| crate::repro::Dispatch {

@@ -64,13 +64,16 @@ pub fn program(kernel: &Kernel) -> Program {
 }
 
 /// The whole script for a dispatch on the OpenCL device whose platform or device name contains
-/// `pattern` (case-insensitive, as atomcts chooses it).
-pub fn script(about: &About, d: &Dispatch, pattern: &str) -> String {
+/// `pattern` (case-insensitive, as atomcts chooses it); `Err` for a program of another back end.
+pub fn script(about: &About, d: &Dispatch, pattern: &str) -> Result<String, String> {
     let Program::OpenClC {
         source,
         options,
         entry,
-    } = &d.program;
+    } = &d.program
+    else {
+        return Err("not an OpenCL C program (a back-end bug)".into());
+    };
     let listing: String = source
         .lines()
         .map(|l| format!("#   {l}\n").replace("#   \n", "#\n"))
@@ -83,7 +86,7 @@ pub fn script(about: &About, d: &Dispatch, pattern: &str) -> String {
         .replace("@SOURCE@", &py_str(source))
         .replace("@OPTIONS@", &py_str(options))
         .replace("@ENTRY@", &py_str(entry));
-    shared_script(about, d, &comment, &host)
+    Ok(shared_script(about, d, &comment, &host))
 }
 
 /// The host code: platform and device by name, context, queue, program, kernel, buffers, one
