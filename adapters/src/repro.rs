@@ -227,7 +227,12 @@ pub fn single_checks(
         );
     }
     for (i, item) in plan.items.iter().enumerate() {
-        let shared = plan.items.iter().filter(|x| x.offset == item.offset).count() > 1;
+        let shared = plan
+            .items
+            .iter()
+            .filter(|x| x.offset == item.offset)
+            .count()
+            > 1;
         if !item.returns || shared {
             continue;
         }
@@ -242,7 +247,10 @@ pub fn single_checks(
         });
     }
     if plan.op == AtomicOp::Cas {
-        unjudged.push("a compare-exchange's success flags (memory and the returned values show what it did)".into());
+        unjudged.push(
+            "a compare-exchange's success flags (memory and the returned values show what it did)"
+                .into(),
+        );
     }
     Ok((checks, unjudged))
 }
@@ -259,7 +267,9 @@ pub fn concurrent_checks(
     counts: Option<(usize, usize)>,
 ) -> Result<(Vec<Check>, Vec<String>), String> {
     if cp.has_local_image() || cp.uses_shared() {
-        return Err("a concurrent case on work-group local memory is not written standalone yet".into());
+        return Err(
+            "a concurrent case on work-group local memory is not written standalone yet".into(),
+        );
     }
     let ops: Vec<AtomicOp> = cp.groups.iter().map(|g| g.op).collect();
     let float = cp.groups.iter().any(|g| g.ty.float_format().is_some());
@@ -405,13 +415,20 @@ pub fn script(about: &About, d: &Dispatch, program_comment: &str, host: &str) ->
             about.cite,
             d.global,
             d.local,
-            if env.is_empty() { "  (none)\n".to_string() } else { env },
+            if env.is_empty() {
+                "  (none)\n".to_string()
+            } else {
+                env
+            },
             if d.unjudged.is_empty() {
                 String::new()
             } else {
                 format!(
                     "Not judged standalone:\n{}",
-                    d.unjudged.iter().map(|u| format!("  - {u}\n")).collect::<String>()
+                    d.unjudged
+                        .iter()
+                        .map(|u| format!("  - {u}\n"))
+                        .collect::<String>()
                 )
             },
             sanitise(&about.id),

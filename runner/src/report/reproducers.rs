@@ -97,7 +97,10 @@ pub fn write_reproducers(
     each: &mut dyn FnMut(&Line),
 ) -> Result<Outcome, String> {
     if out.exists() && !out.is_dir() {
-        return Err(format!("--out {}: exists and is not a folder", out.display()));
+        return Err(format!(
+            "--out {}: exists and is not a folder",
+            out.display()
+        ));
     }
     std::fs::create_dir_all(out).map_err(|e| format!("--out {}: {e}", out.display()))?;
     adapter.capture_dispatches(true);
