@@ -362,9 +362,16 @@ pub fn py_str(s: &str) -> String {
     out
 }
 
-/// A Python `bytes` literal of `b` (hex, wrapped).
+/// A Python `bytes` expression of `b`: hex, with trailing zeros as `bytes(n)` (a launch's
+/// result buffers start zeroed and can be large).
 pub fn py_bytes(b: &[u8]) -> String {
-    format!("bytes.fromhex({})", py_str(&hex(b)))
+    let used = b.iter().rposition(|x| *x != 0).map_or(0, |i| i + 1);
+    let zeros = b.len() - used;
+    match (used, zeros) {
+        (0, n) => format!("bytes({n})"),
+        (_, 0) => format!("bytes.fromhex({})", py_str(&hex(b))),
+        (_, n) => format!("bytes.fromhex({}) + bytes({n})", py_str(&hex(&b[..used]))),
+    }
 }
 
 fn hex(b: &[u8]) -> String {
@@ -407,7 +414,7 @@ pub fn script(about: &About, d: &Dispatch, program_comment: &str, host: &str) ->
              only (the mask), and where they allow several values each is listed.\n\
              Exit status: 0 the words match, 1 they differ, 2 it cannot run (driver missing ...).\n\
              Environment (the script sets it itself when unset):\n{}{}\
-             Python 3, standard library only: python3 {}.py",
+             Python 3, standard library only: python3 <this script>",
             about.id,
             about.adapter,
             about.profile,
@@ -431,7 +438,6 @@ pub fn script(about: &About, d: &Dispatch, program_comment: &str, host: &str) ->
                         .collect::<String>()
                 )
             },
-            sanitise(&about.id),
         ))
     );
     s.push_str(program_comment);
@@ -551,6 +557,9 @@ mod tests {
         assert_eq!(py_str("a\"b\\c\nd"), "\"a\\\"b\\\\c\\nd\"");
         assert_eq!(py_str("é"), "\"\\U000000e9\"");
         assert_eq!(py_bytes(&[0, 0xff]), "bytes.fromhex(\"00ff\")");
+        assert_eq!(py_bytes(&[0xff, 0, 0]), "bytes.fromhex(\"ff\") + bytes(2)");
+        assert_eq!(py_bytes(&[0; 3]), "bytes(3)");
+        assert_eq!(py_bytes(&[]), "bytes(0)");
     }
 
     #[test]
