@@ -38,6 +38,13 @@ pub enum Program {
         /// The WGSL source naga compiled.
         wgsl: Option<String>,
     },
+    /// A PTX module and its entry.
+    Ptx {
+        /// The PTX text.
+        text: String,
+        /// The entry to launch.
+        entry: String,
+    },
 }
 
 /// One kernel argument, in order.
@@ -52,6 +59,8 @@ pub enum Arg {
     },
     /// A 32-bit unsigned scalar.
     U32(u32),
+    /// A 64-bit unsigned scalar (not a pointer).
+    U64(u64),
     /// A work-group local buffer of this many bytes (no value).
     Local(u64),
 }
@@ -451,7 +460,7 @@ pub fn script(about: &About, d: &Dispatch, program_comment: &str, host: &str) ->
     }
     s.push_str("}\n");
     let _ = writeln!(s, "GLOBAL_SIZE = {}\nLOCAL_SIZE = {}", d.global, d.local);
-    s.push_str("# The kernel's arguments in order: (\"buffer\", name, initial bytes), (\"u32\", value), (\"local\", bytes).\nARGS = [\n");
+    s.push_str("# The kernel's arguments in order: (\"buffer\", name, initial bytes), (\"u32\", value), (\"u64\", value), (\"local\", bytes).\nARGS = [\n");
     for a in &d.args {
         match a {
             Arg::Buffer { name, init } => {
@@ -459,6 +468,9 @@ pub fn script(about: &About, d: &Dispatch, program_comment: &str, host: &str) ->
             }
             Arg::U32(v) => {
                 let _ = writeln!(s, "    (\"u32\", {v:#010x}),");
+            }
+            Arg::U64(v) => {
+                let _ = writeln!(s, "    (\"u64\", {v:#018x}),");
             }
             Arg::Local(n) => {
                 let _ = writeln!(s, "    (\"local\", {n}),");
