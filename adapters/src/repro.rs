@@ -230,30 +230,27 @@ pub fn single_checks(
             allowed,
         });
     }
-    if raced {
-        unjudged.push(
-            "the returned values of work-items on a shared address: they depend on the order; atomcts's order checker judges them, not this script".into(),
-        );
-    }
-    for (i, item) in plan.items.iter().enumerate() {
-        let shared = plan
-            .items
-            .iter()
-            .filter(|x| x.offset == item.offset)
-            .count()
-            > 1;
-        if !item.returns || shared {
-            continue;
+    match (raced, returned_values(plan, lowered, state, &c, &initial, &pick, budget)) {
+        (true, _) => unjudged.push(
+            "the returned values (several work-items share an address): they depend on the order; atomcts's order checker judges them, not this script".into(),
+        ),
+        (false, None) => unjudged.push(
+            "the returned values: neither what memory held before nor what it holds after is what the model's outcome returns".into(),
+        ),
+        (false, Some(olds)) => {
+            for (i, (item, old)) in plan.items.iter().zip(olds).enumerate() {
+                if item.returns {
+                    checks.push(Check {
+                        label: format!("ret item {i} (lane {})", item.lane),
+                        arg: ret_arg,
+                        offset: i * ret_stride,
+                        bytes: w,
+                        mask: width_mask(w),
+                        allowed: vec![old],
+                    });
+                }
+            }
         }
-        // One work-item on its address: it returns what memory held before.
-        checks.push(Check {
-            label: format!("ret item {i} (lane {})", item.lane),
-            arg: ret_arg,
-            offset: i * ret_stride,
-            bytes: w,
-            mask: width_mask(w),
-            allowed: vec![read(&initial, item.offset as usize, w)],
-        });
     }
     if plan.op == AtomicOp::Cas {
         unjudged.push(
@@ -262,6 +259,56 @@ pub fn single_checks(
         );
     }
     Ok((checks, unjudged))
+}
+
+/// What each work-item of a launch with no shared address returns in the model's outcome `c`,
+/// as the back end's result buffer holds it: what memory held before (`initial`, most ops) or
+/// after (`pick`, an op that returns its new value): the one whose writeback
+/// ([`Plan::finish`]) the judge passes; `None` when neither does.
+fn returned_values(
+    plan: &Plan,
+    lowered: &Lowered,
+    state: &State,
+    c: &Completed,
+    initial: &[u8],
+    pick: &[u8],
+    budget: u64,
+) -> Option<Vec<u64>> {
+    let w = plan.ty.bytes() as usize;
+    let mask = width_mask(w);
+    let other = match plan.space {
+        Space::Global => plan.shared.bytes(state, Space::Shared),
+        Space::Shared => plan.global.bytes(state, Space::Global),
+    };
+    let (global, shared) = match plan.space {
+        Space::Global => (pick, other.as_slice()),
+        Space::Shared => (other.as_slice(), pick),
+    };
+    [initial, pick].into_iter().find_map(|mem| {
+        let old: Vec<u64> = plan
+            .items
+            .iter()
+            .map(|i| read(mem, i.offset as usize, w))
+            .collect();
+        let ok = plan
+            .items
+            .iter()
+            .zip(&old)
+            .map(|(i, o)| plan.op != AtomicOp::Cas || (o & mask) == (i.src[0] & mask))
+            .collect();
+        let seen = plan
+            .finish(
+                state,
+                global,
+                shared,
+                &crate::plan::Returned {
+                    old: old.clone(),
+                    ok,
+                },
+            )
+            .ok()?;
+        matches!(judge(lowered, state, c, &seen, budget), Ok(Judgement::Pass)).then_some(old)
+    })
 }
 
 /// The checks of a concurrent launch whose final memory is the same in every order (see
