@@ -161,7 +161,7 @@ ENV = {
 }
 GLOBAL_SIZE = 1
 LOCAL_SIZE = 1
-# The kernel's arguments in order: ("buffer", name, initial bytes), ("u32", value), ("local", bytes).
+# The kernel's arguments in order: ("buffer", name, initial bytes), ("u32", value), ("u64", value), ("local", bytes).
 ARGS = [
     ("buffer", "memory", bytes(8)),
     ("buffer", "returned values", bytes(262144)),
@@ -334,7 +334,9 @@ def run():
     vk.vkEnumerateDeviceExtensionProperties(pd, None, ref(ne), eprops)
     have = {eprops.raw[260 * i:260 * i + 256].split(b"\0")[0] for i in range(ne.value)}
     wanted = [e for e in (b"VK_EXT_shader_atomic_float", b"VK_EXT_shader_atomic_float2") if e in have]
-    # Every feature the device reports (Vulkan 1.0 to 1.3, atomic float), robust buffer access off.
+    # Every feature the device reports (Vulkan 1.0 to 1.3, atomic float), robust buffer access
+    # off (atomcts enables only the features its shaders use: int64, int64 atomics, atomic float,
+    # sub-group extended types and size control).
     chain = [(1000059000, None), (49, None), (51, None), (53, None)]
     if b"VK_EXT_shader_atomic_float" in have:
         chain.append((1000260000, None))

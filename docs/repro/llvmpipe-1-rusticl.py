@@ -48,7 +48,7 @@ ENV = {
 }
 GLOBAL_SIZE = 1
 LOCAL_SIZE = 1
-# The kernel's arguments in order: ("buffer", name, initial bytes), ("u32", value), ("local", bytes).
+# The kernel's arguments in order: ("buffer", name, initial bytes), ("u32", value), ("u64", value), ("local", bytes).
 ARGS = [
     ("buffer", "mem", bytes(16)),
     ("buffer", "ret", bytes(524288)),
