@@ -228,4 +228,22 @@ fn planted_bugs_reproduce_standalone_and_clean_kernels_pass() {
         assert_eq!(o.status.code(), Some(0), "{adapter}: {t}");
         assert!(all_exit(&clean, 0) >= n, "{adapter}: {t}");
     }
+    // The WGSL route: naga's SPIR-V as it ran, with the WGSL it came from.
+    let clean = tmp("clean-wgsl");
+    let o = repro(
+        "wgsl-naga:lavapipe",
+        "spec-cases",
+        "max",
+        &clean,
+        &["--all"],
+        &[],
+    );
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    assert!(all_exit(&clean, 0) >= 3, "{t}");
+    let first = std::fs::read_to_string(&scripts(&clean)[0]).unwrap();
+    assert!(
+        first.contains("The WGSL shader atomcts wrote") && first.contains("@compute"),
+        "{first}"
+    );
 }
