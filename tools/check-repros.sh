@@ -40,6 +40,8 @@ repros=(
   "docs/repro/taichi-vulkan-contended-float-returns.py vulkan"
   "docs/repro/taichi-vulkan-contended-float-spirv.py"
   "docs/repro/triton-minmax-nan-operand.py"
+  "docs/repro/llvmpipe-1-lavapipe.py"
+  "docs/repro/llvmpipe-1-rusticl.py"
 )
 # Every reproducer on disk is listed.
 for f in docs/repro/*.py; do

@@ -32,6 +32,7 @@ pub mod interrupt;
 pub mod plan;
 pub mod protocol;
 pub mod registry;
+pub mod repro;
 pub mod shuffle;
 pub mod text;
 pub mod visa_asm;
