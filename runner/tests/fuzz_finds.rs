@@ -100,9 +100,13 @@ fn finds_every_bug(limit: &[&str]) -> Vec<(&'static str, Found)> {
         let (text, found) = campaign(&format!("--planted {name}"), limit, 1);
         let f = first_failure(&found)
             .unwrap_or_else(|| panic!("{name} ({what}) not found with {limit:?}:\n{text}"));
+        let total = text
+            .lines()
+            .find(|l| l.contains(" cases in "))
+            .unwrap_or("");
         println!(
-            "{name:<18} found at case {} after {:.1} s: {}",
-            f.case, f.seconds, f.key
+            "{name:<18} found at case {} after {:.1} s: {}\n{:<18} {total}",
+            f.case, f.seconds, f.key, ""
         );
         out.push((
             *name,
@@ -122,13 +126,17 @@ fn finds_every_bug(limit: &[&str]) -> Vec<(&'static str, Found)> {
 fn the_honest_adversary_passes_the_stream() {
     let (text, found) = campaign("honest-semantic", &["--cases", "1500"], 1);
     assert!(found.is_empty(), "{text}");
-    assert!(text.contains("1500 cases"), "{text}");
+    assert!(text.contains("1500 cases in"), "{text}");
+    assert!(
+        text.contains(" 0 failing, 0 distinct signature(s)"),
+        "{text}"
+    );
 }
 
 /// A short campaign per planted bug finds it.
 #[test]
 fn short_campaigns_find_every_planted_bug() {
-    let found = finds_every_bug(&["--cases", "1500"]);
+    let found = finds_every_bug(&["--cases", "300"]);
     assert_eq!(found.len(), BUGS.len());
 }
 
