@@ -136,7 +136,7 @@ fn the_honest_adversary_passes_the_stream() {
 /// A short campaign per planted bug finds it.
 #[test]
 fn short_campaigns_find_every_planted_bug() {
-    let found = finds_every_bug(&["--cases", "300"]);
+    let found = finds_every_bug(&["--cases", "64"]);
     assert_eq!(found.len(), BUGS.len());
 }
 
