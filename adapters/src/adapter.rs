@@ -25,6 +25,15 @@ pub trait Adapter {
     fn last_program(&self) -> Option<String> {
         None
     }
+    /// Turns on (or off) keeping what each case dispatched, for [`Adapter::reproducer`]
+    /// (`atomcts repro`); off by default (it costs a judge of the dispatch's words).
+    fn capture_dispatches(&mut self, _on: bool) {}
+    /// A standalone reproducer of the last case (issue 30, point 5: a Python script in the
+    /// implementation's own terms, [`crate::repro`]): `None` where this kind of adapter writes
+    /// none; `Some(Err)` says in one line why not for this case.
+    fn reproducer(&self, _about: &crate::repro::About) -> Option<Result<String, String>> {
+        None
+    }
     /// The implementation and its version in one line, for reports (an OpenCL driver's
     /// platform, device and versions; a shim's `implementation` from its handshake); `None`
     /// when it cannot tell.
@@ -57,6 +66,13 @@ pub trait Adapter {
     /// adapter (issue 27, H3).
     fn is_builtin_model(&self) -> bool {
         false
+    }
+    /// An independent instance of this adapter for another thread (`atomcts run --jobs`).
+    /// Only adapters whose instances share nothing and run in this process (the built-in
+    /// model) give one; `None` by default: a driver, a browser or a shim runs on the calling
+    /// thread only.
+    fn fork(&self) -> Option<Box<dyn Adapter + Send>> {
+        None
     }
     /// Its pipelining ([`Pipelined`]), if it keeps several requests in flight; `None` by
     /// default.

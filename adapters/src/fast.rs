@@ -46,6 +46,10 @@ impl Adapter for FastAdapter {
         true
     }
 
+    fn fork(&self) -> Option<Box<dyn Adapter + Send>> {
+        Some(Box::new(FastAdapter))
+    }
+
     fn run(&mut self, r: &Request<'_>) -> Result<Observation, AdapterError> {
         // The runner's lowering by the same front end, of the same text, state and profile.
         if let Some(lowered) = r.lowered {

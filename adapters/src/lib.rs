@@ -32,6 +32,7 @@ pub mod interrupt;
 pub mod plan;
 pub mod protocol;
 pub mod registry;
+pub mod repro;
 pub mod shuffle;
 pub mod text;
 pub mod visa_asm;
@@ -231,6 +232,10 @@ impl Adapter for ReferenceAdapter {
 
     fn is_builtin_model(&self) -> bool {
         true
+    }
+
+    fn fork(&self) -> Option<Box<dyn Adapter + Send>> {
+        Some(Box::new(ReferenceAdapter))
     }
 
     fn run(&mut self, r: &Request<'_>) -> Result<Observation, AdapterError> {

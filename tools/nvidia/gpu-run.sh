@@ -53,6 +53,14 @@ if python3 -c "import numba.cuda" 2>/dev/null; then
     --adapter-timeout-ms 60000 --profile claimed --baseline adapters/shims/numba_cuda_gpu.baseline \
     --json "$OUT/numba-cuda.json" > "$OUT/numba-cuda.txt" 2>&1 || { echo "numba-cuda: exit $?"; fail=1; }
   tail -n 1 "$OUT/numba-cuda.txt"
+  note "Numba's CUDA target: the standalone reproducers of numba-cuda-1..3 (docs/repro; exit 1 = still shows)"
+  for r in "numba-cuda-1-minmax-stale-returns.py" "numba-cuda-2-minmax-two-nans.py" "numba-minmax-signed-zeros.py gpu"; do
+    read -r -a argv <<<"$r"
+    NUMBA_ENABLE_CUDASIM=0 timeout 300 python3 "docs/repro/${argv[0]}" "${argv[@]:1}" > "$OUT/repro-${argv[0]%.py}.txt" 2>&1
+    rc=$?
+    echo "reproducer $r: exit $rc ($( [ $rc -eq 1 ] && echo 'still shows the difference' || echo 'DOES NOT SHOW IT: see the output'))"
+    [ "$rc" -eq 1 ] || fail=1
+  done
 else
   echo "numba-cuda: python3 has no numba.cuda; skipped"
 fi

@@ -10,6 +10,7 @@ mod list;
 mod merge;
 mod regress;
 mod report;
+mod repro;
 mod run;
 mod sweep;
 
@@ -55,6 +56,9 @@ enum Command {
     /// The conformance matrix and the ambiguity report across implementations (Markdown, JSON,
     /// HTML): runs the corpus on each under the profile it claims, or reads earlier runs.
     Report(report::ReportArgs),
+    /// Standalone reproducers of failing cases: one Python script each (the kernel as it ran,
+    /// its buffers, the documents' rule), runnable without atomcts.
+    Repro(repro::ReproArgs),
     /// Differential fuzzing of an adapter: generated cases judged against the reference (or
     /// compared with a second adapter); failures shrunk and written as corpus cases.
     Fuzz(fuzz::FuzzArgs),
@@ -142,6 +146,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Sweep(a) => sweep::cmd_sweep(a),
         Command::Regress(a) => regress::cmd_regress(a),
         Command::Report(a) => report::cmd_report(a),
+        Command::Repro(a) => repro::cmd_repro(a),
         Command::Fuzz(a) => fuzz::cmd_fuzz(a),
     }
 }

@@ -75,6 +75,11 @@ pub(super) struct RunArgs {
     /// No progress bar.
     #[arg(long)]
     no_progress: bool,
+    /// Threads for the built-in model (fast, reference): its cases and the generated cases are
+    /// spread over N threads (at most 64), results in the same order as with one. Other
+    /// adapters run on one thread whatever N is.
+    #[arg(long, default_value_t = 1)]
+    jobs: usize,
 }
 
 /// Reads a baseline (format: [`Baseline`]).
@@ -96,6 +101,13 @@ pub(super) fn cmd_run(a: RunArgs) -> Result<u8> {
     }
     if a.profile.profile != "claimed" {
         a.profile.profile()?;
+    }
+    if !(1..=atomcts::run::parallel::MAX_JOBS).contains(&a.jobs) {
+        bail!(
+            "--jobs {}: between 1 and {} threads",
+            a.jobs,
+            atomcts::run::parallel::MAX_JOBS
+        );
     }
     let partition = a.partition.as_deref().map(parse_partition).transpose()?;
     // SIGINT and SIGTERM stop the run and keep its reports (issue 27, H15).
@@ -161,17 +173,32 @@ pub(super) fn cmd_run(a: RunArgs) -> Result<u8> {
             b.inc(1);
         }
     };
-    let mut session = Session::new(&plan, baseline.as_ref(), estimate, jsonl);
+    let mut session = Session::new(&plan, baseline.as_ref(), estimate, jsonl).with_jobs(a.jobs);
     // Corpus first, then generated cases chunk by chunk (a pipelined adapter's window stays
     // full through a chunk: 4 windows, issue 9).
     let gen_chunk = atomcts::fuzzing::generate::RUN_CHUNK.max(4 * adapter.window());
     session.run_chunk(corpus, adapter.as_mut(), &opts, &mut tick);
     if let Some(mut g) = generator {
-        while !run::stopped()
-            && let Some(chunk) = g.next_chunk(gen_chunk)
-        {
-            let chunk = chunk.map_err(|e| anyhow::anyhow!("{e}"))?;
-            session.run_generated(chunk, adapter.as_mut(), &opts, &mut tick);
+        let forks: Option<Vec<_>> = (a.jobs > 1)
+            .then(|| (0..a.jobs).map(|_| adapter.fork()).collect())
+            .flatten();
+        if let Some(forks) = forks {
+            // `--jobs` on the built-in model: made and run on threads, taken in order.
+            atomcts::fuzzing::parallel::run_generated(
+                &mut session,
+                &mut g,
+                forks,
+                &opts,
+                &mut tick,
+            )
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        } else {
+            while !run::stopped()
+                && let Some(chunk) = g.next_chunk(gen_chunk)
+            {
+                let chunk = chunk.map_err(|e| anyhow::anyhow!("{e}"))?;
+                session.run_generated(chunk, adapter.as_mut(), &opts, &mut tick);
+            }
         }
     }
     if let Some(b) = bar {

@@ -670,6 +670,16 @@ pub const CHUNK: u64 = 5_000;
 /// a pipelined adapter takes chunks of its window instead ([`Generator::next_chunk`]).
 pub const RUN_CHUNK: usize = 64;
 
+/// A drawn case ([`Generator::draw_block`]): its index, draft, file and id; what
+/// [`Maker::make`] makes a case of, on any thread.
+pub struct Drawn {
+    k: u64,
+    draft: Draft,
+    file: std::path::PathBuf,
+    at: std::sync::Arc<Path>,
+    id: String,
+}
+
 /// A stream of generated cases: the same cases, in chunks, as [`generate`] makes at once.
 pub struct Generator {
     rng: ChaCha8Rng,
@@ -740,6 +750,14 @@ impl Generator {
     /// made for it, or `None` at the end. Its state is built and the reference run once, here:
     /// they come with the case ([`Prebuilt`]) so that a run under the same profile reuses them.
     pub fn next_case(&mut self) -> Option<Result<GeneratedCase, GenError>> {
+        let drawn = self.draw()?;
+        Some(self.make(drawn))
+    }
+
+    /// The random part of the next case: its draft and id, or `None` at the end. Only this
+    /// step reads the random stream, so the cases' order and content never depend on how
+    /// many threads make them ([`Generator::make`]).
+    fn draw(&mut self) -> Option<Drawn> {
         if self.next >= self.count {
             return None;
         }
@@ -747,7 +765,6 @@ impl Generator {
         self.next += 1;
         let seed = self.seed;
         let draft = gen_draft(&mut self.rng);
-        let name = || format!("gen_{seed}_{k}");
         // `generated/seed<seed>/<dialect>.toml`, made once per dialect, and the id in it.
         let d = draft.dialect;
         let slot = match self.files.iter().position(|(x, ..)| *x == d) {
@@ -765,49 +782,100 @@ impl Generator {
         let mut id = String::with_capacity(prefix.len() + 20);
         id.push_str(prefix);
         let _ = write!(id, "{k}");
-        // The state straight from the generator's values (the loader's state of the same
-        // entries: see `crate::fuzzing::draft`).
-        let state = match draft.state() {
-            Ok(s) => s,
-            Err(message) => {
-                let name = name();
-                return Some(Err(GenError { name, message }));
-            }
-        };
-        let shell = GenCase {
-            dialect: draft.dialect,
-            asm: draft.asm.clone(),
-            lanes: draft.lanes,
-            given: Table::new(),
-            concurrent: Vec::new(),
-        };
-        let case = shell.into_case_at(id, file.clone(), at.clone(), self.cite.clone(), None);
-        let reference = match program::run(case.dialect, &case.asm, &state, &self.profile) {
-            Ok(r) => r,
-            Err(e) => {
-                return Some(Err(GenError {
-                    name: name(),
-                    message: e.to_string(),
-                }));
-            }
-        };
-        // The expectation is built straight from the outcome when first needed; the table is
-        // written only when asked for (`Item::expect_entries`: a run under another profile, a
-        // test).
-        let made = std::sync::Arc::new(Prebuilt {
+        Some(Drawn {
+            k,
             draft,
-            profile: self.profile.clone(),
-            state,
-            reference,
-            expectation: std::sync::OnceLock::new(),
-        });
-        Some(Ok(GeneratedCase { case, made }))
+            file: file.clone(),
+            at: at.clone(),
+            id,
+        })
+    }
+
+    /// The rest of a drawn case, with no randomness: its state built and the reference run.
+    fn make(&self, drawn: Drawn) -> Result<GeneratedCase, GenError> {
+        make(self.seed, &self.profile, &self.cite, drawn)
+    }
+
+    /// The random parts of the next `n` cases ([`Generator::draw`]); empty at the end.
+    pub fn draw_block(&mut self, n: usize) -> Vec<Drawn> {
+        std::iter::from_fn(|| self.draw()).take(n).collect()
     }
 
     /// Cases not generated yet.
     pub fn remaining(&self) -> u64 {
         self.count - self.next
     }
+
+    /// What makes drawn cases ([`Maker::make`]), for other threads.
+    pub fn maker(&self) -> Maker {
+        Maker {
+            seed: self.seed,
+            profile: self.profile.clone(),
+            cite: self.cite.clone(),
+        }
+    }
+}
+
+/// The part of a [`Generator`] that makes drawn cases: the seed, profile and citation.
+#[derive(Clone, Debug)]
+pub struct Maker {
+    seed: u64,
+    profile: std::sync::Arc<Profile>,
+    cite: String,
+}
+
+impl Maker {
+    /// A drawn case made: its state built from the draft and the reference run on it.
+    pub fn make(&self, drawn: Drawn) -> Result<GeneratedCase, GenError> {
+        make(self.seed, &self.profile, &self.cite, drawn)
+    }
+}
+
+/// [`Maker::make`].
+fn make(
+    seed: u64,
+    profile: &std::sync::Arc<Profile>,
+    cite: &str,
+    drawn: Drawn,
+) -> Result<GeneratedCase, GenError> {
+    let Drawn {
+        k,
+        draft,
+        file,
+        at,
+        id,
+    } = drawn;
+    let name = || format!("gen_{seed}_{k}");
+    // The state straight from the generator's values (the loader's state of the same
+    // entries: see `crate::fuzzing::draft`).
+    let state = draft.state().map_err(|message| GenError {
+        name: name(),
+        message,
+    })?;
+    let shell = GenCase {
+        dialect: draft.dialect,
+        asm: draft.asm.clone(),
+        lanes: draft.lanes,
+        given: Table::new(),
+        concurrent: Vec::new(),
+    };
+    let case = shell.into_case_at(id, file, at, cite.to_string(), None);
+    let reference =
+        program::run(case.dialect, &case.asm, &state, profile).map_err(|e| GenError {
+            name: name(),
+            message: e.to_string(),
+        })?;
+    // The expectation is built straight from the outcome when first needed; the table is
+    // written only when asked for (`Item::expect_entries`: a run under another profile, a
+    // test).
+    let made = std::sync::Arc::new(Prebuilt {
+        draft,
+        profile: profile.clone(),
+        state,
+        reference,
+        expectation: std::sync::OnceLock::new(),
+    });
+    Ok(GeneratedCase { case, made })
 }
 
 impl Iterator for Generator {

@@ -10,5 +10,6 @@ pub mod fuzz;
 pub mod generate;
 pub mod interleave;
 pub mod oracles;
+pub mod parallel;
 pub mod plant;
 pub mod sweep;

@@ -9,6 +9,7 @@ pub mod markup;
 pub mod merge;
 pub mod output;
 pub mod publish;
+pub mod reproducers;
 pub mod session;
 
 use crate::exit::{EXIT_ERROR, EXIT_NONCONFORMANCE, EXIT_OK};

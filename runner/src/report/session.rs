@@ -62,7 +62,7 @@ impl Plan {
     }
 
     /// How many times `case` runs (--repeat, concurrent cases: issue 12).
-    fn times(&self, case: &Case) -> u32 {
+    pub fn times(&self, case: &Case) -> u32 {
         if case.is_concurrent() {
             self.repeat.max(self.concurrent_repeat)
         } else {
@@ -86,6 +86,8 @@ pub struct Session<'p> {
     /// count of what did not run).
     planned: u64,
     generated_made: u64,
+    /// Threads for an adapter that can be forked ([`Session::with_jobs`]).
+    jobs: usize,
 }
 
 impl<'p> Session<'p> {
@@ -112,7 +114,16 @@ impl<'p> Session<'p> {
             selected: 0,
             planned: 0,
             generated_made: 0,
+            jobs: 1,
         }
+    }
+
+    /// Runs cases on `jobs` threads where the adapter gives an instance per thread
+    /// ([`Adapter::fork`]: the built-in model); results keep the cases' order. Other adapters
+    /// run on this thread whatever `jobs` says.
+    pub fn with_jobs(mut self, jobs: usize) -> Session<'p> {
+        self.jobs = jobs.max(1);
+        self
     }
 
     /// Selected cases so far (before partitioning).
@@ -141,9 +152,48 @@ impl<'p> Session<'p> {
         opts: &Options,
         progress: &mut dyn FnMut(),
     ) {
-        self.generated_made += cases.len() as u64;
+        self.made_generated(cases.len() as u64);
         let items: Vec<Item<'_>> = cases.iter().map(GeneratedCase::item).collect();
         self.run_items(&items, adapter, opts, progress);
+    }
+
+    /// The run's [`Plan`].
+    pub fn plan(&self) -> &'p Plan {
+        self.plan
+    }
+
+    /// Takes `item` into the run's accounts (selection, baseline hits, the ids' digest) and
+    /// says whether this shard runs it.
+    pub fn take(&mut self, item: Item<'_>) -> bool {
+        let c = item.case();
+        if self.known.contains(&c.id) || self.flaky.contains(&c.id) {
+            self.baseline_hits.insert(c.id.clone());
+        }
+        if !self.plan.selects(c) {
+            return false;
+        }
+        self.selected += 1;
+        self.ids_hash = self.ids_hash.wrapping_add(run::stable_hash(&c.id));
+        let runs = self.plan.in_shard(c);
+        self.planned += u64::from(runs);
+        runs
+    }
+
+    /// Counts `n` generated cases made (for an interrupted run's count of what did not run).
+    pub fn made_generated(&mut self, n: u64) {
+        self.generated_made += n;
+    }
+
+    /// Gives `case`'s result to the collector, completed (instruction, position, citation,
+    /// reproduce line) only if the collector keeps or writes it (issue 9). A result that
+    /// comes after a stop request may be the stop's doing: it is not taken (not run).
+    pub fn give(&mut self, case: &Case, r: CaseResult, opts: &Options) -> bool {
+        if run::stopped() {
+            return false;
+        }
+        self.collector
+            .push_with(r, |r| run::repro::complete(r, case, opts));
+        true
     }
 
     /// [`Session::run_chunk`] over cases as the runner takes them.
@@ -155,33 +205,20 @@ impl<'p> Session<'p> {
         progress: &mut dyn FnMut(),
     ) {
         let plan = self.plan;
-        let mut todo: Vec<Item<'_>> = Vec::new();
-        for &item in items {
-            let c = item.case();
-            if self.known.contains(&c.id) || self.flaky.contains(&c.id) {
-                self.baseline_hits.insert(c.id.clone());
-            }
-            if !plan.selects(c) {
-                continue;
-            }
-            self.selected += 1;
-            self.ids_hash = self.ids_hash.wrapping_add(run::stable_hash(&c.id));
-            if plan.in_shard(c) {
-                todo.push(item);
-            }
-        }
-        self.planned += todo.len() as u64;
-        let collector = &mut self.collector;
-        // A result is completed (instruction, position, citation, reproduce line) only if
-        // the collector keeps or writes it (issue 9).
+        let todo: Vec<Item<'_>> = items.iter().copied().filter(|&i| self.take(i)).collect();
+        let jobs = self.jobs;
         let mut emit = |c: &Case, r: CaseResult| {
-            if run::stopped() {
-                // A result that came after a stop request may be the stop's doing: not run.
-                return;
+            if self.give(c, r, opts) {
+                progress();
             }
-            collector.push_with(r, |r| run::repro::complete(r, c, opts));
-            progress();
         };
+        // `--jobs`: every case on the adapter's forks, in order.
+        if jobs > 1
+            && let Some(forks) = (0..jobs).map(|_| adapter.fork()).collect()
+        {
+            run::parallel::run_cases_parallel(&todo, forks, opts, &|c| plan.times(c), &mut emit);
+            return;
+        }
         // Cases run more than once (--repeat, concurrent cases: issue 12) run one by one; the
         // others in order, a pipelined adapter's window at a time (issue 9).
         let mut i = 0;

@@ -5,14 +5,15 @@
 //! This file streams cases through an adapter (one by one, repeated, or a pipelined window at a
 //! time); `prepare.rs` decides everything before the adapter runs a case, `finish.rs` judges
 //! its answer, `repro.rs` labels results and writes reproduce lines, `results.rs` holds the
-//! result records, `concurrent.rs` runs concurrent cases, `interrupt.rs` takes SIGINT and
-//! SIGTERM.
+//! result records, `concurrent.rs` runs concurrent cases, `parallel.rs` spreads cases over
+//! threads (`--jobs`), `interrupt.rs` takes SIGINT and SIGTERM.
 //!
 //! The run layer: imports only from `corpus` below it (`runner/tests/layers.rs`).
 
 pub mod concurrent;
 pub mod finish;
 pub mod interrupt;
+pub mod parallel;
 pub mod prepare;
 pub mod repro;
 pub mod results;
@@ -87,7 +88,11 @@ pub fn run_case<'c>(
 }
 
 /// [`run_case`] without [`complete`].
-fn run_case_lean(item: Item<'_>, adapter: &mut dyn Adapter, opts: &Options) -> CaseResult {
+pub(crate) fn run_case_lean(
+    item: Item<'_>,
+    adapter: &mut dyn Adapter,
+    opts: &Options,
+) -> CaseResult {
     match prepare(item, &*adapter, opts) {
         Step::Done(r) => *r,
         Step::Concurrent(case, r) => crate::run::concurrent::run_case(case, adapter, opts, *r),

@@ -8,6 +8,7 @@
 pub mod concurrent;
 pub mod emit;
 pub mod float;
+pub mod repro;
 pub mod run;
 pub mod shuffle;
 
@@ -163,6 +164,11 @@ pub struct OpenClAdapter {
     features: Features,
     plant: Plant,
     last: Option<String>,
+    /// Whether to keep what each case dispatched ([`crate::Adapter::capture_dispatches`]).
+    capture: bool,
+    /// What the last case dispatched, or why it cannot be written standalone.
+    dispatch: Option<Result<crate::repro::Dispatch, String>>,
+    selector: String,
 }
 
 impl OpenClAdapter {
@@ -191,6 +197,9 @@ impl OpenClAdapter {
             features,
             plant,
             last: None,
+            capture: false,
+            dispatch: None,
+            selector: selector.to_string(),
         })
     }
 
@@ -314,8 +323,26 @@ impl Adapter for OpenClAdapter {
         self.last.clone()
     }
 
+    fn capture_dispatches(&mut self, on: bool) {
+        self.capture = on;
+    }
+
+    fn reproducer(&self, about: &crate::repro::About) -> Option<Result<String, String>> {
+        let pattern = known(&self.selector).map_or(self.selector.as_str(), |k| k.platform);
+        Some(match &self.dispatch {
+            Some(Ok(d)) => {
+                let mut about = about.clone();
+                about.env = environment(&self.selector);
+                repro::script(&about, d, pattern)
+            }
+            Some(Err(why)) => Err(why.clone()),
+            None => Err("the case dispatched nothing on the device".into()),
+        })
+    }
+
     fn run(&mut self, r: &Request<'_>) -> Result<Observation, AdapterError> {
         self.last = None;
+        self.dispatch = None;
         crate::back::run(self, r)
             .map(Observation::Completed)
             .map_err(|k| self.err(k))
@@ -394,10 +421,35 @@ impl crate::back::Backend for OpenClAdapter {
             .filter(|p| *p <= self.device.info.max_work_group)
             .unwrap_or(n);
         self.last = Some(kernel.listing(r.id, local));
+        let args = self.capture.then(|| repro::args(&kernel, &mem, n));
         let (old, ok) = self
             .device
             .run_ndrange(&kernel, local, local, n, &mut mem)
             .map_err(AdapterErrorKind::Crashed)?;
+        if let Some(args) = args {
+            self.dispatch = Some(
+                crate::back::lower(r)
+                    .map_err(|e| format!("{e:?}"))
+                    .and_then(|lowered| {
+                        crate::repro::single_checks(
+                            &plan,
+                            &lowered,
+                            r.state,
+                            &mem,
+                            (0, 1, 8),
+                            crate::repro::JUDGE_BUDGET,
+                        )
+                    })
+                    .map(|(checks, unjudged)| crate::repro::Dispatch {
+                        program: repro::program(&kernel),
+                        args,
+                        global: local,
+                        local,
+                        checks,
+                        unjudged,
+                    }),
+            );
+        }
         let (global, shared) = match plan.space {
             Space::Global => (mem, plan.shared.bytes(r.state, Space::Shared)),
             Space::Shared => (plan.global.bytes(r.state, Space::Global), mem),
@@ -423,6 +475,9 @@ impl OpenClAdapter {
     ) -> Result<State, AdapterErrorKind> {
         let n = plan.threads.len();
         self.last = Some(kernel.listing(r.id, n));
+        self.dispatch = Some(Err(
+            "a SIMD-group function: its reproducer is not written standalone yet".into(),
+        ));
         let mut mem = vec![0u8; 8];
         let (ret, ok) = self
             .device
@@ -452,6 +507,7 @@ impl crate::Concurrent for OpenClAdapter {
         r: &crate::concurrent::ConcurrentRequest<'_>,
     ) -> Result<crate::concurrent::ConcurrentObservation, AdapterError> {
         self.last = None;
+        self.dispatch = None;
         let na = |why: NotApplicable| AdapterErrorKind::NotApplicable(why.0);
         let (lowered, states) = r.lowered_states().map_err(|k| self.err(k))?;
         let cp =
@@ -473,6 +529,30 @@ impl crate::Concurrent for OpenClAdapter {
         ));
         let mut mem = cp.image(&states[0]);
         mem.resize(mem.len() + concurrent::extra_bytes(&cp), 0);
+        if self.capture {
+            let global = local * cp.work_groups();
+            let args = repro::args(&kernel, &mem, cp.ret_len());
+            self.dispatch = Some(
+                crate::concurrent::serial(&self.name, r, &atomcts_reference::exec::execute)
+                    .map_err(|e| e.to_string())
+                    .and_then(|s| {
+                        crate::repro::concurrent_checks(
+                            &cp,
+                            &s.states[0],
+                            0,
+                            Some((0, concurrent::counts_at(&cp))),
+                        )
+                    })
+                    .map(|(checks, unjudged)| crate::repro::Dispatch {
+                        program: repro::program(&kernel),
+                        args,
+                        global,
+                        local,
+                        checks,
+                        unjudged,
+                    }),
+            );
+        }
         let (old, ok) = self
             .device
             .run_ndrange(

@@ -10,6 +10,7 @@
 
 pub mod concurrent;
 pub mod emit;
+pub mod repro;
 pub mod run;
 pub mod worker;
 
@@ -32,6 +33,10 @@ pub struct CudaAdapter {
     sm: u32,
     plant: Plant,
     last: Option<String>,
+    /// Whether to keep what each case dispatched ([`crate::Adapter::capture_dispatches`]).
+    capture: bool,
+    /// What the last case dispatched, or why it cannot be written standalone.
+    dispatch: Option<Result<crate::repro::Dispatch, String>>,
     timeout: Duration,
     worker: worker::Worker,
 }
@@ -63,6 +68,8 @@ impl CudaAdapter {
             sm,
             plant,
             last: None,
+            capture: false,
+            dispatch: None,
             timeout: DEFAULT_TIMEOUT,
             worker: worker::Worker::new(DEFAULT_TIMEOUT + run::HOST_GRACE),
         })
@@ -158,8 +165,21 @@ impl Adapter for CudaAdapter {
         self.last.clone()
     }
 
+    fn capture_dispatches(&mut self, on: bool) {
+        self.capture = on;
+    }
+
+    fn reproducer(&self, about: &crate::repro::About) -> Option<Result<String, String>> {
+        Some(match &self.dispatch {
+            Some(Ok(d)) => repro::script(about, d),
+            Some(Err(why)) => Err(why.clone()),
+            None => Err("the case dispatched nothing on the device".into()),
+        })
+    }
+
     fn run(&mut self, r: &Request<'_>) -> Result<Observation, AdapterError> {
         self.last = None;
+        self.dispatch = None;
         crate::back::run(self, r)
             .map(Observation::Completed)
             .map_err(|k| self.err(k))
@@ -198,11 +218,36 @@ impl crate::back::Backend for CudaAdapter {
             kernel.source, items
         ));
         let mem = plan.layout().bytes(r.state, plan.space);
+        let launch = run::single(&kernel, &items, &mem);
         let (mem, old) = self
             .worker
-            .launch(&run::single(&kernel, &items, &mem))
+            .launch(&launch)
             .and_then(|b| run::single_answer(plan.items.len(), b))
             .map_err(AdapterErrorKind::Crashed)?;
+        if self.capture {
+            self.dispatch = Some(
+                crate::back::lower(r)
+                    .map_err(|e| format!("{e:?}"))
+                    .and_then(|lowered| {
+                        crate::repro::single_checks(
+                            &plan,
+                            &lowered,
+                            r.state,
+                            &mem,
+                            (0, 2, 8),
+                            crate::repro::JUDGE_BUDGET,
+                        )
+                    })
+                    .map(|(checks, unjudged)| crate::repro::Dispatch {
+                        program: repro::program(&launch),
+                        args: repro::args(&launch),
+                        global: (launch.grid.max(1) * launch.block.max(1)) as usize,
+                        local: launch.block.max(1) as usize,
+                        checks,
+                        unjudged,
+                    }),
+            );
+        }
         let (global, shared) = match plan.space {
             Space::Global => (mem, plan.shared.bytes(r.state, Space::Shared)),
             Space::Shared => (plan.global.bytes(r.state, Space::Global), mem),
@@ -233,6 +278,9 @@ impl crate::Concurrent for CudaAdapter {
         r: &ConcurrentRequest<'_>,
     ) -> Result<ConcurrentObservation, AdapterError> {
         self.last = None;
+        self.dispatch = Some(Err(
+            "a concurrent case on cuda: its reproducer is not written standalone yet".into(),
+        ));
         let na = |why: NotApplicable| AdapterErrorKind::NotApplicable(why.0);
         let (lowered, states) = r.lowered_states().map_err(|k| self.err(k))?;
         let iterations = r.iterations();

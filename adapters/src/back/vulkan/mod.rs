@@ -13,6 +13,7 @@
 pub mod atomic;
 pub mod concurrent;
 pub mod emit;
+pub mod repro;
 pub mod run;
 pub mod shuffle;
 
@@ -110,6 +111,11 @@ pub struct VulkanAdapter {
     device: run::Device,
     plant: Plant,
     last: Option<String>,
+    /// Whether to keep what each case dispatched ([`crate::Adapter::capture_dispatches`]).
+    capture: bool,
+    /// What the last case dispatched, or why it cannot be written standalone.
+    dispatch: Option<Result<crate::repro::Dispatch, String>>,
+    selector: String,
     /// naga's SPIR-V by WGSL source (the WGSL route; a shader's text is its shape's).
     compiled: std::collections::HashMap<String, Result<Vec<u32>, wgsl::CompileError>>,
 }
@@ -151,6 +157,9 @@ impl VulkanAdapter {
             device,
             plant,
             last: None,
+            capture: false,
+            dispatch: None,
+            selector: selector.to_string(),
             compiled: std::collections::HashMap::new(),
         })
     }
@@ -207,6 +216,39 @@ impl VulkanAdapter {
             adapter: self.name.clone(),
             kind,
         }
+    }
+
+    /// The standalone form of a single-instruction dispatch that just ran (`args`: its buffers
+    /// before the run; `prepared.dispatch`: after it).
+    fn capture_single(
+        &self,
+        r: &Request<'_>,
+        prepared: &Prepared,
+        args: Vec<crate::repro::Arg>,
+    ) -> Result<crate::repro::Dispatch, String> {
+        let d = &prepared.dispatch;
+        let Planned::Mem(plan) = &prepared.plan else {
+            return Err(
+                "a SIMD-group function: its reproducer is not written standalone yet".into(),
+            );
+        };
+        let lowered = crate::back::lower(r).map_err(|e| format!("{e:?}"))?;
+        let (checks, unjudged) = crate::repro::single_checks(
+            plan,
+            &lowered,
+            r.state,
+            &d.buffers[0].bytes,
+            (0, 1, d.ret_bytes as usize),
+            crate::repro::JUDGE_BUDGET,
+        )?;
+        Ok(crate::repro::Dispatch {
+            program: repro::program(d, prepared.wgsl.as_deref()),
+            args,
+            global: (d.groups.max(1) * d.local_size) as usize,
+            local: d.local_size as usize,
+            checks,
+            unjudged,
+        })
     }
 }
 
@@ -414,8 +456,30 @@ impl Adapter for VulkanAdapter {
         self.last.clone()
     }
 
+    fn capture_dispatches(&mut self, on: bool) {
+        self.capture = on;
+    }
+
+    fn reproducer(&self, about: &crate::repro::About) -> Option<Result<String, String>> {
+        let pattern = known(&self.selector).map_or(self.selector.as_str(), |k| k.device);
+        Some(match &self.dispatch {
+            Some(Ok(d)) => {
+                let mut about = about.clone();
+                // The loader loads exactly the driver atomcts ran (SwiftShader's manifest lies
+                // outside its search path).
+                about.env = known(&self.selector)
+                    .map(|k| vec![("VK_DRIVER_FILES".to_string(), k.icd.to_string())])
+                    .unwrap_or_default();
+                repro::script(&about, d, pattern)
+            }
+            Some(Err(why)) => Err(why.clone()),
+            None => Err("the case dispatched nothing on the device".into()),
+        })
+    }
+
     fn run(&mut self, r: &Request<'_>) -> Result<Observation, AdapterError> {
         self.last = None;
+        self.dispatch = None;
         crate::back::run(self, r)
             .map(Observation::Completed)
             .map_err(|k| self.err(k))
@@ -480,8 +544,13 @@ impl crate::back::Backend for VulkanAdapter {
             ),
             None => prepared.dispatch.listing(),
         });
+        let args = self.capture.then(|| repro::args(&prepared.dispatch));
         let d = &mut prepared.dispatch;
         self.device.run(d).map_err(AdapterErrorKind::Crashed)?;
+        if let Some(args) = args {
+            self.dispatch = Some(self.capture_single(r, &prepared, args));
+        }
+        let d = &mut prepared.dispatch;
         finish(&prepared.plan, r, d)
     }
 }
@@ -494,6 +563,7 @@ impl crate::Concurrent for VulkanAdapter {
         r: &ConcurrentRequest<'_>,
     ) -> Result<ConcurrentObservation, AdapterError> {
         self.last = None;
+        self.dispatch = None;
         if self.route == Route::WgslNaga {
             return Err(self.err(AdapterErrorKind::NotApplicable(
                 "the WGSL route does not translate concurrent cases (the SPIR-V route, vulkan:, runs them)"
@@ -508,10 +578,30 @@ impl crate::Concurrent for VulkanAdapter {
             p.dispatch.local_size,
             p.dispatch.listing()
         ));
+        let args = self.capture.then(|| repro::args(&p.dispatch));
         let d = &mut p.dispatch;
         self.device
             .run(d)
             .map_err(|e| self.err(AdapterErrorKind::Crashed(e)))?;
+        if let Some(args) = args {
+            let d = &p.dispatch;
+            self.dispatch = Some(
+                crate::concurrent::serial(&self.name, r, &atomcts_reference::exec::execute)
+                    .map_err(|e| e.to_string())
+                    .and_then(|s| {
+                        crate::repro::concurrent_checks(&p.plan, &s.states[0], 0, Some((3, 0)))
+                    })
+                    .map(|(checks, unjudged)| crate::repro::Dispatch {
+                        program: repro::program(d, None),
+                        args,
+                        global: (d.groups.max(1) * d.local_size) as usize,
+                        local: d.local_size as usize,
+                        checks,
+                        unjudged,
+                    }),
+            );
+        }
+        let d = &mut p.dispatch;
         let slots = p.plan.ret_len();
         let old = bytes_to_values(&d.buffers[1].bytes, d.ret_bytes, slots);
         let ok: Vec<bool> = bytes_to_values(&d.buffers[2].bytes, 4, slots)

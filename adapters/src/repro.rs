@@ -1,0 +1,638 @@
+//! Standalone reproducers (issue 30, point 5): what a semantic-level back end dispatched for one
+//! case ([`Dispatch`]: the program exactly as it ran, every kernel argument, the launch
+//! geometry) and what the reference model expects of the buffers afterwards ([`Check`]), so
+//! that a back end's `repro.rs` can write one Python script (standard library only, ctypes) that
+//! runs the dispatch on the driver without atomcts and prints expected and observed words.
+//! The shared parts of those scripts (header, the expected table, the comparison and the exit
+//! codes) are here ([`script`]); each back end writes its own host code.
+
+use crate::plan::{ConcurrentPlan, Plan};
+use atomcts_reference::check::{Judgement, judge};
+use atomcts_reference::ir::{AtomicOp, Lowered};
+use atomcts_reference::outcome::{Completed, Outcome};
+use atomcts_reference::state::{Loc, State};
+use atomcts_reference::types::Space;
+use std::fmt::Write as _;
+
+/// The program a back end ran, in its own terms.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Program {
+    /// OpenCL C source, its build options and its kernel's name.
+    OpenClC {
+        /// The source.
+        source: String,
+        /// `clBuildProgram` options.
+        options: String,
+        /// The kernel's name.
+        entry: String,
+    },
+    /// A SPIR-V compute module: its words, entry point and disassembly, and the WGSL it was
+    /// compiled from (the WGSL route).
+    SpirV {
+        /// The words.
+        words: Vec<u32>,
+        /// The entry point.
+        entry: String,
+        /// The disassembly (for the script's comment).
+        disassembly: String,
+        /// The WGSL source naga compiled.
+        wgsl: Option<String>,
+    },
+    /// A PTX module and its entry.
+    Ptx {
+        /// The PTX text.
+        text: String,
+        /// The entry to launch.
+        entry: String,
+    },
+}
+
+/// One kernel argument, in order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Arg {
+    /// A global buffer: its name (for the printout) and its initial bytes.
+    Buffer {
+        /// What it holds (`mem`, `ret`, ...).
+        name: String,
+        /// Its bytes before the launch.
+        init: Vec<u8>,
+    },
+    /// A 32-bit unsigned scalar.
+    U32(u32),
+    /// A 64-bit unsigned scalar (not a pointer).
+    U64(u64),
+    /// A work-group local buffer of this many bytes (no value).
+    Local(u64),
+}
+
+/// One word the reproducer compares after the launch: `bytes` bytes at byte `offset` of
+/// argument `arg` (a [`Arg::Buffer`]), little-endian.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Check {
+    /// What the word is (`mem 0x1000`, `ret item 0`, `iterations thread 0`).
+    pub label: String,
+    /// The argument (a buffer).
+    pub arg: usize,
+    /// Byte offset in the buffer.
+    pub offset: usize,
+    /// Width in bytes (1..=8).
+    pub bytes: usize,
+    /// The bits the documents fix (the others are free).
+    pub mask: u64,
+    /// Every value the documents allow (on the fixed bits); the reference's pick first.
+    pub allowed: Vec<u64>,
+}
+
+/// A dispatch, ready to be written as a standalone script.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Dispatch {
+    /// The program as it ran.
+    pub program: Program,
+    /// The kernel's arguments, in order.
+    pub args: Vec<Arg>,
+    /// Work-items in all (one dimension).
+    pub global: usize,
+    /// Work-items per work-group.
+    pub local: usize,
+    /// The words compared after the launch.
+    pub checks: Vec<Check>,
+    /// What the script does not judge, each said in one line (printed and in the header).
+    pub unjudged: Vec<String>,
+}
+
+/// The race budget of the judge that decides whether a word's observed value is another
+/// outcome the documents allow ([`single_checks`]).
+pub const JUDGE_BUDGET: u64 = 1 << 16;
+
+fn read(bytes: &[u8], offset: usize, n: usize) -> u64 {
+    let mut w = [0u8; 8];
+    for (i, b) in bytes.iter().skip(offset).take(n).enumerate() {
+        w[i] = *b;
+    }
+    u64::from_le_bytes(w)
+}
+
+fn width_mask(bytes: usize) -> u64 {
+    if bytes >= 8 {
+        u64::MAX
+    } else {
+        (1u64 << (8 * bytes)) - 1
+    }
+}
+
+/// The bits of `bytes` bytes of memory at `addr` the reference leaves open.
+fn open_bits(c: &Completed, space: Space, addr: u64, bytes: u64) -> u64 {
+    let mut open = 0u64;
+    for (loc, field) in &c.open {
+        if let Loc::Mem {
+            space: s,
+            addr: a,
+            bytes: n,
+        } = loc
+            && *s == space
+        {
+            for byte in 0..bytes {
+                let at = addr + byte;
+                if at >= *a && at < *a + u64::from(*n) {
+                    // Bits of the location's field that fall in this byte.
+                    let lo = 8 * (at - a) as u32;
+                    let f = if field.bits >= 64 {
+                        u64::MAX
+                    } else {
+                        ((1u64 << field.bits) - 1) << field.lo
+                    };
+                    let in_byte = (f >> lo) & 0xff;
+                    open |= in_byte << (8 * byte);
+                }
+            }
+        }
+    }
+    open
+}
+
+/// Whether the final value of memory some items share is the same in every order: every op
+/// that writes it commutes with every other (integer add and subtract together; one of and, or,
+/// xor, min, max alone).
+fn order_free(ops: &[AtomicOp], float: bool) -> bool {
+    use AtomicOp::*;
+    if float {
+        return false;
+    }
+    let additive = |o: &AtomicOp| matches!(o, Add | Sub | Inc | Dec);
+    ops.iter().all(additive)
+        || ops
+            .first()
+            .is_some_and(|f| matches!(f, And | Or | Xor | Min | Max) && ops.iter().all(|o| o == f))
+}
+
+/// The checks of a single-instruction launch: the memory the plan's items address (argument
+/// `mem_arg`, laid out as [`Plan::layout`]) and each item's returned value (argument `ret_arg`,
+/// `ret_stride` bytes per item), from the reference's outcome on `state`. `observed` is the
+/// memory buffer the back end read back: where it differs from the reference's pick, the
+/// judge says whether it is another outcome the documents allow (then both are listed).
+pub fn single_checks(
+    plan: &Plan,
+    lowered: &Lowered,
+    state: &State,
+    observed_mem: &[u8],
+    (mem_arg, ret_arg, ret_stride): (usize, usize, usize),
+    budget: u64,
+) -> Result<(Vec<Check>, Vec<String>), String> {
+    let c = match atomcts_reference::exec::execute(lowered, state).map_err(|e| e.to_string())? {
+        Outcome::Completed(c) => c,
+        other => return Err(format!("the reference's outcome is {}", other.kind())),
+    };
+    let layout = plan.layout();
+    let pick = layout.bytes(&c.state, plan.space);
+    let initial = layout.bytes(state, plan.space);
+    let w = plan.ty.bytes() as usize;
+    let float = plan.ty.float_format().is_some();
+    let raced = plan.has_shared_addresses();
+    let mut checks = Vec::new();
+    let mut unjudged = Vec::new();
+    let mut offsets: Vec<(u64, u32)> = plan.items.iter().map(|i| (i.offset, i.lane)).collect();
+    offsets.sort_unstable();
+    offsets.dedup_by_key(|o| o.0);
+    for (off, _) in &offsets {
+        let o = *off as usize;
+        let addr = layout
+            .ranges
+            .iter()
+            .find(|r| *off >= r.offset && *off < r.offset + r.len)
+            .map_or(*off, |r| r.base + (off - r.offset));
+        let shared = plan.items.iter().filter(|i| i.offset == *off).count() > 1;
+        if shared && !order_free(&[plan.op], float) {
+            unjudged.push(format!(
+                "memory at {addr:#x}: several work-items on it, and its final value depends on their order; atomcts's order checker judges it, not this script"
+            ));
+            continue;
+        }
+        let mask = !open_bits(&c, plan.space, addr, w as u64) & width_mask(w);
+        let p = read(&pick, o, w);
+        let mut allowed = vec![p];
+        let seen = read(observed_mem, o, w);
+        if (seen ^ p) & mask != 0 && !shared {
+            // Another outcome the documents allow? The reference's state with this word as seen.
+            let mut bytes = pick.clone();
+            bytes[o..o + w].copy_from_slice(&seen.to_le_bytes()[..w]);
+            let mut alt = c.state.clone();
+            layout.store(&bytes, &mut alt, plan.space);
+            if let Ok(Judgement::Pass) = judge(lowered, state, &c, &alt, budget) {
+                allowed.push(seen);
+            }
+        }
+        checks.push(Check {
+            label: format!("{} {addr:#010x}", plan.space.name()),
+            arg: mem_arg,
+            offset: o,
+            bytes: w,
+            mask,
+            allowed,
+        });
+    }
+    match (raced, returned_values(plan, lowered, state, &c, &initial, &pick, budget)) {
+        (true, _) => unjudged.push(
+            "the returned values (several work-items share an address): they depend on the order; atomcts's order checker judges them, not this script".into(),
+        ),
+        (false, None) => unjudged.push(
+            "the returned values: neither what memory held before nor what it holds after is what the model's outcome returns".into(),
+        ),
+        (false, Some(olds)) => {
+            for (i, (item, old)) in plan.items.iter().zip(olds).enumerate() {
+                if item.returns {
+                    checks.push(Check {
+                        label: format!("ret item {i} (lane {})", item.lane),
+                        arg: ret_arg,
+                        offset: i * ret_stride,
+                        bytes: w,
+                        mask: width_mask(w),
+                        allowed: vec![old],
+                    });
+                }
+            }
+        }
+    }
+    if plan.op == AtomicOp::Cas {
+        unjudged.push(
+            "a compare-exchange's success flags (memory and the returned values show what it did)"
+                .into(),
+        );
+    }
+    Ok((checks, unjudged))
+}
+
+/// What each work-item of a launch with no shared address returns in the model's outcome `c`,
+/// as the back end's result buffer holds it: what memory held before (`initial`, most ops) or
+/// after (`pick`, an op that returns its new value): the one whose writeback
+/// ([`Plan::finish`]) the judge passes; `None` when neither does.
+fn returned_values(
+    plan: &Plan,
+    lowered: &Lowered,
+    state: &State,
+    c: &Completed,
+    initial: &[u8],
+    pick: &[u8],
+    budget: u64,
+) -> Option<Vec<u64>> {
+    let w = plan.ty.bytes() as usize;
+    let mask = width_mask(w);
+    let other = match plan.space {
+        Space::Global => plan.shared.bytes(state, Space::Shared),
+        Space::Shared => plan.global.bytes(state, Space::Global),
+    };
+    let (global, shared) = match plan.space {
+        Space::Global => (pick, other.as_slice()),
+        Space::Shared => (other.as_slice(), pick),
+    };
+    [initial, pick].into_iter().find_map(|mem| {
+        let old: Vec<u64> = plan
+            .items
+            .iter()
+            .map(|i| read(mem, i.offset as usize, w))
+            .collect();
+        let ok = plan
+            .items
+            .iter()
+            .zip(&old)
+            .map(|(i, o)| plan.op != AtomicOp::Cas || (o & mask) == (i.src[0] & mask))
+            .collect();
+        let seen = plan
+            .finish(
+                state,
+                global,
+                shared,
+                &crate::plan::Returned {
+                    old: old.clone(),
+                    ok,
+                },
+            )
+            .ok()?;
+        matches!(judge(lowered, state, c, &seen, budget), Ok(Judgement::Pass)).then_some(old)
+    })
+}
+
+/// The checks of a concurrent launch whose final memory is the same in every order (see
+/// [`order_free`]): the memory its items address (argument `mem_arg`, [`ConcurrentPlan::image`]'s
+/// layout), from the reference's serial execution (`final_state`), and, where the launch
+/// counts them, the iterations every work-item executed (`counts`: argument and byte offset of `[group][item]` 32-bit counts). The
+/// returned values are not judged: they need atomcts's order checker.
+pub fn concurrent_checks(
+    cp: &ConcurrentPlan,
+    final_state: &State,
+    mem_arg: usize,
+    counts: Option<(usize, usize)>,
+) -> Result<(Vec<Check>, Vec<String>), String> {
+    if cp.has_local_image() || cp.uses_shared() {
+        return Err(
+            "a concurrent case on work-group local memory is not written standalone yet".into(),
+        );
+    }
+    let ops: Vec<AtomicOp> = cp.groups.iter().map(|g| g.op).collect();
+    let float = cp.groups.iter().any(|g| g.ty.float_format().is_some());
+    if !order_free(&ops, float) || cp.loops.iter().any(Option::is_some) {
+        return Err(format!(
+            "its final memory depends on the order of its instructions ({}): only atomcts's order checker judges it",
+            ops.iter().map(|o| o.name()).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    let pick = cp.global.bytes(final_state, Space::Global);
+    let mut checks = Vec::new();
+    let mut seen = Vec::new();
+    for g in &cp.groups {
+        let w = g.ty.bytes() as usize;
+        for item in &g.items {
+            if seen.contains(&item.offset) {
+                continue;
+            }
+            seen.push(item.offset);
+            let addr = cp
+                .global
+                .ranges
+                .iter()
+                .find(|r| item.offset >= r.offset && item.offset < r.offset + r.len)
+                .map_or(item.offset, |r| r.base + (item.offset - r.offset));
+            checks.push(Check {
+                label: format!("global {addr:#010x}"),
+                arg: mem_arg,
+                offset: item.offset as usize,
+                bytes: w,
+                mask: width_mask(w),
+                allowed: vec![read(&pick, item.offset as usize, w)],
+            });
+        }
+    }
+    if let Some((counts_arg, at)) = counts {
+        for (k, g) in cp.groups.iter().enumerate() {
+            for i in 0..g.items.len() {
+                let t = cp.thread_base(k) + i;
+                checks.push(Check {
+                    label: format!("iterations executed, instruction {k} work-item {i}"),
+                    arg: counts_arg,
+                    offset: at + 4 * t,
+                    bytes: 4,
+                    mask: u64::from(u32::MAX),
+                    allowed: vec![u64::from(cp.iterations[k])],
+                });
+            }
+        }
+    }
+    Ok((
+        checks,
+        vec!["the values each iteration returned: they need atomcts's order checker; this script judges the final memory and the iteration counts only".into()],
+    ))
+}
+
+/// What a script says about its case.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct About {
+    /// The case id.
+    pub id: String,
+    /// The documents' rule with its citation.
+    pub cite: String,
+    /// The adapter (`opencl:pocl`).
+    pub adapter: String,
+    /// Environment the script needs (set by the script itself when unset).
+    pub env: Vec<(String, String)>,
+    /// The profile the case was judged under.
+    pub profile: String,
+    /// How the case came out in atomcts (`fail`, `pass`).
+    pub status: String,
+}
+
+/// A Python string literal (repr-like, ASCII only) of `s`.
+pub fn py_str(s: &str) -> String {
+    let mut out = String::from("\"");
+    for ch in s.chars() {
+        match ch {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            c if (' '..='~').contains(&c) => out.push(c),
+            c => {
+                let _ = write!(out, "\\U{:08x}", c as u32);
+            }
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// A Python `bytes` expression of `b`: hex, with trailing zeros as `bytes(n)` (a launch's
+/// result buffers start zeroed and can be large).
+pub fn py_bytes(b: &[u8]) -> String {
+    let used = b.iter().rposition(|x| *x != 0).map_or(0, |i| i + 1);
+    let zeros = b.len() - used;
+    match (used, zeros) {
+        (0, n) => format!("bytes({n})"),
+        (_, 0) => format!("bytes.fromhex({})", py_str(&hex(b))),
+        (_, n) => format!("bytes.fromhex({}) + bytes({n})", py_str(&hex(&b[..used]))),
+    }
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// Comment lines (`# `) of `text`.
+fn comment(text: &str) -> String {
+    text.lines()
+        .map(|l| {
+            if l.is_empty() {
+                "#\n".to_string()
+            } else {
+                format!("# {l}\n")
+            }
+        })
+        .collect()
+}
+
+/// The whole script: the shared header and tables, the back end's `host` code (which defines
+/// `run()` returning the buffers after the launch, a list indexed like the arguments with
+/// `None` for non-buffers, or raising `Unavailable`), and the shared comparison.
+pub fn script(about: &About, d: &Dispatch, program_comment: &str, host: &str) -> String {
+    let mut s = String::from("#!/usr/bin/env python3\n");
+    let env: String = about
+        .env
+        .iter()
+        .map(|(k, v)| format!("  {k}={v}\n"))
+        .collect();
+    let _ = write!(
+        s,
+        "{}",
+        comment(&format!(
+            "Standalone reproducer written by `atomcts repro` (no atomcts needed to run it).\n\
+             case: {}\nadapter: {} (profile {}; atomcts judged it: {})\n\
+             rule: {}\n\n\
+             Runs the kernel below exactly as atomcts ran it (one launch of {} work-item(s) in\n\
+             work-groups of {}), reads the buffers back, and prints the expected and observed\n\
+             words in hex; a word the documents leave partly free is compared on its fixed bits\n\
+             only (the mask), and where they allow several values each is listed.\n\
+             Exit status: 0 the words match, 1 they differ, 2 it cannot run (driver missing ...).\n\
+             Environment (the script sets it itself when unset):\n{}{}\
+             Python 3, standard library only: python3 <this script>",
+            about.id,
+            about.adapter,
+            about.profile,
+            about.status,
+            about.cite,
+            d.global,
+            d.local,
+            if env.is_empty() {
+                "  (none)\n".to_string()
+            } else {
+                env
+            },
+            if d.unjudged.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "Not judged standalone:\n{}",
+                    d.unjudged
+                        .iter()
+                        .map(|u| format!("  - {u}\n"))
+                        .collect::<String>()
+                )
+            },
+        ))
+    );
+    s.push_str(program_comment);
+    s.push_str("import ctypes, os, sys\n\n");
+    let _ = writeln!(s, "CASE = {}", py_str(&about.id));
+    let _ = writeln!(s, "RULE = {}", py_str(&about.cite));
+    let _ = writeln!(s, "ADAPTER = {}", py_str(&about.adapter));
+    s.push_str("ENV = {\n");
+    for (k, v) in &about.env {
+        let _ = writeln!(s, "    {}: {},", py_str(k), py_str(v));
+    }
+    s.push_str("}\n");
+    let _ = writeln!(s, "GLOBAL_SIZE = {}\nLOCAL_SIZE = {}", d.global, d.local);
+    s.push_str("# The kernel's arguments in order: (\"buffer\", name, initial bytes), (\"u32\", value), (\"u64\", value), (\"local\", bytes).\nARGS = [\n");
+    for a in &d.args {
+        match a {
+            Arg::Buffer { name, init } => {
+                let _ = writeln!(s, "    (\"buffer\", {}, {}),", py_str(name), py_bytes(init));
+            }
+            Arg::U32(v) => {
+                let _ = writeln!(s, "    (\"u32\", {v:#010x}),");
+            }
+            Arg::U64(v) => {
+                let _ = writeln!(s, "    (\"u64\", {v:#018x}),");
+            }
+            Arg::Local(n) => {
+                let _ = writeln!(s, "    (\"local\", {n}),");
+            }
+        }
+    }
+    s.push_str("]\n# The words compared: (label, argument, byte offset, bytes, mask of fixed bits, allowed values).\nCHECKS = [\n");
+    for c in &d.checks {
+        let digits = 2 * c.bytes;
+        let allowed: Vec<String> = c
+            .allowed
+            .iter()
+            .map(|v| format!("0x{v:0digits$x}"))
+            .collect();
+        let _ = writeln!(
+            s,
+            "    ({}, {}, {}, {}, 0x{:0digits$x}, [{}]),",
+            py_str(&c.label),
+            c.arg,
+            c.offset,
+            c.bytes,
+            c.mask,
+            allowed.join(", ")
+        );
+    }
+    s.push_str("]\nUNJUDGED = [\n");
+    for u in &d.unjudged {
+        let _ = writeln!(s, "    {},", py_str(u));
+    }
+    s.push_str("]\n\n\nclass Unavailable(Exception):\n    pass\n\n\n");
+    s.push_str(host);
+    s.push_str(COMPARE);
+    s
+}
+
+/// The shared comparison and `main` of every script.
+const COMPARE: &str = r#"
+
+def main():
+    for k, v in ENV.items():
+        os.environ.setdefault(k, v)
+    print(f"case: {CASE}")
+    print(f"rule: {RULE}")
+    print(f"adapter: {ADAPTER}")
+    try:
+        buffers = run()
+    except (Unavailable, RuntimeError, OSError) as e:
+        print(f"cannot run: {e}", file=sys.stderr)
+        return 2
+    differ = 0
+    print(f"{'word':<48} {'expected':<24} {'observed':<20}")
+    for label, arg, offset, nbytes, mask, allowed in CHECKS:
+        data = buffers[arg]
+        seen = int.from_bytes(data[offset:offset + nbytes], "little")
+        ok = any((seen ^ a) & mask == 0 for a in allowed)
+        digits = 2 * nbytes
+        exp = " or ".join(f"0x{a:0{digits}x}" for a in allowed)
+        if mask != (1 << (8 * nbytes)) - 1:
+            exp += f" (bits 0x{mask:0{digits}x})"
+        mark = "" if ok else "   <-- differs"
+        print(f"{label:<48} {exp:<24} 0x{seen:0{digits}x}{mark}")
+        if not ok:
+            differ += 1
+    for u in UNJUDGED:
+        print(f"not judged: {u}")
+    if differ:
+        print(f"{differ} word(s) differ from what the documents allow: {RULE}")
+        return 1
+    print("every judged word is what the documents allow")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+"#;
+
+/// A case id as a file name: letters, digits, `-`, `_` and `.` kept, anything else `_`.
+pub fn sanitise(id: &str) -> String {
+    id.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn python_literals_escape() {
+        assert_eq!(py_str("a\"b\\c\nd"), "\"a\\\"b\\\\c\\nd\"");
+        assert_eq!(py_str("é"), "\"\\U000000e9\"");
+        assert_eq!(py_bytes(&[0, 0xff]), "bytes.fromhex(\"00ff\")");
+        assert_eq!(py_bytes(&[0xff, 0, 0]), "bytes.fromhex(\"ff\") + bytes(2)");
+        assert_eq!(py_bytes(&[0; 3]), "bytes(3)");
+        assert_eq!(py_bytes(&[]), "bytes(0)");
+    }
+
+    #[test]
+    fn ids_become_file_names() {
+        assert_eq!(sanitise("a/b::c d.e"), "a_b__c_d.e");
+    }
+
+    #[test]
+    fn order_matters_unless_ops_commute() {
+        use AtomicOp::*;
+        assert!(order_free(&[Add, Sub], false));
+        assert!(order_free(&[Or, Or], false));
+        assert!(!order_free(&[Or, And], false));
+        assert!(!order_free(&[Exch], false));
+        assert!(!order_free(&[Add], true));
+    }
+}

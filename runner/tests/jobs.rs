@@ -1,0 +1,124 @@
+//! `atomcts run --jobs N` (issue 31): the built-in model's cases spread over threads give the
+//! results one thread gives, in the same order (every JSON line and the summary compared), for
+//! the corpus, generated cases, filters, shards, repeats and failing cases; bad thread counts
+//! are refused.
+
+mod common;
+use common::{atomcts_env, text, tmp, write};
+use std::path::Path;
+use std::process::Output;
+
+const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+
+/// `atomcts run ARGS --jobs N --jsonl <d>/<N>.jsonl`: the output and the JSON lines.
+fn run_jobs(d: &Path, args: &[&str], jobs: usize) -> (Output, String) {
+    let jsonl = d.join(format!("{jobs}.jsonl"));
+    let jobs = jobs.to_string();
+    let mut all = vec!["run", "--no-progress", "--jobs", &jobs];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--jsonl", jsonl.to_str().unwrap()]);
+    let o = atomcts_env(&all, &[]);
+    let lines = std::fs::read_to_string(&jsonl).unwrap_or_default();
+    (o, lines)
+}
+
+/// The run with `jobs` threads against the run with one: same exit code, same summary, same
+/// JSON lines in the same order; returns the one-thread run's output.
+fn same_as_one_thread(d: &Path, args: &[&str], jobs: &[usize]) -> Output {
+    let (one, one_lines) = run_jobs(d, args, 1);
+    assert!(
+        matches!(one.status.code(), Some(0 | 1)),
+        "{args:?}: {}",
+        text(&one)
+    );
+    assert!(!one_lines.is_empty(), "{args:?}: no JSON lines");
+    for &n in jobs {
+        let (o, lines) = run_jobs(d, args, n);
+        assert_eq!(
+            o.status.code(),
+            one.status.code(),
+            "{args:?} --jobs {n}: {}",
+            text(&o)
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&one.stdout),
+            "{args:?} --jobs {n}: the summary differs"
+        );
+        let (a, b): (Vec<&str>, Vec<&str>) = (one_lines.lines().collect(), lines.lines().collect());
+        assert_eq!(a.len(), b.len(), "{args:?} --jobs {n}: result count");
+        if let Some(k) = (0..a.len()).find(|&k| a[k] != b[k]) {
+            panic!(
+                "{args:?} --jobs {n}: result {k} differs\none thread: {}\n{n} threads: {}",
+                a[k], b[k]
+            );
+        }
+    }
+    one
+}
+
+#[test]
+fn the_corpus_on_the_reference_gives_one_threads_results() {
+    let d = tmp("corpus");
+    let cases = format!("{ROOT}/spec-cases");
+    let o = same_as_one_thread(&d, &["--adapter", "reference", "--cases", &cases], &[2, 3]);
+    assert!(text(&o).contains(" passed, 0 failed"), "{}", text(&o));
+}
+
+#[test]
+fn generated_cases_give_one_threads_results() {
+    let d = tmp("generated");
+    // Enough cases for many blocks per thread, and a last block that is not full.
+    same_as_one_thread(
+        &d,
+        &["--generated", "3001", "--generated-only", "--seed", "7"],
+        &[2, 5],
+    );
+    // A filter and a shard: only some cases run, the others are accounted the same way.
+    same_as_one_thread(
+        &d,
+        &[
+            "--generated",
+            "2000",
+            "--generated-only",
+            "--seed",
+            "9",
+            "--filter",
+            "sass",
+            "--partition",
+            "hash:2/3",
+        ],
+        &[2],
+    );
+}
+
+#[test]
+fn failing_and_repeated_cases_keep_their_order_and_verdicts() {
+    let d = tmp("failing");
+    let mut body =
+        String::from("dialect = \"sass\"\ncite = \"SASS ATOM, Atomic Operations table\"\n");
+    for i in 0..70u32 {
+        // Every seventh expectation is wrong: those cases fail, in their places.
+        let sum = 3 + i + u32::from(i % 7 == 0);
+        body.push_str(&format!(
+            "[[case]]\nname = \"add_{i}\"\nasm = \"ATOM.ADD.U32 R0, [R2], R4\"\ngiven = {{ R2 = 0x1000, R4 = {i}, mem = {{ 0x1000 = \"u32:3\" }} }}\nexpect = {{ R0 = 3, mem = {{ 0x1000 = \"u32:{sum}\" }} }}\n"
+        ));
+    }
+    write(&d, "spec-cases/sass/atom/a.toml", &body);
+    let cases = d.join("spec-cases");
+    let cases = cases.to_str().unwrap();
+    let o = same_as_one_thread(&d, &["--cases", cases], &[2, 4]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("60 passed, 10 failed"), "{}", text(&o));
+    let o = same_as_one_thread(&d, &["--cases", cases, "--repeat", "3"], &[2]);
+    assert!(text(&o).contains("10 failed"), "{}", text(&o));
+}
+
+#[test]
+fn bad_thread_counts_are_refused() {
+    for n in ["0", "65", "-1", "many"] {
+        let o = atomcts_env(&["run", "--no-progress", &format!("--jobs={n}")], &[]);
+        assert_eq!(o.status.code(), Some(2), "--jobs {n}: {}", text(&o));
+        assert!(text(&o).contains("--jobs"), "--jobs {n}: {}", text(&o));
+    }
+}
