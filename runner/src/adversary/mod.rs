@@ -17,7 +17,10 @@
 //! or `honest ID`, and `pid N` per process), so a test can check every lie was caught.
 
 mod lies;
+pub mod planted;
 mod truth;
+
+pub use planted::{BUGS, Bug, bug_name, find_bug};
 
 use atomcts_reference::Profile;
 use serde_json::{Value, json};
@@ -152,8 +155,17 @@ pub fn find(name: &str) -> Option<&'static Lie> {
     LIES.iter().find(|l| l.name == name)
 }
 
+/// The lie a planted bug is served under: no lie, at semantic level (`accesses` answers, so
+/// that every returned value is the serialization's).
+pub const PLANTED: Lie = lie(
+    "honest-semantic",
+    Semantic,
+    Innocent,
+    "no lie, at semantic level (`accesses` answers)",
+);
+
 /// The adversary's handshake answer.
-fn hello(l: &Lie) -> Value {
+fn hello(l: &Lie, bug: Option<Bug>) -> Value {
     let mut caps: Vec<&str> = atomcts_adapters::CAPABILITIES.to_vec();
     let version = if l.hello == Version1 { 1 } else { 2 };
     if version == 2 {
@@ -162,7 +174,10 @@ fn hello(l: &Lie) -> Value {
     caps.push("rejection_columns");
     let mut h = json!({
         "type": "hello", "protocol": "atomcts-adapter", "version": version,
-        "name": format!("adversary:{}", l.name),
+        "name": match bug {
+            Some(b) => format!("adversary:planted-{}", bug_name(b)),
+            None => format!("adversary:{}", l.name),
+        },
         "implementation": format!("atomcts adversary ({})", l.what),
         "capabilities": caps, "profile_once": true,
     });
@@ -212,7 +227,7 @@ fn id_of(req: &Value) -> String {
 }
 
 /// One answer line (with its newline) for `req` under `lie`, and whether it lies.
-fn answer(lie: &Lie, req: &Value, profile: &Value) -> (Vec<u8>, bool) {
+fn answer(lie: &Lie, bug: Option<Bug>, req: &Value, profile: &Value) -> (Vec<u8>, bool) {
     let id = id_of(req);
     let p = match req.get("profile").unwrap_or(profile) {
         Value::Null => Ok(Profile::default()),
@@ -221,31 +236,33 @@ fn answer(lie: &Lie, req: &Value, profile: &Value) -> (Vec<u8>, bool) {
     let concurrent = req.get("type").and_then(Value::as_str) == Some("run_concurrent");
     let honest = p.and_then(|p| {
         if concurrent {
-            truth::honest_concurrent(req, &p)
+            truth::honest_concurrent(req, &p, bug)
         } else {
-            truth::honest_run(req, &p, lie.hello == Semantic)
+            truth::honest_run(req, &p, lie.hello == Semantic, bug)
         }
     });
-    let mut a = honest.unwrap_or_else(|e| json!({"outcome": "error", "why": e}));
-    let mut lied = match lie.name {
-        "error-all" => {
-            a = json!({"outcome": "error", "why": "adversary: error-all"});
-            true
-        }
-        "unsupported-all" => {
-            a = json!({"outcome": "unsupported", "why": "adversary: unsupported-all"});
-            true
-        }
-        "not-applicable-all" => {
-            a = json!({"outcome": "not_applicable", "why": "adversary: not-applicable-all"});
-            true
-        }
-        "unknown-outcome" => {
-            a = json!({"outcome": "passed"});
-            true
-        }
-        name => lies::tell(name, &mut a, req),
-    };
+    let (mut a, planted) =
+        honest.unwrap_or_else(|e| (json!({"outcome": "error", "why": e}), false));
+    let mut lied = planted
+        || match lie.name {
+            "error-all" => {
+                a = json!({"outcome": "error", "why": "adversary: error-all"});
+                true
+            }
+            "unsupported-all" => {
+                a = json!({"outcome": "unsupported", "why": "adversary: unsupported-all"});
+                true
+            }
+            "not-applicable-all" => {
+                a = json!({"outcome": "not_applicable", "why": "adversary: not-applicable-all"});
+                true
+            }
+            "unknown-outcome" => {
+                a = json!({"outcome": "passed"});
+                true
+            }
+            name => lies::tell(name, &mut a, req),
+        };
     match lie.name {
         "wrong-id" => a["id"] = json!(format!("{id}#")),
         "no-id" => {}
@@ -285,6 +302,25 @@ pub fn serve<R: Read>(
     input: &mut BufReader<R>,
     output: &mut dyn Write,
 ) -> std::io::Result<()> {
+    serve_with(lie, None, input, output)
+}
+
+/// Serves the protocol honestly at semantic level except where the planted `bug` touches an
+/// answer (logged as `lied ID`).
+pub fn serve_planted<R: Read>(
+    bug: Bug,
+    input: &mut BufReader<R>,
+    output: &mut dyn Write,
+) -> std::io::Result<()> {
+    serve_with(&PLANTED, Some(bug), input, output)
+}
+
+fn serve_with<R: Read>(
+    lie: &Lie,
+    bug: Option<Bug>,
+    input: &mut BufReader<R>,
+    output: &mut dyn Write,
+) -> std::io::Result<()> {
     let mut log = Log::open();
     log.line(&format!("pid {}", std::process::id()));
     let mut line = String::new();
@@ -292,7 +328,7 @@ pub fn serve<R: Read>(
     if line.is_empty() {
         return Ok(());
     }
-    writeln!(output, "{}", hello(lie))?;
+    writeln!(output, "{}", hello(lie, bug))?;
     output.flush()?;
     if lie.name == "exit-after-hello" {
         std::process::exit(0);
@@ -328,7 +364,7 @@ pub fn serve<R: Read>(
             }
             _ => {}
         }
-        let (bytes, lied) = answer(lie, &req, &profile);
+        let (bytes, lied) = answer(lie, bug, &req, &profile);
         match lie.name {
             "half-line" => {
                 log.line(&format!("lied {id}"));

@@ -9,6 +9,9 @@ use atomcts_reference::ir::{AtomicOp, Env, Instr, Lowered, MemInstr};
 use atomcts_reference::program::Dialect;
 use atomcts_reference::{Profile, State};
 use serde_json::{Value, json};
+use std::collections::BTreeMap;
+
+use super::planted::{Bug, is_float, toward_zero};
 
 /// A profile from a request's `profile` object (its name and every knob).
 pub(super) fn profile_of(v: &Value) -> Result<Profile, String> {
@@ -45,17 +48,21 @@ struct Serial {
     returned: Vec<Vec<Vec<u64>>>,
     ok: Vec<Vec<Vec<bool>>>,
     attempts: Vec<Vec<Vec<u32>>>,
+    /// Whether a planted bug changed anything.
+    touched: bool,
 }
 
 /// Runs lowered instructions in one serialization (iterations round-robin over the
 /// instructions, accesses in program order): each access through the semantics of the IR,
 /// its first (the reference's) effect. A compare-and-swap loop retries at once, so its second
-/// attempt always succeeds.
+/// attempt always succeeds. With a planted `bug`, the bug changes what it touches
+/// ([`Bug`]).
 fn serialize(
     lowered: &[Lowered],
     states: &[State],
     iterations: &[u32],
     loops: &[Option<CasLoop>],
+    bug: Option<Bug>,
 ) -> Result<Serial, String> {
     let mut memory = states.first().ok_or("no instructions")?.clone();
     let mut out = Serial {
@@ -63,7 +70,10 @@ fn serialize(
         returned: vec![Vec::new(); lowered.len()],
         ok: vec![Vec::new(); lowered.len()],
         attempts: vec![Vec::new(); lowered.len()],
+        touched: false,
     };
+    let mut touched = false;
+    let mut lost = false;
     let mems: Vec<&MemInstr> = lowered
         .iter()
         .map(|l| match &l.instr {
@@ -77,10 +87,19 @@ fn serialize(
         .collect();
     let rounds = iterations.iter().copied().max().unwrap_or(0);
     for it in 0..rounds {
+        // Per address, the instruction that first wrote it in this round (for LostUpdate).
+        let mut writer: BTreeMap<u64, usize> = BTreeMap::new();
         for (k, m) in mems.iter().enumerate() {
             if it >= iterations[k] {
                 continue;
             }
+            // StaleMinMax: per address, how many accesses of this instruction, and the value
+            // before its first.
+            let mut racing: BTreeMap<u64, u32> = BTreeMap::new();
+            for a in &m.accesses {
+                *racing.entry(a.addr).or_insert(0) += 1;
+            }
+            let mut before: BTreeMap<u64, u64> = BTreeMap::new();
             let (mut ret, mut ok, mut att) = (Vec::new(), Vec::new(), Vec::new());
             for (j, a) in m.accesses.iter().enumerate() {
                 let mut step = |op: AtomicOp, env: &Env, src: [u64; 2]| {
@@ -90,13 +109,35 @@ fn serialize(
                         .ok_or(format!("address {:#x} is not allocated", a.addr))?;
                     let e = atomcts_reference::semantics::apply(op, m.ty, env, old, src)
                         .map_err(|e| e.to_string())?;
-                    let e = *e.first().ok_or("no effect")?;
-                    mem.write(a.addr, m.ty.bytes(), e.new);
+                    let mut e = *e.first().ok_or("no effect")?;
+                    if bug == Some(Bug::RoundTowardZero)
+                        && let Some(new) = toward_zero(op, m.ty, old, src[0], e.new)
+                    {
+                        e.new = new;
+                        touched = true;
+                    }
+                    let first = *writer.entry(a.addr).or_insert(k);
+                    if bug == Some(Bug::LostUpdate) && !lost && first != k && e.new != old {
+                        lost = true;
+                        touched = true;
+                    } else {
+                        mem.write(a.addr, m.ty.bytes(), e.new);
+                    }
                     Ok::<_, String>((old, e))
                 };
                 match loops[k] {
                     None => {
-                        let (_, e) = step(m.op, &m.env, a.src)?;
+                        let (old, mut e) = step(m.op, &m.env, a.src)?;
+                        let held = *before.entry(a.addr).or_insert(old);
+                        if bug == Some(Bug::StaleMinMax)
+                            && matches!(m.op, AtomicOp::Min | AtomicOp::Max)
+                            && is_float(m.ty)
+                            && racing[&a.addr] >= 2
+                            && e.ret != held
+                        {
+                            e.ret = held;
+                            touched = true;
+                        }
                         ret.push(e.ret);
                         ok.push(e.success);
                         att.push(1);
@@ -130,6 +171,7 @@ fn serialize(
         }
     }
     out.memory = memory;
+    out.touched = touched;
     Ok(out)
 }
 
@@ -138,7 +180,15 @@ fn memory_json(s: &State) -> Value {
 }
 
 /// The honest answer to a `run` request (without its id).
-pub(super) fn honest_run(req: &Value, profile: &Profile, semantic: bool) -> Result<Value, String> {
+///
+/// With a planted `bug`, the answer is the serialization's with the bug (the second value says
+/// whether the bug changed it).
+pub(super) fn honest_run(
+    req: &Value,
+    profile: &Profile,
+    semantic: bool,
+    bug: Option<Bug>,
+) -> Result<(Value, bool), String> {
     let dialect = dialect_of(req)?;
     let asm = req.get("asm").and_then(Value::as_str).ok_or("no asm")?;
     let state = state_from_json(req.get("state").ok_or("no state")?)?;
@@ -159,14 +209,17 @@ pub(super) fn honest_run(req: &Value, profile: &Profile, semantic: bool) -> Resu
             && matches!(lowered[0].instr, Instr::Mem(_))
             // Out-of-range accesses (vISA's zero reads and dropped writes) are answered with
             // the reference's completed state instead.
-            && let Ok(s) = serialize(&lowered, std::slice::from_ref(&state), &[1], &[None])
+            && let Ok(s) = serialize(&lowered, std::slice::from_ref(&state), &[1], &[None], bug)
         {
-            return Ok(json!({
-                "outcome": "accesses",
-                "memory": memory_json(&s.memory),
-                "returned": s.returned[0][0].iter().map(|v| hex(*v)).collect::<Vec<_>>(),
-                "ok": s.ok[0][0],
-            }));
+            return Ok((
+                json!({
+                    "outcome": "accesses",
+                    "memory": memory_json(&s.memory),
+                    "returned": s.returned[0][0].iter().map(|v| hex(*v)).collect::<Vec<_>>(),
+                    "ok": s.ok[0][0],
+                }),
+                s.touched,
+            ));
         }
     }
     let request = Request {
@@ -177,7 +230,7 @@ pub(super) fn honest_run(req: &Value, profile: &Profile, semantic: bool) -> Resu
         profile,
         lowered: None,
     };
-    match ReferenceAdapter.run(&request).map_err(|e| e.to_string())? {
+    let a = match ReferenceAdapter.run(&request).map_err(|e| e.to_string())? {
         Observation::Completed(s) => {
             Ok(json!({"outcome": "completed", "state": state_to_json(&s)}))
         }
@@ -199,11 +252,16 @@ pub(super) fn honest_run(req: &Value, profile: &Profile, semantic: bool) -> Resu
         Observation::Accepted { lowered, .. } => {
             Err(format!("the reference answered `accepted`: {lowered}"))
         }
-    }
+    }?;
+    Ok((a, false))
 }
 
 /// The honest answer to a `run_concurrent` request (without its id).
-pub(super) fn honest_concurrent(req: &Value, profile: &Profile) -> Result<Value, String> {
+pub(super) fn honest_concurrent(
+    req: &Value,
+    profile: &Profile,
+    bug: Option<Bug>,
+) -> Result<(Value, bool), String> {
     let dialect = dialect_of(req)?;
     let instrs = req
         .get("instrs")
@@ -256,7 +314,7 @@ pub(super) fn honest_concurrent(req: &Value, profile: &Profile) -> Result<Value,
         profile,
     };
     let (_, lowered) = r.lowered()?;
-    let s = serialize(&lowered, &states, &iterations, &loops)?;
+    let s = serialize(&lowered, &states, &iterations, &loops, bug)?;
     let rows = |v: &Vec<Vec<Vec<u64>>>| -> Value {
         v.iter()
             .map(|k| {
@@ -267,7 +325,7 @@ pub(super) fn honest_concurrent(req: &Value, profile: &Profile) -> Result<Value,
             .collect::<Vec<_>>()
             .into()
     };
-    Ok(json!({
+    let a = json!({
         "outcome": "concurrent",
         "memory": memory_json(&s.memory),
         "returned": rows(&s.returned),
@@ -280,5 +338,6 @@ pub(super) fn honest_concurrent(req: &Value, profile: &Profile) -> Result<Value,
             .zip(&iterations)
             .map(|(its, n)| vec![*n; its.first().map_or(0, Vec::len)])
             .collect::<Vec<_>>(),
-    }))
+    });
+    Ok((a, s.touched))
 }

@@ -27,8 +27,26 @@ pub struct GenCase {
     pub asm: String,
     /// Lanes.
     pub lanes: u32,
-    /// Initial state in the case format.
+    /// Initial state in the case format (for a concurrent case: the shared memory).
     pub given: Table,
+    /// For a concurrent case (FORMAT.md, "Concurrent cases"): its instructions; then `asm`
+    /// joins their texts with ` || ` and `lanes` is 1. Empty for a single instruction.
+    pub concurrent: Vec<GenInstr>,
+}
+
+/// One instruction of a generated concurrent case (`[[case.concurrent]]`).
+#[derive(Clone, Debug)]
+pub struct GenInstr {
+    /// Instruction text.
+    pub asm: String,
+    /// Lanes.
+    pub lanes: u32,
+    /// Iterations of each lane.
+    pub iterations: u32,
+    /// Its own registers and operands in the case format (no memory).
+    pub given: Table,
+    /// Its compare-and-swap loop, if it is one.
+    pub cas_loop: Option<atomcts_reference::concurrent::CasLoop>,
 }
 
 /// One value of a generated state.
@@ -151,6 +169,7 @@ impl Draft {
             asm: self.asm.clone(),
             lanes: self.lanes,
             given,
+            concurrent: Vec::new(),
         }
     }
 

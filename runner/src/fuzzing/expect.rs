@@ -29,7 +29,14 @@ pub(crate) fn typed(ty: &str, v: u64) -> Value {
 }
 
 /// The expectation table of `gc`: the reference's outcome under `profile`.
+///
+/// A concurrent case expects nothing of its own (`expect = {}`, FORMAT.md "Concurrent cases"):
+/// the reference's checker across instructions judges the whole observation, as for the
+/// corpus's concurrent cases whose final value no document determines.
 pub fn expect_table(gc: &GenCase, profile: &Profile) -> Result<Table, String> {
+    if !gc.concurrent.is_empty() {
+        return Ok(Table::new());
+    }
     let (state, run) = reference_run(gc, profile)?;
     Ok(expectation(
         gc.dialect,
@@ -167,7 +174,20 @@ impl GenCase {
             probe: None,
             expect_if: vec![],
             encoding: None,
-            concurrent: vec![],
+            concurrent: self
+                .concurrent
+                .into_iter()
+                .map(|i| crate::corpus::case::ConcurrentInstr {
+                    asm: i.asm,
+                    asm_pos: pos.clone(),
+                    pos: pos.clone(),
+                    lanes: i.lanes,
+                    iterations: i.iterations,
+                    given: entries_of(i.given, &pos),
+                    expect: None,
+                    cas_loop: i.cas_loop.map(|l| (l, pos.clone())),
+                })
+                .collect(),
             pos,
         }
     }

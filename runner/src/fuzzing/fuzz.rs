@@ -26,8 +26,8 @@ pub use options::{FuzzOptions, Stop};
 pub use shrink::{SHRINK_BUDGET, ShrinkCut, shrink_note};
 
 use crate::exit::{EXIT_ERROR, EXIT_NONCONFORMANCE, EXIT_OK};
+use crate::fuzzing::contend::gen_fuzz_case;
 use crate::fuzzing::draft::GenCase;
-use crate::fuzzing::generate::gen_case;
 use crate::run::results::{CaseResult, Options, Status};
 use atomcts_adapters::Adapter;
 use rand_chacha::ChaCha8Rng;
@@ -46,6 +46,8 @@ pub struct Signature {
     pub count: u64,
     /// The first one: its number in the stream.
     pub first: u64,
+    /// When the first one was judged, from the start of the campaign (before its shrink).
+    pub found_after: Duration,
     /// The shrunk case's file.
     pub file: Option<PathBuf>,
     /// The command that reruns the shrunk case on every adapter (see [`reproduce`]).
@@ -164,7 +166,7 @@ pub fn fuzz(
         for _ in 0..n {
             let k = generated;
             generated += 1;
-            let gc = gen_case(&mut rng);
+            let gc = gen_fuzz_case(&mut rng);
             let id = format!("fuzz/seed{}::case_{k}", opts.seed);
             match case_of(&gc, &id, run_opts) {
                 Ok(c) => {
@@ -204,6 +206,7 @@ pub fn fuzz(
                 run_opts,
                 opts,
                 &limit,
+                t0,
             );
             s.elapsed = t0.elapsed();
             progress(&s);
@@ -231,6 +234,7 @@ fn record(
     run_opts: &Options,
     opts: &FuzzOptions,
     limit: &Limit,
+    t0: Instant,
 ) {
     s.cases += 1;
     match v.tally {
@@ -262,6 +266,7 @@ fn record(
         s.signatures[i].count += 1;
         return;
     }
+    let found_after = t0.elapsed();
     let small = shrink::shrink(case.gc, v, &key, case.id, adapters, run_opts, limit);
     let mut example = small.case.asm.clone();
     let results = &small.verdict.results;
@@ -292,6 +297,7 @@ fn record(
         key,
         count: 1,
         first: case.k,
+        found_after,
         file,
         reproduce,
         example,
@@ -335,10 +341,11 @@ pub fn summary_text(s: &Summary) -> String {
     for sig in &s.signatures {
         let _ = writeln!(
             out,
-            "  {} x{} (first: case {}, {})",
+            "  {} x{} (first: case {} after {:.1} s, {})",
             crate::report::safe(&sig.key),
             sig.count,
             sig.first,
+            sig.found_after.as_secs_f64(),
             shrink_note(sig.shrink_runs, sig.shrink_cut)
         );
         let _ = writeln!(out, "    {}", crate::report::safe(&sig.example));

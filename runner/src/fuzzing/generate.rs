@@ -92,6 +92,27 @@ fn value(e: &mut dyn Entropy, width: u32, fmt: Option<Format>) -> u64 {
     }
 }
 
+/// An ordinary float of format `f` (issue 31 point 3): finite, normal, between 1/4 and 8 in
+/// magnitude, a quarter of the time negative, its fraction random (a third of the time only
+/// its top bits, so that some sums are exact): racing min, max and add on such values change
+/// the value held and round, where edge values (NaN, infinities, zeros) often mask both.
+pub fn hot_float(e: &mut dyn Entropy, f: Format) -> u64 {
+    let unit = 1u64 << f.frac_bits();
+    let one = (f.exp_mask() >> 1) & f.exp_mask();
+    let exp = one - 2 * unit + unit * e.below(5);
+    let mut frac = e.next_u64() & f.frac_mask();
+    if e.chance(1, 3) {
+        frac &= !(f.frac_mask() >> 3);
+    }
+    let sign = if e.chance(1, 4) { f.sign_mask() } else { 0 };
+    (sign | exp | frac) & f.mask()
+}
+
+/// One in this many generated cases is contended (issue 31 point 3): many lanes on one or
+/// two addresses, every lane enabled, returns kept, float operands ordinary
+/// ([`hot_float`]) most of the time, float ops drawn more often.
+pub const HOT_ONE_IN: u64 = 3;
+
 /// Generates one case of a random dialect.
 pub fn gen_case(e: &mut dyn Entropy) -> GenCase {
     gen_draft(e).gen_case()
@@ -100,22 +121,49 @@ pub fn gen_case(e: &mut dyn Entropy) -> GenCase {
 /// Generates one case of a random dialect, its state as typed values (the same draws and the
 /// same case as [`gen_case`]).
 pub fn gen_draft(e: &mut dyn Entropy) -> Draft {
+    // The last of HOT_ONE_IN values, so that all-zero entropy (libFuzzer's empty input) still
+    // makes the plain case with every `chance` taken.
+    let hot = e.below(HOT_ONE_IN) == HOT_ONE_IN - 1;
     match e.below(10) {
-        0..=3 => gen_sass(e),
-        4..=6 => gen_visa(e),
-        _ => gen_msl(e),
+        0..=3 => gen_sass(e, hot),
+        4..=6 => gen_visa(e, hot),
+        _ => gen_msl(e, hot),
     }
 }
 
-fn gen_sass(e: &mut dyn Entropy) -> Draft {
+fn is_float_size(s: sass::atom::Size) -> bool {
+    use sass::atom::Size;
+    matches!(
+        s,
+        Size::F32FtzRn | Size::F64Rn | Size::F16x2Rn | Size::F16x2FtzRn
+    )
+}
+
+fn gen_sass(e: &mut dyn Entropy, hot: bool) -> Draft {
     use sass::atom::{Op, Size};
-    let op = pick(e, Op::ALL);
-    let size = if e.chance(1, 12) {
+    let op = if hot && e.chance(1, 2) {
+        pick(e, &[Op::Add, Op::Min, Op::Max])
+    } else {
+        pick(e, Op::ALL)
+    };
+    let floats: Vec<Size> = op
+        .sizes()
+        .iter()
+        .copied()
+        .filter(|s| is_float_size(*s))
+        .collect();
+    let size = if hot && !floats.is_empty() && e.chance(2, 3) {
+        pick(e, &floats)
+    } else if e.chance(1, 12) {
         pick(e, Size::ALL)
     } else {
         pick(e, op.sizes())
     };
-    let lanes = pick(e, &[1, 1, 2, 3, 4, 8, 16, 32]);
+    let lanes = if hot {
+        pick(e, &[8, 16, 32, 32])
+    } else {
+        pick(e, &[1, 1, 2, 3, 4, 8, 16, 32])
+    };
     let wide = matches!(size, Size::U64 | Size::S64 | Size::F64Rn);
     let fmt = match size {
         Size::F32FtzRn => Some(Format::F32),
@@ -125,9 +173,13 @@ fn gen_sass(e: &mut dyn Entropy) -> Draft {
     };
     let width = if wide { 64 } else { 32 };
     let elem = |e: &mut dyn Entropy| -> u64 {
+        let one = |e: &mut dyn Entropy, w: u32| match fmt {
+            Some(f) if hot && e.chance(3, 4) => hot_float(e, f),
+            _ => value(e, w, fmt),
+        };
         match fmt {
-            Some(Format::F16) => value(e, 16, fmt) | (value(e, 16, fmt) << 16),
-            _ => value(e, width, fmt),
+            Some(Format::F16) => one(e, 16) | (one(e, 16) << 16),
+            _ => one(e, width),
         }
     };
     let mut given = Draft::new(Dialect::Sass, lanes);
@@ -151,10 +203,14 @@ fn gen_sass(e: &mut dyn Entropy) -> Draft {
         0
     };
     let shared = e.below(slots);
+    // A contended case: every lane on the shared slot, or a quarter of them on a second one.
+    let second = base + 8 * e.below(slots);
     let mut ra = Vec::new();
     let (mut rb, mut rc) = (Vec::new(), Vec::new());
     for _ in 0..lanes {
-        let addr = match e.below(20) {
+        let addr = match if hot { 21 + e.below(4) } else { e.below(20) } {
+            21 => second,
+            22.. => base + 8 * shared,
             0 => base + 8 * e.below(slots) + 2,
             1 => 0x2000 + 8 * e.below(4),
             2 if given.get("shared_window").is_some() => 0x8000,
@@ -177,18 +233,18 @@ fn gen_sass(e: &mut dyn Entropy) -> Draft {
         let r = if wide { "R6" } else { "R5" };
         given.insert(r, per_lane(rc));
     }
-    let guard = if e.chance(1, 5) {
+    let guard = if !hot && e.chance(1, 5) {
         let ps: Vec<G> = (0..lanes).map(|_| G::Bool(e.chance(1, 2))).collect();
         given.insert("P0", per_lane(ps));
         if e.chance(1, 2) { "@P0 " } else { "@!P0 " }
     } else {
         ""
     };
-    if e.chance(1, 10) {
+    if !hot && e.chance(1, 10) {
         let act: Vec<G> = (0..lanes).map(|_| G::Bool(!e.chance(1, 4))).collect();
         given.insert("active", G::List(act));
     }
-    let rd = if e.chance(1, 10) { "RZ" } else { "R0" };
+    let rd = if !hot && e.chance(1, 10) { "RZ" } else { "R0" };
     let sparse = e.chance(1, 20);
     let addr = if sparse || imm == 0 {
         "[R2]".to_string()
@@ -230,14 +286,27 @@ fn fix_ra(v: &mut G, imm: i64) {
     *v = new;
 }
 
-fn gen_visa(e: &mut dyn Entropy) -> Draft {
-    if e.chance(1, 6) {
+fn gen_visa(e: &mut dyn Entropy, hot: bool) -> Draft {
+    if !hot && e.chance(1, 6) {
         return gen_scatter4(e);
     }
     use visa::dword_atomic::Op;
-    let op = pick(e, Op::ALL);
+    let floats: Vec<Op> = Op::ALL
+        .iter()
+        .copied()
+        .filter(|o| matches!(o.name(), "fmin" | "fmax" | "fadd" | "fsub"))
+        .collect();
+    let op = if hot && e.chance(1, 2) {
+        pick(e, &floats)
+    } else {
+        pick(e, Op::ALL)
+    };
     let w16 = e.chance(1, 5);
-    let exec = pick(e, &[1u64, 2, 4, 8, 16]);
+    let exec = if hot {
+        pick(e, &[8u64, 16, 16])
+    } else {
+        pick(e, &[1u64, 2, 4, 8, 16])
+    };
     let name = op.name();
     let ty = match name {
         "imin" | "imax" => "d",
@@ -254,10 +323,14 @@ fn gen_visa(e: &mut dyn Entropy) -> Draft {
     let mut mem = Vec::new();
     let base = if slm { 0 } else { 0x1000 };
     for k in 0..(size / 4) {
-        mem.push((
-            base + 4 * k,
-            G::Typed(32, value(e, 32, fmt.filter(|_| !w16).or(None))),
-        ));
+        let v = match fmt {
+            Some(Format::F16) if hot => {
+                hot_float(e, Format::F16) | (hot_float(e, Format::F16) << 16)
+            }
+            Some(f) if hot => hot_float(e, f),
+            _ => value(e, 32, fmt.filter(|_| !w16).or(None)),
+        };
+        mem.push((base + 4 * k, G::Typed(32, v)));
     }
     if slm {
         given.insert(
@@ -268,9 +341,12 @@ fn gen_visa(e: &mut dyn Entropy) -> Draft {
         given.insert("mem", G::Mem(mem));
     }
     let shared = e.below(16);
+    let second = e.below(16);
     let offs: Vec<G> = (0..exec)
         .map(|_| {
-            let o = match e.below(16) {
+            let o = match if hot { 17 + e.below(4) } else { e.below(16) } {
+                17 => bytes * second,
+                18.. => bytes * shared,
                 0 => bytes * e.below(64) + 1,
                 1 => size + bytes * e.below(4),
                 2..=6 => bytes * shared,
@@ -284,7 +360,10 @@ fn gen_visa(e: &mut dyn Entropy) -> Draft {
     let data = |e: &mut dyn Entropy| -> Vec<G> {
         (0..exec)
             .map(|_| {
-                let v = value(e, width, fmt);
+                let v = match fmt {
+                    Some(f) if hot && e.chance(3, 4) => hot_float(e, f),
+                    _ => value(e, width, fmt),
+                };
                 let junk = if w16 && e.chance(1, 2) {
                     (e.next_u64() & 0xFFFF) << 16
                 } else {
@@ -308,7 +387,7 @@ fn gen_visa(e: &mut dyn Entropy) -> Draft {
     } else {
         "V0"
     };
-    let dst = if e.chance(1, 10) {
+    let dst = if !hot && e.chance(1, 10) {
         "V0"
     } else {
         given.insert(
@@ -317,13 +396,13 @@ fn gen_visa(e: &mut dyn Entropy) -> Draft {
         );
         "V13"
     };
-    let pred = if e.chance(1, 5) {
+    let pred = if !hot && e.chance(1, 5) {
         given.insert("P1", G::Int(e.next_u64() & 0xFFFF));
         if e.chance(1, 2) { "(P1) " } else { "(!P1) " }
     } else {
         ""
     };
-    if e.chance(1, 5) {
+    if !hot && e.chance(1, 5) {
         given.insert("emask", G::Int(e.next_u64() & 0xFFFF_FFFF));
     }
     let mask = match e.below(6) {
@@ -371,17 +450,22 @@ fn gen_scatter4(e: &mut dyn Entropy) -> Draft {
     given
 }
 
-fn gen_msl(e: &mut dyn Entropy) -> Draft {
-    if e.chance(1, 3) {
+fn gen_msl(e: &mut dyn Entropy, hot: bool) -> Draft {
+    if !hot && e.chance(1, 3) {
         return gen_simd(e);
     }
-    let lanes = pick(e, &[1u32, 2, 4, 8, 32, 64]);
-    let ty = match e.below(10) {
+    let lanes = if hot {
+        pick(e, &[8u32, 32, 64])
+    } else {
+        pick(e, &[1u32, 2, 4, 8, 32, 64])
+    };
+    let ty = match e.below(if hot { 3 } else { 10 }) {
         0 => AtomicType::Float,
         1..=5 => AtomicType::Int,
         _ => AtomicType::Uint,
     };
-    let space = if e.chance(1, 3) {
+    // `atomic_float` add and sub are device-only (MSL §8.2): a contended float case is there.
+    let space = if !(hot && ty == AtomicType::Float) && e.chance(1, 3) {
         "threadgroup"
     } else {
         "device"
@@ -389,7 +473,11 @@ fn gen_msl(e: &mut dyn Entropy) -> Draft {
     let len = 1 + e.below(6);
     let fmt = (ty == AtomicType::Float).then_some(Format::F32);
     let mut given = Draft::new(Dialect::Msl, lanes);
-    let init = G::List((0..len).map(|_| G::Int(value(e, 32, fmt))).collect());
+    let msl_value = |e: &mut dyn Entropy| match fmt {
+        Some(f) if hot && e.chance(3, 4) => hot_float(e, f),
+        _ => value(e, 32, fmt),
+    };
+    let init = G::List((0..len).map(|_| G::Int(msl_value(e))).collect());
     given.insert(
         "buf",
         G::Table(vec![
@@ -398,15 +486,18 @@ fn gen_msl(e: &mut dyn Entropy) -> Draft {
             ("init", init),
         ]),
     );
+    let second = e.below(len);
     let idx: Vec<G> = (0..lanes)
-        .map(|_| match e.below(16) {
+        .map(|_| match if hot { 17 + e.below(4) } else { e.below(16) } {
+            17 => G::Int(second),
+            18.. => G::Int(0),
             0 => G::Int(len + e.below(3)),
             1..=8 => G::Int(0),
             _ => G::Int(e.below(len)),
         })
         .collect();
     given.insert("i", G::List(idx));
-    let vals: Vec<G> = (0..lanes).map(|_| G::Int(value(e, 32, fmt))).collect();
+    let vals: Vec<G> = (0..lanes).map(|_| G::Int(msl_value(e))).collect();
     let opty = if ty == AtomicType::Float {
         "float"
     } else if ty == AtomicType::Int {
@@ -415,8 +506,17 @@ fn gen_msl(e: &mut dyn Entropy) -> Draft {
         "uint"
     };
     given.insert("v", G::Table(vec![(opty, G::List(vals))]));
-    let key = pick(e, msl::atomic::Key::ALL);
+    let key = if hot && ty == AtomicType::Float {
+        pick(e, &[msl::atomic::Key::Add, msl::atomic::Key::Sub])
+    } else {
+        pick(e, msl::atomic::Key::ALL)
+    };
     let asm = match e.below(10) {
+        // A contended case keeps its returns (no bare call).
+        2 if hot => format!(
+            "r = atomic_fetch_{}_explicit(&buf[i], v, memory_order_relaxed)",
+            key.name()
+        ),
         0 => "r = atomic_exchange_explicit(&buf[i], v, memory_order_relaxed)".to_string(),
         1 => {
             let exp: Vec<G> = (0..lanes).map(|_| G::Int(value(e, 32, None))).collect();
@@ -516,13 +616,32 @@ pub fn case_table(
 ) -> Result<Table, String> {
     let mut t = Table::new();
     t.insert("name".into(), Value::String(name.into()));
-    t.insert("asm".into(), Value::String(gc.asm.clone()));
+    if gc.concurrent.is_empty() {
+        t.insert("asm".into(), Value::String(gc.asm.clone()));
+    }
     t.insert("cite".into(), Value::String(cite.into()));
     if gc.lanes != 1 {
         t.insert("lanes".into(), int(u64::from(gc.lanes)));
     }
     t.insert("given".into(), Value::Table(gc.given.clone()));
     t.insert("expect".into(), Value::Table(expect_table(gc, profile)?));
+    if !gc.concurrent.is_empty() {
+        let instrs = gc.concurrent.iter().map(|i| {
+            let mut x = Table::new();
+            x.insert("asm".into(), Value::String(i.asm.clone()));
+            x.insert("lanes".into(), int(u64::from(i.lanes)));
+            x.insert("iterations".into(), int(u64::from(i.iterations)));
+            x.insert("given".into(), Value::Table(i.given.clone()));
+            if let Some(l) = i.cas_loop {
+                let mut c = Table::new();
+                c.insert("update".into(), Value::String(l.update.name().into()));
+                c.insert("operand".into(), Value::String(format!("{:#x}", l.operand)));
+                x.insert("cas_loop".into(), Value::Table(c));
+            }
+            Value::Table(x)
+        });
+        t.insert("concurrent".into(), Value::Array(instrs.collect()));
+    }
     Ok(t)
 }
 
@@ -738,6 +857,7 @@ fn make(
         asm: draft.asm.clone(),
         lanes: draft.lanes,
         given: Table::new(),
+        concurrent: Vec::new(),
     };
     let case = shell.into_case_at(id, file, at, cite.to_string(), None);
     let reference =

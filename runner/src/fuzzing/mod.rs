@@ -1,8 +1,9 @@
-//! The fuzzing layer: generated cases ([`generate`], [`draft`], their expectations in
+//! The fuzzing layer: generated cases ([`generate`], [`draft`], concurrent ones in [`contend`], their expectations in
 //! [`expect`]), the fuzz oracles ([`oracles`]), exhaustive sweeps ([`sweep`]), planted wrong
 //! answers ([`plant`], [`interleave`]) and differential fuzzing ([`fuzz`]). Imports from the
 //! layers below (`report`, `run`, `corpus`), never from the command line.
 
+pub mod contend;
 pub mod draft;
 pub mod expect;
 pub mod fuzz;

@@ -472,6 +472,7 @@ pub fn regression_case(target: &str, artifact: &str, data: &[u8]) -> Result<Regr
                 asm: String::from_utf8_lossy(data).into_owned(),
                 lanes: 1,
                 given: Table::new(),
+                concurrent: Vec::new(),
             };
             (Profile::default(), gc)
         }

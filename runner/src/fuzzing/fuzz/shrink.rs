@@ -233,8 +233,50 @@ fn simpler_leaves(v: &Value) -> Vec<Value> {
     out
 }
 
+/// Candidate simplifications of a concurrent case: an instruction dropped, then one
+/// instruction's iterations and lanes cut to one or halved (the generator's registers are one
+/// value for every lane, so any lane count keeps them valid).
+fn concurrent_candidates(gc: &GenCase) -> Vec<GenCase> {
+    let mut out = Vec::new();
+    let n = gc.concurrent.len();
+    let with = |k: usize, f: &dyn Fn(&mut crate::fuzzing::draft::GenInstr)| {
+        let mut c = gc.clone();
+        f(&mut c.concurrent[k]);
+        c.asm = join_asm(&c);
+        c
+    };
+    if n > 1 {
+        for k in 0..n {
+            let mut c = gc.clone();
+            c.concurrent.remove(k);
+            c.asm = join_asm(&c);
+            out.push(c);
+        }
+    }
+    for k in 0..n {
+        let (it, lanes) = (gc.concurrent[k].iterations, gc.concurrent[k].lanes);
+        for to in [1, it / 2].into_iter().filter(|&t| t >= 1 && t < it) {
+            out.push(with(k, &|i| i.iterations = to));
+        }
+        for to in [1, lanes / 2].into_iter().filter(|&t| t >= 1 && t < lanes) {
+            out.push(with(k, &|i| i.lanes = to));
+        }
+    }
+    out
+}
+
+/// A concurrent case's `asm`: its instructions' texts joined by ` || ` (as the loader joins
+/// them).
+fn join_asm(gc: &GenCase) -> String {
+    let texts: Vec<&str> = gc.concurrent.iter().map(|i| i.asm.as_str()).collect();
+    texts.join(" || ")
+}
+
 /// Candidate simplifications of `gc`, biggest steps first.
 pub(super) fn candidates(gc: &GenCase) -> Vec<GenCase> {
+    if !gc.concurrent.is_empty() {
+        return concurrent_candidates(gc);
+    }
     let mut out = Vec::new();
     let w = width(gc) as usize;
     // Fewer lanes: one, half, then each single lane dropped.
