@@ -5,6 +5,7 @@
 
 pub mod contend;
 pub mod draft;
+pub mod draw;
 pub mod expect;
 pub mod fuzz;
 pub mod generate;
