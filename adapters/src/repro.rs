@@ -165,6 +165,31 @@ fn order_free(ops: &[AtomicOp], float: bool) -> bool {
             .is_some_and(|f| matches!(f, And | Or | Xor | Min | Max) && ops.iter().all(|o| o == f))
 }
 
+/// The [`Dispatch`] of a single-instruction launch of `r` (the program, its arguments, and
+/// `(global, local)` work-items): `r` lowered as every back end lowers it
+/// ([`crate::back::lower`]) and its checks from the reference ([`single_checks`] with `args_at`,
+/// at [`JUDGE_BUDGET`]) against `observed_mem`, the memory buffer read back.
+pub fn single_dispatch(
+    r: &crate::Request<'_>,
+    plan: &Plan,
+    observed_mem: &[u8],
+    args_at: (usize, usize, usize),
+    (program, args): (Program, Vec<Arg>),
+    (global, local): (usize, usize),
+) -> Result<Dispatch, String> {
+    let lowered = crate::back::lower(r).map_err(|e| format!("{e:?}"))?;
+    let (checks, unjudged) =
+        single_checks(plan, &lowered, r.state, observed_mem, args_at, JUDGE_BUDGET)?;
+    Ok(Dispatch {
+        program,
+        args,
+        global,
+        local,
+        checks,
+        unjudged,
+    })
+}
+
 /// The checks of a single-instruction launch: the memory the plan's items address (argument
 /// `mem_arg`, laid out as [`Plan::layout`]) and each item's returned value (argument `ret_arg`,
 /// `ret_stride` bytes per item), from the reference's outcome on `state`. `observed` is the

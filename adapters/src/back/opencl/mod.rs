@@ -427,28 +427,14 @@ impl crate::back::Backend for OpenClAdapter {
             .run_ndrange(&kernel, local, local, n, &mut mem)
             .map_err(AdapterErrorKind::Crashed)?;
         if let Some(args) = args {
-            self.dispatch = Some(
-                crate::back::lower(r)
-                    .map_err(|e| format!("{e:?}"))
-                    .and_then(|lowered| {
-                        crate::repro::single_checks(
-                            &plan,
-                            &lowered,
-                            r.state,
-                            &mem,
-                            (0, 1, 8),
-                            crate::repro::JUDGE_BUDGET,
-                        )
-                    })
-                    .map(|(checks, unjudged)| crate::repro::Dispatch {
-                        program: repro::program(&kernel),
-                        args,
-                        global: local,
-                        local,
-                        checks,
-                        unjudged,
-                    }),
-            );
+            self.dispatch = Some(crate::repro::single_dispatch(
+                r,
+                &plan,
+                &mem,
+                (0, 1, 8),
+                (repro::program(&kernel), args),
+                (local, local),
+            ));
         }
         let (global, shared) = match plan.space {
             Space::Global => (mem, plan.shared.bytes(r.state, Space::Shared)),

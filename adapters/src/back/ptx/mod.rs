@@ -225,28 +225,17 @@ impl crate::back::Backend for CudaAdapter {
             .and_then(|b| run::single_answer(plan.items.len(), b))
             .map_err(AdapterErrorKind::Crashed)?;
         if self.capture {
-            self.dispatch = Some(
-                crate::back::lower(r)
-                    .map_err(|e| format!("{e:?}"))
-                    .and_then(|lowered| {
-                        crate::repro::single_checks(
-                            &plan,
-                            &lowered,
-                            r.state,
-                            &mem,
-                            (0, 2, 8),
-                            crate::repro::JUDGE_BUDGET,
-                        )
-                    })
-                    .map(|(checks, unjudged)| crate::repro::Dispatch {
-                        program: repro::program(&launch),
-                        args: repro::args(&launch),
-                        global: (launch.grid.max(1) * launch.block.max(1)) as usize,
-                        local: launch.block.max(1) as usize,
-                        checks,
-                        unjudged,
-                    }),
-            );
+            self.dispatch = Some(crate::repro::single_dispatch(
+                r,
+                &plan,
+                &mem,
+                (0, 2, 8),
+                (repro::program(&launch), repro::args(&launch)),
+                (
+                    (launch.grid.max(1) * launch.block.max(1)) as usize,
+                    launch.block.max(1) as usize,
+                ),
+            ));
         }
         let (global, shared) = match plan.space {
             Space::Global => (mem, plan.shared.bytes(r.state, Space::Shared)),

@@ -232,23 +232,17 @@ impl VulkanAdapter {
                 "a SIMD-group function: its reproducer is not written standalone yet".into(),
             );
         };
-        let lowered = crate::back::lower(r).map_err(|e| format!("{e:?}"))?;
-        let (checks, unjudged) = crate::repro::single_checks(
+        crate::repro::single_dispatch(
+            r,
             plan,
-            &lowered,
-            r.state,
             &d.buffers[0].bytes,
             (0, 1, d.ret_bytes as usize),
-            crate::repro::JUDGE_BUDGET,
-        )?;
-        Ok(crate::repro::Dispatch {
-            program: repro::program(d, prepared.wgsl.as_deref()),
-            args,
-            global: (d.groups.max(1) * d.local_size) as usize,
-            local: d.local_size as usize,
-            checks,
-            unjudged,
-        })
+            (repro::program(d, prepared.wgsl.as_deref()), args),
+            (
+                (d.groups.max(1) * d.local_size) as usize,
+                d.local_size as usize,
+            ),
+        )
     }
 }
 
