@@ -74,6 +74,14 @@ pub trait Adapter {
     fn fork(&self) -> Option<Box<dyn Adapter + Send>> {
         None
     }
+    /// Whether this adapter would answer `request` not applicable without running anything:
+    /// `Some(reason)` when the lowering or the kernel it would emit already says so (the same
+    /// code and reason as [`Adapter::run`]'s answer), `None` when it cannot tell without
+    /// running (the default). `atomcts fuzz` draws another case instead of sending one the
+    /// adapter cannot run (issue 31 point 2); nothing is judged from it.
+    fn screen(&mut self, _request: &Request<'_>) -> Option<String> {
+        None
+    }
     /// Its pipelining ([`Pipelined`]), if it keeps several requests in flight; `None` by
     /// default.
     fn pipelined(&self) -> Option<&dyn Pipelined> {
@@ -128,6 +136,12 @@ pub trait Concurrent: Adapter {
     /// [`crate::plan::ConcurrentPlan::require_no_loops`].
     fn runs_cas_loops(&self) -> bool {
         false
+    }
+    /// [`crate::Adapter::screen`] for a concurrent case: `Some(reason)` when
+    /// [`Concurrent::run_concurrent`] would answer not applicable before dispatching (the same
+    /// planning and emitting code); `None` by default (the run answers).
+    fn screen_concurrent(&mut self, _r: &ConcurrentRequest<'_>) -> Option<String> {
+        None
     }
 }
 

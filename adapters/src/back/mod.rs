@@ -65,6 +65,17 @@ pub trait Backend {
     ) -> Result<atomcts_reference::State, AdapterErrorKind>;
 }
 
+/// [`crate::Adapter::screen`] for a back end: the reason a case is not applicable when
+/// [`lower`] or [`Backend::emit`] gives one (what [`run`] would answer before dispatching);
+/// `None` when both succeed or fail otherwise (the run then answers).
+pub fn screen<B: Backend>(backend: &mut B, r: &Request<'_>) -> Option<String> {
+    let emitted = lower(r).and_then(|lowered| backend.emit(r, &lowered).map(|_| ()));
+    match emitted {
+        Err(AdapterErrorKind::NotApplicable(why)) => Some(why),
+        _ => None,
+    }
+}
+
 /// One single-instruction case on a back end: parse and lower ([`lower`]), emit, run.
 pub fn run<B: Backend>(
     backend: &mut B,

@@ -44,12 +44,20 @@ pub(super) struct FuzzArgs {
     /// No progress bar.
     #[arg(long)]
     no_progress: bool,
+    /// Send every drawn case, also those an adapter declares it cannot run before running
+    /// them (by default such a case is screened out and another drawn; the summary counts
+    /// them by reason).
+    #[arg(long)]
+    no_screen: bool,
+    /// Send the screened cases too, and report as an error any that an adapter does not
+    /// answer not applicable (checks the screen; the screened cases stay out of the counts).
+    #[arg(long, conflicts_with = "no_screen")]
+    audit_screen: bool,
 }
 
 pub(super) fn cmd_fuzz(a: FuzzArgs) -> Result<u8> {
     atomcts::run::interrupt::install().context("taking SIGINT and SIGTERM")?;
     use atomcts::fuzzing::fuzz::{FuzzOptions, fuzz, summary_text};
-    let profile = a.profile.profile()?;
     if a.cases == Some(0) {
         bail!("--cases 0: a campaign of no case checks nothing (give N >= 1)");
     }
@@ -65,6 +73,8 @@ pub(super) fn cmd_fuzz(a: FuzzArgs) -> Result<u8> {
         }
     };
     let mut under_test = adapter(&a.adapter, a.adapter_timeout_ms)?;
+    // `claimed`: the profile the adapter under test claims.
+    let profile = a.profile.profile_claimed(Some(under_test.as_ref()))?;
     let mut other = a
         .against
         .as_deref()
@@ -100,6 +110,8 @@ pub(super) fn cmd_fuzz(a: FuzzArgs) -> Result<u8> {
         // the adapters are dropped (their processes stopped) on the way out and the exit code
         // is the signal's.
         stop: None,
+        screen: !a.no_screen,
+        audit_screen: a.audit_screen,
     };
     let run_opts = Options {
         profile: profile.clone(),

@@ -28,6 +28,7 @@ pub use shrink::{SHRINK_BUDGET, ShrinkCut, shrink_note};
 use crate::exit::{EXIT_ERROR, EXIT_NONCONFORMANCE, EXIT_OK};
 use crate::fuzzing::contend::gen_fuzz_case;
 use crate::fuzzing::draft::GenCase;
+use crate::corpus::case::Case;
 use crate::run::results::{CaseResult, Options, Status};
 use atomcts_adapters::Adapter;
 use rand_chacha::ChaCha8Rng;
@@ -84,6 +85,16 @@ pub struct Summary {
     pub skipped: u64,
     /// Cases that do not apply to some adapter.
     pub not_applicable: u64,
+    /// Drawn cases screened out before they were sent: an adapter declared it cannot run
+    /// them ([`crate::run::prepare::screen`]); not in `cases`. Each draw is either screened
+    /// or one of `cases`, `dropped`.
+    pub screened: u64,
+    /// Of `screened`, those sent anyway with `--audit-screen` (each answered not applicable,
+    /// else a problem).
+    pub audited: u64,
+    /// Of `screened`, how many per reason (at most [`SCREEN_REASONS`] reasons, the rest under
+    /// one `other reasons` key).
+    pub screened_by: BTreeMap<String, u64>,
     /// Cases generated and sent but still in flight (or not yet run on the second adapter)
     /// when the time limit came: not run to a verdict, not in `cases`.
     pub dropped: u64,
@@ -118,6 +129,72 @@ impl Summary {
     }
 }
 
+/// Screened drawn cases in a row after which a campaign stops ([`Stop::Unrunnable`]): the
+/// adapters can run none of the generated cases.
+pub const SCREEN_GIVE_UP: u64 = 10_000;
+
+/// Distinct reasons [`Summary::screened_by`] keeps.
+pub const SCREEN_REASONS: usize = 64;
+
+impl Summary {
+    /// Counts one screened draw under its reason.
+    fn screened_out(&mut self, why: String) {
+        self.screened += 1;
+        // Numbers (counts, addresses, widths) vary from case to case: one key per wording.
+        let mut key = String::with_capacity(why.len());
+        for c in why.chars() {
+            if !c.is_ascii_digit() {
+                key.push(c);
+            } else if !key.ends_with('#') {
+                key.push('#');
+            }
+        }
+        let why = key;
+        let key = if self.screened_by.len() < SCREEN_REASONS || self.screened_by.contains_key(&why) {
+            why
+        } else {
+            "other reasons".to_string()
+        };
+        *self.screened_by.entry(key).or_default() += 1;
+    }
+}
+
+/// Why some adapter would not run `case` ([`crate::run::prepare::screen`] on each).
+fn screen_out(case: &Case, adapters: &mut [&mut dyn Adapter], opts: &Options) -> Option<String> {
+    adapters
+        .iter_mut()
+        .find_map(|a| crate::run::prepare::screen(case.into(), &mut **a, opts))
+}
+
+/// `--audit-screen`: sends the screened cases of a batch to every adapter; one that is not
+/// answered not applicable is a problem (the screen hid a case the adapter runs).
+fn audit_screened(
+    s: &mut Summary,
+    audit: &[(u64, Case, String)],
+    adapters: &mut [&mut dyn Adapter],
+    opts: &Options,
+    limit: &Limit,
+) {
+    if audit.is_empty() {
+        return;
+    }
+    let cases: Vec<Case> = audit.iter().map(|(_, c, _)| c.clone()).collect();
+    for a in adapters.iter_mut() {
+        let results = run_side(&cases, &mut **a, opts, limit);
+        s.audited += results.len() as u64;
+        for ((k, c, why), r) in audit.iter().zip(&results) {
+            if r.status != Status::NotApplicable {
+                s.problems.push(format!(
+                    "case {k} ({}): screened out ({why}), but adapter {} answered {:?}",
+                    c.asm,
+                    a.name(),
+                    r.status
+                ));
+            }
+        }
+    }
+}
+
 /// Fuzzes `a` (against `b` if given) under `run_opts`; `progress` is called after every case
 /// with the totals so far.
 pub fn fuzz(
@@ -142,7 +219,10 @@ pub fn fuzz(
         ..Summary::default()
     };
     let mut by_key: BTreeMap<String, usize> = BTreeMap::new();
+    // Cases drawn (the stream's numbering), and of them those not screened out.
+    let mut drawn = 0u64;
     let mut generated = 0u64;
+    let mut screened_in_a_row = 0u64;
     // Cases go to the adapters 4 windows at a time (pipelined shims keep their window full
     // through a batch); findings are shrunk one case at a time.
     let window = adapters
@@ -163,13 +243,33 @@ pub fn fuzz(
         let n = opts.cases.map_or(batch, |c| batch.min(c - generated));
         let mut meta = Vec::new();
         let mut cases = Vec::new();
-        for _ in 0..n {
-            let k = generated;
-            generated += 1;
+        let mut audit = Vec::new();
+        let mut taken = 0;
+        while taken < n {
+            // A case's number is its place in the draw, screened or not, so that the same
+            // seed names the same case with or without screening.
+            let k = drawn;
+            drawn += 1;
             let gc = gen_fuzz_case(&mut rng);
             let id = format!("fuzz/seed{}::case_{k}", opts.seed);
             match case_of(&gc, &id, run_opts) {
                 Ok(c) => {
+                    if opts.screen
+                        && let Some(why) = screen_out(&c, &mut adapters, run_opts)
+                    {
+                        screened_in_a_row += 1;
+                        if screened_in_a_row >= SCREEN_GIVE_UP {
+                            s.stop = Some(Stop::Unrunnable(why.clone()));
+                        }
+                        if opts.audit_screen {
+                            audit.push((k, c, why.clone()));
+                        }
+                        s.screened_out(why);
+                        if s.stop.is_some() {
+                            break;
+                        }
+                        continue;
+                    }
                     cases.push(c);
                     meta.push((k, gc, id));
                 }
@@ -179,6 +279,9 @@ pub fn fuzz(
                     s.problems.push(format!("case {k} ({}): {e}", gc.asm));
                 }
             }
+            screened_in_a_row = 0;
+            taken += 1;
+            generated += 1;
         }
         // Each adapter runs the cases the one before it finished before the limit.
         let mut results = Vec::with_capacity(adapters.len());
@@ -189,6 +292,7 @@ pub fn fuzz(
             results.push(r.into_iter());
         }
         s.dropped += (cases.len() - done) as u64;
+        audit_screened(&mut s, &audit, &mut adapters, run_opts, &limit);
         for (k, gc, id) in meta.into_iter().take(done) {
             let rs: Vec<CaseResult> = results.iter_mut().filter_map(Iterator::next).collect();
             let v = verdict(rs);
@@ -328,6 +432,28 @@ pub fn summary_text(s: &Summary) -> String {
         s.failing,
         s.signatures.len()
     );
+    if s.screened > 0 {
+        let drawn = s.cases + s.dropped + s.screened;
+        let _ = writeln!(
+            out,
+            "{} of {drawn} drawn case(s) screened out before they were sent (an adapter declared it cannot run them; --no-screen sends them): {:.1} % of the cases run and {:.1} % of those drawn were judged",
+            s.screened,
+            100.0 * s.judged as f64 / (s.cases.max(1)) as f64,
+            100.0 * s.judged as f64 / drawn.max(1) as f64,
+        );
+        let mut by: Vec<(&String, &u64)> = s.screened_by.iter().collect();
+        by.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        for (why, n) in by.into_iter().take(5) {
+            let _ = writeln!(out, "  screened x{n}: {}", crate::report::safe(why));
+        }
+        if s.audited > 0 {
+            let _ = writeln!(
+                out,
+                "audit: {} screened case run(s) sent anyway; any not answered not applicable is an error below",
+                s.audited
+            );
+        }
+    }
     if let Some(stop) = &s.stop {
         let _ = writeln!(out, "stopped: {stop}");
     }

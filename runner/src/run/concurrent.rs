@@ -259,6 +259,52 @@ fn shortfalls(
     Ok(out)
 }
 
+/// The case's instructions as an adapter takes them, each over its own state.
+fn instrs<'a>(case: &'a Case, states: &'a [State]) -> Vec<ConcurrentInstr<'a>> {
+    case.concurrent
+        .iter()
+        .zip(states)
+        .map(|(i, state)| ConcurrentInstr {
+            asm: &i.asm,
+            state,
+            iterations: i.iterations,
+            cas_loop: i.cas_loop.as_ref().map(|l| l.0),
+        })
+        .collect()
+}
+
+fn no_loops(adapter: &dyn Adapter) -> String {
+    format!(
+        "adapter {} does not run compare-and-swap loops (cas_loop)",
+        adapter.name()
+    )
+}
+
+/// Why `adapter` would answer the concurrent `case` not applicable, decided without running
+/// it ([`crate::run::prepare::screen`]): it runs no concurrent cases, no CAS loops, or its
+/// [`atomcts_adapters::Concurrent::screen_concurrent`] says why. `None` when the case would
+/// run (or ends in an error, which the run reports).
+pub fn screen(case: &Case, adapter: &mut dyn Adapter, opts: &Options) -> Option<String> {
+    if adapter.concurrent().is_none() {
+        return Some(format!(
+            "adapter {} does not run concurrent cases",
+            adapter.name()
+        ));
+    }
+    let states = build_states(case).ok()?;
+    let instrs = instrs(case, &states);
+    let request = ConcurrentRequest {
+        id: &case.id,
+        dialect: case.dialect,
+        instrs: &instrs,
+        profile: &opts.profile,
+    };
+    if request.has_loops() && !adapter.runs_cas_loops() {
+        return Some(no_loops(adapter));
+    }
+    adapter.concurrent_mut()?.screen_concurrent(&request)
+}
+
 /// Runs one concurrent case (after the runner's `where` and `requires` checks).
 pub fn run_case(
     case: &Case,
@@ -337,17 +383,7 @@ pub fn run_case(
         }
         Err(e) => return error(r, format!("reference model: {e}")),
     };
-    let instrs: Vec<ConcurrentInstr<'_>> = case
-        .concurrent
-        .iter()
-        .zip(&states)
-        .map(|(i, state)| ConcurrentInstr {
-            asm: &i.asm,
-            state,
-            iterations: i.iterations,
-            cas_loop: i.cas_loop.as_ref().map(|l| l.0),
-        })
-        .collect();
+    let instrs = instrs(case, &states);
     let request = ConcurrentRequest {
         id: &case.id,
         dialect: case.dialect,
@@ -356,16 +392,7 @@ pub fn run_case(
     };
     if request.has_loops() && !adapter.runs_cas_loops() {
         r.status = Status::NotApplicable;
-        r.findings.push(
-            finding(
-                "adapter",
-                format!(
-                    "adapter {} does not run compare-and-swap loops (cas_loop)",
-                    adapter.name()
-                ),
-            )
-            .into(),
-        );
+        r.findings.push(finding("adapter", no_loops(adapter)).into());
         return r;
     }
     let observation = match adapter.run_concurrent(&request) {

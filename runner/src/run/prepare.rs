@@ -337,3 +337,18 @@ pub(crate) fn encoding_findings(
         })),
     }
 }
+
+/// Why `adapter` would not run `item`, decided without running it (issue 31 point 2): the
+/// runner's own checks ([`prepare`]: `where`, a probe's options), a concurrent case's
+/// ([`crate::run::concurrent::screen`]), and what the adapter's [`Adapter::screen`] says of
+/// the request. `None` when the case would be sent. A case that
+/// ends without the adapter for another reason (skipped, an error) is not screened: it is
+/// counted where it ends.
+pub fn screen(item: Item<'_>, adapter: &mut dyn Adapter, opts: &Options) -> Option<String> {
+    match prepare(item, &*adapter, opts) {
+        Step::Done(r) => (r.status == Status::NotApplicable)
+            .then(|| r.findings.first().map_or_else(String::new, |f| f.note.clone())),
+        Step::Concurrent(case, _) => crate::run::concurrent::screen(case, adapter, opts),
+        Step::Ready(p) => adapter.screen(&p.request(opts)),
+    }
+}

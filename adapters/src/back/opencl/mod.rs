@@ -267,6 +267,10 @@ impl OpenClAdapter {
 }
 
 impl Adapter for OpenClAdapter {
+    fn screen(&mut self, request: &Request<'_>) -> Option<String> {
+        crate::back::screen(self, request)
+    }
+
     fn name(&self) -> &str {
         &self.name
     }
@@ -483,9 +487,49 @@ impl OpenClAdapter {
     }
 }
 
+/// A concurrent case's plan, kernel, work-group size, lowered instructions and states.
+type ConcurrentKernel = (
+    crate::plan::ConcurrentPlan,
+    emit::Kernel,
+    usize,
+    Vec<Lowered>,
+    Vec<atomcts_reference::State>,
+);
+
+impl OpenClAdapter {
+    /// A concurrent case planned and emitted for this device, or why not.
+    fn concurrent_kernel(
+        &self,
+        r: &crate::concurrent::ConcurrentRequest<'_>,
+    ) -> Result<ConcurrentKernel, AdapterErrorKind> {
+        let na = |why: NotApplicable| AdapterErrorKind::NotApplicable(why.0);
+        let (lowered, states) = r.lowered_states()?;
+        let cp = crate::plan::ConcurrentPlan::for_request(r, &lowered).map_err(na)?;
+        let kernel = concurrent::emit(&cp, &self.features, self.plant, r.id).map_err(na)?;
+        let local = concurrent::local_size(&cp);
+        if local > self.device.info.max_work_group {
+            return Err(na(NotApplicable(format!(
+                "{local} work-items exceed the device's work-group size {}",
+                self.device.info.max_work_group
+            ))));
+        }
+        Ok((cp, kernel, local, lowered, states))
+    }
+}
+
 impl crate::Concurrent for OpenClAdapter {
     fn runs_cas_loops(&self) -> bool {
         true
+    }
+
+    fn screen_concurrent(
+        &mut self,
+        r: &crate::concurrent::ConcurrentRequest<'_>,
+    ) -> Option<String> {
+        match self.concurrent_kernel(r) {
+            Err(AdapterErrorKind::NotApplicable(why)) => Some(why),
+            _ => None,
+        }
     }
 
     fn run_concurrent(
@@ -494,19 +538,7 @@ impl crate::Concurrent for OpenClAdapter {
     ) -> Result<crate::concurrent::ConcurrentObservation, AdapterError> {
         self.last = None;
         self.dispatch = None;
-        let na = |why: NotApplicable| AdapterErrorKind::NotApplicable(why.0);
-        let (lowered, states) = r.lowered_states().map_err(|k| self.err(k))?;
-        let cp =
-            crate::plan::ConcurrentPlan::for_request(r, &lowered).map_err(|e| self.err(na(e)))?;
-        let kernel =
-            concurrent::emit(&cp, &self.features, self.plant, r.id).map_err(|e| self.err(na(e)))?;
-        let local = concurrent::local_size(&cp);
-        if local > self.device.info.max_work_group {
-            return Err(self.err(na(NotApplicable(format!(
-                "{local} work-items exceed the device's work-group size {}",
-                self.device.info.max_work_group
-            )))));
-        }
+        let (cp, kernel, local, lowered, states) = self.concurrent_kernel(r).map_err(|k| self.err(k))?;
         self.last = Some(format!(
             "// build options: `{}`; {} work-groups of {local}\n{}",
             kernel.options,

@@ -134,6 +134,10 @@ pub fn plan_of(r: &Request<'_>) -> Result<Plan, AdapterErrorKind> {
 }
 
 impl Adapter for CudaAdapter {
+    fn screen(&mut self, request: &Request<'_>) -> Option<String> {
+        crate::back::screen(self, request)
+    }
+
     fn name(&self) -> &str {
         "cuda"
     }

@@ -406,6 +406,10 @@ fn bytes_to_values(bytes: &[u8], width: u64, count: usize) -> Vec<u64> {
 }
 
 impl Adapter for VulkanAdapter {
+    fn screen(&mut self, request: &Request<'_>) -> Option<String> {
+        crate::back::screen(self, request)
+    }
+
     fn name(&self) -> &str {
         &self.name
     }
@@ -488,6 +492,22 @@ impl Adapter for VulkanAdapter {
     }
 }
 
+impl VulkanAdapter {
+    /// A concurrent case planned and emitted on this route and device, or why not.
+    fn prepare_concurrent(
+        &self,
+        r: &ConcurrentRequest<'_>,
+    ) -> Result<PreparedConcurrent, AdapterErrorKind> {
+        if self.route == Route::WgslNaga {
+            return Err(AdapterErrorKind::NotApplicable(
+                "the WGSL route does not translate concurrent cases (the SPIR-V route, vulkan:, runs them)"
+                    .into(),
+            ));
+        }
+        prepare_concurrent(r, &self.device.info.features, self.plant)
+    }
+}
+
 /// The Vulkan back end, both routes: plan and emit SPIR-V (or WGSL, compiled by naga at run
 /// time), and dispatch it.
 impl crate::back::Backend for VulkanAdapter {
@@ -552,20 +572,20 @@ impl crate::back::Backend for VulkanAdapter {
 impl crate::Concurrent for VulkanAdapter {
     /// The SPIR-V route runs concurrent cases ([`concurrent`]); the WGSL route does not
     /// translate them.
+    fn screen_concurrent(&mut self, r: &ConcurrentRequest<'_>) -> Option<String> {
+        match self.prepare_concurrent(r) {
+            Err(AdapterErrorKind::NotApplicable(why)) => Some(why),
+            _ => None,
+        }
+    }
+
     fn run_concurrent(
         &mut self,
         r: &ConcurrentRequest<'_>,
     ) -> Result<ConcurrentObservation, AdapterError> {
         self.last = None;
         self.dispatch = None;
-        if self.route == Route::WgslNaga {
-            return Err(self.err(AdapterErrorKind::NotApplicable(
-                "the WGSL route does not translate concurrent cases (the SPIR-V route, vulkan:, runs them)"
-                    .into(),
-            )));
-        }
-        let f = self.device.info.features;
-        let mut p = prepare_concurrent(r, &f, self.plant).map_err(|e| self.err(e))?;
+        let mut p = self.prepare_concurrent(r).map_err(|e| self.err(e))?;
         self.last = Some(format!(
             "; {} work-group(s) of {} invocations\n{}",
             p.dispatch.groups,

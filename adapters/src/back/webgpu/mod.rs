@@ -357,6 +357,23 @@ fn browser_source(p: &Prepared) -> Option<String> {
 }
 
 impl Adapter for WebGpuAdapter {
+    /// The reason [`crate::Pipelined::send`] would refuse the case before the page sees it.
+    fn screen(&mut self, request: &Request<'_>) -> Option<String> {
+        let prepared = crate::back::lower(request).and_then(|lowered| {
+            vulkan::prepare_lowered(
+                Route::WgslNaga,
+                request,
+                &lowered,
+                &self.features,
+                vulkan::emit::Plant::None,
+            )
+        });
+        match prepared {
+            Err(AdapterErrorKind::NotApplicable(why)) => Some(why),
+            _ => None,
+        }
+    }
+
     fn name(&self) -> &str {
         &self.name
     }

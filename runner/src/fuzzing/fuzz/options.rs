@@ -26,17 +26,26 @@ pub struct FuzzOptions {
     /// A stop request besides SIGINT and SIGTERM ([`crate::run::interrupt`], which always count):
     /// once set, the campaign ends as at its time limit, with its summary.
     pub stop: Option<Arc<AtomicBool>>,
+    /// Draw another case instead of sending one an adapter declares it cannot run
+    /// ([`crate::run::prepare::screen`], issue 31 point 2); `--no-screen` sends every case.
+    pub screen: bool,
+    /// Send the screened cases too and check that each is answered not applicable
+    /// (`--audit-screen`): a screened case that an adapter runs is a problem of the campaign.
+    pub audit_screen: bool,
 }
 
 /// Why a campaign ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Stop {
-    /// `--cases N` cases were generated.
+    /// `--cases N` cases were generated (and not screened out).
     Cases,
     /// The time limit came.
     Time,
     /// A stop request ([`FuzzOptions::stop`]).
     Requested,
+    /// [`super::SCREEN_GIVE_UP`] drawn cases in a row were screened out: the adapters can run
+    /// none of what the generator makes. The last reason.
+    Unrunnable(String),
     /// An adapter became unavailable (its circuit breaker tripped, or it cannot start):
     /// nothing more can be checked. The error message.
     Unavailable(String),
@@ -48,6 +57,12 @@ impl std::fmt::Display for Stop {
             Stop::Cases => f.write_str("the case limit (--cases) was reached"),
             Stop::Time => f.write_str("the time limit (--time) came"),
             Stop::Requested => f.write_str("a stop was requested"),
+            Stop::Unrunnable(why) => write!(
+                f,
+                "{} drawn cases in a row were screened out (last reason: {})",
+                super::SCREEN_GIVE_UP,
+                crate::report::safe(why)
+            ),
             Stop::Unavailable(why) => write!(
                 f,
                 "an adapter is unavailable, nothing more can be checked: {}",
