@@ -87,7 +87,9 @@ impl ProfileArgs {
             ("claimed", Some(a)) => a.claimed_profile().unwrap_or_else(|| {
                 atomcts_adapters::discover::claimed_profile(a.name()).to_string()
             }),
-            ("claimed", None) => bail!("--profile claimed needs an adapter (atomcts run, fuzz or repro)"),
+            ("claimed", None) => {
+                bail!("--profile claimed needs an adapter (atomcts run, fuzz or repro)")
+            }
             (n, _) => n.to_string(),
         };
         let mut p = Profile::named(&name)?;

@@ -25,10 +25,10 @@ pub use judge::signature;
 pub use options::{FuzzOptions, Stop};
 pub use shrink::{SHRINK_BUDGET, ShrinkCut, shrink_note};
 
+use crate::corpus::case::Case;
 use crate::exit::{EXIT_ERROR, EXIT_NONCONFORMANCE, EXIT_OK};
 use crate::fuzzing::contend::gen_fuzz_case;
 use crate::fuzzing::draft::GenCase;
-use crate::corpus::case::Case;
 use crate::run::results::{CaseResult, Options, Status};
 use atomcts_adapters::Adapter;
 use rand_chacha::ChaCha8Rng;
@@ -150,7 +150,8 @@ impl Summary {
             }
         }
         let why = key;
-        let key = if self.screened_by.len() < SCREEN_REASONS || self.screened_by.contains_key(&why) {
+        let key = if self.screened_by.len() < SCREEN_REASONS || self.screened_by.contains_key(&why)
+        {
             why
         } else {
             "other reasons".to_string()

@@ -392,7 +392,8 @@ pub fn run_case(
     };
     if request.has_loops() && !adapter.runs_cas_loops() {
         r.status = Status::NotApplicable;
-        r.findings.push(finding("adapter", no_loops(adapter)).into());
+        r.findings
+            .push(finding("adapter", no_loops(adapter)).into());
         return r;
     }
     let observation = match adapter.run_concurrent(&request) {

@@ -346,8 +346,11 @@ pub(crate) fn encoding_findings(
 /// counted where it ends.
 pub fn screen(item: Item<'_>, adapter: &mut dyn Adapter, opts: &Options) -> Option<String> {
     match prepare(item, &*adapter, opts) {
-        Step::Done(r) => (r.status == Status::NotApplicable)
-            .then(|| r.findings.first().map_or_else(String::new, |f| f.note.clone())),
+        Step::Done(r) => (r.status == Status::NotApplicable).then(|| {
+            r.findings
+                .first()
+                .map_or_else(String::new, |f| f.note.clone())
+        }),
         Step::Concurrent(case, _) => crate::run::concurrent::screen(case, adapter, opts),
         Step::Ready(p) => adapter.screen(&p.request(opts)),
     }

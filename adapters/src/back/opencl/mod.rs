@@ -538,7 +538,8 @@ impl crate::Concurrent for OpenClAdapter {
     ) -> Result<crate::concurrent::ConcurrentObservation, AdapterError> {
         self.last = None;
         self.dispatch = None;
-        let (cp, kernel, local, lowered, states) = self.concurrent_kernel(r).map_err(|k| self.err(k))?;
+        let (cp, kernel, local, lowered, states) =
+            self.concurrent_kernel(r).map_err(|k| self.err(k))?;
         self.last = Some(format!(
             "// build options: `{}`; {} work-groups of {local}\n{}",
             kernel.options,

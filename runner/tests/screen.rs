@@ -1,0 +1,206 @@
+//! `atomcts fuzz` screens out drawn cases an adapter declares it cannot run (issue 31 point 2):
+//! they are drawn again, counted by reason, and never judged. The screen is attacked like any
+//! other answer: one that screens everything ends the campaign with exit 2 (nothing checked),
+//! one that hides a case the adapter runs is caught by `--audit-screen`, and an honest screen
+//! leaves every case it lets through judged. With drivers installed (CI runs these with
+//! `--ignored`), the real back ends' screens pass the audit.
+
+mod common;
+use atomcts::exit::{EXIT_ERROR, EXIT_OK};
+use atomcts::fuzzing::fuzz::{FuzzOptions, SCREEN_GIVE_UP, Stop, Summary, fuzz};
+use atomcts::run::results::Options;
+use atomcts_adapters::{
+    Adapter, AdapterError, AdapterErrorKind, Observation, ReferenceAdapter, Request,
+};
+use atomcts_reference::Profile;
+use atomcts_reference::program::Dialect;
+use atomcts_reference::race::DEFAULT_BUDGET;
+use common::{atomcts_env, text};
+
+/// How the test adapter screens and runs: the reference's answers, except where told.
+#[derive(Clone, Copy, PartialEq)]
+enum Mode {
+    /// Screens every case out.
+    ScreensAll,
+    /// Screens MSL cases out but runs them (a lying screen).
+    HidesMsl,
+    /// Screens MSL cases out and answers them not applicable (an honest screen).
+    RefusesMsl,
+}
+
+struct Screening(Mode, ReferenceAdapter);
+
+impl Adapter for Screening {
+    fn name(&self) -> &str {
+        "screening"
+    }
+    fn supports(&self, capability: &str) -> bool {
+        self.1.supports(capability)
+    }
+    fn run(&mut self, r: &Request<'_>) -> Result<Observation, AdapterError> {
+        if self.0 == Mode::RefusesMsl && r.dialect == Dialect::Msl {
+            return Err(AdapterError {
+                adapter: "screening".into(),
+                kind: AdapterErrorKind::NotApplicable("no MSL here".into()),
+            });
+        }
+        self.1.run(r)
+    }
+    fn screen(&mut self, r: &Request<'_>) -> Option<String> {
+        match self.0 {
+            Mode::ScreensAll => Some("nothing runs here".into()),
+            Mode::HidesMsl | Mode::RefusesMsl => {
+                (r.dialect == Dialect::Msl).then(|| "no MSL here".into())
+            }
+        }
+    }
+}
+
+fn campaign(mode: Mode, cases: u64, screen: bool, audit: bool) -> Summary {
+    let mut a = Screening(mode, ReferenceAdapter);
+    let run_opts = Options {
+        profile: Profile::default(),
+        race_budget: DEFAULT_BUDGET,
+        cases_arg: String::new(),
+        adapter_arg: String::new(),
+    };
+    let opts = FuzzOptions {
+        seed: 11,
+        cases: Some(cases),
+        time: None,
+        out: common::tmp("screen-findings"),
+        repro_sides: vec![String::new()],
+        command: "atomcts fuzz (test)".into(),
+        stop: None,
+        screen,
+        audit_screen: audit,
+    };
+    fuzz(&mut a, None, &run_opts, &opts, &mut |_| {})
+}
+
+#[test]
+fn a_screen_that_refuses_everything_stops_the_campaign_with_nothing_checked() {
+    let s = campaign(Mode::ScreensAll, 50, true, false);
+    assert_eq!(s.cases, 0);
+    assert_eq!(s.judged, 0);
+    assert_eq!(s.screened, SCREEN_GIVE_UP);
+    assert!(
+        matches!(&s.stop, Some(Stop::Unrunnable(why)) if why == "nothing runs here"),
+        "{:?}",
+        s.stop
+    );
+    assert_eq!(s.exit_code(), EXIT_ERROR);
+}
+
+#[test]
+fn an_honest_screen_leaves_only_cases_that_are_judged() {
+    let screened = campaign(Mode::RefusesMsl, 400, true, true);
+    assert_eq!(screened.cases, 400, "--cases counts the cases sent");
+    assert!(screened.screened > 0);
+    // Every screened case was sent anyway (the audit) and answered not applicable.
+    assert_eq!(screened.audited, screened.screened);
+    assert!(screened.problems.is_empty(), "{:?}", screened.problems);
+    assert_eq!(screened.not_applicable, 0);
+    assert_eq!(screened.judged + screened.errors, 400);
+    assert_eq!(screened.exit_code(), EXIT_OK);
+    // Concurrent cases on an adapter that runs none are screened with the runner's reason.
+    assert!(
+        screened
+            .screened_by
+            .keys()
+            .any(|k| k.contains("does not run concurrent cases")),
+        "{:?}",
+        screened.screened_by
+    );
+    assert_eq!(
+        screened.screened_by.values().sum::<u64>(),
+        screened.screened
+    );
+    // The same stream unscreened sends the MSL cases and gets them back not applicable.
+    let all = campaign(Mode::RefusesMsl, 400, false, false);
+    assert_eq!(all.screened, 0);
+    assert!(all.not_applicable > 0);
+    assert!(all.judged < screened.judged);
+}
+
+#[test]
+fn a_screen_that_hides_cases_the_adapter_runs_is_caught_by_the_audit() {
+    let s = campaign(Mode::HidesMsl, 200, true, true);
+    assert!(s.screened > 0);
+    assert!(!s.problems.is_empty());
+    assert!(
+        s.problems
+            .iter()
+            .all(|p| p.contains("screened out (no MSL here), but adapter screening answered")),
+        "{:?}",
+        s.problems
+    );
+    assert_eq!(s.exit_code(), EXIT_ERROR);
+    // Without the audit the lie is not seen, which is why the audit exists (and CI runs it
+    // on every real back end below).
+    let quiet = campaign(Mode::HidesMsl, 200, true, false);
+    assert!(quiet.problems.is_empty());
+}
+
+#[test]
+fn no_screen_and_audit_screen_conflict() {
+    let o = atomcts_env(
+        &[
+            "fuzz",
+            "--adapter",
+            "reference",
+            "--cases",
+            "5",
+            "--no-screen",
+            "--audit-screen",
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+}
+
+/// The real back ends' screens, audited: every screened case is answered not applicable, and
+/// every case sent is judged.
+#[test]
+#[ignore = "needs lavapipe, SwiftShader and the OpenCL drivers (tools/install-implementations.sh); CI runs it"]
+fn the_back_ends_screens_pass_the_audit() {
+    for adapter in [
+        "vulkan:lavapipe",
+        "wgsl-naga:lavapipe",
+        "vulkan:swiftshader",
+        "opencl:pocl",
+        "opencl:rusticl",
+        "opencl:oclgrind",
+    ] {
+        let out = common::tmp(&format!("screen-{}", adapter.replace(':', "-")));
+        let o = atomcts_env(
+            &[
+                "fuzz",
+                "--adapter",
+                adapter,
+                "--profile",
+                "claimed",
+                "--cases",
+                "300",
+                "--seed",
+                "4",
+                "--no-progress",
+                "--audit-screen",
+                "--out",
+                out.to_str().expect("utf-8 path"),
+            ],
+            &[],
+        );
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(0), "{adapter}: {t}");
+        assert!(
+            t.contains("300 cases in") && t.contains(": 300 judged,"),
+            "{adapter}: {t}"
+        );
+        assert!(
+            t.contains("screened out before they were sent"),
+            "{adapter}: {t}"
+        );
+        assert!(t.contains("audit: "), "{adapter}: {t}");
+    }
+}
