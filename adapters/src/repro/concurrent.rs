@@ -32,6 +32,17 @@ pub const MAX_FINALS: usize = 1024;
 /// `Err` with the reason past [`ORDER_PAIRS`] pairs or [`MAX_FINALS`] values.
 pub fn final_values(init: u64, classes: &[(OpStep, u32)]) -> Result<Vec<u64>, String> {
     let total: u64 = classes.iter().map(|(_, n)| u64::from(*n)).sum();
+    // Every combination of operations left is reached, each with a value at least.
+    let combinations = classes.iter().try_fold(1u64, |p, (_, n)| {
+        p.checked_mul(u64::from(*n) + 1)
+            .filter(|p| *p <= ORDER_PAIRS as u64)
+    });
+    if combinations.is_none() {
+        return Err(format!(
+            "the orders of its {total} operations in {} kinds reach more than {ORDER_PAIRS} (operations left, value) pairs: too many to enumerate the final values a script would list",
+            classes.len()
+        ));
+    }
     let start: Vec<u32> = classes.iter().map(|(_, n)| *n).collect();
     let mut layer: HashMap<Vec<u32>, BTreeSet<u64>> = HashMap::new();
     layer.insert(start, BTreeSet::from([init]));
@@ -207,4 +218,59 @@ fn names(ops: &[AtomicOp]) -> String {
     let mut v: Vec<&str> = ops.iter().map(|o| o.name()).collect();
     v.dedup();
     v.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use atomcts_reference::ir::Env;
+
+    fn step(op: AtomicOp, src: u64) -> OpStep {
+        OpStep {
+            op,
+            ty: DataType::U32,
+            env: Env::default(),
+            src: [src, 0],
+        }
+    }
+
+    #[test]
+    fn exchanges_against_adds_end_at_the_last_exchange_plus_the_adds_after_it() {
+        // SASS exch_against_add_returns_two_by_two: exchanges of 0x100 and 0x200 (twice each)
+        // against 4 adds of 1, from 0.
+        let classes = [
+            (step(AtomicOp::Exch, 0x100), 2),
+            (step(AtomicOp::Exch, 0x200), 2),
+            (step(AtomicOp::Add, 1), 4),
+        ];
+        let want: Vec<u64> = (0x100..=0x104).chain(0x200..=0x204).collect();
+        assert_eq!(final_values(0, &classes).unwrap(), want);
+    }
+
+    #[test]
+    fn max_against_min_ends_at_either() {
+        let classes = [
+            (step(AtomicOp::Max, 10), 2),
+            (step(AtomicOp::Min, 7), 2),
+        ];
+        assert_eq!(final_values(5, &classes).unwrap(), vec![7, 10]);
+    }
+
+    #[test]
+    fn bounds_are_stated_not_exceeded() {
+        // 4 kinds of 200 operations each: 201^4 combinations of operations left.
+        let classes = [
+            (step(AtomicOp::Add, 1), 200),
+            (step(AtomicOp::Or, 0x1_0000), 200),
+            (step(AtomicOp::Xor, 0x10_0000), 200),
+            (step(AtomicOp::And, 0xbfff_ffff), 200),
+        ];
+        let why = final_values(0x4000_0000, &classes).unwrap_err();
+        assert!(why.contains(&ORDER_PAIRS.to_string()), "{why}");
+        // Distinct exchanged values: 12 are listed (each can come last), 2,000 are refused.
+        let many: Vec<(OpStep, u32)> = (0..2000).map(|v| (step(AtomicOp::Exch, v), 1)).collect();
+        assert_eq!(final_values(0, &many[..12]).unwrap(), (0..12).collect::<Vec<u64>>());
+        let why = final_values(0, &many).unwrap_err();
+        assert!(why.contains("more than"), "{why}");
+    }
 }
