@@ -74,7 +74,12 @@ pub fn final_values(init: u64, classes: &[(OpStep, u32)]) -> Result<Vec<u64>, St
         }
         layer = next;
     }
-    let finals: Vec<u64> = layer.into_values().flatten().collect::<BTreeSet<_>>().into_iter().collect();
+    let finals: Vec<u64> = layer
+        .into_values()
+        .flatten()
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
     if finals.len() > MAX_FINALS {
         return Err(format!(
             "its {total} operations end at {} different values depending on the order: more than the {MAX_FINALS} a script lists",
@@ -161,7 +166,9 @@ pub fn concurrent_checks(
             })?;
             if let Some(f) = classes[0].0.ty.float_format()
                 && !classes[0].0.env.nan_exact
-                && finals.iter().any(|v| atomcts_reference::float::is_nan(f, *v))
+                && finals
+                    .iter()
+                    .any(|v| atomcts_reference::float::is_nan(f, *v))
             {
                 return Err(format!(
                     "its final memory at {addr:#x} may be a NaN, and the profile allows any NaN there: not listed standalone"
@@ -249,10 +256,7 @@ mod tests {
 
     #[test]
     fn max_against_min_ends_at_either() {
-        let classes = [
-            (step(AtomicOp::Max, 10), 2),
-            (step(AtomicOp::Min, 7), 2),
-        ];
+        let classes = [(step(AtomicOp::Max, 10), 2), (step(AtomicOp::Min, 7), 2)];
         assert_eq!(final_values(5, &classes).unwrap(), vec![7, 10]);
     }
 
@@ -269,7 +273,10 @@ mod tests {
         assert!(why.contains(&ORDER_PAIRS.to_string()), "{why}");
         // Distinct exchanged values: 12 are listed (each can come last), 2,000 are refused.
         let many: Vec<(OpStep, u32)> = (0..2000).map(|v| (step(AtomicOp::Exch, v), 1)).collect();
-        assert_eq!(final_values(0, &many[..12]).unwrap(), (0..12).collect::<Vec<u64>>());
+        assert_eq!(
+            final_values(0, &many[..12]).unwrap(),
+            (0..12).collect::<Vec<u64>>()
+        );
         let why = final_values(0, &many).unwrap_err();
         assert!(why.contains("more than"), "{why}");
     }

@@ -41,13 +41,8 @@ pub fn shuffle_dispatch(
     args: Vec<Arg>,
 ) -> Result<Dispatch, String> {
     let lowered = crate::back::lower(r).map_err(|e| format!("{e:?}"))?;
-    let (checks, unjudged) = crate::repro::shuffle_checks(
-        plan,
-        &lowered,
-        r.state,
-        (0, d.ret_bytes as usize),
-        None,
-    )?;
+    let (checks, unjudged) =
+        crate::repro::shuffle_checks(plan, &lowered, r.state, (0, d.ret_bytes as usize), None)?;
     Ok(Dispatch {
         program: program(d, wgsl),
         args,
