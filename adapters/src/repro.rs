@@ -45,6 +45,14 @@ pub enum Program {
         /// function's width); `None` for a module that needs none.
         subgroup_size: Option<u32>,
     },
+    /// A WGSL shader as a browser's WebGPU compiles it (entry point `main`).
+    Wgsl {
+        /// The WGSL source.
+        source: String,
+        /// The sub-group size the shader needs (WebGPU cannot require one: the adapter must
+        /// report exactly this size), or `None`.
+        subgroup_size: Option<u32>,
+    },
     /// A PTX module and its entry.
     Ptx {
         /// The PTX text.

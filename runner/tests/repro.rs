@@ -392,3 +392,59 @@ fn order_dependent_concurrent_cases_list_every_final_value() {
     let body = std::fs::read_to_string(&scripts(&dir)[0]).unwrap();
     assert!(body.contains("values some order gives"), "{body}");
 }
+
+#[test]
+#[ignore = "needs Debian's chromium (tools/install-implementations.sh vulkan); CI runs it"]
+fn webgpu_scripts_run_the_wgsl_in_their_own_headless_chromium() {
+    let dir = tmp("webgpu");
+    let o = repro(
+        "webgpu:chromium",
+        "spec-cases",
+        "fetch_min_max::max",
+        &dir,
+        &["--all"],
+        &[],
+    );
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    let n = all_exit(&dir, 0);
+    assert!(n >= 5, "{n} webgpu reproducers: {t}");
+    let s = scripts(&dir);
+    let body = std::fs::read_to_string(&s[0]).unwrap();
+    for want in ["atomicMax", "--use-webgpu-adapter=swiftshader", "127.0.0.1", "@compute"] {
+        assert!(body.contains(want), "{want}: {body}");
+    }
+    // The shader the script hands the browser is what runs: a max made a min differs (exit 1).
+    let planted = s
+        .iter()
+        .filter(|p| !p.ends_with("as-min.py"))
+        .find_map(|p| {
+            let out = python(&edited(p, "atomicMax", "atomicMin", "as-min.py"));
+            (out.status.code() == Some(1)).then(|| text(&out))
+        })
+        .unwrap_or_else(|| panic!("no max case differs when run as a min: {t}"));
+    assert!(planted.contains("<-- differs"), "{planted}");
+    // SIMD-group functions: the adapter's fixed sub-group size must be the case's.
+    let simd = tmp("webgpu-simd");
+    let o = repro("webgpu:chromium", "spec-cases/msl/simd", "", &simd, &["--all"], &[]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    let n = all_exit(&simd, 0);
+    assert!(n >= 10, "{n} webgpu SIMD-group reproducers: {t}");
+    let one = scripts(&simd)[0].clone();
+    let body = std::fs::read_to_string(&one).unwrap();
+    let size = body
+        .lines()
+        .find_map(|l| l.strip_prefix("SUBGROUP_SIZE = "))
+        .unwrap()
+        .to_string();
+    let other = (size.parse::<u32>().unwrap() * 2).to_string();
+    let p = python(&edited(
+        &one,
+        &format!("SUBGROUP_SIZE = {size}\n"),
+        &format!("SUBGROUP_SIZE = {other}\n"),
+        "other-size.py",
+    ));
+    assert_eq!(p.status.code(), Some(2), "{}", text(&p));
+    assert!(text(&p).contains("cannot run: "), "{}", text(&p));
+}
