@@ -258,12 +258,12 @@ fn planted_bugs_reproduce_standalone_and_clean_kernels_pass() {
     );
 }
 
-/// `script` with `from` replaced by `to` (which must occur), written beside it as `name`.
+/// `script` with every `from` replaced by `to` (which must occur), written beside it as `name`.
 fn edited(script: &Path, from: &str, to: &str, name: &str) -> PathBuf {
     let body = std::fs::read_to_string(script).unwrap();
     assert!(body.contains(from), "{}: no {from:?}", script.display());
     let out = script.with_file_name(name);
-    std::fs::write(&out, body.replacen(from, to, 1)).unwrap();
+    std::fs::write(&out, body.replace(from, to)).unwrap();
     out
 }
 
@@ -411,7 +411,12 @@ fn webgpu_scripts_run_the_wgsl_in_their_own_headless_chromium() {
     assert!(n >= 5, "{n} webgpu reproducers: {t}");
     let s = scripts(&dir);
     let body = std::fs::read_to_string(&s[0]).unwrap();
-    for want in ["atomicMax", "--use-webgpu-adapter=swiftshader", "127.0.0.1", "@compute"] {
+    for want in [
+        "atomicMax",
+        "--use-webgpu-adapter=swiftshader",
+        "127.0.0.1",
+        "@compute",
+    ] {
         assert!(body.contains(want), "{want}: {body}");
     }
     // The shader the script hands the browser is what runs: a max made a min differs (exit 1).
@@ -426,7 +431,14 @@ fn webgpu_scripts_run_the_wgsl_in_their_own_headless_chromium() {
     assert!(planted.contains("<-- differs"), "{planted}");
     // SIMD-group functions: the adapter's fixed sub-group size must be the case's.
     let simd = tmp("webgpu-simd");
-    let o = repro("webgpu:chromium", "spec-cases/msl/simd", "", &simd, &["--all"], &[]);
+    let o = repro(
+        "webgpu:chromium",
+        "spec-cases/msl/simd",
+        "",
+        &simd,
+        &["--all"],
+        &[],
+    );
     let t = text(&o);
     assert_eq!(o.status.code(), Some(0), "{t}");
     let n = all_exit(&simd, 0);

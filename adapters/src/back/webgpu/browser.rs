@@ -95,11 +95,11 @@ impl Browser {
             std::env::temp_dir().join(format!("atomcts-chromium-{}-{port}", std::process::id()));
         let mut cmd = Command::new(CHROMIUM);
         cmd.args(FLAGS)
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .arg(format!("http://127.0.0.1:{port}/"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
+            .arg(format!("--user-data-dir={}", profile.display()))
+            .arg(format!("http://127.0.0.1:{port}/"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
         #[cfg(unix)]
         {
             use std::os::unix::process::CommandExt;
