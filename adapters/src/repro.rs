@@ -6,13 +6,17 @@
 //! The shared parts of those scripts (header, the expected table, the comparison and the exit
 //! codes) are here ([`script`]); each back end writes its own host code.
 
-use crate::plan::{ConcurrentPlan, Plan};
+use crate::plan::Plan;
+use crate::shuffle::ShufflePlan;
 use atomcts_reference::check::{Judgement, judge};
 use atomcts_reference::ir::{AtomicOp, Lowered};
 use atomcts_reference::outcome::{Completed, Outcome};
 use atomcts_reference::state::{Loc, State};
 use atomcts_reference::types::Space;
 use std::fmt::Write as _;
+
+mod concurrent;
+pub use concurrent::{MAX_FINALS, ORDER_PAIRS, concurrent_checks, final_values};
 
 /// The program a back end ran, in its own terms.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -37,6 +41,17 @@ pub enum Program {
         disassembly: String,
         /// The WGSL source naga compiled.
         wgsl: Option<String>,
+        /// The sub-group size the pipeline requires, with full sub-groups (a SIMD-group
+        /// function's width); `None` for a module that needs none.
+        subgroup_size: Option<u32>,
+    },
+    /// A WGSL shader as a browser's WebGPU compiles it (entry point `main`).
+    Wgsl {
+        /// The WGSL source.
+        source: String,
+        /// The sub-group size the shader needs (WebGPU cannot require one: the adapter must
+        /// report exactly this size), or `None`.
+        subgroup_size: Option<u32>,
     },
     /// A PTX module and its entry.
     Ptx {
@@ -81,6 +96,10 @@ pub struct Check {
     pub mask: u64,
     /// Every value the documents allow (on the fixed bits); the reference's pick first.
     pub allowed: Vec<u64>,
+    /// A requirement of the launch rather than a result (the sub-group size a work-item ran
+    /// in): a value outside `allowed` means the driver did not give the launch the case needs,
+    /// and the script says it cannot run (exit 2) instead of judging.
+    pub required: bool,
 }
 
 /// A dispatch, ready to be written as a standalone script.
@@ -104,7 +123,7 @@ pub struct Dispatch {
 /// outcome the documents allow ([`single_checks`]).
 pub const JUDGE_BUDGET: u64 = 1 << 16;
 
-fn read(bytes: &[u8], offset: usize, n: usize) -> u64 {
+pub(crate) fn read(bytes: &[u8], offset: usize, n: usize) -> u64 {
     let mut w = [0u8; 8];
     for (i, b) in bytes.iter().skip(offset).take(n).enumerate() {
         w[i] = *b;
@@ -112,7 +131,7 @@ fn read(bytes: &[u8], offset: usize, n: usize) -> u64 {
     u64::from_le_bytes(w)
 }
 
-fn width_mask(bytes: usize) -> u64 {
+pub(crate) fn width_mask(bytes: usize) -> u64 {
     if bytes >= 8 {
         u64::MAX
     } else {
@@ -153,7 +172,7 @@ fn open_bits(c: &Completed, space: Space, addr: u64, bytes: u64) -> u64 {
 /// Whether the final value of memory some items share is the same in every order: every op
 /// that writes it commutes with every other (integer add and subtract together; one of and, or,
 /// xor, min, max alone).
-fn order_free(ops: &[AtomicOp], float: bool) -> bool {
+pub(crate) fn order_free(ops: &[AtomicOp], float: bool) -> bool {
     use AtomicOp::*;
     if float {
         return false;
@@ -253,6 +272,7 @@ pub fn single_checks(
             bytes: w,
             mask,
             allowed,
+            required: false,
         });
     }
     match (raced, returned_values(plan, lowered, state, &c, &initial, &pick, budget)) {
@@ -272,6 +292,7 @@ pub fn single_checks(
                         bytes: w,
                         mask: width_mask(w),
                         allowed: vec![old],
+                        required: false,
                     });
                 }
             }
@@ -336,75 +357,89 @@ fn returned_values(
     })
 }
 
-/// The checks of a concurrent launch whose final memory is the same in every order (see
-/// [`order_free`]): the memory its items address (argument `mem_arg`, [`ConcurrentPlan::image`]'s
-/// layout), from the reference's serial execution (`final_state`), and, where the launch
-/// counts them, the iterations every work-item executed (`counts`: argument and byte offset of `[group][item]` 32-bit counts). The
-/// returned values are not judged: they need atomcts's order checker.
-pub fn concurrent_checks(
-    cp: &ConcurrentPlan,
-    final_state: &State,
-    mem_arg: usize,
-    counts: Option<(usize, usize)>,
+/// The checks of a SIMD-group function's launch: each active thread's result (argument
+/// `ret_arg`, `stride` bytes a thread, its low `plan.bits` bits compared) from the reference's
+/// outcome on `state`, the bits the documents leave open masked (a lane read from an inactive
+/// thread: MSL §5.13, SPIR-V 1.6 §3.42.24), and, where the kernel writes them (`sizes`:
+/// argument of 32-bit words, one per thread), the sub-group size each thread ran in as a
+/// requirement of the launch (the case's SIMD width).
+pub fn shuffle_checks(
+    plan: &ShufflePlan,
+    lowered: &Lowered,
+    state: &State,
+    (ret_arg, stride): (usize, usize),
+    sizes: Option<usize>,
 ) -> Result<(Vec<Check>, Vec<String>), String> {
-    if cp.has_local_image() || cp.uses_shared() {
-        return Err(
-            "a concurrent case on work-group local memory is not written standalone yet".into(),
-        );
+    let atomcts_reference::ir::Instr::Shuffle(s) = &lowered.instr else {
+        return Err("not a SIMD-group function (a back-end bug)".into());
+    };
+    let c = match atomcts_reference::exec::execute(lowered, state).map_err(|e| e.to_string())? {
+        Outcome::Completed(c) => c,
+        other => return Err(format!("the reference's outcome is {}", other.kind())),
+    };
+    let w = (plan.bits / 8) as usize;
+    let full = width_mask(w);
+    let mut checks = Vec::new();
+    let mut unjudged = Vec::new();
+    let mut open_lanes = Vec::new();
+    for &(lane, _) in &s.lanes {
+        let value = c
+            .state
+            .elem(&s.dst, lane)
+            .ok_or_else(|| format!("the reference wrote no `{}` for thread {lane}", s.dst))?;
+        let mut mask = full;
+        for (loc, field) in &c.open {
+            if let Loc::Reg { name, idx } = loc
+                && *name == s.dst
+                && *idx == lane
+            {
+                let f = if field.bits >= 64 {
+                    u64::MAX
+                } else {
+                    ((1u64 << field.bits) - 1) << field.lo
+                };
+                mask &= !f;
+            }
+        }
+        if mask == 0 {
+            open_lanes.push(lane.to_string());
+            continue;
+        }
+        checks.push(Check {
+            label: format!("{} thread {lane}", s.dst),
+            arg: ret_arg,
+            offset: lane as usize * stride,
+            bytes: w,
+            mask,
+            allowed: vec![value & full],
+            required: false,
+        });
     }
-    let ops: Vec<AtomicOp> = cp.groups.iter().map(|g| g.op).collect();
-    let float = cp.groups.iter().any(|g| g.ty.float_format().is_some());
-    if !order_free(&ops, float) || cp.loops.iter().any(Option::is_some) {
-        return Err(format!(
-            "its final memory depends on the order of its instructions ({}): only atomcts's order checker judges it",
-            ops.iter().map(|o| o.name()).collect::<Vec<_>>().join(", ")
+    if !open_lanes.is_empty() {
+        unjudged.push(format!(
+            "the result of thread(s) {}: the documents leave it undefined (it reads an inactive thread)",
+            open_lanes.join(", ")
         ));
     }
-    let pick = cp.global.bytes(final_state, Space::Global);
-    let mut checks = Vec::new();
-    let mut seen = Vec::new();
-    for g in &cp.groups {
-        let w = g.ty.bytes() as usize;
-        for item in &g.items {
-            if seen.contains(&item.offset) {
-                continue;
-            }
-            seen.push(item.offset);
-            let addr = cp
-                .global
-                .ranges
-                .iter()
-                .find(|r| item.offset >= r.offset && item.offset < r.offset + r.len)
-                .map_or(item.offset, |r| r.base + (item.offset - r.offset));
+    if plan.threads.iter().any(|t| !t.active) {
+        unjudged.push(
+            "inactive threads and padding: they take no part in the exchange, their results are not read".into(),
+        );
+    }
+    if let Some(arg) = sizes {
+        for t in 0..plan.threads.len() {
             checks.push(Check {
-                label: format!("global {addr:#010x}"),
-                arg: mem_arg,
-                offset: item.offset as usize,
-                bytes: w,
-                mask: width_mask(w),
-                allowed: vec![read(&pick, item.offset as usize, w)],
+                label: format!("sub-group size of work-item {t}"),
+                arg,
+                offset: 4 * t,
+                bytes: 4,
+                mask: u64::from(u32::MAX),
+                allowed: vec![u64::from(plan.width)],
+                required: true,
             });
         }
     }
-    if let Some((counts_arg, at)) = counts {
-        for (k, g) in cp.groups.iter().enumerate() {
-            for i in 0..g.items.len() {
-                let t = cp.thread_base(k) + i;
-                checks.push(Check {
-                    label: format!("iterations executed, instruction {k} work-item {i}"),
-                    arg: counts_arg,
-                    offset: at + 4 * t,
-                    bytes: 4,
-                    mask: u64::from(u32::MAX),
-                    allowed: vec![u64::from(cp.iterations[k])],
-                });
-            }
-        }
-    }
-    Ok((
-        checks,
-        vec!["the values each iteration returned: they need atomcts's order checker; this script judges the final memory and the iteration counts only".into()],
-    ))
+    Ok((checks, unjudged))
 }
 
 /// What a script says about its case.
@@ -493,7 +528,8 @@ pub fn script(about: &About, d: &Dispatch, program_comment: &str, host: &str) ->
              work-groups of {}), reads the buffers back, and prints the expected and observed\n\
              words in hex; a word the documents leave partly free is compared on its fixed bits\n\
              only (the mask), and where they allow several values each is listed.\n\
-             Exit status: 0 the words match, 1 they differ, 2 it cannot run (driver missing ...).\n\
+             Exit status: 0 the words match, 1 they differ, 2 it cannot run (driver missing, or it\n\
+             does not give the launch what the case requires, such as the sub-group size).\n\
              Environment (the script sets it itself when unset):\n{}{}\
              Python 3, standard library only: python3 <this script>",
             about.id,
@@ -550,7 +586,22 @@ pub fn script(about: &About, d: &Dispatch, program_comment: &str, host: &str) ->
         }
     }
     s.push_str("]\n# The words compared: (label, argument, byte offset, bytes, mask of fixed bits, allowed values).\nCHECKS = [\n");
-    for c in &d.checks {
+    push_checks(&mut s, d.checks.iter().filter(|c| !c.required));
+    s.push_str("]\n# What the launch must have been given (the sub-group size each work-item ran in), as CHECKS:\n# a value outside those allowed means the driver did not run the case as it needs (exit 2).\nREQUIRED = [\n");
+    push_checks(&mut s, d.checks.iter().filter(|c| c.required));
+    s.push_str("]\nUNJUDGED = [\n");
+    for u in &d.unjudged {
+        let _ = writeln!(s, "    {},", py_str(u));
+    }
+    s.push_str("]\n\n\nclass Unavailable(Exception):\n    pass\n\n\n");
+    s.push_str(host);
+    s.push_str(COMPARE);
+    s
+}
+
+/// One `CHECKS`/`REQUIRED` row per check.
+fn push_checks<'a>(s: &mut String, checks: impl Iterator<Item = &'a Check>) {
+    for c in checks {
         let digits = 2 * c.bytes;
         let allowed: Vec<String> = c
             .allowed
@@ -568,14 +619,6 @@ pub fn script(about: &About, d: &Dispatch, program_comment: &str, host: &str) ->
             allowed.join(", ")
         );
     }
-    s.push_str("]\nUNJUDGED = [\n");
-    for u in &d.unjudged {
-        let _ = writeln!(s, "    {},", py_str(u));
-    }
-    s.push_str("]\n\n\nclass Unavailable(Exception):\n    pass\n\n\n");
-    s.push_str(host);
-    s.push_str(COMPARE);
-    s
 }
 
 /// The shared comparison and `main` of every script.
@@ -592,6 +635,14 @@ def main():
     except (Unavailable, RuntimeError, OSError) as e:
         print(f"cannot run: {e}", file=sys.stderr)
         return 2
+    for label, arg, offset, nbytes, mask, allowed in REQUIRED:
+        seen = int.from_bytes(buffers[arg][offset:offset + nbytes], "little")
+        if not any((seen ^ a) & mask == 0 for a in allowed):
+            want = " or ".join(str(a) for a in allowed)
+            print(f"cannot run: {label} is {seen} where the kernel requires {want}: the driver did not run the launch the case needs", file=sys.stderr)
+            return 2
+    if REQUIRED:
+        print(f"launch as required: {len(REQUIRED)} requirement(s) held ({REQUIRED[0][0]}: {REQUIRED[0][5][0]}, ...)")
     differ = 0
     print(f"{'word':<48} {'expected':<24} {'observed':<20}")
     for label, arg, offset, nbytes, mask, allowed in CHECKS:
@@ -599,7 +650,10 @@ def main():
         seen = int.from_bytes(data[offset:offset + nbytes], "little")
         ok = any((seen ^ a) & mask == 0 for a in allowed)
         digits = 2 * nbytes
-        exp = " or ".join(f"0x{a:0{digits}x}" for a in allowed)
+        if len(allowed) <= 4:
+            exp = " or ".join(f"0x{a:0{digits}x}" for a in allowed)
+        else:
+            exp = f"one of {len(allowed)} values (CHECKS)"
         if mask != (1 << (8 * nbytes)) - 1:
             exp += f" (bits 0x{mask:0{digits}x})"
         mark = "" if ok else "   <-- differs"

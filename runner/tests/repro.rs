@@ -5,15 +5,20 @@
 //! fails in atomcts on lavapipe and rusticl, and its reproducers, run by `python3` alone, exit 1
 //! printing the observed 0x0000ffff, while on PoCL `--all` writes one that exits 0; a planted
 //! wrong built-in or opcode makes corpus cases fail, and their reproducers (holding the planted
-//! kernel) exit 1 standalone while the unplanted ones exit 0.
+//! kernel) exit 1 standalone while the unplanted ones exit 0. SIMD-group functions (lavapipe,
+//! intel-cpu): every script exits 0, a planted wrong shuffle exits 1, a sub-group size the
+//! driver does not give exits 2. Concurrent cases whose final value depends on the order
+//! (lavapipe, PoCL): the scripts list every value some order gives and exit 0.
 
 mod common;
-use common::{atomcts_env as atomcts, text, tmp};
+use common::{text, tmp};
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
 const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
 
+/// `atomcts repro --profile spirv` of `cases` (relative to the source tree's root) on `adapter`,
+/// run from the root (where a driver installed under target/, intel-cpu, is found).
 fn repro(
     adapter: &str,
     cases: &str,
@@ -39,7 +44,12 @@ fn repro(
         args.extend(["--filter", filter]);
     }
     args.extend(extra);
-    atomcts(&args, env)
+    std::process::Command::new(env!("CARGO_BIN_EXE_atomcts"))
+        .current_dir(ROOT)
+        .args(&args)
+        .envs(env.iter().copied())
+        .output()
+        .expect("run atomcts")
 }
 
 /// The scripts in `dir`, sorted.
@@ -246,4 +256,207 @@ fn planted_bugs_reproduce_standalone_and_clean_kernels_pass() {
         first.contains("The WGSL shader atomcts wrote") && first.contains("@compute"),
         "{first}"
     );
+}
+
+/// `script` with every `from` replaced by `to` (which must occur), written beside it as `name`.
+fn edited(script: &Path, from: &str, to: &str, name: &str) -> PathBuf {
+    let body = std::fs::read_to_string(script).unwrap();
+    assert!(body.contains(from), "{}: no {from:?}", script.display());
+    let out = script.with_file_name(name);
+    std::fs::write(&out, body.replace(from, to)).unwrap();
+    out
+}
+
+#[test]
+#[ignore = "needs lavapipe and intel-cpu (tools/install-implementations.sh opencl vulkan); CI runs it"]
+fn simd_group_functions_reproduce_with_their_sub_group_size() {
+    for (adapter, plant, min) in [
+        (
+            "vulkan:lavapipe",
+            ("ATOMCTS_VULKAN_PLANT", "up_as_down"),
+            60,
+        ),
+        (
+            "opencl:intel-cpu",
+            ("ATOMCTS_OPENCL_PLANT", "up_as_down"),
+            150,
+        ),
+    ] {
+        let tag = adapter.replace(':', "-");
+        let clean = tmp(&format!("simd-{tag}"));
+        let o = repro(adapter, "spec-cases/msl/simd", "", &clean, &["--all"], &[]);
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(0), "{adapter}: {t}");
+        assert!(
+            !t.contains("SIMD-group function: its reproducer is not written"),
+            "{adapter}: {t}"
+        );
+        let n = all_exit(&clean, 0);
+        assert!(n >= min, "{adapter}: {n} SIMD-group reproducers: {t}");
+        let s = scripts(&clean);
+        let up = s
+            .iter()
+            .find(|p| p.to_string_lossy().contains("shuffle_up"))
+            .unwrap_or_else(|| panic!("{adapter}: no shuffle_up script: {t}"));
+        let body = std::fs::read_to_string(up).unwrap();
+        // A sub-group size the driver does not give: the script cannot run the case (exit 2).
+        let refused = if adapter.starts_with("vulkan") {
+            assert!(body.contains("SUBGROUP_SIZE = 8\n"), "{body}");
+            assert!(body.contains("OpGroupNonUniformShuffleUp"), "{body}");
+            edited(
+                up,
+                "SUBGROUP_SIZE = 8\n",
+                "SUBGROUP_SIZE = 4\n",
+                "size-4.py",
+            )
+        } else {
+            assert!(body.contains("intel_reqd_sub_group_size("), "{body}");
+            assert!(body.contains("sub_group_shuffle_up"), "{body}");
+            let w = body
+                .split("intel_reqd_sub_group_size(")
+                .nth(1)
+                .and_then(|r| r.split(')').next())
+                .unwrap()
+                .to_string();
+            let want = format!("0xffffffff, [0x{:08x}]),", w.parse::<u32>().unwrap());
+            let other = format!("0xffffffff, [0x{:08x}]),", 2 * w.parse::<u32>().unwrap());
+            edited(up, &want, &other, "size-other.py")
+        };
+        let p = python(&refused);
+        assert_eq!(p.status.code(), Some(2), "{adapter}: {}", text(&p));
+        assert!(text(&p).contains("cannot run: "), "{adapter}: {}", text(&p));
+        std::fs::remove_file(&refused).unwrap();
+        // A planted shuffle_down where shuffle_up is meant: its scripts exit 1 standalone.
+        let planted = tmp(&format!("simd-planted-{tag}"));
+        let o = repro(adapter, "spec-cases/msl/simd", "", &planted, &[], &[plant]);
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(1), "{adapter}: {t}");
+        let n = all_exit(&planted, 1);
+        assert!(n >= 5, "{adapter}: {n} planted reproducers: {t}");
+        let first = std::fs::read_to_string(&scripts(&planted)[0]).unwrap();
+        assert!(
+            first.contains("OpGroupNonUniformShuffleDown")
+                || first.contains("sub_group_shuffle_down"),
+            "{adapter}: {first}"
+        );
+    }
+}
+
+#[test]
+#[ignore = "needs lavapipe and PoCL (tools/install-implementations.sh opencl vulkan); CI runs it"]
+fn order_dependent_concurrent_cases_list_every_final_value() {
+    for adapter in ["vulkan:lavapipe", "opencl:pocl"] {
+        let dir = tmp(&format!("orders-{}", adapter.replace(':', "-")));
+        let o = repro(adapter, "spec-cases", "concurrent", &dir, &["--all"], &[]);
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(0), "{adapter}: {t}");
+        all_exit(&dir, 0);
+        // The final value of exchanges of 0x1000..0x4000 against 32 adds of 1 is the last
+        // exchanged value plus the adds after it: 4 x 33 values, each listed.
+        let exch = dir.join("sass_atom_concurrent__add_against_exch.py");
+        let body = std::fs::read_to_string(&exch).unwrap_or_else(|e| panic!("{adapter}: {e}: {t}"));
+        assert!(body.contains("the 132 values some order gives"), "{body}");
+        for v in ["0x00001000", "0x00001020", "0x00004000", "0x00004020"] {
+            assert!(body.contains(v), "{adapter}: {v} not listed: {body}");
+        }
+        assert!(!body.contains("0x00004021"), "{body}");
+        // Two max of 10 and two min of 7 from 5 end at 7 or 10.
+        let mm = std::fs::read_to_string(
+            dir.join("sass_atom_concurrent__max_against_min_returns_two_lanes.py"),
+        )
+        .unwrap();
+        assert!(
+            mm.contains("[0x0000000a, 0x00000007]") || mm.contains("[0x00000007, 0x0000000a]"),
+            "{mm}"
+        );
+        // Past the stated bound, refused with the reason.
+        assert!(
+            t.contains("not written: sass/atom/concurrent::and_or_xor_against_add (pass): its final memory at 0x1000 depends on the order")
+                && t.contains("(operations left, value) pairs"),
+            "{adapter}: {t}"
+        );
+    }
+    // A CAS loop whose update does not commute with the adds (PoCL runs loops).
+    let dir = tmp("orders-loop");
+    let o = repro(
+        "opencl:pocl",
+        "spec-cases",
+        "cas_loop_xor_against_add",
+        &dir,
+        &["--all"],
+        &[],
+    );
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    assert_eq!(all_exit(&dir, 0), 1, "{t}");
+    let body = std::fs::read_to_string(&scripts(&dir)[0]).unwrap();
+    assert!(body.contains("values some order gives"), "{body}");
+}
+
+#[test]
+#[ignore = "needs Debian's chromium (tools/install-implementations.sh vulkan); CI runs it"]
+fn webgpu_scripts_run_the_wgsl_in_their_own_headless_chromium() {
+    let dir = tmp("webgpu");
+    let o = repro(
+        "webgpu:chromium",
+        "spec-cases",
+        "fetch_min_max::max",
+        &dir,
+        &["--all"],
+        &[],
+    );
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    let n = all_exit(&dir, 0);
+    assert!(n >= 5, "{n} webgpu reproducers: {t}");
+    let s = scripts(&dir);
+    let body = std::fs::read_to_string(&s[0]).unwrap();
+    for want in [
+        "atomicMax",
+        "--use-webgpu-adapter=swiftshader",
+        "127.0.0.1",
+        "@compute",
+    ] {
+        assert!(body.contains(want), "{want}: {body}");
+    }
+    // The shader the script hands the browser is what runs: a max made a min differs (exit 1).
+    let planted = s
+        .iter()
+        .filter(|p| !p.ends_with("as-min.py"))
+        .find_map(|p| {
+            let out = python(&edited(p, "atomicMax", "atomicMin", "as-min.py"));
+            (out.status.code() == Some(1)).then(|| text(&out))
+        })
+        .unwrap_or_else(|| panic!("no max case differs when run as a min: {t}"));
+    assert!(planted.contains("<-- differs"), "{planted}");
+    // SIMD-group functions: the adapter's fixed sub-group size must be the case's.
+    let simd = tmp("webgpu-simd");
+    let o = repro(
+        "webgpu:chromium",
+        "spec-cases/msl/simd",
+        "",
+        &simd,
+        &["--all"],
+        &[],
+    );
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    let n = all_exit(&simd, 0);
+    assert!(n >= 10, "{n} webgpu SIMD-group reproducers: {t}");
+    let one = scripts(&simd)[0].clone();
+    let body = std::fs::read_to_string(&one).unwrap();
+    let size = body
+        .lines()
+        .find_map(|l| l.strip_prefix("SUBGROUP_SIZE = "))
+        .unwrap()
+        .to_string();
+    let other = (size.parse::<u32>().unwrap() * 2).to_string();
+    let p = python(&edited(
+        &one,
+        &format!("SUBGROUP_SIZE = {size}\n"),
+        &format!("SUBGROUP_SIZE = {other}\n"),
+        "other-size.py",
+    ));
+    assert_eq!(p.status.code(), Some(2), "{}", text(&p));
+    assert!(text(&p).contains("cannot run: "), "{}", text(&p));
 }

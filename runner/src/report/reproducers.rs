@@ -135,7 +135,7 @@ pub fn write_reproducers(
                 };
                 match adapter.reproducer(&about) {
                     None => refused(format!(
-                        "adapter {} writes no standalone reproducer (its kind runs no program of its own that a script could replay; opencl:, vulkan:, wgsl-naga: and cuda do)",
+                        "adapter {} writes no standalone reproducer (its kind runs no program of its own that a script could replay; opencl:, vulkan:, wgsl-naga:, webgpu: and cuda do)",
                         adapter.name()
                     )),
                     Some(Err(why)) => refused(why),

@@ -465,9 +465,9 @@ impl OpenClAdapter {
     ) -> Result<State, AdapterErrorKind> {
         let n = plan.threads.len();
         self.last = Some(kernel.listing(r.id, n));
-        self.dispatch = Some(Err(
-            "a SIMD-group function: its reproducer is not written standalone yet".into(),
-        ));
+        self.dispatch = self
+            .capture
+            .then(|| repro::shuffle_dispatch(r, plan, kernel));
         let mut mem = vec![0u8; 8];
         let (ret, ok) = self
             .device
@@ -557,6 +557,7 @@ impl crate::Concurrent for OpenClAdapter {
                     .and_then(|s| {
                         crate::repro::concurrent_checks(
                             &cp,
+                            &states[0],
                             &s.states[0],
                             0,
                             Some((0, concurrent::counts_at(&cp))),

@@ -4,6 +4,7 @@
 
 use super::emit::{KERNEL_NAME, Kernel};
 use crate::repro::{About, Arg, Dispatch, Program, py_str, script as shared_script};
+use crate::shuffle::ShufflePlan;
 
 /// The arguments [`super::run::Device::run_ndrange`] gives `kernel` on `mem` with `slots`
 /// returned values: `mem`, `ret` (8 bytes a slot), `ok` (4 bytes a slot), then, for a shape
@@ -52,6 +53,30 @@ pub fn args(kernel: &Kernel, mem: &[u8], slots: usize) -> Vec<Arg> {
         }
     }
     out
+}
+
+/// The [`Dispatch`] of the SIMD-group function `plan` as the back end runs its `kernel`: one
+/// work-group of the plan's threads (the sub-group size required in the source by
+/// `intel_reqd_sub_group_size`), each thread's result in `ret` (8 bytes a thread) and the
+/// sub-group size it ran in in `ok` (a requirement of the launch: the script cannot run the
+/// case where the driver gives another), expected results from the reference.
+pub fn shuffle_dispatch(
+    r: &crate::Request<'_>,
+    plan: &ShufflePlan,
+    kernel: &Kernel,
+) -> Result<Dispatch, String> {
+    let n = plan.threads.len();
+    let lowered = crate::back::lower(r).map_err(|e| format!("{e:?}"))?;
+    let (checks, unjudged) =
+        crate::repro::shuffle_checks(plan, &lowered, r.state, (1, 8), Some(2))?;
+    Ok(Dispatch {
+        program: program(kernel),
+        args: args(kernel, &[0; 8], n),
+        global: n,
+        local: n,
+        checks,
+        unjudged,
+    })
 }
 
 /// The program of `kernel` for [`Dispatch::program`].

@@ -227,10 +227,11 @@ impl VulkanAdapter {
         args: Vec<crate::repro::Arg>,
     ) -> Result<crate::repro::Dispatch, String> {
         let d = &prepared.dispatch;
-        let Planned::Mem(plan) = &prepared.plan else {
-            return Err(
-                "a SIMD-group function: its reproducer is not written standalone yet".into(),
-            );
+        let plan = match &prepared.plan {
+            Planned::Mem(plan) => plan,
+            Planned::Shuffle(plan) => {
+                return repro::shuffle_dispatch(r, plan, d, prepared.wgsl.as_deref(), args);
+            }
         };
         crate::repro::single_dispatch(
             r,
@@ -603,7 +604,13 @@ impl crate::Concurrent for VulkanAdapter {
                 crate::concurrent::serial(&self.name, r, &atomcts_reference::exec::execute)
                     .map_err(|e| e.to_string())
                     .and_then(|s| {
-                        crate::repro::concurrent_checks(&p.plan, &s.states[0], 0, Some((3, 0)))
+                        crate::repro::concurrent_checks(
+                            &p.plan,
+                            &p.states[0],
+                            &s.states[0],
+                            0,
+                            Some((3, 0)),
+                        )
                     })
                     .map(|(checks, unjudged)| crate::repro::Dispatch {
                         program: repro::program(d, None),

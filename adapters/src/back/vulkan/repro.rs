@@ -5,6 +5,7 @@
 
 use super::emit::{Dispatch as VkDispatch, ENTRY};
 use crate::repro::{About, Arg, Dispatch, Program, py_str, script as shared_script};
+use crate::shuffle::ShufflePlan;
 
 /// The buffers of `d` before the run, one argument per binding.
 pub fn args(d: &VkDispatch) -> Vec<Arg> {
@@ -24,7 +25,32 @@ pub fn program(d: &VkDispatch, wgsl: Option<&str>) -> Program {
         entry: ENTRY.into(),
         disassembly: d.disassemble(),
         wgsl: wgsl.map(str::to_string),
+        subgroup_size: d.subgroup_size,
     }
+}
+
+/// The [`Dispatch`] of the SIMD-group function `plan` as the back end ran `d` (`args`: its
+/// buffers before the run): each thread's result in binding 0 (`d.ret_bytes` a thread) against
+/// the reference's; the pipeline requires the case's SIMD width as its sub-group size, with
+/// full sub-groups, and the script checks the device offers that before it runs.
+pub fn shuffle_dispatch(
+    r: &crate::Request<'_>,
+    plan: &ShufflePlan,
+    d: &VkDispatch,
+    wgsl: Option<&str>,
+    args: Vec<Arg>,
+) -> Result<Dispatch, String> {
+    let lowered = crate::back::lower(r).map_err(|e| format!("{e:?}"))?;
+    let (checks, unjudged) =
+        crate::repro::shuffle_checks(plan, &lowered, r.state, (0, d.ret_bytes as usize), None)?;
+    Ok(Dispatch {
+        program: program(d, wgsl),
+        args,
+        global: (d.groups.max(1) * d.local_size) as usize,
+        local: d.local_size as usize,
+        checks,
+        unjudged,
+    })
 }
 
 /// The whole script for a dispatch on the Vulkan device whose name contains `pattern`
@@ -35,6 +61,7 @@ pub fn script(about: &About, d: &Dispatch, pattern: &str) -> Result<String, Stri
         entry,
         disassembly,
         wgsl,
+        subgroup_size,
     } = &d.program
     else {
         return Err("not a SPIR-V program (a back-end bug)".into());
@@ -68,6 +95,10 @@ pub fn script(about: &About, d: &Dispatch, pattern: &str) -> Result<String, Stri
         .replace(
             "@WGSL@",
             &wgsl.as_deref().map_or("None".to_string(), py_str),
+        )
+        .replace(
+            "@SUBGROUP_SIZE@",
+            &subgroup_size.map_or("None".to_string(), |n| n.to_string()),
         );
     Ok(shared_script(about, d, &comment, &host))
 }
@@ -79,6 +110,9 @@ pub fn script(about: &About, d: &Dispatch, pattern: &str) -> Result<String, Stri
 const HOST: &str = r#"PATTERN = @PATTERN@
 ENTRY = @ENTRY@
 WGSL = @WGSL@
+# The sub-group size the pipeline requires, with full sub-groups (VK_EXT_subgroup_size_control,
+# core in Vulkan 1.3), or None.
+SUBGROUP_SIZE = @SUBGROUP_SIZE@
 WORDS = @WORDS@
 
 vp = ctypes.c_void_p
@@ -101,6 +135,7 @@ ShaderCI = struct("ShaderCI", [("sType", u32), ("pNext", vp), ("flags", u32), ("
 Binding = struct("Binding", [("binding", u32), ("descriptorType", u32), ("descriptorCount", u32), ("stageFlags", u32), ("pImmutableSamplers", vp)])
 SetLayoutCI = struct("SetLayoutCI", [("sType", u32), ("pNext", vp), ("flags", u32), ("bindingCount", u32), ("pBindings", vp)])
 PipelineLayoutCI = struct("PipelineLayoutCI", [("sType", u32), ("pNext", vp), ("flags", u32), ("setLayoutCount", u32), ("pSetLayouts", vp), ("pushConstantRangeCount", u32), ("pPushConstantRanges", vp)])
+RequiredSubgroupSizeCI = struct("RequiredSubgroupSizeCI", [("sType", u32), ("pNext", vp), ("requiredSubgroupSize", u32)])
 StageCI = struct("StageCI", [("sType", u32), ("pNext", vp), ("flags", u32), ("stage", u32), ("module", u64), ("pName", ctypes.c_char_p), ("pSpecializationInfo", vp)])
 ComputeCI = struct("ComputeCI", [("sType", u32), ("pNext", vp), ("flags", u32), ("stage", StageCI), ("layout", u64), ("basePipelineHandle", u64), ("basePipelineIndex", ctypes.c_int32)])
 PoolSize = struct("PoolSize", [("type", u32), ("descriptorCount", u32)])
@@ -116,6 +151,34 @@ FenceCI = struct("FenceCI", [("sType", u32), ("pNext", vp), ("flags", u32)])
 SubmitInfo = struct("SubmitInfo", [("sType", u32), ("pNext", vp), ("waitSemaphoreCount", u32), ("pWaitSemaphores", vp), ("pWaitDstStageMask", vp), ("commandBufferCount", u32), ("pCommandBuffers", vp), ("signalSemaphoreCount", u32), ("pSignalSemaphores", vp)])
 
 ref = ctypes.byref
+
+
+def require_subgroup_size(vk, pd, features13):
+    """Raises Unavailable unless the device can run a compute pipeline with sub-groups of
+    exactly SUBGROUP_SIZE, all full: Vulkan 1.3, the features subgroupSizeControl and
+    computeFullSubgroups (VkPhysicalDeviceVulkan13Features, filled in by the caller), and
+    minSubgroupSize <= SUBGROUP_SIZE <= maxSubgroupSize with compute in
+    requiredSubgroupSizeStages (VkPhysicalDeviceVulkan13Properties)."""
+    props = ctypes.create_string_buffer(4096)
+    vk.vkGetPhysicalDeviceProperties(pd, props)
+    api = int.from_bytes(props.raw[0:4], "little")
+    if api < (1 << 22) | (3 << 12):
+        raise Unavailable(f"the device reports Vulkan {api >> 22}.{(api >> 12) & 0x3ff}; a required sub-group size needs 1.3")
+    feats = features13.raw
+    size_control = int.from_bytes(feats[44:48], "little")
+    full = int.from_bytes(feats[48:52], "little")
+    if not (size_control and full):
+        raise Unavailable(f"the device does not report subgroupSizeControl ({size_control}) and computeFullSubgroups ({full})")
+    p13 = ctypes.create_string_buffer(256)
+    ctypes.memmove(p13, (54).to_bytes(4, "little"), 4)
+    p2 = ctypes.create_string_buffer(4096)
+    ctypes.memmove(p2, (1000059001).to_bytes(4, "little"), 4)
+    ctypes.memmove(ctypes.addressof(p2) + 8, ctypes.addressof(p13).to_bytes(8, "little"), 8)
+    vk.vkGetPhysicalDeviceProperties2(pd, p2)
+    lo, hi, _, stages = (int.from_bytes(p13.raw[16 + 4 * i:20 + 4 * i], "little") for i in range(4))
+    print(f"sub-group sizes: {lo}..{hi}, required size for compute: {'yes' if stages & 0x20 else 'no'}")
+    if not (lo <= SUBGROUP_SIZE <= hi and stages & 0x20):
+        raise Unavailable(f"the device cannot require sub-groups of {SUBGROUP_SIZE} in a compute shader (sizes {lo}..{hi}, requiredSubgroupSizeStages {stages:#x})")
 
 
 def run():
@@ -177,6 +240,8 @@ def run():
         nxt = ctypes.addressof(blocks[i + 1]) if i + 1 < len(blocks) else 0
         ctypes.memmove(ctypes.addressof(blocks[i]) + 8, nxt.to_bytes(8, "little"), 8)
     vk.vkGetPhysicalDeviceFeatures2(pd, blocks[0])
+    if SUBGROUP_SIZE is not None:
+        require_subgroup_size(vk, pd, blocks[3])
     ctypes.memmove(ctypes.addressof(blocks[0]) + 16, (0).to_bytes(4, "little"), 4)
     prio = ctypes.c_float(1.0)
     qci = QueueCI(2, None, 0, family, 1, ctypes.addressof(prio))
@@ -219,7 +284,12 @@ def run():
     check(vk.vkCreateDescriptorSetLayout(device, ref(SetLayoutCI(32, None, 0, len(ARGS), ctypes.addressof(binds))), None, ref(set_layout)), "vkCreateDescriptorSetLayout")
     layout = u64(0)
     check(vk.vkCreatePipelineLayout(device, ref(PipelineLayoutCI(30, None, 0, 1, ctypes.addressof(set_layout), 0, None)), None, ref(layout)), "vkCreatePipelineLayout")
-    stage = StageCI(18, None, 0, 0x20, module.value, ENTRY.encode(), None)
+    if SUBGROUP_SIZE is None:
+        stage = StageCI(18, None, 0, 0x20, module.value, ENTRY.encode(), None)
+    else:
+        # VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT, the required size chained.
+        required = RequiredSubgroupSizeCI(1000225001, None, SUBGROUP_SIZE)
+        stage = StageCI(18, ctypes.addressof(required), 0x2, 0x20, module.value, ENTRY.encode(), None)
     pipeline = u64(0)
     check(vk.vkCreateComputePipelines(device, u64(0), u32(1), ref(ComputeCI(29, None, 0, stage, layout.value, 0, -1)), None, ref(pipeline)), "vkCreateComputePipelines")
     size = PoolSize(7, len(ARGS))

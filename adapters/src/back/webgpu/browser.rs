@@ -17,6 +17,24 @@ use std::time::{Duration, Instant};
 /// The browser executable (Debian's `chromium`).
 pub const CHROMIUM: &str = "chromium";
 
+/// The flags Chromium is started with (headless, no first-run work or network of its own,
+/// WebGPU on SwiftShader), before the profile folder and the page's address; the standalone
+/// reproducers use the same ([`super::repro`]).
+pub const FLAGS: &[&str] = &[
+    "--headless=new",
+    "--no-sandbox",
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--disable-extensions",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--enable-unsafe-webgpu",
+    "--use-webgpu-adapter=swiftshader",
+    "--enable-features=Vulkan",
+    "--disable-gpu-sandbox",
+];
+
 /// The page, with its plant (`__PLANT__`) still to fill in.
 const PAGE: &str = include_str!("page.html");
 
@@ -76,25 +94,12 @@ impl Browser {
         let profile =
             std::env::temp_dir().join(format!("atomcts-chromium-{}-{port}", std::process::id()));
         let mut cmd = Command::new(CHROMIUM);
-        cmd.args([
-            "--headless=new",
-            "--no-sandbox",
-            "--no-first-run",
-            "--no-default-browser-check",
-            "--disable-extensions",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--enable-unsafe-webgpu",
-            "--use-webgpu-adapter=swiftshader",
-            "--enable-features=Vulkan",
-            "--disable-gpu-sandbox",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .arg(format!("http://127.0.0.1:{port}/"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
+        cmd.args(FLAGS)
+            .arg(format!("--user-data-dir={}", profile.display()))
+            .arg(format!("http://127.0.0.1:{port}/"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
         #[cfg(unix)]
         {
             use std::os::unix::process::CommandExt;

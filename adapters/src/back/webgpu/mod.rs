@@ -16,6 +16,7 @@
 
 pub mod answer;
 pub mod browser;
+pub mod repro;
 
 use crate::back::vulkan::emit::Features;
 use crate::back::vulkan::{self, Planned, Prepared, Route};
@@ -161,6 +162,10 @@ pub struct WebGpuAdapter {
     answered: VecDeque<Answered>,
     next_id: u64,
     last: Option<String>,
+    /// Whether to keep each case's standalone form (`atomcts repro`).
+    capture: bool,
+    /// The last case's standalone form, or why there is none.
+    dispatch: Option<Result<crate::repro::Dispatch, String>>,
 }
 
 impl WebGpuAdapter {
@@ -195,6 +200,8 @@ impl WebGpuAdapter {
             answered: VecDeque::new(),
             next_id: 0,
             last: None,
+            capture: false,
+            dispatch: None,
         })
     }
 
@@ -403,6 +410,18 @@ impl Adapter for WebGpuAdapter {
         Some("spirv".into())
     }
 
+    fn capture_dispatches(&mut self, on: bool) {
+        self.capture = on;
+    }
+
+    fn reproducer(&self, about: &crate::repro::About) -> Option<Result<String, String>> {
+        Some(match &self.dispatch {
+            Some(Ok(d)) => repro::script(about, d),
+            Some(Err(why)) => Err(why.clone()),
+            None => Err("the case dispatched nothing in the browser".into()),
+        })
+    }
+
     fn pipelined(&self) -> Option<&dyn crate::Pipelined> {
         Some(self)
     }
@@ -447,9 +466,23 @@ impl crate::Pipelined for WebGpuAdapter {
             )));
         };
         self.last = Some(a.program);
+        self.dispatch = None;
         let buffers = a.answer.map_err(|k| self.err(k))?;
+        let before = self.capture.then(|| a.prepared.dispatch.buffers.clone());
         for (b, bytes) in a.prepared.dispatch.buffers.iter_mut().zip(buffers) {
             b.bytes = bytes;
+        }
+        if let Some(before) = before {
+            self.dispatch = Some(match browser_source(&a.prepared) {
+                Some(source) => repro::dispatch(
+                    request,
+                    &a.prepared,
+                    &before,
+                    &source,
+                    &a.prepared.dispatch.buffers[0].bytes,
+                ),
+                None => Err("the WGSL route wrote no shader".into()),
+            });
         }
         vulkan::finish(&a.prepared.plan, request, &mut a.prepared.dispatch)
             .map(Observation::Completed)

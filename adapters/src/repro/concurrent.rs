@@ -1,0 +1,283 @@
+//! The checks of a concurrent launch ([`concurrent_checks`]): the final value of every
+//! location its work-items share, and the iterations each work-item executed. Where the final
+//! value depends on the order of the operations (an exchange or a compare-exchange against an
+//! add, min against max, a compare-and-swap loop whose update does not commute with the rest),
+//! the script lists every value some order gives ([`final_values`]), the values the reference's
+//! concurrent checker (`atomcts_reference::concurrent::judge`) accepts as a final value when no
+//! returned value is observed: some total order of all the read-modify-writes, each thread's in
+//! its own order. Enumerated within stated bounds ([`ORDER_PAIRS`], [`MAX_FINALS`]); beyond
+//! them the case is refused with the reason.
+
+use super::{Check, order_free, read, width_mask};
+use crate::plan::ConcurrentPlan;
+use atomcts_reference::concurrent::is_identity;
+use atomcts_reference::ir::AtomicOp;
+use atomcts_reference::race::{OpStep, Step};
+use atomcts_reference::state::State;
+use atomcts_reference::types::{DataType, Space};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// Most (remaining operations, memory value) pairs [`final_values`] visits for one location,
+/// all steps together.
+pub const ORDER_PAIRS: usize = 1 << 22;
+
+/// Most final values a script lists for one location.
+pub const MAX_FINALS: usize = 1024;
+
+/// Every value memory can hold after every operation of `classes` ran once per count, in any
+/// order, from `init`: each class is one operation (`OpStep`) with how many times it runs.
+/// With nothing returned observed, a thread's iterations of one operation constrain no order
+/// among the others, so only how many of each class remain matters: a breadth-first walk over
+/// (remaining per class, value), every effect an operation may have ([`Step::step`]) followed.
+/// `Err` with the reason past [`ORDER_PAIRS`] pairs or [`MAX_FINALS`] values.
+pub fn final_values(init: u64, classes: &[(OpStep, u32)]) -> Result<Vec<u64>, String> {
+    let total: u64 = classes.iter().map(|(_, n)| u64::from(*n)).sum();
+    // Every combination of operations left is reached, each with a value at least.
+    let combinations = classes.iter().try_fold(1u64, |p, (_, n)| {
+        p.checked_mul(u64::from(*n) + 1)
+            .filter(|p| *p <= ORDER_PAIRS as u64)
+    });
+    if combinations.is_none() {
+        return Err(format!(
+            "the orders of its {total} operations in {} kinds reach more than {ORDER_PAIRS} (operations left, value) pairs: too many to enumerate the final values a script would list",
+            classes.len()
+        ));
+    }
+    let start: Vec<u32> = classes.iter().map(|(_, n)| *n).collect();
+    let mut layer: HashMap<Vec<u32>, BTreeSet<u64>> = HashMap::new();
+    layer.insert(start, BTreeSet::from([init]));
+    let mut pairs = 1usize;
+    for _ in 0..total {
+        let mut next: HashMap<Vec<u32>, BTreeSet<u64>> = HashMap::new();
+        for (left, values) in &layer {
+            for (i, (step, _)) in classes.iter().enumerate() {
+                if left[i] == 0 {
+                    continue;
+                }
+                let mut after = left.clone();
+                after[i] -= 1;
+                let into = next.entry(after).or_default();
+                for v in values {
+                    for e in step.step(*v).map_err(|e| e.to_string())? {
+                        if into.insert(e.new) {
+                            pairs += 1;
+                        }
+                    }
+                }
+                if pairs > ORDER_PAIRS {
+                    return Err(format!(
+                        "the orders of its {total} operations in {} kinds reach more than {ORDER_PAIRS} (operations left, value) pairs: too many to enumerate the final values a script would list",
+                        classes.len()
+                    ));
+                }
+            }
+        }
+        layer = next;
+    }
+    let finals: Vec<u64> = layer
+        .into_values()
+        .flatten()
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    if finals.len() > MAX_FINALS {
+        return Err(format!(
+            "its {total} operations end at {} different values depending on the order: more than the {MAX_FINALS} a script lists",
+            finals.len()
+        ));
+    }
+    Ok(finals)
+}
+
+/// The checks of a concurrent launch on global memory (argument `mem_arg`,
+/// [`ConcurrentPlan::image`]'s layout, from `initial_state`): each location's final value, the
+/// reference's serial one (`final_state`) where every order gives it (its operations commute, or are all one),
+/// else every value some order gives ([`final_values`]; a compare-and-swap loop's iteration
+/// counts as the update its success applies); and, where the launch counts them, the
+/// iterations every work-item executed (`counts`: argument and byte offset of
+/// `[group][item]` 32-bit counts). The returned values are not judged: they need atomcts's
+/// order checker.
+pub fn concurrent_checks(
+    cp: &ConcurrentPlan,
+    initial_state: &State,
+    final_state: &State,
+    mem_arg: usize,
+    counts: Option<(usize, usize)>,
+) -> Result<(Vec<Check>, Vec<String>), String> {
+    if cp.has_local_image() || cp.uses_shared() {
+        return Err(
+            "a concurrent case on work-group local memory is not written standalone yet".into(),
+        );
+    }
+    if cp.groups.iter().any(|g| g.ty == DataType::F16x2) {
+        return Err("a concurrent case on f16x2 (judged per half): not written standalone".into());
+    }
+    let pick = cp.global.bytes(final_state, Space::Global);
+    let initial = cp.global.bytes(initial_state, Space::Global);
+    let mut at: BTreeMap<u64, Vec<(usize, usize)>> = BTreeMap::new();
+    for (k, g) in cp.groups.iter().enumerate() {
+        for (i, item) in g.items.iter().enumerate() {
+            at.entry(item.offset).or_default().push((k, i));
+        }
+    }
+    let mut checks = Vec::new();
+    let mut notes = Vec::new();
+    for (offset, members) in &at {
+        let g0 = &cp.groups[members[0].0];
+        let w = g0.ty.bytes() as usize;
+        let addr = cp
+            .global
+            .ranges
+            .iter()
+            .find(|r| *offset >= r.offset && *offset < r.offset + r.len)
+            .map_or(*offset, |r| r.base + (offset - r.offset));
+        let mut classes: Vec<(OpStep, u32)> = Vec::new();
+        for &(k, i) in members {
+            let g = &cp.groups[k];
+            let step = match cp.loops.get(k).copied().flatten() {
+                Some(lp) => lp.step(g.ty, g.env),
+                None => OpStep {
+                    op: g.op,
+                    ty: g.ty,
+                    env: g.env,
+                    src: g.items[i].src,
+                },
+            };
+            if is_identity(&step) {
+                continue;
+            }
+            match classes.iter_mut().find(|(s, _)| *s == step) {
+                Some((_, n)) => *n += cp.iterations[k],
+                None => classes.push((step, cp.iterations[k])),
+            }
+        }
+        let ops: Vec<AtomicOp> = classes.iter().map(|(s, _)| s.op).collect();
+        let float = classes.iter().any(|(s, _)| s.ty.float_format().is_some());
+        let serial = read(&pick, *offset as usize, w);
+        let allowed = if classes.len() <= 1 || order_free(&ops, float) {
+            vec![serial]
+        } else {
+            let init = read(&initial, *offset as usize, w);
+            let finals = final_values(init, &classes).map_err(|why| {
+                format!(
+                    "its final memory at {addr:#x} depends on the order of its operations ({}), and {why}",
+                    names(&ops)
+                )
+            })?;
+            if let Some(f) = classes[0].0.ty.float_format()
+                && !classes[0].0.env.nan_exact
+                && finals
+                    .iter()
+                    .any(|v| atomcts_reference::float::is_nan(f, *v))
+            {
+                return Err(format!(
+                    "its final memory at {addr:#x} may be a NaN, and the profile allows any NaN there: not listed standalone"
+                ));
+            }
+            if !finals.contains(&serial) {
+                return Err(format!(
+                    "the reference's serial final value {serial:#x} at {addr:#x} is not among the {} values enumerated (a bug in the reproducer's enumeration)",
+                    finals.len()
+                ));
+            }
+            notes.push(format!(
+                "memory at {addr:#x}: its final value depends on the order of its {} operations ({}); the script accepts each of the {} values some order gives",
+                classes.iter().map(|(_, n)| u64::from(*n)).sum::<u64>(),
+                names(&ops),
+                finals.len()
+            ));
+            std::iter::once(serial)
+                .chain(finals.into_iter().filter(|v| *v != serial))
+                .collect()
+        };
+        checks.push(Check {
+            label: format!("global {addr:#010x}"),
+            arg: mem_arg,
+            offset: *offset as usize,
+            bytes: w,
+            mask: width_mask(w),
+            allowed,
+            required: false,
+        });
+    }
+    if let Some((counts_arg, at)) = counts {
+        for (k, g) in cp.groups.iter().enumerate() {
+            for i in 0..g.items.len() {
+                let t = cp.thread_base(k) + i;
+                checks.push(Check {
+                    label: format!("iterations executed, instruction {k} work-item {i}"),
+                    arg: counts_arg,
+                    offset: at + 4 * t,
+                    bytes: 4,
+                    mask: u64::from(u32::MAX),
+                    allowed: vec![u64::from(cp.iterations[k])],
+                    required: false,
+                });
+            }
+        }
+    }
+    let mut unjudged = vec!["the values each iteration returned: they need atomcts's order checker; this script judges the final memory and the iteration counts only".to_string()];
+    unjudged.extend(notes);
+    Ok((checks, unjudged))
+}
+
+fn names(ops: &[AtomicOp]) -> String {
+    let mut v: Vec<&str> = ops.iter().map(|o| o.name()).collect();
+    v.dedup();
+    v.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use atomcts_reference::ir::Env;
+
+    fn step(op: AtomicOp, src: u64) -> OpStep {
+        OpStep {
+            op,
+            ty: DataType::U32,
+            env: Env::default(),
+            src: [src, 0],
+        }
+    }
+
+    #[test]
+    fn exchanges_against_adds_end_at_the_last_exchange_plus_the_adds_after_it() {
+        // SASS exch_against_add_returns_two_by_two: exchanges of 0x100 and 0x200 (twice each)
+        // against 4 adds of 1, from 0.
+        let classes = [
+            (step(AtomicOp::Exch, 0x100), 2),
+            (step(AtomicOp::Exch, 0x200), 2),
+            (step(AtomicOp::Add, 1), 4),
+        ];
+        let want: Vec<u64> = (0x100..=0x104).chain(0x200..=0x204).collect();
+        assert_eq!(final_values(0, &classes).unwrap(), want);
+    }
+
+    #[test]
+    fn max_against_min_ends_at_either() {
+        let classes = [(step(AtomicOp::Max, 10), 2), (step(AtomicOp::Min, 7), 2)];
+        assert_eq!(final_values(5, &classes).unwrap(), vec![7, 10]);
+    }
+
+    #[test]
+    fn bounds_are_stated_not_exceeded() {
+        // 4 kinds of 200 operations each: 201^4 combinations of operations left.
+        let classes = [
+            (step(AtomicOp::Add, 1), 200),
+            (step(AtomicOp::Or, 0x1_0000), 200),
+            (step(AtomicOp::Xor, 0x10_0000), 200),
+            (step(AtomicOp::And, 0xbfff_ffff), 200),
+        ];
+        let why = final_values(0x4000_0000, &classes).unwrap_err();
+        assert!(why.contains(&ORDER_PAIRS.to_string()), "{why}");
+        // Distinct exchanged values: 12 are listed (each can come last), 2,000 are refused.
+        let many: Vec<(OpStep, u32)> = (0..2000).map(|v| (step(AtomicOp::Exch, v), 1)).collect();
+        assert_eq!(
+            final_values(0, &many[..12]).unwrap(),
+            (0..12).collect::<Vec<u64>>()
+        );
+        let why = final_values(0, &many).unwrap_err();
+        assert!(why.contains("more than"), "{why}");
+    }
+}
