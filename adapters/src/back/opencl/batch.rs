@@ -39,7 +39,7 @@ pub const OPENCL_MAX_BATCH_BYTES: usize = 16 << 20;
 /// The guard pattern, as little-endian words from the start of the batch's memory.
 pub const GUARD_WORD: u32 = 0xa5c3_3c5a;
 
-/// The environment variable that sets the window (`1`: no batching, every case run alone).
+/// The environment variable that sets the window (`1`: no batching, every case run alone; unset or empty: [`OPENCL_WINDOW`]).
 pub const BATCH_VAR: &str = "ATOMCTS_OPENCL_BATCH";
 
 /// The window `ATOMCTS_OPENCL_BATCH` asks for ([`OPENCL_WINDOW`] when unset), or why it is
@@ -47,6 +47,7 @@ pub const BATCH_VAR: &str = "ATOMCTS_OPENCL_BATCH";
 pub fn window_from_env() -> Result<usize, String> {
     match std::env::var(BATCH_VAR) {
         Err(_) => Ok(OPENCL_WINDOW),
+        Ok(v) if v.trim().is_empty() => Ok(OPENCL_WINDOW),
         Ok(v) => v
             .trim()
             .parse::<usize>()
