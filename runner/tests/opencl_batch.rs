@@ -16,7 +16,14 @@ fn run(driver: &str, args: &[&str], batch: &str, plant: &str, json: &str) -> Out
     let adapter = format!("opencl:{driver}");
     let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_atomcts"));
     c.current_dir(ROOT)
-        .args(["run", "--no-progress", "--adapter", &adapter, "--json", json])
+        .args([
+            "run",
+            "--no-progress",
+            "--adapter",
+            &adapter,
+            "--json",
+            json,
+        ])
         .args(args)
         .env("ATOMCTS_OPENCL_PLANT", plant)
         .env_remove("ATOMCTS_OPENCL_BATCH");

@@ -24,7 +24,7 @@ use std::collections::{HashMap, VecDeque};
 use std::rc::Rc;
 
 /// Cases in flight at once through [`crate::Pipelined`], and the most cases in one dispatch.
-pub const OPENCL_WINDOW: usize = 256;
+pub const OPENCL_WINDOW: usize = 1024;
 
 /// Bytes of guard pattern before the first case's region, between regions and after the last.
 pub const OPENCL_GUARD_BYTES: usize = 64;
@@ -54,7 +54,9 @@ pub fn window_from_env() -> Result<usize, String> {
             .ok()
             .filter(|n| (1..=OPENCL_WINDOW).contains(n))
             .ok_or_else(|| {
-                format!("{BATCH_VAR}=`{v}` (expected a window from 1, no batching, to {OPENCL_WINDOW})")
+                format!(
+                    "{BATCH_VAR}=`{v}` (expected a window from 1, no batching, to {OPENCL_WINDOW})"
+                )
             }),
     }
 }
@@ -122,7 +124,9 @@ pub fn check(mem: &[u8], bases: &[usize], sizes: &[usize]) -> Vec<Broken> {
 fn cross_case_message(b: &Broken, ids: &[&str]) -> String {
     let side = |i: Option<usize>| {
         i.and_then(|i| ids.get(i))
-            .map_or("(none: the batch's edge)".to_string(), |id| format!("`{id}`"))
+            .map_or("(none: the batch's edge)".to_string(), |id| {
+                format!("`{id}`")
+            })
     };
     format!(
         "cross-case write in a batched dispatch: the guard byte at {:#x} of the batch's memory, between case {} and case {}, holds {:#04x} where the pattern {:#04x} was written (a write outside a case's memory region; rerun with {BATCH_VAR}=1 to run each case alone)",
@@ -177,61 +181,72 @@ impl Batching {
 
 impl OpenClAdapter {
     /// The batched kernel of `plan`'s shape, emitted once per shape.
-    fn batched_kernel(&mut self, plan: &Plan, kernel: &Kernel) -> Result<Rc<Kernel>, NotApplicable> {
+    fn batched_kernel(
+        &mut self,
+        plan: &Plan,
+        kernel: &Kernel,
+    ) -> Result<Rc<Kernel>, NotApplicable> {
         let key = (kernel.source.clone(), kernel.options.clone());
         if let Some(k) = self.batching.kernels.get(&key) {
             return Ok(k.clone());
         }
-        let k = Rc::new(emit::emit_batched(plan, &self.features, self.plant, "batch")?);
+        let k = Rc::new(emit::emit_batched(
+            plan,
+            &self.features,
+            self.plant,
+            "batch",
+        )?);
         self.batching.kernels.insert(key, k.clone());
         Ok(k)
     }
 
-    /// Runs the memory instructions at the front of the queue, consecutive ones of one shape
-    /// and work-group size in one dispatch each, and files their answers.
+    /// Runs every queued memory instruction not yet run, those of one shape in one dispatch
+    /// each (the cases are independent, so a case's group need not be its neighbours': the
+    /// answers are still given in the order the cases were sent), and files their answers.
+    /// The work-group size of a dispatch is its largest case's (work-items past a case's own
+    /// only copy memory, as in a case run alone with its power-of-two work-group).
     fn flush(&mut self) {
-        let mut end = 0;
-        while let Some(Pending::Atomic { answer: None, .. }) = self.batching.queue.get(end) {
-            end += 1;
-        }
-        let mut start = 0;
-        while start < end {
-            let (mut stop, mut bytes) = (start, OPENCL_GUARD_BYTES);
-            let mut key: Option<(Rc<Kernel>, usize)> = None;
-            while stop < end {
-                let Some(Pending::Atomic {
-                    batched, mem, local, ..
-                }) = self.batching.queue.get(stop)
-                else {
-                    break;
-                };
-                let more = mem.len().next_multiple_of(OPENCL_REGION_ALIGN) + OPENCL_GUARD_BYTES;
-                let same = key
-                    .as_ref()
-                    .is_none_or(|(k, l)| Rc::ptr_eq(k, batched) && l == local);
-                if !same
-                    || (stop > start && bytes + more > OPENCL_MAX_BATCH_BYTES)
-                    || stop - start >= OPENCL_WINDOW
+        let mut groups: Vec<(Rc<Kernel>, Vec<usize>)> = Vec::new();
+        let mut sizes: Vec<usize> = Vec::new();
+        for (i, p) in self.batching.queue.iter().enumerate() {
+            let Pending::Atomic {
+                batched,
+                mem,
+                answer: None,
+                ..
+            } = p
+            else {
+                continue;
+            };
+            let more = mem.len().next_multiple_of(OPENCL_REGION_ALIGN) + OPENCL_GUARD_BYTES;
+            let open = groups.iter().rposition(|(k, _)| Rc::ptr_eq(k, batched));
+            match open {
+                Some(g)
+                    if groups[g].1.len() < OPENCL_WINDOW
+                        && sizes[g] + more <= OPENCL_MAX_BATCH_BYTES =>
                 {
-                    break;
+                    groups[g].1.push(i);
+                    sizes[g] += more;
                 }
-                key.get_or_insert_with(|| (batched.clone(), *local));
-                bytes += more;
-                stop += 1;
+                _ => {
+                    groups.push((batched.clone(), vec![i]));
+                    sizes.push(OPENCL_GUARD_BYTES + more);
+                }
             }
-            self.run_group(start, stop);
-            start = stop;
+        }
+        for (_, members) in groups {
+            self.run_group(&members);
         }
     }
 
-    /// Runs queued cases `start..stop` (one shape) in one dispatch.
-    fn run_group(&mut self, start: usize, stop: usize) {
+    /// Runs the queued cases at `members` (one shape) in one dispatch.
+    fn run_group(&mut self, members: &[usize]) {
         let mut ids = Vec::new();
         let mut regions: Vec<&[u8]> = Vec::new();
         let mut cases = Vec::new();
         let mut kernel = None;
         let mut local = 1;
-        for p in self.batching.queue.range(start..stop) {
+        for p in members.iter().filter_map(|i| self.batching.queue.get(*i)) {
             if let Pending::Atomic {
                 id,
                 kernel: k,
@@ -252,20 +267,20 @@ impl OpenClAdapter {
                     mem_bytes: mem.len(),
                 });
                 kernel = Some(batched.clone());
-                local = *l;
+                local = local.max(*l);
             }
         }
         let sizes: Vec<usize> = regions.iter().map(|r| r.len()).collect();
         let (bases, len) = layout(&sizes);
         let mut mem = fill(&regions, &bases, len);
         let result = match &kernel {
-            Some(k) if cases.len() == stop - start => self
-                .device
-                .run_batch(k, local, &cases, &bases, &mut mem),
+            Some(k) if cases.len() == members.len() => {
+                self.device.run_batch(k, local, &cases, &bases, &mut mem)
+            }
             _ => Err("a batch of cases without shape-kernel arguments".to_string()),
         };
         let mut answers: Vec<Raw> = match result {
-            Err(e) => vec![Err(e); stop - start],
+            Err(e) => vec![Err(e); members.len()],
             Ok((ret, ok)) => {
                 let mut at = 0;
                 let mut out = Vec::with_capacity(cases.len());
@@ -288,13 +303,8 @@ impl OpenClAdapter {
                 out
             }
         };
-        for (p, a) in self
-            .batching
-            .queue
-            .range_mut(start..stop)
-            .zip(answers.drain(..))
-        {
-            if let Pending::Atomic { answer, .. } = p {
+        for (i, a) in members.iter().zip(answers.drain(..)) {
+            if let Some(Pending::Atomic { answer, .. }) = self.batching.queue.get_mut(*i) {
                 *answer = Some(a);
             }
         }
@@ -303,7 +313,11 @@ impl OpenClAdapter {
 
 impl crate::Pipelined for OpenClAdapter {
     fn window(&self) -> usize {
-        if self.capture { 1 } else { self.batching.window }
+        if self.capture {
+            1
+        } else {
+            self.batching.window
+        }
     }
 
     fn send(&mut self, r: &Request<'_>) -> Result<(), AdapterError> {
@@ -397,7 +411,10 @@ mod tests {
         assert_eq!(b.len(), 1);
         assert_eq!((b[0].gap, b[0].offset), (1, 68));
         let msg = cross_case_message(&b[0], &["a", "b"]);
-        assert!(msg.contains("cross-case write") && msg.contains("`a`") && msg.contains("`b`"), "{msg}");
+        assert!(
+            msg.contains("cross-case write") && msg.contains("`a`") && msg.contains("`b`"),
+            "{msg}"
+        );
         mem[len - 1] ^= 1;
         mem[0] ^= 1;
         let gaps: Vec<usize> = check(&mem, &bases, &sizes).iter().map(|b| b.gap).collect();

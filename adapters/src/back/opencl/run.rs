@@ -470,7 +470,12 @@ pub struct BatchCase<'a> {
 impl Device {
     /// A buffer of `bytes` (copied from the host) or of `len` bytes (written by the kernel),
     /// released with `g`.
-    fn buffer(&self, g: &mut Guard, bytes: Option<&mut [u8]>, len: usize) -> Result<cl_mem, String> {
+    fn buffer(
+        &self,
+        g: &mut Guard,
+        bytes: Option<&mut [u8]>,
+        len: usize,
+    ) -> Result<cl_mem, String> {
         let b = match bytes {
             Some(b) => unsafe {
                 create_buffer(
@@ -514,7 +519,10 @@ impl Device {
             Ok(out)
         };
         let mut idx = Vec::with_capacity(4 * total);
-        let (mut src0, mut src1) = (Vec::with_capacity(width * total), Vec::with_capacity(width * total));
+        let (mut src0, mut src1) = (
+            Vec::with_capacity(width * total),
+            Vec::with_capacity(width * total),
+        );
         for c in cases {
             for x in &c.args.idx {
                 idx.extend_from_slice(&x.to_le_bytes());
@@ -540,7 +548,15 @@ impl Device {
         let ret_buf = self.buffer(&mut g, None, 8 * slots)?;
         let ok_buf = self.buffer(&mut g, None, 4 * slots)?;
         let mut bufs = vec![mem_buf, ret_buf, ok_buf];
-        for bytes in [&mut idx, &mut src0, &mut src1, &mut membase, &mut argbase, &mut ns, &mut elemsv] {
+        for bytes in [
+            &mut idx,
+            &mut src0,
+            &mut src1,
+            &mut membase,
+            &mut argbase,
+            &mut ns,
+            &mut elemsv,
+        ] {
             if bytes.is_empty() {
                 bytes.resize(8, 0);
             }
