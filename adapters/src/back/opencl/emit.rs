@@ -793,6 +793,32 @@ mod tests {
     }
 
     #[test]
+    fn the_batched_form_indexes_by_group_and_only_it_carries_the_cross_case_plant() {
+        let p = plan("ATOM.E.ADD.U32 R0, [R2], R4");
+        let one = emit(&p, &ALL, Plant::None, "t").unwrap();
+        let k = emit_batched(&p, &ALL, Plant::None, "t").unwrap();
+        assert!(k.source.contains("mem += MEMBASE[g];"), "{}", k.source);
+        assert!(
+            k.source
+                .contains("old = atomic_add((volatile __global uint *)&mem[IDX[k]], SRC0[k]);"),
+            "{}",
+            k.source
+        );
+        assert!(k.source.contains("ret[k] = (ulong)old;"));
+        assert_eq!((&k.options, &k.args), (&one.options, &one.args));
+        assert!(!one.source.contains("MEMBASE"));
+        // The plant changes the batched text only.
+        let planted = emit(&p, &ALL, Plant::CrossCaseWrite, "t").unwrap();
+        assert_eq!(planted.source, one.source);
+        let planted = emit_batched(&p, &ALL, Plant::CrossCaseWrite, "t").unwrap();
+        assert!(planted.source.contains("(mem + ELEMS) = 0x0badf00du"));
+        assert_eq!(
+            Plant::from_name("cross_case_write"),
+            Some(Plant::CrossCaseWrite)
+        );
+    }
+
+    #[test]
     fn the_plant_swaps_add_for_sub() {
         let k = emit(&plan("ATOM.E.ADD R0, [R2], R4"), &ALL, Plant::AddAsSub, "t").unwrap();
         assert!(k.source.contains("atomic_sub("));
