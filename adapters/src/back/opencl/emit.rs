@@ -121,15 +121,20 @@ pub enum Plant {
     AddAsSub,
     /// Emit `sub_group_shuffle_down` where `sub_group_shuffle_up` is meant.
     UpAsDown,
+    /// The batched kernel ([`emit_batched`]) also writes the word after its case's memory
+    /// region (into the guard before the next case): the batch's guard check must catch it.
+    CrossCaseWrite,
 }
 
 impl Plant {
-    /// From the value of `ATOMCTS_OPENCL_PLANT` (`add_as_sub`, `up_as_down`).
+    /// From the value of `ATOMCTS_OPENCL_PLANT` (`add_as_sub`, `up_as_down`,
+    /// `cross_case_write`).
     pub fn from_name(s: &str) -> Option<Plant> {
         match s {
             "" | "none" => Some(Plant::None),
             "add_as_sub" => Some(Plant::AddAsSub),
             "up_as_down" => Some(Plant::UpAsDown),
+            "cross_case_write" => Some(Plant::CrossCaseWrite),
             _ => None,
         }
     }
@@ -331,6 +336,32 @@ pub fn emit(
     plant: Plant,
     title: &str,
 ) -> Result<Kernel, NotApplicable> {
+    emit_form(plan, features, plant, title, false)
+}
+
+/// The batched form of [`emit`]'s kernel (issue 31): the same body, run by one work-group per
+/// case of a batch. Work-group `g` runs the case whose memory region starts at element
+/// `MEMBASE[g]` of `mem`, whose per-work-item arguments (and `ret`, `ok` slots) start at
+/// `ARGBASE[g]`, with `NS[g]` work-items running an access and `ELEMSV[g]` elements of memory
+/// (the `__local` copy of a shared-memory case is sized for the largest case of the batch).
+/// Its arguments after `SRC1`: `MEMBASE`, `ARGBASE`, `NS`, `ELEMSV`, then `lm` for shared
+/// memory. The text, like [`emit`]'s, depends on the shape only.
+pub fn emit_batched(
+    plan: &Plan,
+    features: &Features,
+    plant: Plant,
+    title: &str,
+) -> Result<Kernel, NotApplicable> {
+    emit_form(plan, features, plant, title, true)
+}
+
+fn emit_form(
+    plan: &Plan,
+    features: &Features,
+    plant: Plant,
+    title: &str,
+    batched: bool,
+) -> Result<Kernel, NotApplicable> {
     let fa = float_atomic(plan, features)?;
     let t = match fa {
         Some(x) => x.bits,
@@ -395,18 +426,32 @@ pub fn emit(
         format!("__global {t} *mem")
     };
     // The element count of `mem` (and of the `__local` copy) is an argument too.
-    let lm_param = if !shared {
-        String::new()
-    } else if c11_mem {
-        format!(", __local {atomic_t} *lm, const uint ELEMS")
+    let lm_t = if c11_mem { &atomic_t } else { t };
+    let lm_param = match (shared, batched) {
+        (false, _) => String::new(),
+        (true, false) => format!(", __local {lm_t} *lm, const uint ELEMS"),
+        (true, true) => format!(", __local {lm_t} *lm"),
+    };
+    let n_param = if batched {
+        "__global const uint *MEMBASE, __global const uint *ARGBASE,\n    __global const uint *NS, __global const uint *ELEMSV"
     } else {
-        format!(", __local {t} *lm, const uint ELEMS")
+        "const uint N"
     };
     let _ = writeln!(
         w,
-        "__kernel void {KERNEL_NAME}({mem_param}, __global ulong *ret, __global int *ok,\n    __global const uint *IDX, __global const {val_t} *SRC0, __global const {val_t} *SRC1,\n    const uint N{lm_param}) {{"
+        "__kernel void {KERNEL_NAME}({mem_param}, __global ulong *ret, __global int *ok,\n    __global const uint *IDX, __global const {val_t} *SRC0, __global const {val_t} *SRC1,\n    {n_param}{lm_param}) {{"
     );
     let _ = writeln!(w, "    const size_t i = get_local_id(0);");
+    // The index of a work-item's arguments and `ret`/`ok` slots.
+    let k = if batched {
+        let _ = writeln!(
+            w,
+            "    const size_t g = get_group_id(0);\n    const uint N = NS[g];\n    const uint ELEMS = ELEMSV[g];\n    const size_t k = ARGBASE[g] + i;\n    mem += MEMBASE[g];"
+        );
+        "k"
+    } else {
+        "i"
+    };
     let buf = if shared {
         if c11_mem {
             let _ = writeln!(
@@ -428,8 +473,8 @@ pub fn emit(
     let relaxed = "memory_order_relaxed";
     let scope = "memory_scope_work_group";
     let p = match fa {
-        Some(x) => format!("(volatile {space_q} atomic_{} *)&{buf}[IDX[i]]", x.float),
-        None => format!("&{buf}[IDX[i]]"),
+        Some(x) => format!("(volatile {space_q} atomic_{} *)&{buf}[IDX[{k}]]", x.float),
+        None => format!("&{buf}[IDX[{k}]]"),
     };
     let _ = writeln!(w, "    {val_t} old = 0;");
     let _ = writeln!(w, "    int success = 1;");
@@ -455,14 +500,14 @@ pub fn emit(
                     );
                 }
                 AtomicOp::Cas => {
-                    let _ = writeln!(w, "    old = {f}({ptr}, SRC0[i], SRC1[i]);");
-                    let _ = writeln!(w, "    success = old == SRC0[i];");
+                    let _ = writeln!(w, "    old = {f}({ptr}, SRC0[{k}], SRC1[{k}]);");
+                    let _ = writeln!(w, "    success = old == SRC0[{k}];");
                 }
                 AtomicOp::Store => {
-                    let _ = writeln!(w, "    {buf}[IDX[i]] = SRC0[i];");
+                    let _ = writeln!(w, "    {buf}[IDX[{k}]] = SRC0[{k}];");
                 }
                 _ => {
-                    let _ = writeln!(w, "    old = {f}({ptr}, SRC0[i]);");
+                    let _ = writeln!(w, "    old = {f}({ptr}, SRC0[{k}]);");
                 }
             }
         }
@@ -470,17 +515,17 @@ pub fn emit(
             let f = format!("atomic_{name}_explicit");
             match plan.op {
                 AtomicOp::Cas => {
-                    let _ = writeln!(w, "    old = SRC0[i];");
+                    let _ = writeln!(w, "    old = SRC0[{k}];");
                     let _ = writeln!(
                         w,
-                        "    success = {f}({p}, &old, SRC1[i], {relaxed}, {relaxed}, {scope});"
+                        "    success = {f}({p}, &old, SRC1[{k}], {relaxed}, {relaxed}, {scope});"
                     );
                 }
                 AtomicOp::Store => {
-                    let _ = writeln!(w, "    {f}({p}, SRC0[i], {relaxed}, {scope});");
+                    let _ = writeln!(w, "    {f}({p}, SRC0[{k}], {relaxed}, {scope});");
                 }
                 _ => {
-                    let _ = writeln!(w, "    old = {f}({p}, SRC0[i], {relaxed}, {scope});");
+                    let _ = writeln!(w, "    old = {f}({p}, SRC0[{k}], {relaxed}, {scope});");
                 }
             }
         }
@@ -488,13 +533,19 @@ pub fn emit(
     match fa {
         // The float's bits, not its value converted.
         Some(x) => {
-            let _ = writeln!(w, "    ret[i] = (ulong)as_{}(old);", x.bits);
+            let _ = writeln!(w, "    ret[{k}] = (ulong)as_{}(old);", x.bits);
         }
         None => {
-            let _ = writeln!(w, "    ret[i] = (ulong)old;");
+            let _ = writeln!(w, "    ret[{k}] = (ulong)old;");
         }
     }
-    let _ = writeln!(w, "    ok[i] = success;");
+    let _ = writeln!(w, "    ok[{k}] = success;");
+    if batched && plant == Plant::CrossCaseWrite {
+        let _ = writeln!(
+            w,
+            "    if (i == 0) *(__global uint *)(mem + ELEMS) = 0x0badf00du; // planted cross-case write"
+        );
+    }
     let _ = writeln!(w, "    }}");
     if shared {
         let _ = writeln!(w, "    barrier(CLK_LOCAL_MEM_FENCE);");
@@ -739,6 +790,32 @@ mod tests {
         mem[..4].copy_from_slice(&0x80c0_0000u32.to_le_bytes());
         assert!(check_float_values(&sum, &mem, &f).is_err());
         assert_eq!(check_float_values(&sum, &[0; 16], &f), Ok(()));
+    }
+
+    #[test]
+    fn the_batched_form_indexes_by_group_and_only_it_carries_the_cross_case_plant() {
+        let p = plan("ATOM.E.ADD.U32 R0, [R2], R4");
+        let one = emit(&p, &ALL, Plant::None, "t").unwrap();
+        let k = emit_batched(&p, &ALL, Plant::None, "t").unwrap();
+        assert!(k.source.contains("mem += MEMBASE[g];"), "{}", k.source);
+        assert!(
+            k.source
+                .contains("old = atomic_add((volatile __global uint *)&mem[IDX[k]], SRC0[k]);"),
+            "{}",
+            k.source
+        );
+        assert!(k.source.contains("ret[k] = (ulong)old;"));
+        assert_eq!((&k.options, &k.args), (&one.options, &one.args));
+        assert!(!one.source.contains("MEMBASE"));
+        // The plant changes the batched text only.
+        let planted = emit(&p, &ALL, Plant::CrossCaseWrite, "t").unwrap();
+        assert_eq!(planted.source, one.source);
+        let planted = emit_batched(&p, &ALL, Plant::CrossCaseWrite, "t").unwrap();
+        assert!(planted.source.contains("(mem + ELEMS) = 0x0badf00du"));
+        assert_eq!(
+            Plant::from_name("cross_case_write"),
+            Some(Plant::CrossCaseWrite)
+        );
     }
 
     #[test]

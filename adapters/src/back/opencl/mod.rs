@@ -5,6 +5,7 @@
 //! [`run`] builds and dispatches it through the ICD loader, loaded at run time. What the device
 //! can express comes from what it reports (extensions, OpenCL C versions), never a hand table.
 
+pub mod batch;
 pub mod concurrent;
 pub mod emit;
 pub mod float;
@@ -169,12 +170,16 @@ pub struct OpenClAdapter {
     /// What the last case dispatched, or why it cannot be written standalone.
     dispatch: Option<Result<crate::repro::Dispatch, String>>,
     selector: String,
+    /// Cases sent and not yet answered ([`batch`]).
+    batching: batch::Batching,
 }
 
 impl OpenClAdapter {
     /// Opens the device `selector` names (a known driver or a platform/device name substring).
     /// `ATOMCTS_OPENCL_PLANT=add_as_sub` (or `up_as_down`) plants a wrong built-in (for checking
-    /// the corpus).
+    /// the corpus), `cross_case_write` a batched kernel that writes outside its case's memory
+    /// (for checking the batch's guards); `ATOMCTS_OPENCL_BATCH=1` runs every case alone
+    /// ([`batch`]).
     pub fn open(selector: &str) -> Result<OpenClAdapter, AdapterError> {
         let name = format!("opencl:{selector}");
         let unavailable = |why: String| AdapterError {
@@ -187,10 +192,11 @@ impl OpenClAdapter {
         let plant_var = std::env::var("ATOMCTS_OPENCL_PLANT").unwrap_or_default();
         let plant = Plant::from_name(&plant_var).ok_or_else(|| {
             unavailable(format!(
-                "ATOMCTS_OPENCL_PLANT=`{plant_var}` (expected add_as_sub or up_as_down)"
+                "ATOMCTS_OPENCL_PLANT=`{plant_var}` (expected add_as_sub, up_as_down or cross_case_write)"
             ))
         })?;
         let features = features(&device.info);
+        let window = batch::window_from_env().map_err(unavailable)?;
         Ok(OpenClAdapter {
             name,
             device,
@@ -200,6 +206,7 @@ impl OpenClAdapter {
             capture: false,
             dispatch: None,
             selector: selector.to_string(),
+            batching: batch::Batching::new(window),
         })
     }
 
@@ -356,6 +363,14 @@ impl Adapter for OpenClAdapter {
         Some(self)
     }
 
+    fn pipelined(&self) -> Option<&dyn crate::Pipelined> {
+        Some(self)
+    }
+
+    fn pipelined_mut(&mut self) -> Option<&mut dyn crate::Pipelined> {
+        Some(self)
+    }
+
     fn concurrent_mut(&mut self) -> Option<&mut dyn crate::Concurrent> {
         Some(self)
     }
@@ -419,11 +434,7 @@ impl crate::back::Backend for OpenClAdapter {
         };
         let n = plan.items.len();
         let mut mem = plan.layout().bytes(r.state, plan.space);
-        // A power-of-two work-group (work-items past `n` only copy memory): drivers that
-        // specialize a kernel per work-group size (PoCL) then build one of few per shape.
-        let local = Some(n.next_power_of_two())
-            .filter(|p| *p <= self.device.info.max_work_group)
-            .unwrap_or(n);
+        let local = self.local_size(n);
         self.last = Some(kernel.listing(r.id, local));
         let args = self.capture.then(|| repro::args(&kernel, &mem, n));
         let (old, ok) = self
@@ -440,6 +451,30 @@ impl crate::back::Backend for OpenClAdapter {
                 (local, local),
             ));
         }
+        self.finish_atomic(r, &plan, mem, old, &ok)
+    }
+}
+
+impl OpenClAdapter {
+    /// The work-group size of a case of `n` work-items: a power of two (work-items past `n`
+    /// only copy memory), so that drivers that specialize a kernel per work-group size (PoCL)
+    /// build one of few per shape.
+    fn local_size(&self, n: usize) -> usize {
+        Some(n.next_power_of_two())
+            .filter(|p| *p <= self.device.info.max_work_group)
+            .unwrap_or(n)
+    }
+
+    /// The final state of a memory instruction's case from what its dispatch gave: its memory
+    /// region, `ret` and `ok`.
+    fn finish_atomic(
+        &self,
+        r: &Request<'_>,
+        plan: &Plan,
+        mem: Vec<u8>,
+        old: Vec<u64>,
+        ok: &[i32],
+    ) -> Result<State, AdapterErrorKind> {
         let (global, shared) = match plan.space {
             Space::Global => (mem, plan.shared.bytes(r.state, Space::Shared)),
             Space::Shared => (plan.global.bytes(r.state, Space::Global), mem),
@@ -451,9 +486,7 @@ impl crate::back::Backend for OpenClAdapter {
         plan.finish(r.state, &global, &shared, &returned)
             .map_err(AdapterErrorKind::Model)
     }
-}
 
-impl OpenClAdapter {
     /// Runs a SIMD-group function's kernel: one work-group of the plan's threads, each
     /// work-item's result in `ret`; every work-item must have run in a sub-group of the SIMD
     /// width (its `ok`), else the dispatch did not give the case's SIMD-groups.

@@ -457,6 +457,177 @@ impl Device {
     }
 }
 
+/// One case of a batched dispatch ([`Device::run_batch`]).
+pub struct BatchCase<'a> {
+    /// The case's per-work-item arguments.
+    pub args: &'a super::emit::Args,
+    /// The number of work-items running an access (the length of `args.idx`).
+    pub n: usize,
+    /// The bytes of its memory region.
+    pub mem_bytes: usize,
+}
+
+impl Device {
+    /// A buffer of `bytes` (copied from the host) or of `len` bytes (written by the kernel),
+    /// released with `g`.
+    fn buffer(
+        &self,
+        g: &mut Guard,
+        bytes: Option<&mut [u8]>,
+        len: usize,
+    ) -> Result<cl_mem, String> {
+        let b = match bytes {
+            Some(b) => unsafe {
+                create_buffer(
+                    self.context,
+                    CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+                    b.len(),
+                    b.as_mut_ptr().cast::<c_void>(),
+                )
+            },
+            None => unsafe { create_buffer(self.context, CL_MEM_WRITE_ONLY, len, ptr::null_mut()) },
+        }
+        .map_err(|e| format!("clCreateBuffer: error {e}"))?;
+        g.mems.push(b);
+        Ok(b)
+    }
+
+    /// Runs a batched shape kernel ([`super::emit::emit_batched`]) once for several cases, one
+    /// work-group of `local` work-items each: `mem` is the batch's memory (every case's region
+    /// at `bases[c]` bytes, guards between them: [`super::batch`]), updated in place; `ret`
+    /// and `ok` come back with every case's slots one after another.
+    pub fn run_batch(
+        &mut self,
+        kernel: &Kernel,
+        local: usize,
+        cases: &[BatchCase<'_>],
+        bases: &[usize],
+        mem: &mut [u8],
+    ) -> Result<(Vec<u64>, Vec<i32>), String> {
+        let k = self.cached(kernel)?;
+        let mut g = Guard::default();
+        let eb = kernel.elem_bytes.max(1) as usize;
+        let width = eb.clamp(1, 8);
+        let total: usize = cases.iter().map(|c| c.n).sum();
+        let slots = total.max(1);
+        let u32s = |v: &mut dyn Iterator<Item = usize>| -> Result<Vec<u8>, String> {
+            let mut out = Vec::new();
+            for x in v {
+                let x = u32::try_from(x).map_err(|_| "a batch offset past 32 bits".to_string())?;
+                out.extend_from_slice(&x.to_le_bytes());
+            }
+            Ok(out)
+        };
+        let mut idx = Vec::with_capacity(4 * total);
+        let (mut src0, mut src1) = (
+            Vec::with_capacity(width * total),
+            Vec::with_capacity(width * total),
+        );
+        for c in cases {
+            for x in &c.args.idx {
+                idx.extend_from_slice(&x.to_le_bytes());
+            }
+            for x in &c.args.src0 {
+                src0.extend_from_slice(&x.to_le_bytes()[..width]);
+            }
+            for x in &c.args.src1 {
+                src1.extend_from_slice(&x.to_le_bytes()[..width]);
+            }
+        }
+        let mut argbase = Vec::with_capacity(cases.len());
+        let mut at = 0;
+        for c in cases {
+            argbase.push(at);
+            at += c.n;
+        }
+        let mut membase = u32s(&mut bases.iter().map(|b| b / eb))?;
+        let mut argbase = u32s(&mut argbase.into_iter())?;
+        let mut ns = u32s(&mut cases.iter().map(|c| c.n))?;
+        let mut elemsv = u32s(&mut cases.iter().map(|c| c.mem_bytes / eb))?;
+        let mem_buf = self.buffer(&mut g, Some(mem), 0)?;
+        let ret_buf = self.buffer(&mut g, None, 8 * slots)?;
+        let ok_buf = self.buffer(&mut g, None, 4 * slots)?;
+        let mut bufs = vec![mem_buf, ret_buf, ok_buf];
+        for bytes in [
+            &mut idx,
+            &mut src0,
+            &mut src1,
+            &mut membase,
+            &mut argbase,
+            &mut ns,
+            &mut elemsv,
+        ] {
+            if bytes.is_empty() {
+                bytes.resize(8, 0);
+            }
+            bufs.push(self.buffer(&mut g, Some(bytes), 0)?);
+        }
+        for (i, b) in bufs.iter().enumerate() {
+            unsafe {
+                set_kernel_arg(
+                    k,
+                    i as u32,
+                    std::mem::size_of::<cl_mem>(),
+                    ptr::from_ref(b).cast::<c_void>(),
+                )
+            }
+            .map_err(|e| format!("clSetKernelArg {i}: error {e}"))?;
+        }
+        let lm = cases.iter().filter_map(|c| c.args.local_bytes).max();
+        if let Some(lb) = lm {
+            // A __local argument: its size, no value.
+            unsafe { set_kernel_arg(k, 10, lb.max(1) as usize, ptr::null()) }
+                .map_err(|e| format!("clSetKernelArg 10 (__local): error {e}"))?;
+        }
+        let (gsize, lsize) = ([local * cases.len()], [local]);
+        let ev = unsafe {
+            enqueue_nd_range_kernel(
+                self.queue,
+                k,
+                1,
+                ptr::null(),
+                gsize.as_ptr(),
+                lsize.as_ptr(),
+                0,
+                ptr::null(),
+            )
+        }
+        .map_err(|e| format!("clEnqueueNDRangeKernel: error {e}"))?;
+        release_event(ev);
+        let mut ret = vec![0u64; slots];
+        let mut ok = vec![0i32; slots];
+        self.read_back(&[
+            (mem_buf, mem.len(), mem.as_mut_ptr().cast::<c_void>()),
+            (ret_buf, 8 * slots, ret.as_mut_ptr().cast::<c_void>()),
+            (ok_buf, 4 * slots, ok.as_mut_ptr().cast::<c_void>()),
+        ])?;
+        ret.truncate(total);
+        ok.truncate(total);
+        Ok((ret, ok))
+    }
+
+    /// Reads each (buffer, bytes, destination) back, blocking, then waits for the queue.
+    fn read_back(&self, reads: &[(cl_mem, usize, *mut c_void)]) -> Result<(), String> {
+        for (buf, len, dst) in reads {
+            let ev = unsafe {
+                enqueue_read_buffer(
+                    self.queue,
+                    *buf,
+                    cl3::types::CL_BLOCKING,
+                    0,
+                    *len,
+                    *dst,
+                    0,
+                    ptr::null(),
+                )
+            }
+            .map_err(|e| format!("clEnqueueReadBuffer: error {e}"))?;
+            release_event(ev);
+        }
+        finish(self.queue).map_err(|e| format!("clFinish: error {e}"))
+    }
+}
+
 impl Device {
     /// Builds `kernel`'s program and creates its kernel object.
     fn build(&self, kernel: &Kernel) -> Result<Built, String> {
