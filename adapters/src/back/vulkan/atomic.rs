@@ -333,6 +333,15 @@ pub fn emit_atomic(
             cx.b.store(dst, v, None, []).map_err(bug)
         })?;
     }
+    if plant == Plant::CrossCaseWrite {
+        // The planted cross-case write: one element past the case's memory.
+        let first = cx.b.i_equal(bool_t, None, lid, zero).map_err(bug)?;
+        cx.if_then(first, |cx| {
+            let v = cx.c(elem_t, bytes, 0x0bad_cafe);
+            let dst = cx.element(mem_var, elem_t, elems_c)?;
+            cx.b.store(dst, v, None, []).map_err(bug)
+        })?;
+    }
     let words = cx.end_main(f_id)?;
     let mut operands = operand_line(3, "N, ELEMS, element index per invocation", 4, &inv);
     operands.push_str(&operand_line(
