@@ -57,7 +57,12 @@ fn assert_same(adapter: &str, extra: &[&str]) {
         "{adapter} {extra:?}: {} of {} results differ:\n{}",
         differ.len(),
         batched.len(),
-        differ.iter().take(5).cloned().collect::<Vec<_>>().join("\n")
+        differ
+            .iter()
+            .take(5)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
     );
     let passed = batched.iter().filter(|r| r["status"] == "pass").count();
     assert!(passed > 100, "{adapter} {extra:?}: only {passed} passed");

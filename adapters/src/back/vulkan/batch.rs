@@ -12,11 +12,11 @@
 //! every case runs alone (one submission each), the path before issue 31.
 
 use super::emit::{Dispatch, Plant};
+use super::run::batch::{VULKAN_GUARD_BYTES, VULKAN_REGION_ALIGN};
+pub use super::run::batch::{VULKAN_MAX_BATCH_BYTES, VULKAN_WINDOW};
 use super::{Planned, Prepared, VulkanAdapter, finish};
 use crate::back::Backend;
 use crate::{AdapterError, AdapterErrorKind, Observation, Request};
-pub use super::run::batch::{VULKAN_MAX_BATCH_BYTES, VULKAN_WINDOW};
-use super::run::batch::{VULKAN_GUARD_BYTES, VULKAN_REGION_ALIGN};
 
 /// The program printed for a failing case ([`crate::Adapter::last_program`]): the module is
 /// disassembled only when asked for.

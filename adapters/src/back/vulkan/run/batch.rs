@@ -183,7 +183,8 @@ impl Device {
         };
         unsafe { dev.reset_descriptor_pool(r.batch_pool, vk::DescriptorPoolResetFlags::empty()) }
             .map_err(|e| format!("vkResetDescriptorPool: {e}"))?;
-        let layouts: Vec<vk::DescriptorSetLayout> = pipelines.iter().map(|p| p.set_layout).collect();
+        let layouts: Vec<vk::DescriptorSetLayout> =
+            pipelines.iter().map(|p| p.set_layout).collect();
         let dsai = vk::DescriptorSetAllocateInfo::default()
             .descriptor_pool(r.batch_pool)
             .set_layouts(&layouts);
@@ -283,7 +284,9 @@ impl Device {
                 let (a, b) = neighbours(regions, at);
                 let name = |k: Option<usize>| {
                     k.and_then(|k| names.get(k))
-                        .map_or("(none: the buffer's edge)".to_string(), |n| format!("`{n}`"))
+                        .map_or("(none: the buffer's edge)".to_string(), |n| {
+                            format!("`{n}`")
+                        })
                 };
                 let role = ds
                     .iter()
