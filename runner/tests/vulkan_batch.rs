@@ -29,8 +29,10 @@ fn results(adapter: &str, extra: &[&str], env: &[(&str, &str)], tag: &str) -> Ve
     ];
     args.extend_from_slice(extra);
     let o = atomcts(&args, env);
+    // Exit 0 (all as the baseline-free run expects) unless a plant makes errors.
+    let planted = env.iter().any(|(k, _)| *k == "ATOMCTS_VULKAN_PLANT");
     assert!(
-        matches!(o.status.code(), Some(0 | 1)),
+        o.status.code() == Some(0) || (planted && o.status.code().is_some()),
         "{adapter} {extra:?} {env:?}: {}",
         text(&o)
     );

@@ -351,5 +351,12 @@ mod tests {
         after[last] ^= 1;
         let (at, ..) = changed_guards(&rs, &before, &after)[0];
         assert_eq!(neighbours(&rs, at), (Some(2), None));
+        // Every changed gap is reported, not only the first.
+        after[(rs[0].start + 4) as usize] ^= 1;
+        let gaps: Vec<_> = changed_guards(&rs, &before, &after)
+            .iter()
+            .map(|c| neighbours(&rs, c.0))
+            .collect();
+        assert_eq!(gaps, [(Some(0), Some(1)), (Some(2), None)]);
     }
 }
