@@ -121,7 +121,7 @@ impl Features {
 
 /// A deliberately wrong SPIR-V opcode, for checking that the corpus catches an emitter bug
 /// (`ATOMCTS_VULKAN_PLANT`); never set in normal runs.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Plant {
     /// No planted bug.
     #[default]
@@ -486,7 +486,7 @@ impl Ctx {
 }
 
 /// How the datum is typed in the module.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(super) enum Datum {
     Int,
     Float,
