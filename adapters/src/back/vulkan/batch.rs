@@ -6,7 +6,9 @@
 //! buffer, one submission, one fence wait, one upload and one readback per batch, each case its
 //! own work-group, pipeline, descriptor set and guarded region of the shared buffers), SIMD-group
 //! exchanges alone as before. Each answer is then judged exactly as a case run alone.
-//! Concurrent cases never enter the window (the runner runs them alone).
+//! Concurrent cases never enter the window (the runner runs them alone). A batch that fails as
+//! a whole (a driver error, a validation-layer message with `ATOMCTS_VULKAN_VALIDATION=1`)
+//! makes every case of it an error: `ATOMCTS_VULKAN_BATCH=1` then tells which case it was.
 //!
 //! `ATOMCTS_VULKAN_BATCH=1`, and capturing dispatches for `atomcts repro`, turn batching off:
 //! every case runs alone (one submission each), the path before issue 31.
