@@ -121,7 +121,7 @@ impl Features {
 
 /// A deliberately wrong SPIR-V opcode, for checking that the corpus catches an emitter bug
 /// (`ATOMCTS_VULKAN_PLANT`); never set in normal runs.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Plant {
     /// No planted bug.
     #[default]
@@ -134,17 +134,23 @@ pub enum Plant {
     /// invocation of its work-group, serially, as a plain load, add and store: atomic with
     /// respect to the instruction itself, not to the other instructions (issue 12's bug).
     GroupSerialRmw,
+    /// Memory instructions: invocation 0 also stores to the element just past the case's
+    /// memory, and a batched run binds the memory 8 bytes wider, so that the store lands in
+    /// the guard between this case and the next ([`super::run::batch`]; issue 31's check that
+    /// a cross-case write is caught, never a pass).
+    CrossCaseWrite,
 }
 
 impl Plant {
     /// From the value of `ATOMCTS_VULKAN_PLANT` (`smax_as_umax`, `up_as_down`,
-    /// `group_serial_rmw`).
+    /// `group_serial_rmw`, `cross_case_write`).
     pub fn from_name(s: &str) -> Option<Plant> {
         match s {
             "" | "none" => Some(Plant::None),
             "smax_as_umax" => Some(Plant::SmaxAsUmax),
             "up_as_down" => Some(Plant::UpAsDown),
             "group_serial_rmw" => Some(Plant::GroupSerialRmw),
+            "cross_case_write" => Some(Plant::CrossCaseWrite),
             _ => None,
         }
     }
@@ -480,7 +486,7 @@ impl Ctx {
 }
 
 /// How the datum is typed in the module.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(super) enum Datum {
     Int,
     Float,

@@ -11,6 +11,7 @@
 //! [`ConcurrentPlan`] on the SPIR-V route ([`prepare_concurrent`]).
 
 pub mod atomic;
+pub mod batch;
 pub mod concurrent;
 pub mod emit;
 pub mod repro;
@@ -110,7 +111,7 @@ pub struct VulkanAdapter {
     route: Route,
     device: run::Device,
     plant: Plant,
-    last: Option<String>,
+    last: Option<batch::Last>,
     /// Whether to keep what each case dispatched ([`crate::Adapter::capture_dispatches`]).
     capture: bool,
     /// What the last case dispatched, or why it cannot be written standalone.
@@ -118,6 +119,12 @@ pub struct VulkanAdapter {
     selector: String,
     /// naga's SPIR-V by WGSL source (the WGSL route; a shader's text is its shape's).
     compiled: std::collections::HashMap<String, Result<Vec<u32>, wgsl::CompileError>>,
+    /// Whether cases are batched ([`batch`]; `ATOMCTS_VULKAN_BATCH=1` turns it off).
+    batching: bool,
+    /// Cases sent, waiting for their batch ([`batch`]).
+    queued: std::collections::VecDeque<batch::Queued>,
+    /// Cases run, waiting to be received.
+    answered: std::collections::VecDeque<batch::Answered>,
 }
 
 /// The most WGSL shaders kept compiled; when full, the map is emptied.
@@ -128,7 +135,9 @@ impl VulkanAdapter {
     /// `ATOMCTS_VULKAN_VALIDATION=1` enables the Khronos validation layer (a message fails the
     /// case as an infrastructure error); `ATOMCTS_VULKAN_PLANT=smax_as_umax|up_as_down` plants a
     /// wrong opcode in the SPIR-V route, `group_serial_rmw` non-atomic read-modify-writes across
-    /// the instructions of a concurrent case (for checking the corpus).
+    /// the instructions of a concurrent case (for checking the corpus), `cross_case_write` a
+    /// write past a case's memory ([`batch`]). `ATOMCTS_VULKAN_BATCH=1` runs every case alone
+    /// (no batching).
     pub fn open(route: Route, selector: &str) -> Result<VulkanAdapter, AdapterError> {
         let name = format!("{}:{selector}", route.prefix());
         let unavailable = |why: String| AdapterError {
@@ -139,7 +148,7 @@ impl VulkanAdapter {
         let plant_var = std::env::var("ATOMCTS_VULKAN_PLANT").unwrap_or_default();
         let plant = Plant::from_name(&plant_var).ok_or_else(|| {
             unavailable(format!(
-                "ATOMCTS_VULKAN_PLANT=`{plant_var}` (expected smax_as_umax, up_as_down or group_serial_rmw)"
+                "ATOMCTS_VULKAN_PLANT=`{plant_var}` (expected smax_as_umax, up_as_down, group_serial_rmw or cross_case_write)"
             ))
         })?;
         let validation = matches!(
@@ -161,6 +170,9 @@ impl VulkanAdapter {
             dispatch: None,
             selector: selector.to_string(),
             compiled: std::collections::HashMap::new(),
+            batching: std::env::var("ATOMCTS_VULKAN_BATCH").as_deref() != Ok("1"),
+            queued: Default::default(),
+            answered: Default::default(),
         })
     }
 
@@ -452,11 +464,22 @@ impl Adapter for VulkanAdapter {
     }
 
     fn last_program(&self) -> Option<String> {
-        self.last.clone()
+        self.last.as_ref().map(batch::Last::text)
     }
 
+    /// Capturing (`atomcts repro`) turns batching off: each case runs alone, as its
+    /// reproducer does.
     fn capture_dispatches(&mut self, on: bool) {
         self.capture = on;
+    }
+
+    /// Batched ([`batch`]) unless `ATOMCTS_VULKAN_BATCH=1` or dispatches are captured.
+    fn pipelined(&self) -> Option<&dyn crate::Pipelined> {
+        (self.batching && !self.capture).then_some(self as &dyn crate::Pipelined)
+    }
+
+    fn pipelined_mut(&mut self) -> Option<&mut dyn crate::Pipelined> {
+        (self.batching && !self.capture).then_some(self as &mut dyn crate::Pipelined)
     }
 
     fn reproducer(&self, about: &crate::repro::About) -> Option<Result<String, String>> {
@@ -525,8 +548,27 @@ impl crate::back::Backend for VulkanAdapter {
 
     fn run(&mut self, r: &Request<'_>, emitted: Self::Emitted) -> Result<State, AdapterErrorKind> {
         let mut prepared = emitted;
+        self.ready(&mut prepared)?;
+        let args = self.capture.then(|| repro::args(&prepared.dispatch));
+        let d = &mut prepared.dispatch;
+        self.device.run(d).map_err(AdapterErrorKind::Crashed)?;
+        if let Some(args) = args {
+            self.dispatch = Some(self.capture_single(r, &prepared, args));
+        }
+        let d = &mut prepared.dispatch;
+        finish(&prepared.plan, r, d)
+    }
+}
+
+impl VulkanAdapter {
+    /// Makes `prepared` ready to dispatch (naga's SPIR-V on the WGSL route) and sets the
+    /// program printed for a failing case ([`Adapter::last_program`]).
+    fn ready(&mut self, prepared: &mut Prepared) -> Result<(), AdapterErrorKind> {
         if let Some(src) = &prepared.wgsl {
-            self.last = Some(format!("{}{src}", prepared.dispatch.operands));
+            self.last = Some(batch::Last::Text(format!(
+                "{}{src}",
+                prepared.dispatch.operands
+            )));
         }
         let words = match &prepared.wgsl {
             Some(src) => match self.compile(src) {
@@ -546,27 +588,13 @@ impl crate::back::Backend for VulkanAdapter {
             None => std::mem::take(&mut prepared.dispatch.words),
         };
         prepared.dispatch.words = words;
-        self.last = Some(match &prepared.wgsl {
-            Some(src) => format!(
-                "{}{src}\n// naga's SPIR-V:\n{}",
-                prepared.dispatch.operands,
-                prepared
-                    .dispatch
-                    .disassemble()
-                    .lines()
-                    .map(|l| format!("// {l}\n"))
-                    .collect::<String>()
-            ),
-            None => prepared.dispatch.listing(),
+        // Printed only for a failing case: disassembled then ([`batch::Last`]).
+        self.last = Some(batch::Last::Program {
+            operands: prepared.dispatch.operands.clone(),
+            wgsl: prepared.wgsl.clone(),
+            words: prepared.dispatch.words.clone(),
         });
-        let args = self.capture.then(|| repro::args(&prepared.dispatch));
-        let d = &mut prepared.dispatch;
-        self.device.run(d).map_err(AdapterErrorKind::Crashed)?;
-        if let Some(args) = args {
-            self.dispatch = Some(self.capture_single(r, &prepared, args));
-        }
-        let d = &mut prepared.dispatch;
-        finish(&prepared.plan, r, d)
+        Ok(())
     }
 }
 
@@ -587,12 +615,12 @@ impl crate::Concurrent for VulkanAdapter {
         self.last = None;
         self.dispatch = None;
         let mut p = self.prepare_concurrent(r).map_err(|e| self.err(e))?;
-        self.last = Some(format!(
+        self.last = Some(batch::Last::Text(format!(
             "; {} work-group(s) of {} invocations\n{}",
             p.dispatch.groups,
             p.dispatch.local_size,
             p.dispatch.listing()
-        ));
+        )));
         let args = self.capture.then(|| repro::args(&p.dispatch));
         let d = &mut p.dispatch;
         self.device

@@ -15,6 +15,8 @@ use ash::{Entry, Instance, vk};
 use std::ffi::{CStr, CString, c_void};
 use std::sync::Mutex;
 
+pub mod batch;
+
 /// The Khronos validation layer.
 pub const VALIDATION_LAYER: &str = "VK_LAYER_KHRONOS_validation";
 
@@ -79,6 +81,8 @@ pub struct Device {
     pipeline_cache: vk::PipelineCache,
     /// What runs reuse (`None` before the first run and after a failed one).
     reused: Option<Reused>,
+    /// `minStorageBufferOffsetAlignment` (where a batched case's region may start).
+    offset_align: u64,
     /// What it reports.
     pub info: DeviceInfo,
 }
@@ -424,6 +428,7 @@ impl Device {
             pipelines: Pipelines::default(),
             pipeline_cache: vk::PipelineCache::null(),
             reused: None,
+            offset_align: limits.min_storage_buffer_offset_alignment.max(1),
             info: DeviceInfo {
                 name,
                 api_version: version(props.api_version),
@@ -514,6 +519,16 @@ impl Device {
                 .pool_sizes(&sizes);
             r.pool = unsafe { dev.create_descriptor_pool(&dpci, None) }
                 .map_err(|e| format!("vkCreateDescriptorPool: {e}"))?;
+            // A batch's sets, one per case ([`batch`]).
+            let window = batch::VULKAN_WINDOW as u32;
+            let sizes = [vk::DescriptorPoolSize::default()
+                .ty(vk::DescriptorType::STORAGE_BUFFER)
+                .descriptor_count(MAX_BINDINGS * window)];
+            let dpci = vk::DescriptorPoolCreateInfo::default()
+                .max_sets(window)
+                .pool_sizes(&sizes);
+            r.batch_pool = unsafe { dev.create_descriptor_pool(&dpci, None) }
+                .map_err(|e| format!("vkCreateDescriptorPool (batch): {e}"))?;
             Ok(())
         })();
         match made {
@@ -861,6 +876,8 @@ struct Reused {
     command_buffer: vk::CommandBuffer,
     fence: vk::Fence,
     pool: vk::DescriptorPool,
+    /// One set per case of a batch ([`batch`]), reset per batch.
+    batch_pool: vk::DescriptorPool,
     buffers: Vec<HostBuffer>,
 }
 
@@ -871,6 +888,7 @@ impl Reused {
             command_buffer: vk::CommandBuffer::null(),
             fence: vk::Fence::null(),
             pool: vk::DescriptorPool::null(),
+            batch_pool: vk::DescriptorPool::null(),
             buffers: Vec::new(),
         }
     }
@@ -884,8 +902,10 @@ impl Reused {
             if self.command_pool != vk::CommandPool::null() {
                 d.destroy_command_pool(self.command_pool, None);
             }
-            if self.pool != vk::DescriptorPool::null() {
-                d.destroy_descriptor_pool(self.pool, None);
+            for pool in [self.pool, self.batch_pool] {
+                if pool != vk::DescriptorPool::null() {
+                    d.destroy_descriptor_pool(pool, None);
+                }
             }
         }
         for b in self.buffers.drain(..) {

@@ -1,0 +1,362 @@
+//! Batched runs (issue 31, point 1): many single-instruction cases in one command buffer, one
+//! submission, one fence wait, one upload and one readback. Each case keeps its own module and
+//! pipeline (unchanged: the words a case runs alone), its own descriptor set and its own region
+//! of each shared buffer; the command buffer binds and dispatches case after case. It is one
+//! submission, not one dispatch: each case is still its own `vkCmdDispatch`.
+//!
+//! A binding's buffer is laid out `guard | case 0 | guard | case 1 | ... | guard`: every region
+//! starts at a multiple of [`VULKAN_REGION_ALIGN`] bytes (or the device's
+//! `minStorageBufferOffsetAlignment`, the larger), and at least [`VULKAN_GUARD_BYTES`] bytes of
+//! a fixed pattern lie between two regions. A descriptor's range is the case's own size
+//! (rounded up to 8 bytes, as a run alone binds it). After the run every byte outside the cases'
+//! own bytes is compared with what was uploaded (the pattern, or the zeros that pad a region to
+//! 8 bytes): a changed byte makes the cases on both sides of it errors that name the
+//! cross-case write, never a pass.
+#![allow(unsafe_code)]
+
+use super::{Cached, Device, MAX_PIPELINES, fence_timeout_ns, take_messages};
+use crate::back::vulkan::emit::Dispatch;
+use ash::vk;
+
+/// Cases one batch holds at most (the adapter's window, [`crate::Pipelined::window`]).
+pub const VULKAN_WINDOW: usize = 256;
+
+/// Bytes of guard pattern between two cases' regions of a buffer (at least).
+pub const VULKAN_GUARD_BYTES: u64 = 64;
+
+/// Alignment of a case's region in a shared buffer, in bytes (at least; the device's
+/// `minStorageBufferOffsetAlignment` where larger).
+pub const VULKAN_REGION_ALIGN: u64 = 64;
+
+/// Bytes of one binding's shared buffer a batch fills at most (more cases wait for the next).
+pub const VULKAN_MAX_BATCH_BYTES: u64 = 16 << 20;
+
+/// The guard pattern: byte `o` of a buffer outside every region is `GUARD[o % 4]`.
+const GUARD: [u8; 4] = [0xa5, 0x5a, 0xc3, 0x3c];
+
+/// Where one case's buffer lies in a shared buffer.
+#[derive(Clone, Copy, Debug)]
+struct Region {
+    start: u64,
+    /// The case's bytes.
+    len: u64,
+    /// The bound range (`len` rounded up to 8, at least 8).
+    range: u64,
+}
+
+/// A binding's layout: the cases' regions and the buffer's size.
+fn layout(lens: &[u64], align: u64) -> (Vec<Region>, u64) {
+    let mut pos = VULKAN_GUARD_BYTES;
+    let regions = lens
+        .iter()
+        .map(|&len| {
+            let start = pos.div_ceil(align) * align;
+            let range = len.max(8).div_ceil(8) * 8;
+            pos = start + range + VULKAN_GUARD_BYTES;
+            Region { start, len, range }
+        })
+        .collect();
+    (regions, pos.div_ceil(8) * 8)
+}
+
+/// The bytes a binding's buffer holds before the run: the pattern, the cases' bytes, zeros
+/// from a case's end to its range's.
+fn image(regions: &[Region], total: u64, bytes: &[&[u8]]) -> Vec<u8> {
+    let mut v: Vec<u8> = (0..total).map(|o| GUARD[(o % 4) as usize]).collect();
+    for (r, b) in regions.iter().zip(bytes) {
+        let s = r.start as usize;
+        v[s..s + r.range as usize].fill(0);
+        v[s..s + b.len()].copy_from_slice(b);
+    }
+    v
+}
+
+/// In each gap between the cases' own bytes, the first byte that differs between `before`
+/// and `after`: its offset, what it was and what it is.
+fn changed_guards(regions: &[Region], before: &[u8], after: &[u8]) -> Vec<(u64, u8, u8)> {
+    let end = Region {
+        start: before.len() as u64,
+        len: 0,
+        range: 0,
+    };
+    let mut from = 0u64;
+    let mut changed = Vec::new();
+    for r in regions.iter().chain(std::iter::once(&end)) {
+        let (a, b) = (from as usize, r.start as usize);
+        if before[a..b] != after[a..b]
+            && let Some(i) = (a..b).find(|&i| before[i] != after[i])
+        {
+            changed.push((i as u64, before[i], after[i]));
+        }
+        from = r.start + r.len;
+    }
+    changed
+}
+
+/// Which cases lie on either side of byte `at` (a byte of a case's padding: that case and the
+/// next).
+fn neighbours(regions: &[Region], at: u64) -> (Option<usize>, Option<usize>) {
+    let after = regions.iter().position(|r| r.start > at);
+    let before = match after {
+        Some(0) => None,
+        Some(k) => Some(k - 1),
+        None => regions.len().checked_sub(1),
+    };
+    (before, after)
+}
+
+impl Device {
+    /// Runs `ds` (single-instruction dispatches, one work-group each) as one batch and reads
+    /// every buffer back into each dispatch. `Err`: the batch did not run (every case's error);
+    /// `Ok`: per case, `Err` when a guard beside it changed (naming the write and `names` of
+    /// the cases on both sides). `widen`: bytes added to each case's memory range (the
+    /// `cross_case_write` plant, so that the planted write stays inside the bound range).
+    pub fn run_many(
+        &mut self,
+        ds: &mut [&mut Dispatch],
+        names: &[String],
+        widen: u64,
+    ) -> Result<Vec<Result<(), String>>, String> {
+        take_messages();
+        let r = self.run_many_inner(ds, names, widen);
+        if r.is_err() {
+            self.drop_reused();
+        }
+        let msgs = take_messages();
+        match r {
+            Ok(v) if msgs.is_empty() => Ok(v),
+            Ok(_) => Err(format!("validation layer: {}", msgs.join(" | "))),
+            Err(e) if msgs.is_empty() => Err(e),
+            Err(e) => Err(format!("{e}; validation layer: {}", msgs.join(" | "))),
+        }
+    }
+
+    fn run_many_inner(
+        &mut self,
+        ds: &mut [&mut Dispatch],
+        names: &[String],
+        widen: u64,
+    ) -> Result<Vec<Result<(), String>>, String> {
+        if ds.len() > VULKAN_WINDOW {
+            return Err(format!(
+                "{} cases in one batch (at most {VULKAN_WINDOW}; a back-end bug)",
+                ds.len()
+            ));
+        }
+        let bindings = ds.iter().map(|d| d.buffers.len()).max().unwrap_or(0);
+        if bindings > super::MAX_BINDINGS as usize {
+            return Err(format!(
+                "{bindings} storage buffers (this back end binds at most {})",
+                super::MAX_BINDINGS
+            ));
+        }
+        // Every pipeline first (a full cache is emptied before, never during, a batch).
+        if self.pipelines.map.len() + ds.len() > MAX_PIPELINES {
+            self.pipelines.clear(&self.device);
+        }
+        let pipelines: Vec<Cached> = ds
+            .iter()
+            .map(|d| self.pipeline(d))
+            .collect::<Result<_, _>>()?;
+        self.reused()?;
+        let align = VULKAN_REGION_ALIGN.max(self.offset_align);
+        // Each binding: its layout, uploaded image and host buffer.
+        let mut shared = Vec::with_capacity(bindings);
+        for i in 0..bindings {
+            let lens: Vec<u64> = ds
+                .iter()
+                .map(|d| d.buffers.get(i).map_or(0, |b| b.bytes.len() as u64))
+                .collect();
+            let (regions, total) = layout(&lens, align);
+            let bytes: Vec<&[u8]> = ds
+                .iter()
+                .map(|d| d.buffers.get(i).map_or(&[][..], |b| &b.bytes[..]))
+                .collect();
+            let before = image(&regions, total, &bytes);
+            let hb = self.host_buffer(i, total)?;
+            unsafe { std::ptr::copy_nonoverlapping(before.as_ptr(), hb.ptr, before.len()) };
+            shared.push((regions, before, hb));
+        }
+        let dev = &self.device;
+        let Some(r) = self.reused.as_ref() else {
+            return Err("no reused objects (a back-end bug)".into());
+        };
+        unsafe { dev.reset_descriptor_pool(r.batch_pool, vk::DescriptorPoolResetFlags::empty()) }
+            .map_err(|e| format!("vkResetDescriptorPool: {e}"))?;
+        let layouts: Vec<vk::DescriptorSetLayout> =
+            pipelines.iter().map(|p| p.set_layout).collect();
+        let dsai = vk::DescriptorSetAllocateInfo::default()
+            .descriptor_pool(r.batch_pool)
+            .set_layouts(&layouts);
+        let sets = unsafe { dev.allocate_descriptor_sets(&dsai) }
+            .map_err(|e| format!("vkAllocateDescriptorSets (batch): {e}"))?;
+        let mut infos = Vec::new();
+        for (c, d) in ds.iter().enumerate() {
+            for (i, (regions, _, hb)) in shared.iter().enumerate().take(d.buffers.len()) {
+                let g = regions[c];
+                let range = g.range + if i == 0 { widen } else { 0 };
+                infos.push((
+                    c,
+                    i,
+                    [vk::DescriptorBufferInfo::default()
+                        .buffer(hb.buffer)
+                        .offset(g.start)
+                        .range(range)],
+                ));
+            }
+        }
+        let writes: Vec<_> = infos
+            .iter()
+            .map(|(c, i, info)| {
+                vk::WriteDescriptorSet::default()
+                    .dst_set(sets[*c])
+                    .dst_binding(*i as u32)
+                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                    .buffer_info(info)
+            })
+            .collect();
+        unsafe { dev.update_descriptor_sets(&writes, &[]) };
+        let cb = r.command_buffer;
+        let begin = vk::CommandBufferBeginInfo::default()
+            .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
+        let to_host = [vk::MemoryBarrier::default()
+            .src_access_mask(vk::AccessFlags::SHADER_WRITE)
+            .dst_access_mask(vk::AccessFlags::HOST_READ)];
+        unsafe {
+            dev.reset_command_pool(r.command_pool, vk::CommandPoolResetFlags::empty())
+                .map_err(|e| format!("vkResetCommandPool: {e}"))?;
+            dev.begin_command_buffer(cb, &begin)
+                .map_err(|e| format!("vkBeginCommandBuffer: {e}"))?;
+            let mut bound = vk::Pipeline::null();
+            for ((d, p), set) in ds.iter().zip(&pipelines).zip(&sets) {
+                if p.pipeline != bound {
+                    dev.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, p.pipeline);
+                    bound = p.pipeline;
+                }
+                dev.cmd_bind_descriptor_sets(
+                    cb,
+                    vk::PipelineBindPoint::COMPUTE,
+                    p.pipeline_layout,
+                    0,
+                    &[*set],
+                    &[],
+                );
+                dev.cmd_dispatch(cb, d.groups.max(1), 1, 1);
+            }
+            dev.cmd_pipeline_barrier(
+                cb,
+                vk::PipelineStageFlags::COMPUTE_SHADER,
+                vk::PipelineStageFlags::HOST,
+                vk::DependencyFlags::empty(),
+                &to_host,
+                &[],
+                &[],
+            );
+            dev.end_command_buffer(cb)
+                .map_err(|e| format!("vkEndCommandBuffer: {e}"))?;
+        }
+        let cbs = [cb];
+        let submit = [vk::SubmitInfo::default().command_buffers(&cbs)];
+        unsafe {
+            dev.reset_fences(&[r.fence])
+                .map_err(|e| format!("vkResetFences: {e}"))?;
+            dev.queue_submit(self.queue, &submit, r.fence)
+                .map_err(|e| format!("vkQueueSubmit: {e}"))?;
+            dev.wait_for_fences(&[r.fence], true, fence_timeout_ns())
+                .map_err(|e| {
+                    format!(
+                        "vkWaitForFences: {e} (a batch of {} cases did not finish within {} s; ATOMCTS_VULKAN_TIMEOUT_S sets the limit)",
+                        ds.len(),
+                        fence_timeout_ns() / 1_000_000_000
+                    )
+                })?;
+        }
+        let mut verdicts: Vec<Result<(), String>> = vec![Ok(()); ds.len()];
+        for (i, (regions, before, hb)) in shared.iter().enumerate() {
+            let after = unsafe { std::slice::from_raw_parts(hb.ptr, before.len()) };
+            for (c, d) in ds.iter_mut().enumerate() {
+                if let Some(b) = d.buffers.get_mut(i) {
+                    let (s, n) = (regions[c].start as usize, b.bytes.len());
+                    b.bytes.copy_from_slice(&after[s..s + n]);
+                }
+            }
+            for (at, was, now) in changed_guards(regions, before, after) {
+                let (a, b) = neighbours(regions, at);
+                let name = |k: Option<usize>| {
+                    k.and_then(|k| names.get(k))
+                        .map_or("(none: the buffer's edge)".to_string(), |n| {
+                            format!("`{n}`")
+                        })
+                };
+                let role = ds
+                    .iter()
+                    .find_map(|d| d.buffers.get(i).map(|b| b.role))
+                    .unwrap_or("");
+                let why = format!(
+                    "cross-case write: byte {at:#010x} of shared binding {i} ({role}), in the guard between case {} and case {}, changed from {was:#04x} to {now:#04x} (batched run; ATOMCTS_VULKAN_BATCH=1 runs each case alone)",
+                    name(a),
+                    name(b)
+                );
+                for k in [a, b].into_iter().flatten() {
+                    if verdicts[k].is_ok() {
+                        verdicts[k] = Err(why.clone());
+                    }
+                }
+            }
+        }
+        Ok(verdicts)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn regions_are_aligned_and_guarded() {
+        let (rs, total) = layout(&[4, 100, 0, 8], 64);
+        let mut end = 0;
+        for r in &rs {
+            assert_eq!(r.start % 64, 0);
+            assert!(r.start >= end + VULKAN_GUARD_BYTES, "{rs:?}");
+            assert_eq!(r.range % 8, 0);
+            assert!(r.range >= r.len.max(8));
+            end = r.start + r.range;
+        }
+        assert!(total >= end + VULKAN_GUARD_BYTES);
+        let (rs, _) = layout(&[4, 4], 256);
+        assert_eq!((rs[0].start, rs[1].start), (256, 512));
+    }
+
+    #[test]
+    fn a_changed_guard_names_both_neighbours() {
+        let (rs, total) = layout(&[4, 4, 4], 64);
+        let case = [1u8, 2, 3, 4];
+        let before = image(&rs, total, &[&case, &case, &case]);
+        let mut after = before.clone();
+        // Each case's own bytes may change.
+        after[rs[1].start as usize] = 9;
+        assert_eq!(changed_guards(&rs, &before, &after), vec![]);
+        // Padding past a case's bytes is checked too.
+        after[(rs[1].start + 4) as usize] = 1;
+        let (at, was, now) = changed_guards(&rs, &before, &after)[0];
+        assert_eq!((at, was, now), (rs[1].start + 4, 0, 1));
+        assert_eq!(neighbours(&rs, at), (Some(1), Some(2)));
+        let mut after = before.clone();
+        after[0] ^= 0xff;
+        let (at, ..) = changed_guards(&rs, &before, &after)[0];
+        assert_eq!(neighbours(&rs, at), (None, Some(0)));
+        let mut after = before.clone();
+        let last = after.len() - 1;
+        after[last] ^= 1;
+        let (at, ..) = changed_guards(&rs, &before, &after)[0];
+        assert_eq!(neighbours(&rs, at), (Some(2), None));
+        // Every changed gap is reported, not only the first.
+        after[(rs[0].start + 4) as usize] ^= 1;
+        let gaps: Vec<_> = changed_guards(&rs, &before, &after)
+            .iter()
+            .map(|c| neighbours(&rs, c.0))
+            .collect();
+        assert_eq!(gaps, [(Some(0), Some(1)), (Some(2), None)]);
+    }
+}
