@@ -8,7 +8,8 @@
 # work-groups of 1), reads the buffers back, and prints the expected and observed
 # words in hex; a word the documents leave partly free is compared on its fixed bits
 # only (the mask), and where they allow several values each is listed.
-# Exit status: 0 the words match, 1 they differ, 2 it cannot run (driver missing ...).
+# Exit status: 0 the words match, 1 they differ, 2 it cannot run (driver missing, or it
+# does not give the launch what the case requires, such as the sub-group size).
 # Environment (the script sets it itself when unset):
 #   VK_DRIVER_FILES=/usr/share/vulkan/icd.d/lvp_icd.x86_64.json
 # Not judged standalone:
@@ -173,6 +174,10 @@ CHECKS = [
     ("global 0x10000000", 0, 0, 4, 0xffffffff, [0x00010000]),
     ("iterations executed, instruction 0 work-item 0", 3, 0, 4, 0xffffffff, [0x00010000]),
 ]
+# What the launch must have been given (the sub-group size each work-item ran in), as CHECKS:
+# a value outside those allowed means the driver did not run the case as it needs (exit 2).
+REQUIRED = [
+]
 UNJUDGED = [
     "the values each iteration returned: they need atomcts's order checker; this script judges the final memory and the iteration counts only",
 ]
@@ -185,6 +190,9 @@ class Unavailable(Exception):
 PATTERN = "llvmpipe"
 ENTRY = "main"
 WGSL = None
+# The sub-group size the pipeline requires, with full sub-groups (VK_EXT_subgroup_size_control,
+# core in Vulkan 1.3), or None.
+SUBGROUP_SIZE = None
 WORDS = [
     0x07230203, 0x00010300, 0x000f0000, 0x0000005c, 0x00000000, 0x00020011, 0x00000001, 0x0003000e,
     0x00000000, 0x00000001, 0x0007000f, 0x00000005, 0x00000023, 0x6e69616d, 0x00000000, 0x00000012,
@@ -272,6 +280,7 @@ ShaderCI = struct("ShaderCI", [("sType", u32), ("pNext", vp), ("flags", u32), ("
 Binding = struct("Binding", [("binding", u32), ("descriptorType", u32), ("descriptorCount", u32), ("stageFlags", u32), ("pImmutableSamplers", vp)])
 SetLayoutCI = struct("SetLayoutCI", [("sType", u32), ("pNext", vp), ("flags", u32), ("bindingCount", u32), ("pBindings", vp)])
 PipelineLayoutCI = struct("PipelineLayoutCI", [("sType", u32), ("pNext", vp), ("flags", u32), ("setLayoutCount", u32), ("pSetLayouts", vp), ("pushConstantRangeCount", u32), ("pPushConstantRanges", vp)])
+RequiredSubgroupSizeCI = struct("RequiredSubgroupSizeCI", [("sType", u32), ("pNext", vp), ("requiredSubgroupSize", u32)])
 StageCI = struct("StageCI", [("sType", u32), ("pNext", vp), ("flags", u32), ("stage", u32), ("module", u64), ("pName", ctypes.c_char_p), ("pSpecializationInfo", vp)])
 ComputeCI = struct("ComputeCI", [("sType", u32), ("pNext", vp), ("flags", u32), ("stage", StageCI), ("layout", u64), ("basePipelineHandle", u64), ("basePipelineIndex", ctypes.c_int32)])
 PoolSize = struct("PoolSize", [("type", u32), ("descriptorCount", u32)])
@@ -287,6 +296,34 @@ FenceCI = struct("FenceCI", [("sType", u32), ("pNext", vp), ("flags", u32)])
 SubmitInfo = struct("SubmitInfo", [("sType", u32), ("pNext", vp), ("waitSemaphoreCount", u32), ("pWaitSemaphores", vp), ("pWaitDstStageMask", vp), ("commandBufferCount", u32), ("pCommandBuffers", vp), ("signalSemaphoreCount", u32), ("pSignalSemaphores", vp)])
 
 ref = ctypes.byref
+
+
+def require_subgroup_size(vk, pd, features13):
+    """Raises Unavailable unless the device can run a compute pipeline with sub-groups of
+    exactly SUBGROUP_SIZE, all full: Vulkan 1.3, the features subgroupSizeControl and
+    computeFullSubgroups (VkPhysicalDeviceVulkan13Features, filled in by the caller), and
+    minSubgroupSize <= SUBGROUP_SIZE <= maxSubgroupSize with compute in
+    requiredSubgroupSizeStages (VkPhysicalDeviceVulkan13Properties)."""
+    props = ctypes.create_string_buffer(4096)
+    vk.vkGetPhysicalDeviceProperties(pd, props)
+    api = int.from_bytes(props.raw[0:4], "little")
+    if api < (1 << 22) | (3 << 12):
+        raise Unavailable(f"the device reports Vulkan {api >> 22}.{(api >> 12) & 0x3ff}; a required sub-group size needs 1.3")
+    feats = features13.raw
+    size_control = int.from_bytes(feats[44:48], "little")
+    full = int.from_bytes(feats[48:52], "little")
+    if not (size_control and full):
+        raise Unavailable(f"the device does not report subgroupSizeControl ({size_control}) and computeFullSubgroups ({full})")
+    p13 = ctypes.create_string_buffer(256)
+    ctypes.memmove(p13, (54).to_bytes(4, "little"), 4)
+    p2 = ctypes.create_string_buffer(4096)
+    ctypes.memmove(p2, (1000059001).to_bytes(4, "little"), 4)
+    ctypes.memmove(ctypes.addressof(p2) + 8, ctypes.addressof(p13).to_bytes(8, "little"), 8)
+    vk.vkGetPhysicalDeviceProperties2(pd, p2)
+    lo, hi, _, stages = (int.from_bytes(p13.raw[16 + 4 * i:20 + 4 * i], "little") for i in range(4))
+    print(f"sub-group sizes: {lo}..{hi}, required size for compute: {'yes' if stages & 0x20 else 'no'}")
+    if not (lo <= SUBGROUP_SIZE <= hi and stages & 0x20):
+        raise Unavailable(f"the device cannot require sub-groups of {SUBGROUP_SIZE} in a compute shader (sizes {lo}..{hi}, requiredSubgroupSizeStages {stages:#x})")
 
 
 def run():
@@ -348,6 +385,8 @@ def run():
         nxt = ctypes.addressof(blocks[i + 1]) if i + 1 < len(blocks) else 0
         ctypes.memmove(ctypes.addressof(blocks[i]) + 8, nxt.to_bytes(8, "little"), 8)
     vk.vkGetPhysicalDeviceFeatures2(pd, blocks[0])
+    if SUBGROUP_SIZE is not None:
+        require_subgroup_size(vk, pd, blocks[3])
     ctypes.memmove(ctypes.addressof(blocks[0]) + 16, (0).to_bytes(4, "little"), 4)
     prio = ctypes.c_float(1.0)
     qci = QueueCI(2, None, 0, family, 1, ctypes.addressof(prio))
@@ -390,7 +429,12 @@ def run():
     check(vk.vkCreateDescriptorSetLayout(device, ref(SetLayoutCI(32, None, 0, len(ARGS), ctypes.addressof(binds))), None, ref(set_layout)), "vkCreateDescriptorSetLayout")
     layout = u64(0)
     check(vk.vkCreatePipelineLayout(device, ref(PipelineLayoutCI(30, None, 0, 1, ctypes.addressof(set_layout), 0, None)), None, ref(layout)), "vkCreatePipelineLayout")
-    stage = StageCI(18, None, 0, 0x20, module.value, ENTRY.encode(), None)
+    if SUBGROUP_SIZE is None:
+        stage = StageCI(18, None, 0, 0x20, module.value, ENTRY.encode(), None)
+    else:
+        # VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT, the required size chained.
+        required = RequiredSubgroupSizeCI(1000225001, None, SUBGROUP_SIZE)
+        stage = StageCI(18, ctypes.addressof(required), 0x2, 0x20, module.value, ENTRY.encode(), None)
     pipeline = u64(0)
     check(vk.vkCreateComputePipelines(device, u64(0), u32(1), ref(ComputeCI(29, None, 0, stage, layout.value, 0, -1)), None, ref(pipeline)), "vkCreateComputePipelines")
     size = PoolSize(7, len(ARGS))
@@ -433,6 +477,14 @@ def main():
     except (Unavailable, RuntimeError, OSError) as e:
         print(f"cannot run: {e}", file=sys.stderr)
         return 2
+    for label, arg, offset, nbytes, mask, allowed in REQUIRED:
+        seen = int.from_bytes(buffers[arg][offset:offset + nbytes], "little")
+        if not any((seen ^ a) & mask == 0 for a in allowed):
+            want = " or ".join(str(a) for a in allowed)
+            print(f"cannot run: {label} is {seen} where the kernel requires {want}: the driver did not run the launch the case needs", file=sys.stderr)
+            return 2
+    if REQUIRED:
+        print(f"launch as required: {len(REQUIRED)} requirement(s) held ({REQUIRED[0][0]}: {REQUIRED[0][5][0]}, ...)")
     differ = 0
     print(f"{'word':<48} {'expected':<24} {'observed':<20}")
     for label, arg, offset, nbytes, mask, allowed in CHECKS:
@@ -440,7 +492,10 @@ def main():
         seen = int.from_bytes(data[offset:offset + nbytes], "little")
         ok = any((seen ^ a) & mask == 0 for a in allowed)
         digits = 2 * nbytes
-        exp = " or ".join(f"0x{a:0{digits}x}" for a in allowed)
+        if len(allowed) <= 4:
+            exp = " or ".join(f"0x{a:0{digits}x}" for a in allowed)
+        else:
+            exp = f"one of {len(allowed)} values (CHECKS)"
         if mask != (1 << (8 * nbytes)) - 1:
             exp += f" (bits 0x{mask:0{digits}x})"
         mark = "" if ok else "   <-- differs"

@@ -8,7 +8,8 @@
 # work-groups of 1), reads the buffers back, and prints the expected and observed
 # words in hex; a word the documents leave partly free is compared on its fixed bits
 # only (the mask), and where they allow several values each is listed.
-# Exit status: 0 the words match, 1 they differ, 2 it cannot run (driver missing ...).
+# Exit status: 0 the words match, 1 they differ, 2 it cannot run (driver missing, or it
+# does not give the launch what the case requires, such as the sub-group size).
 # Environment (the script sets it itself when unset):
 #   OCL_ICD_VENDORS=/etc/OpenCL/vendors/rusticl.icd
 #   RUSTICL_ENABLE=llvmpipe
@@ -58,6 +59,10 @@ ARGS = [
 CHECKS = [
     ("global 0x10000000", 0, 0, 4, 0xffffffff, [0x00010000]),
     ("iterations executed, instruction 0 work-item 0", 0, 8, 4, 0xffffffff, [0x00010000]),
+]
+# What the launch must have been given (the sub-group size each work-item ran in), as CHECKS:
+# a value outside those allowed means the driver did not run the case as it needs (exit 2).
+REQUIRED = [
 ]
 UNJUDGED = [
     "the values each iteration returned: they need atomcts's order checker; this script judges the final memory and the iteration counts only",
@@ -190,6 +195,14 @@ def main():
     except (Unavailable, RuntimeError, OSError) as e:
         print(f"cannot run: {e}", file=sys.stderr)
         return 2
+    for label, arg, offset, nbytes, mask, allowed in REQUIRED:
+        seen = int.from_bytes(buffers[arg][offset:offset + nbytes], "little")
+        if not any((seen ^ a) & mask == 0 for a in allowed):
+            want = " or ".join(str(a) for a in allowed)
+            print(f"cannot run: {label} is {seen} where the kernel requires {want}: the driver did not run the launch the case needs", file=sys.stderr)
+            return 2
+    if REQUIRED:
+        print(f"launch as required: {len(REQUIRED)} requirement(s) held ({REQUIRED[0][0]}: {REQUIRED[0][5][0]}, ...)")
     differ = 0
     print(f"{'word':<48} {'expected':<24} {'observed':<20}")
     for label, arg, offset, nbytes, mask, allowed in CHECKS:
@@ -197,7 +210,10 @@ def main():
         seen = int.from_bytes(data[offset:offset + nbytes], "little")
         ok = any((seen ^ a) & mask == 0 for a in allowed)
         digits = 2 * nbytes
-        exp = " or ".join(f"0x{a:0{digits}x}" for a in allowed)
+        if len(allowed) <= 4:
+            exp = " or ".join(f"0x{a:0{digits}x}" for a in allowed)
+        else:
+            exp = f"one of {len(allowed)} values (CHECKS)"
         if mask != (1 << (8 * nbytes)) - 1:
             exp += f" (bits 0x{mask:0{digits}x})"
         mark = "" if ok else "   <-- differs"
