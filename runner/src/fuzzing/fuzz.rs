@@ -22,7 +22,7 @@ use judge::{Limit, Tally, Verdict, case_of, run_side, side_example, verdict};
 
 pub use finding::{reproduce, where_pins};
 pub use judge::signature;
-pub use options::{FuzzOptions, Stop};
+pub use options::{FuzzOptions, SCREEN_GIVE_UP, SCREEN_REASONS, Stop};
 pub use shrink::{SHRINK_BUDGET, ShrinkCut, shrink_note};
 
 use crate::corpus::case::Case;
@@ -128,13 +128,6 @@ impl Summary {
         }
     }
 }
-
-/// Screened drawn cases in a row after which a campaign stops ([`Stop::Unrunnable`]): the
-/// adapters can run none of the generated cases.
-pub const SCREEN_GIVE_UP: u64 = 10_000;
-
-/// Distinct reasons [`Summary::screened_by`] keeps.
-pub const SCREEN_REASONS: usize = 64;
 
 impl Summary {
     /// Counts one screened draw under its reason.

@@ -34,6 +34,13 @@ pub struct FuzzOptions {
     pub audit_screen: bool,
 }
 
+/// Screened drawn cases in a row after which a campaign stops ([`Stop::Unrunnable`]): the
+/// adapters can run none of the generated cases.
+pub const SCREEN_GIVE_UP: u64 = 10_000;
+
+/// Distinct reasons `Summary::screened_by` keeps.
+pub const SCREEN_REASONS: usize = 64;
+
 /// Why a campaign ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Stop {
@@ -43,7 +50,7 @@ pub enum Stop {
     Time,
     /// A stop request ([`FuzzOptions::stop`]).
     Requested,
-    /// [`super::SCREEN_GIVE_UP`] drawn cases in a row were screened out: the adapters can run
+    /// [`SCREEN_GIVE_UP`] drawn cases in a row were screened out: the adapters can run
     /// none of what the generator makes. The last reason.
     Unrunnable(String),
     /// An adapter became unavailable (its circuit breaker tripped, or it cannot start):
@@ -60,7 +67,7 @@ impl std::fmt::Display for Stop {
             Stop::Unrunnable(why) => write!(
                 f,
                 "{} drawn cases in a row were screened out (last reason: {})",
-                super::SCREEN_GIVE_UP,
+                SCREEN_GIVE_UP,
                 crate::report::safe(why)
             ),
             Stop::Unavailable(why) => write!(
