@@ -415,21 +415,7 @@ impl Device {
                 .map_err(|e| format!("clSetKernelArg 8: error {e}"))?;
             }
         }
-        let (gsize, lsize) = ([global], [local]);
-        let ev = unsafe {
-            enqueue_nd_range_kernel(
-                self.queue,
-                k,
-                1,
-                ptr::null(),
-                gsize.as_ptr(),
-                lsize.as_ptr(),
-                0,
-                ptr::null(),
-            )
-        }
-        .map_err(|e| format!("clEnqueueNDRangeKernel: error {e}"))?;
-        release_event(ev);
+        self.enqueue(k, global, local)?;
         let mut ret = vec![0u64; n];
         let mut ok = vec![0i32; n];
         for (buf, len, dst) in [
@@ -579,7 +565,23 @@ impl Device {
             unsafe { set_kernel_arg(k, 10, lb.max(1) as usize, ptr::null()) }
                 .map_err(|e| format!("clSetKernelArg 10 (__local): error {e}"))?;
         }
-        let (gsize, lsize) = ([local * cases.len()], [local]);
+        self.enqueue(k, local * cases.len(), local)?;
+        let mut ret = vec![0u64; slots];
+        let mut ok = vec![0i32; slots];
+        self.read_back(&[
+            (mem_buf, mem.len(), mem.as_mut_ptr().cast::<c_void>()),
+            (ret_buf, 8 * slots, ret.as_mut_ptr().cast::<c_void>()),
+            (ok_buf, 4 * slots, ok.as_mut_ptr().cast::<c_void>()),
+        ])?;
+        ret.truncate(total);
+        ok.truncate(total);
+        Ok((ret, ok))
+    }
+
+    /// Enqueues `k` over a one-dimensional range of `global` work-items in work-groups of
+    /// `local`.
+    fn enqueue(&self, k: cl3::types::cl_kernel, global: usize, local: usize) -> Result<(), String> {
+        let (gsize, lsize) = ([global], [local]);
         let ev = unsafe {
             enqueue_nd_range_kernel(
                 self.queue,
@@ -594,16 +596,7 @@ impl Device {
         }
         .map_err(|e| format!("clEnqueueNDRangeKernel: error {e}"))?;
         release_event(ev);
-        let mut ret = vec![0u64; slots];
-        let mut ok = vec![0i32; slots];
-        self.read_back(&[
-            (mem_buf, mem.len(), mem.as_mut_ptr().cast::<c_void>()),
-            (ret_buf, 8 * slots, ret.as_mut_ptr().cast::<c_void>()),
-            (ok_buf, 4 * slots, ok.as_mut_ptr().cast::<c_void>()),
-        ])?;
-        ret.truncate(total);
-        ok.truncate(total);
-        Ok((ret, ok))
+        Ok(())
     }
 
     /// Reads each (buffer, bytes, destination) back, blocking, then waits for the queue.

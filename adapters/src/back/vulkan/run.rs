@@ -701,23 +701,42 @@ impl Device {
             dev.end_command_buffer(cb)
                 .map_err(|e| format!("vkEndCommandBuffer: {e}"))?;
         }
+        self.submit_and_wait(
+            cb,
+            r.fence,
+            "the dispatch, which on a CPU driver includes compiling the shader,",
+        )?;
+        for (b, (hb, _)) in d.buffers.iter_mut().zip(&mapped) {
+            unsafe { std::ptr::copy_nonoverlapping(hb.ptr, b.bytes.as_mut_ptr(), b.bytes.len()) };
+        }
+        Ok(())
+    }
+}
+
+impl Device {
+    /// Submits the recorded command buffer `cb` and waits for `fence` at most
+    /// [`fence_timeout_ns`]; `what` names what did not finish in the timeout's message.
+    fn submit_and_wait(
+        &self,
+        cb: vk::CommandBuffer,
+        fence: vk::Fence,
+        what: &str,
+    ) -> Result<(), String> {
+        let dev = &self.device;
         let cbs = [cb];
         let submit = [vk::SubmitInfo::default().command_buffers(&cbs)];
         unsafe {
-            dev.reset_fences(&[r.fence])
+            dev.reset_fences(&[fence])
                 .map_err(|e| format!("vkResetFences: {e}"))?;
-            dev.queue_submit(self.queue, &submit, r.fence)
+            dev.queue_submit(self.queue, &submit, fence)
                 .map_err(|e| format!("vkQueueSubmit: {e}"))?;
-            dev.wait_for_fences(&[r.fence], true, fence_timeout_ns())
+            dev.wait_for_fences(&[fence], true, fence_timeout_ns())
                 .map_err(|e| {
                     format!(
-                        "vkWaitForFences: {e} (the dispatch, which on a CPU driver includes compiling the shader, did not finish within {} s; ATOMCTS_VULKAN_TIMEOUT_S sets the limit)",
+                        "vkWaitForFences: {e} ({what} did not finish within {} s; ATOMCTS_VULKAN_TIMEOUT_S sets the limit)",
                         fence_timeout_ns() / 1_000_000_000
                     )
                 })?;
-        }
-        for (b, (hb, _)) in d.buffers.iter_mut().zip(&mapped) {
-            unsafe { std::ptr::copy_nonoverlapping(hb.ptr, b.bytes.as_mut_ptr(), b.bytes.len()) };
         }
         Ok(())
     }

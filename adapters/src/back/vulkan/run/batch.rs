@@ -14,7 +14,7 @@
 //! cross-case write, never a pass.
 #![allow(unsafe_code)]
 
-use super::{Cached, Device, MAX_PIPELINES, fence_timeout_ns, take_messages};
+use super::{Cached, Device, MAX_PIPELINES, take_messages};
 use crate::back::vulkan::emit::Dispatch;
 use ash::vk;
 
@@ -255,22 +255,7 @@ impl Device {
             dev.end_command_buffer(cb)
                 .map_err(|e| format!("vkEndCommandBuffer: {e}"))?;
         }
-        let cbs = [cb];
-        let submit = [vk::SubmitInfo::default().command_buffers(&cbs)];
-        unsafe {
-            dev.reset_fences(&[r.fence])
-                .map_err(|e| format!("vkResetFences: {e}"))?;
-            dev.queue_submit(self.queue, &submit, r.fence)
-                .map_err(|e| format!("vkQueueSubmit: {e}"))?;
-            dev.wait_for_fences(&[r.fence], true, fence_timeout_ns())
-                .map_err(|e| {
-                    format!(
-                        "vkWaitForFences: {e} (a batch of {} cases did not finish within {} s; ATOMCTS_VULKAN_TIMEOUT_S sets the limit)",
-                        ds.len(),
-                        fence_timeout_ns() / 1_000_000_000
-                    )
-                })?;
-        }
+        self.submit_and_wait(cb, r.fence, &format!("a batch of {} cases", ds.len()))?;
         let mut verdicts: Vec<Result<(), String>> = vec![Ok(()); ds.len()];
         for (i, (regions, before, hb)) in shared.iter().enumerate() {
             let after = unsafe { std::slice::from_raw_parts(hb.ptr, before.len()) };
