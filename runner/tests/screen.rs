@@ -68,7 +68,11 @@ fn campaign(mode: Mode, cases: u64, screen: bool, audit: bool) -> Summary {
         seed: 11,
         cases: Some(cases),
         time: None,
-        out: common::tmp("screen-findings"),
+        // One folder per campaign: the tests run in parallel.
+        out: common::tmp(&format!(
+            "screen-findings-{}-{cases}-{screen}-{audit}",
+            mode as u8
+        )),
         repro_sides: vec![String::new()],
         command: "atomcts fuzz (test)".into(),
         stop: None,

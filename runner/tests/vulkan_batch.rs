@@ -12,7 +12,10 @@ const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
 
 /// `atomcts run --profile spirv --adapter ADAPTER EXTRA --json` under `env`: the results.
 fn results(adapter: &str, extra: &[&str], env: &[(&str, &str)], tag: &str) -> Vec<Value> {
-    let dir = tmp(tag);
+    // One folder per run: the tests run in parallel, and each compares two runs of its own.
+    let mut name = format!("{tag}-{adapter}-{}", extra.join("-"));
+    name.retain(|c| c.is_ascii_alphanumeric() || c == '-');
+    let dir = tmp(&name);
     let json = dir.join("r.json");
     let cases = format!("{ROOT}/spec-cases");
     let mut args = vec![
