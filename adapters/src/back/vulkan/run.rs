@@ -10,12 +10,17 @@
 //! warnings and errors during a case makes that case an infrastructure error.
 #![allow(unsafe_code)]
 
-use super::emit::{Dispatch, ENTRY, Features};
+use super::emit::{Dispatch, Features};
 use ash::{Entry, Instance, vk};
 use std::ffi::{CStr, CString, c_void};
 use std::sync::Mutex;
 
 pub mod batch;
+mod pipelines;
+mod resources;
+
+use pipelines::{Cached, MAX_BINDINGS, MAX_PIPELINES, PipelineKey, Pipelines, build_pipeline};
+use resources::{HostBuffer, Reused};
 
 /// The Khronos validation layer.
 pub const VALIDATION_LAYER: &str = "VK_LAYER_KHRONOS_validation";
@@ -659,12 +664,54 @@ impl Device {
         let writes: Vec<_> = infos
             .iter()
             .enumerate()
-            .map(|(i, info)| {
+            .map(|(i, info)| (set, i, info))
+            .collect();
+        let dispatch = |dev: &ash::Device, cb: vk::CommandBuffer| unsafe {
+            dev.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, p.pipeline);
+            dev.cmd_bind_descriptor_sets(
+                cb,
+                vk::PipelineBindPoint::COMPUTE,
+                p.pipeline_layout,
+                0,
+                &[set],
+                &[],
+            );
+            dev.cmd_dispatch(cb, d.groups.max(1), 1, 1);
+        };
+        self.record_and_wait(
+            r,
+            &writes,
+            dispatch,
+            "the dispatch, which on a CPU driver includes compiling the shader,",
+        )?;
+        for (b, (hb, _)) in d.buffers.iter_mut().zip(&mapped) {
+            unsafe { std::ptr::copy_nonoverlapping(hb.ptr, b.bytes.as_mut_ptr(), b.bytes.len()) };
+        }
+        Ok(())
+    }
+}
+
+impl Device {
+    /// Writes the descriptors `writes` (set, binding, buffer range), records one command buffer
+    /// (`record`'s binds and dispatches, then a barrier making the shaders' writes visible to
+    /// the host), submits it and waits for it ([`Device::submit_and_wait`]; `what` names it in
+    /// the timeout's message). Shared by single and batched runs.
+    fn record_and_wait(
+        &self,
+        r: &Reused,
+        writes: &[(vk::DescriptorSet, usize, &[vk::DescriptorBufferInfo; 1])],
+        record: impl FnOnce(&ash::Device, vk::CommandBuffer),
+        what: &str,
+    ) -> Result<(), String> {
+        let dev = &self.device;
+        let writes: Vec<_> = writes
+            .iter()
+            .map(|(set, i, info)| {
                 vk::WriteDescriptorSet::default()
-                    .dst_set(set)
-                    .dst_binding(i as u32)
+                    .dst_set(*set)
+                    .dst_binding(*i as u32)
                     .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-                    .buffer_info(info)
+                    .buffer_info(*info)
             })
             .collect();
         unsafe { dev.update_descriptor_sets(&writes, &[]) };
@@ -679,16 +726,9 @@ impl Device {
                 .map_err(|e| format!("vkResetCommandPool: {e}"))?;
             dev.begin_command_buffer(cb, &begin)
                 .map_err(|e| format!("vkBeginCommandBuffer: {e}"))?;
-            dev.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, p.pipeline);
-            dev.cmd_bind_descriptor_sets(
-                cb,
-                vk::PipelineBindPoint::COMPUTE,
-                p.pipeline_layout,
-                0,
-                &[set],
-                &[],
-            );
-            dev.cmd_dispatch(cb, d.groups.max(1), 1, 1);
+        }
+        record(dev, cb);
+        unsafe {
             dev.cmd_pipeline_barrier(
                 cb,
                 vk::PipelineStageFlags::COMPUTE_SHADER,
@@ -701,19 +741,9 @@ impl Device {
             dev.end_command_buffer(cb)
                 .map_err(|e| format!("vkEndCommandBuffer: {e}"))?;
         }
-        self.submit_and_wait(
-            cb,
-            r.fence,
-            "the dispatch, which on a CPU driver includes compiling the shader,",
-        )?;
-        for (b, (hb, _)) in d.buffers.iter_mut().zip(&mapped) {
-            unsafe { std::ptr::copy_nonoverlapping(hb.ptr, b.bytes.as_mut_ptr(), b.bytes.len()) };
-        }
-        Ok(())
+        self.submit_and_wait(cb, r.fence, what)
     }
-}
 
-impl Device {
     /// Submits the recorded command buffer `cb` and waits for `fence` at most
     /// [`fence_timeout_ns`]; `what` names what did not finish in the timeout's message.
     fn submit_and_wait(
@@ -739,198 +769,6 @@ impl Device {
                 })?;
         }
         Ok(())
-    }
-}
-
-/// The most storage buffers a dispatch binds (the emitters use at most 6).
-const MAX_BINDINGS: u32 = 8;
-
-/// The most pipelines kept; when full, the cache is emptied (a module's text depends only on
-/// its shape: op, type, space, invocations; the corpus has a few hundred).
-const MAX_PIPELINES: usize = 1024;
-
-/// What identifies a pipeline: the module, the required sub-group size and the bindings.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-struct PipelineKey {
-    words: Vec<u32>,
-    subgroup_size: Option<u32>,
-    bindings: u32,
-}
-
-/// A built pipeline and what it needs, destroyed with the device (or when the cache is
-/// emptied).
-#[derive(Clone, Copy, Debug)]
-struct Cached {
-    module: vk::ShaderModule,
-    set_layout: vk::DescriptorSetLayout,
-    pipeline_layout: vk::PipelineLayout,
-    pipeline: vk::Pipeline,
-}
-
-impl Cached {
-    fn destroy(&self, d: &ash::Device) {
-        unsafe {
-            if self.pipeline != vk::Pipeline::null() {
-                d.destroy_pipeline(self.pipeline, None);
-            }
-            if self.pipeline_layout != vk::PipelineLayout::null() {
-                d.destroy_pipeline_layout(self.pipeline_layout, None);
-            }
-            if self.set_layout != vk::DescriptorSetLayout::null() {
-                d.destroy_descriptor_set_layout(self.set_layout, None);
-            }
-            if self.module != vk::ShaderModule::null() {
-                d.destroy_shader_module(self.module, None);
-            }
-        }
-    }
-}
-
-/// Built pipelines by module (issue 9: one per shape, not one per case).
-#[derive(Default)]
-struct Pipelines {
-    map: std::collections::HashMap<PipelineKey, Cached>,
-    built: u64,
-    hits: u64,
-}
-
-impl Pipelines {
-    /// Destroys every pipeline (none is in use: each run waits for its fence).
-    fn clear(&mut self, d: &ash::Device) {
-        for (_, c) in self.map.drain() {
-            c.destroy(d);
-        }
-    }
-}
-
-/// Builds the shader module, layouts and compute pipeline of `key`; on failure destroys what
-/// it made.
-fn build_pipeline(
-    dev: &ash::Device,
-    cache: vk::PipelineCache,
-    key: &PipelineKey,
-) -> Result<Cached, String> {
-    let mut c = Cached {
-        module: vk::ShaderModule::null(),
-        set_layout: vk::DescriptorSetLayout::null(),
-        pipeline_layout: vk::PipelineLayout::null(),
-        pipeline: vk::Pipeline::null(),
-    };
-    let made = (|| -> Result<(), String> {
-        let smci = vk::ShaderModuleCreateInfo::default().code(&key.words);
-        c.module = unsafe { dev.create_shader_module(&smci, None) }
-            .map_err(|e| format!("vkCreateShaderModule: {e}"))?;
-        let bindings: Vec<_> = (0..key.bindings)
-            .map(|i| {
-                vk::DescriptorSetLayoutBinding::default()
-                    .binding(i)
-                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-                    .descriptor_count(1)
-                    .stage_flags(vk::ShaderStageFlags::COMPUTE)
-            })
-            .collect();
-        let dslci = vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings);
-        c.set_layout = unsafe { dev.create_descriptor_set_layout(&dslci, None) }
-            .map_err(|e| format!("vkCreateDescriptorSetLayout: {e}"))?;
-        let layouts = [c.set_layout];
-        let plci = vk::PipelineLayoutCreateInfo::default().set_layouts(&layouts);
-        c.pipeline_layout = unsafe { dev.create_pipeline_layout(&plci, None) }
-            .map_err(|e| format!("vkCreatePipelineLayout: {e}"))?;
-        let entry = CString::new(ENTRY).map_err(|e| e.to_string())?;
-        let mut required = vk::PipelineShaderStageRequiredSubgroupSizeCreateInfo::default()
-            .required_subgroup_size(key.subgroup_size.unwrap_or(0));
-        let mut stage = vk::PipelineShaderStageCreateInfo::default()
-            .stage(vk::ShaderStageFlags::COMPUTE)
-            .module(c.module)
-            .name(&entry);
-        if key.subgroup_size.is_some() {
-            stage = stage
-                .flags(vk::PipelineShaderStageCreateFlags::REQUIRE_FULL_SUBGROUPS)
-                .push_next(&mut required);
-        }
-        let cpci = [vk::ComputePipelineCreateInfo::default()
-            .stage(stage)
-            .layout(c.pipeline_layout)];
-        let pipelines = unsafe { dev.create_compute_pipelines(cache, &cpci, None) }
-            .map_err(|(_, e)| format!("vkCreateComputePipelines: {e}"))?;
-        c.pipeline = pipelines[0];
-        Ok(())
-    })();
-    match made {
-        Ok(()) => Ok(c),
-        Err(e) => {
-            c.destroy(dev);
-            Err(e)
-        }
-    }
-}
-
-/// A host-visible, coherent storage buffer, mapped for its lifetime.
-#[derive(Clone, Copy, Debug)]
-struct HostBuffer {
-    buffer: vk::Buffer,
-    memory: vk::DeviceMemory,
-    ptr: *mut u8,
-    size: u64,
-}
-
-impl HostBuffer {
-    fn destroy(&self, d: &ash::Device) {
-        unsafe {
-            if self.buffer != vk::Buffer::null() {
-                d.destroy_buffer(self.buffer, None);
-            }
-            if self.memory != vk::DeviceMemory::null() {
-                // Freeing unmaps it.
-                d.free_memory(self.memory, None);
-            }
-        }
-    }
-}
-
-/// What every run reuses: one command pool and buffer, one fence, one descriptor pool (one
-/// set, reset per run) and the buffers by binding.
-struct Reused {
-    command_pool: vk::CommandPool,
-    command_buffer: vk::CommandBuffer,
-    fence: vk::Fence,
-    pool: vk::DescriptorPool,
-    /// One set per case of a batch ([`batch`]), reset per batch.
-    batch_pool: vk::DescriptorPool,
-    buffers: Vec<HostBuffer>,
-}
-
-impl Reused {
-    fn null() -> Reused {
-        Reused {
-            command_pool: vk::CommandPool::null(),
-            command_buffer: vk::CommandBuffer::null(),
-            fence: vk::Fence::null(),
-            pool: vk::DescriptorPool::null(),
-            batch_pool: vk::DescriptorPool::null(),
-            buffers: Vec::new(),
-        }
-    }
-
-    /// Destroys everything (the device must be idle).
-    fn destroy(&mut self, d: &ash::Device) {
-        unsafe {
-            if self.fence != vk::Fence::null() {
-                d.destroy_fence(self.fence, None);
-            }
-            if self.command_pool != vk::CommandPool::null() {
-                d.destroy_command_pool(self.command_pool, None);
-            }
-            for pool in [self.pool, self.batch_pool] {
-                if pool != vk::DescriptorPool::null() {
-                    d.destroy_descriptor_pool(pool, None);
-                }
-            }
-        }
-        for b in self.buffers.drain(..) {
-            b.destroy(d);
-        }
-        *self = Reused::null();
     }
 }
 

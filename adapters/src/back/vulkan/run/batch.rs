@@ -207,55 +207,34 @@ impl Device {
         }
         let writes: Vec<_> = infos
             .iter()
-            .map(|(c, i, info)| {
-                vk::WriteDescriptorSet::default()
-                    .dst_set(sets[*c])
-                    .dst_binding(*i as u32)
-                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-                    .buffer_info(info)
-            })
+            .map(|(c, i, info)| (sets[*c], *i, info))
             .collect();
-        unsafe { dev.update_descriptor_sets(&writes, &[]) };
-        let cb = r.command_buffer;
-        let begin = vk::CommandBufferBeginInfo::default()
-            .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
-        let to_host = [vk::MemoryBarrier::default()
-            .src_access_mask(vk::AccessFlags::SHADER_WRITE)
-            .dst_access_mask(vk::AccessFlags::HOST_READ)];
-        unsafe {
-            dev.reset_command_pool(r.command_pool, vk::CommandPoolResetFlags::empty())
-                .map_err(|e| format!("vkResetCommandPool: {e}"))?;
-            dev.begin_command_buffer(cb, &begin)
-                .map_err(|e| format!("vkBeginCommandBuffer: {e}"))?;
+        let record = |dev: &ash::Device, cb: vk::CommandBuffer| {
             let mut bound = vk::Pipeline::null();
             for ((d, p), set) in ds.iter().zip(&pipelines).zip(&sets) {
-                if p.pipeline != bound {
-                    dev.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, p.pipeline);
-                    bound = p.pipeline;
+                unsafe {
+                    if p.pipeline != bound {
+                        dev.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, p.pipeline);
+                        bound = p.pipeline;
+                    }
+                    dev.cmd_bind_descriptor_sets(
+                        cb,
+                        vk::PipelineBindPoint::COMPUTE,
+                        p.pipeline_layout,
+                        0,
+                        &[*set],
+                        &[],
+                    );
+                    dev.cmd_dispatch(cb, d.groups.max(1), 1, 1);
                 }
-                dev.cmd_bind_descriptor_sets(
-                    cb,
-                    vk::PipelineBindPoint::COMPUTE,
-                    p.pipeline_layout,
-                    0,
-                    &[*set],
-                    &[],
-                );
-                dev.cmd_dispatch(cb, d.groups.max(1), 1, 1);
             }
-            dev.cmd_pipeline_barrier(
-                cb,
-                vk::PipelineStageFlags::COMPUTE_SHADER,
-                vk::PipelineStageFlags::HOST,
-                vk::DependencyFlags::empty(),
-                &to_host,
-                &[],
-                &[],
-            );
-            dev.end_command_buffer(cb)
-                .map_err(|e| format!("vkEndCommandBuffer: {e}"))?;
-        }
-        self.submit_and_wait(cb, r.fence, &format!("a batch of {} cases", ds.len()))?;
+        };
+        self.record_and_wait(
+            r,
+            &writes,
+            record,
+            &format!("a batch of {} cases", ds.len()),
+        )?;
         let mut verdicts: Vec<Result<(), String>> = vec![Ok(()); ds.len()];
         for (i, (regions, before, hb)) in shared.iter().enumerate() {
             let after = unsafe { std::slice::from_raw_parts(hb.ptr, before.len()) };
