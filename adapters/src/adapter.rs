@@ -8,6 +8,17 @@
 use crate::concurrent::{ConcurrentObservation, ConcurrentRequest};
 use crate::{AdapterError, AdapterErrorKind, Level, Observation, Request};
 
+/// Programs an adapter built for its driver ([`Adapter::builds`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Builds {
+    /// What it builds, plural (`pipelines`, `programs`).
+    pub what: &'static str,
+    /// Built (compiled by the driver).
+    pub built: u64,
+    /// Runs that took a built one from the adapter's cache instead.
+    pub reused: u64,
+}
+
 /// An implementation under test.
 pub trait Adapter {
     /// Short lowercase name (`reference`, `fast`, `subprocess:<cmd>`).
@@ -66,6 +77,13 @@ pub trait Adapter {
     /// adapter (issue 27, H3).
     fn is_builtin_model(&self) -> bool {
         false
+    }
+    /// How many programs it built for the driver and how many runs reused a built one, since
+    /// it opened (issue 31: on a CPU driver such as lavapipe or PoCL a build is an LLVM
+    /// compile, and in a fuzzing campaign of many shapes the builds can cost more than the
+    /// cases); `None` where it builds nothing or does not count.
+    fn builds(&self) -> Option<Builds> {
+        None
     }
     /// An independent instance of this adapter for another thread (`atomcts run --jobs`).
     /// Only adapters whose instances share nothing and run in this process (the built-in

@@ -37,7 +37,7 @@ pub mod shuffle;
 pub mod text;
 pub mod visa_asm;
 
-pub use adapter::{Adapter, Concurrent, Pipelined, run_streamed};
+pub use adapter::{Adapter, Builds, Concurrent, Pipelined, run_streamed};
 pub use fast::FastAdapter;
 pub use protocol::SubprocessAdapter;
 pub use text::escape_controls;

@@ -206,5 +206,21 @@ fn the_back_ends_screens_pass_the_audit() {
             "{adapter}: {t}"
         );
         assert!(t.contains("audit: "), "{adapter}: {t}");
+        // What the driver built: some programs, fewer than the cases (300 cases come in far
+        // fewer shapes; a batched launch runs many cases of one).
+        let what = if adapter.starts_with("opencl") {
+            "programs"
+        } else {
+            "pipelines"
+        };
+        let line = t
+            .lines()
+            .find(|l| l.starts_with(&format!("{adapter}: ")) && l.contains("built by the driver"))
+            .unwrap_or_else(|| panic!("{adapter}: no builds line: {t}"));
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let built: u64 = words[1].parse().expect(line);
+        let _reused: u64 = words[7].parse().expect(line);
+        assert_eq!(words[2], what, "{line}");
+        assert!(built >= 1 && built < 300, "{line}");
     }
 }

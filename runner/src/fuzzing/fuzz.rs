@@ -105,6 +105,9 @@ pub struct Summary {
     pub problems: Vec<String>,
     /// Why it ended.
     pub stop: Option<Stop>,
+    /// What each adapter that counts them built for its driver and reused
+    /// ([`atomcts_adapters::Adapter::builds`]), at the end of the campaign.
+    pub builds: Vec<(String, atomcts_adapters::Builds)>,
     /// Time spent.
     pub elapsed: Duration,
 }
@@ -311,6 +314,10 @@ pub fn fuzz(
         }
     }
     s.elapsed = t0.elapsed();
+    s.builds = adapters
+        .iter()
+        .filter_map(|x| Some((x.name().to_string(), x.builds()?)))
+        .collect();
     s
 }
 
@@ -447,6 +454,16 @@ pub fn summary_text(s: &Summary) -> String {
                 s.audited
             );
         }
+    }
+    for (name, b) in &s.builds {
+        let _ = writeln!(
+            out,
+            "{}: {} {} built by the driver, {} run(s) reused a built one",
+            crate::report::safe(name),
+            b.built,
+            b.what,
+            b.reused
+        );
     }
     if let Some(stop) = &s.stop {
         let _ = writeln!(out, "stopped: {stop}");

@@ -278,6 +278,15 @@ impl Adapter for OpenClAdapter {
         crate::back::screen(self, request)
     }
 
+    fn builds(&self) -> Option<crate::Builds> {
+        let (built, reused) = self.device.builds();
+        Some(crate::Builds {
+            what: "programs",
+            built,
+            reused,
+        })
+    }
+
     fn name(&self) -> &str {
         &self.name
     }

@@ -123,6 +123,8 @@ pub struct Device {
     /// Built programs and their kernel by (source, build options): a shape kernel
     /// ([`Kernel::args`]) is built once and dispatched for every case of its shape (issue 9).
     programs: HashMap<(String, String), Built>,
+    /// Programs built since the open, and runs that reused a kept one ([`Device::builds`]).
+    counts: (u64, u64),
 }
 
 /// A built program and its kernel object, released with the device (or when the cache is
@@ -283,6 +285,7 @@ impl Device {
             queue,
             info,
             programs: HashMap::new(),
+            counts: (0, 0),
         })
     }
 
@@ -316,6 +319,7 @@ impl Device {
             self.cached(kernel)?
         } else {
             let built = self.build(kernel)?;
+            self.counts.0 += 1;
             let k = built.kernel;
             g.built = Some(built);
             k
@@ -647,14 +651,21 @@ impl Device {
         Ok(Built { program, kernel: k })
     }
 
+    /// Programs built since the open, and runs that reused a kept one.
+    pub fn builds(&self) -> (u64, u64) {
+        self.counts
+    }
+
     /// The kernel object of a shape kernel's program, built once per (source, options) and
     /// kept.
     fn cached(&mut self, kernel: &Kernel) -> Result<cl3::types::cl_kernel, String> {
         let key = (kernel.source.clone(), kernel.options.clone());
         if let Some(b) = self.programs.get(&key) {
+            self.counts.1 += 1;
             return Ok(b.kernel);
         }
         let built = self.build(kernel)?;
+        self.counts.0 += 1;
         let k = built.kernel;
         if self.programs.len() >= MAX_PROGRAMS {
             self.programs.clear();

@@ -423,6 +423,15 @@ impl Adapter for VulkanAdapter {
         crate::back::screen(self, request)
     }
 
+    fn builds(&self) -> Option<crate::Builds> {
+        let (built, reused) = self.pipeline_counts();
+        Some(crate::Builds {
+            what: "pipelines",
+            built,
+            reused,
+        })
+    }
+
     fn name(&self) -> &str {
         &self.name
     }
