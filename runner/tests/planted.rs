@@ -34,6 +34,8 @@ mod concurrent;
 mod concurrent_budget;
 #[path = "planted/concurrent_judge.rs"]
 mod concurrent_judge;
+#[path = "planted/concurrent_judge_more.rs"]
+mod concurrent_judge_more;
 #[path = "planted/encoding.rs"]
 mod encoding;
 #[path = "planted/race.rs"]
