@@ -16,7 +16,9 @@ use atomcts_reference::types::Space;
 use std::fmt::Write as _;
 
 mod concurrent;
-pub use concurrent::{MAX_FINALS, ORDER_PAIRS, concurrent_checks, final_values};
+mod order;
+pub use concurrent::{MAX_FINALS, ORDER_PAIRS, Rets, concurrent_checks, final_values};
+pub use order::{ORDER_BUDGET, ORDER_CHECK, ORDER_TABLE, Order, OrderThread};
 
 /// The program a back end ran, in its own terms.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -117,6 +119,8 @@ pub struct Dispatch {
     pub checks: Vec<Check>,
     /// What the script does not judge, each said in one line (printed and in the header).
     pub unjudged: Vec<String>,
+    /// The order checks of a concurrent launch's returned values, one per shared address.
+    pub orders: Vec<Order>,
 }
 
 /// The race budget of the judge that decides whether a word's observed value is another
@@ -206,6 +210,7 @@ pub fn single_dispatch(
         local,
         checks,
         unjudged,
+        orders: Vec::new(),
     })
 }
 
@@ -530,7 +535,7 @@ pub fn script(about: &About, d: &Dispatch, program_comment: &str, host: &str) ->
              only (the mask), and where they allow several values each is listed.\n\
              Exit status: 0 the words match, 1 they differ, 2 it cannot run (driver missing, or it\n\
              does not give the launch what the case requires, such as the sub-group size).\n\
-             Environment (the script sets it itself when unset):\n{}{}\
+             Environment (the script sets it itself when unset):\n{}{}{}\
              Python 3, standard library only: python3 <this script>",
             about.id,
             about.adapter,
@@ -543,6 +548,21 @@ pub fn script(about: &About, d: &Dispatch, program_comment: &str, host: &str) ->
                 "  (none)\n".to_string()
             } else {
                 env
+            },
+            if d.orders.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "Returned values, judged at {} address(es) (ORDERS): every value each work-item's iterations\n\
+                     returned (and a compare-exchange's success flag), with the final value, must fit one total\n\
+                     order of all the operations on the address that keeps each work-item's iterations in\n\
+                     program order: each returns what memory held just before it (floats bit for bit, or any NaN\n\
+                     for any NaN where the profile allows any NaN). A depth-first search of at most {} states\n\
+                     (ORDER_BUDGET); past it the script prints \"returned values not judged: budget\" and\n\
+                     claims nothing about them.\n",
+                    d.orders.len(),
+                    order::ORDER_BUDGET
+                )
             },
             if d.unjudged.is_empty() {
                 String::new()
@@ -593,8 +613,12 @@ pub fn script(about: &About, d: &Dispatch, program_comment: &str, host: &str) ->
     for u in &d.unjudged {
         let _ = writeln!(s, "    {},", py_str(u));
     }
-    s.push_str("]\n\n\nclass Unavailable(Exception):\n    pass\n\n\n");
+    s.push_str("]\n");
+    let _ = writeln!(s, "ORDER_BUDGET = {}", order::ORDER_BUDGET);
+    s.push_str(&order::py_orders(&d.orders));
+    s.push_str("\n\nclass Unavailable(Exception):\n    pass\n\n\n");
     s.push_str(host);
+    s.push_str(order::ORDER_CHECK);
     s.push_str(COMPARE);
     s
 }
@@ -660,6 +684,32 @@ def main():
         print(f"{label:<48} {exp:<24} 0x{seen:0{digits}x}{mark}")
         if not ok:
             differ += 1
+    for label, init, (fa, fo, fb), nan, table, threads in ORDERS:
+        final = int.from_bytes(buffers[fa][fo:fo + fb], "little")
+        seen = []
+        for kind, iterations, ret, ok in threads:
+            obs = []
+            for it in range(iterations):
+                r = s = None
+                if ret is not None:
+                    a, first, step, nb = ret
+                    r = int.from_bytes(buffers[a][first + it * step:first + it * step + nb], "little")
+                if ok is not None:
+                    a, first, step = ok
+                    s = int.from_bytes(buffers[a][first + it * step:first + it * step + 4], "little") != 0
+                obs.append((r, s))
+            seen.append((kind, obs))
+        ops = sum(len(o) for _, o in seen)
+        verdict, detail = order_check(init, final, table, seen, nan, ORDER_BUDGET)
+        if verdict == "pass":
+            print(f"{label}: the returned values of its {ops} operations and its final value fit one order")
+        elif verdict == "fail":
+            print(f"{label}: no order of its {ops} operations, each work-item's in its own order, gives the returned values and final value observed (longest consistent prefix: {detail})   <-- differs")
+            differ += 1
+        elif verdict == "budget":
+            print(f"returned values not judged: budget ({label}: more than {ORDER_BUDGET} states searched)")
+        else:
+            print(f"returned values not judged: {label}: memory reached 0x{detail:x}, a value the effect table does not hold")
     for u in UNJUDGED:
         print(f"not judged: {u}")
     if differ:

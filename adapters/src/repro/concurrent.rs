@@ -8,14 +8,15 @@
 //! its own order. Enumerated within stated bounds ([`ORDER_PAIRS`], [`MAX_FINALS`]); beyond
 //! them the case is refused with the reason.
 
+use super::order::{Order, OrderThread, reachable, table};
 use super::{Check, order_free, read, width_mask};
 use crate::plan::ConcurrentPlan;
 use atomcts_reference::concurrent::is_identity;
 use atomcts_reference::ir::AtomicOp;
-use atomcts_reference::race::{OpStep, Step};
+use atomcts_reference::race::OpStep;
 use atomcts_reference::state::State;
 use atomcts_reference::types::{DataType, Space};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::BTreeMap;
 
 /// Most (remaining operations, memory value) pairs [`final_values`] visits for one location,
 /// all steps together.
@@ -32,61 +33,16 @@ pub const MAX_FINALS: usize = 1024;
 /// `Err` with the reason past [`ORDER_PAIRS`] pairs or [`MAX_FINALS`] values.
 pub fn final_values(init: u64, classes: &[(OpStep, u32)]) -> Result<Vec<u64>, String> {
     let total: u64 = classes.iter().map(|(_, n)| u64::from(*n)).sum();
-    // Every combination of operations left is reached, each with a value at least.
-    let combinations = classes.iter().try_fold(1u64, |p, (_, n)| {
-        p.checked_mul(u64::from(*n) + 1)
-            .filter(|p| *p <= ORDER_PAIRS as u64)
-    });
-    if combinations.is_none() {
-        return Err(format!(
-            "the orders of its {total} operations in {} kinds reach more than {ORDER_PAIRS} (operations left, value) pairs: too many to enumerate the final values a script would list",
-            classes.len()
-        ));
-    }
-    let start: Vec<u32> = classes.iter().map(|(_, n)| *n).collect();
-    let mut layer: HashMap<Vec<u32>, BTreeSet<u64>> = HashMap::new();
-    layer.insert(start, BTreeSet::from([init]));
-    let mut pairs = 1usize;
-    for _ in 0..total {
-        let mut next: HashMap<Vec<u32>, BTreeSet<u64>> = HashMap::new();
-        for (left, values) in &layer {
-            for (i, (step, _)) in classes.iter().enumerate() {
-                if left[i] == 0 {
-                    continue;
-                }
-                let mut after = left.clone();
-                after[i] -= 1;
-                let into = next.entry(after).or_default();
-                for v in values {
-                    for e in step.step(*v).map_err(|e| e.to_string())? {
-                        if into.insert(e.new) {
-                            pairs += 1;
-                        }
-                    }
-                }
-                if pairs > ORDER_PAIRS {
-                    return Err(format!(
-                        "the orders of its {total} operations in {} kinds reach more than {ORDER_PAIRS} (operations left, value) pairs: too many to enumerate the final values a script would list",
-                        classes.len()
-                    ));
-                }
-            }
-        }
-        layer = next;
-    }
-    let finals: Vec<u64> = layer
-        .into_values()
-        .flatten()
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
+    let (_, finals) = super::order::reachable(init, classes, ORDER_PAIRS).map_err(|why| {
+        format!("{why}: too many to enumerate the final values a script would list")
+    })?;
     if finals.len() > MAX_FINALS {
         return Err(format!(
             "its {total} operations end at {} different values depending on the order: more than the {MAX_FINALS} a script lists",
             finals.len()
         ));
     }
-    Ok(finals)
+    Ok(finals.into_iter().collect())
 }
 
 /// The checks of a concurrent launch on global memory (argument `mem_arg`,
@@ -95,15 +51,16 @@ pub fn final_values(init: u64, classes: &[(OpStep, u32)]) -> Result<Vec<u64>, St
 /// else every value some order gives ([`final_values`]; a compare-and-swap loop's iteration
 /// counts as the update its success applies); and, where the launch counts them, the
 /// iterations every work-item executed (`counts`: argument and byte offset of
-/// `[group][item]` 32-bit counts). The returned values are not judged: they need atomcts's
-/// order checker.
+/// `[group][item]` 32-bit counts); and, where the launch keeps them (`rets`), the values every
+/// iteration returned, per address, by the order check ([`super::order`]).
 pub fn concurrent_checks(
     cp: &ConcurrentPlan,
     initial_state: &State,
     final_state: &State,
     mem_arg: usize,
     counts: Option<(usize, usize)>,
-) -> Result<(Vec<Check>, Vec<String>), String> {
+    rets: Option<Rets>,
+) -> Result<(Vec<Check>, Vec<String>, Vec<Order>), String> {
     if cp.has_local_image() || cp.uses_shared() {
         return Err(
             "a concurrent case on work-group local memory is not written standalone yet".into(),
@@ -122,6 +79,8 @@ pub fn concurrent_checks(
     }
     let mut checks = Vec::new();
     let mut notes = Vec::new();
+    let mut orders = Vec::new();
+    let mut unordered = Vec::new();
     for (offset, members) in &at {
         let g0 = &cp.groups[members[0].0];
         let w = g0.ty.bytes() as usize;
@@ -190,6 +149,14 @@ pub fn concurrent_checks(
                 .chain(finals.into_iter().filter(|v| *v != serial))
                 .collect()
         };
+        if let Some(rets) = rets {
+            match order_of(cp, (*offset, addr), members, &initial, mem_arg, rets) {
+                Ok(o) => orders.push(o),
+                Err(why) => unordered.push(format!(
+                    "the values returned on {addr:#x} (and their order): {why}"
+                )),
+            }
+        }
         checks.push(Check {
             label: format!("global {addr:#010x}"),
             arg: mem_arg,
@@ -216,9 +183,93 @@ pub fn concurrent_checks(
             }
         }
     }
-    let mut unjudged = vec!["the values each iteration returned: they need atomcts's order checker; this script judges the final memory and the iteration counts only".to_string()];
+    let mut unjudged = if rets.is_none() {
+        vec!["the values each iteration returned: this launch does not keep them; this script judges the final memory and the iteration counts only".to_string()]
+    } else {
+        unordered
+    };
     unjudged.extend(notes);
-    Ok((checks, unjudged))
+    Ok((checks, unjudged, orders))
+}
+
+/// Where a concurrent launch keeps what every iteration returned: the returned values
+/// (argument, bytes a slot) and the compare-exchange success flags (argument, bytes a slot),
+/// both laid out `[group][iteration][item]` ([`ConcurrentPlan::ret_base`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rets {
+    /// The returned values: argument and bytes a slot (the value read is the slot's).
+    pub ret: (usize, usize),
+    /// The success flags: argument and bytes a slot.
+    pub ok: (usize, usize),
+}
+
+/// The order check of the address at buffer offset `offset` (`addr` for people) that the work-items
+/// `members` (`(instruction, item)`) share, or why it is not written: a compare-and-swap loop
+/// on it, or past the bounds of [`reachable`] ([`ORDER_PAIRS`]) or of the effect table.
+fn order_of(
+    cp: &ConcurrentPlan,
+    (offset, addr): (u64, u64),
+    members: &[(usize, usize)],
+    initial: &[u8],
+    mem_arg: usize,
+    rets: Rets,
+) -> Result<Order, String> {
+    if members
+        .iter()
+        .any(|(k, _)| cp.loops.get(*k).copied().flatten().is_some())
+    {
+        return Err("a compare-and-swap loop works on it, and its attempts are not ordered standalone; atomcts's order checker judges them".into());
+    }
+    let g0 = &cp.groups[members[0].0];
+    let w = g0.ty.bytes() as usize;
+    let init = read(initial, offset as usize, w);
+    let mut kinds: Vec<OpStep> = Vec::new();
+    let mut classes: Vec<(OpStep, u32)> = Vec::new();
+    let mut threads = Vec::new();
+    for &(k, i) in members {
+        let g = &cp.groups[k];
+        let step = OpStep {
+            op: g.op,
+            ty: g.ty,
+            env: g.env,
+            src: g.items[i].src,
+        };
+        let kind = kinds.iter().position(|s| *s == step).unwrap_or_else(|| {
+            kinds.push(step.clone());
+            kinds.len() - 1
+        });
+        if !is_identity(&step) {
+            match classes.iter_mut().find(|(s, _)| *s == step) {
+                Some((_, n)) => *n += cp.iterations[k],
+                None => classes.push((step, cp.iterations[k])),
+            }
+        }
+        let (n, slot) = (g.items.len(), cp.ret_base(k) + i);
+        let kept = g.items[i].returns;
+        let (ra, rb) = rets.ret;
+        let (oa, ob) = rets.ok;
+        threads.push(OrderThread {
+            kind,
+            iterations: cp.iterations[k],
+            ret: kept.then_some((ra, slot * rb, n * rb, rb)),
+            ok: (kept && g.op == AtomicOp::Cas).then_some((oa, slot * ob, n * ob)),
+        });
+    }
+    let (values, _) = reachable(init, &classes, ORDER_PAIRS)?;
+    let table = table(&kinds, &values)?;
+    let nan = g0
+        .ty
+        .float_format()
+        .filter(|_| !g0.env.nan_exact)
+        .map(|f| (f.mask(), f.exp_mask(), f.frac_mask()));
+    Ok(Order {
+        label: format!("global {addr:#010x}"),
+        init,
+        final_at: (mem_arg, offset as usize, w),
+        nan,
+        table,
+        threads,
+    })
 }
 
 fn names(ops: &[AtomicOp]) -> String {
