@@ -18,7 +18,7 @@ use std::fmt::Write as _;
 mod concurrent;
 mod order;
 pub use concurrent::{MAX_FINALS, ORDER_PAIRS, Rets, concurrent_checks, final_values};
-pub use order::{ORDER_BUDGET, ORDER_CHECK, ORDER_TABLE, Order, OrderThread};
+pub use order::{ORDER_BUDGET, ORDER_CHECK, ORDER_TABLE, Order, OrderThread, SWEEP_STEPS};
 
 /// The program a back end ran, in its own terms.
 #[derive(Clone, Debug, PartialEq, Eq)]

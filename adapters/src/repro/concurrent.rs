@@ -8,7 +8,7 @@
 //! its own order. Enumerated within stated bounds ([`ORDER_PAIRS`], [`MAX_FINALS`]); beyond
 //! them the case is refused with the reason.
 
-use super::order::{Order, OrderThread, reachable, table};
+use super::order::{Order, OrderThread, SWEEP_STEPS, reachable, sweep, table};
 use super::{Check, order_free, read, width_mask};
 use crate::plan::ConcurrentPlan;
 use atomcts_reference::concurrent::is_identity;
@@ -255,7 +255,12 @@ fn order_of(
             ok: (kept && g.op == AtomicOp::Cas).then_some((oa, slot * ob, n * ob)),
         });
     }
-    let (values, _) = reachable(init, &classes, ORDER_PAIRS)?;
+    let ops: Vec<AtomicOp> = classes.iter().map(|(s, _)| s.op).collect();
+    let values = if order_free(&ops, g0.ty.float_format().is_some()) {
+        sweep(init, &classes, SWEEP_STEPS)?
+    } else {
+        reachable(init, &classes, ORDER_PAIRS)?.0
+    };
     let table = table(&kinds, &values)?;
     let nan = g0
         .ty

@@ -117,6 +117,88 @@ pub fn reachable(
     Ok((all, layer.into_values().flatten().collect()))
 }
 
+/// Every value memory can hold in some order of `classes` from `init` when their operations
+/// commute (`crate::repro::order_free`): the value after any prefix of any order is then the
+/// value after those operations in any order, so each class in turn is applied 0 to n times to
+/// every value so far (a frontier of values, stopped early once it repeats the one or two
+/// before it: an idempotent or self-inverse operation). `Err` with the reason past
+/// [`SWEEP_STEPS`] operations applied.
+pub fn sweep(
+    init: u64,
+    classes: &[(OpStep, u32)],
+    max_steps: usize,
+) -> Result<BTreeSet<u64>, String> {
+    let mut all = BTreeSet::from([init]);
+    let mut work = 0usize;
+    for (step, n) in classes {
+        if let Some(d) = additive(step) {
+            // Plain wrapping arithmetic: every value so far plus 0..=n times the delta.
+            let cost = all.len().saturating_mul(*n as usize + 1);
+            work = work.saturating_add(cost);
+            if work > max_steps {
+                return Err(too_many(classes.len(), max_steps));
+            }
+            let m = crate::repro::width_mask(step.ty.bytes() as usize);
+            let mut next = std::collections::HashSet::with_capacity(cost.min(1 << 20));
+            for v in &all {
+                let mut x = *v;
+                for _ in 0..=*n {
+                    next.insert(x);
+                    x = x.wrapping_add(d) & m;
+                }
+            }
+            all = next.into_iter().collect();
+            continue;
+        }
+        let mut seen = all.clone();
+        let mut before: Option<BTreeSet<u64>> = None;
+        let mut frontier = all.clone();
+        for _ in 0..*n {
+            let mut after = BTreeSet::new();
+            for x in &frontier {
+                for e in step.step(*x).map_err(|e| e.to_string())? {
+                    after.insert(e.new);
+                }
+            }
+            work += frontier.len();
+            if work > max_steps {
+                return Err(too_many(classes.len(), max_steps));
+            }
+            seen.extend(after.iter().copied());
+            if after == frontier || before.as_ref() == Some(&after) {
+                break;
+            }
+            before = Some(std::mem::replace(&mut frontier, after));
+        }
+        all = seen;
+    }
+    Ok(all)
+}
+
+fn too_many(kinds: usize, max_steps: usize) -> String {
+    format!(
+        "listing the values its {kinds} kinds of commuting operations reach takes more than {max_steps} steps"
+    )
+}
+
+/// The delta of an integer add or subtract (what it adds, wrapping), else `None`. Only used
+/// to list values: a value the table then lacks makes the script say "not judged", never a
+/// verdict.
+fn additive(step: &OpStep) -> Option<u64> {
+    if step.ty.float_format().is_some() {
+        return None;
+    }
+    match step.op {
+        atomcts_reference::ir::AtomicOp::Add => Some(step.src[0]),
+        atomcts_reference::ir::AtomicOp::Sub => Some(step.src[0].wrapping_neg()),
+        _ => None,
+    }
+}
+
+/// Most operations [`sweep`] applies for one address (an integer add or subtract counts one
+/// per value it is applied to, worked out before it starts).
+pub const SWEEP_STEPS: usize = 1 << 24;
+
 /// The effect table of `kinds` on `values` ([`Order::table`]), or why it is not written (more
 /// than [`ORDER_TABLE`] entries).
 #[allow(clippy::type_complexity)]
