@@ -460,3 +460,81 @@ fn webgpu_scripts_run_the_wgsl_in_their_own_headless_chromium() {
     assert_eq!(p.status.code(), Some(2), "{}", text(&p));
     assert!(text(&p).contains("cannot run: "), "{}", text(&p));
 }
+
+/// Python put after `buffers = run()` in a script: bit 30 of the first returned value its first
+/// order check reads is flipped (the kernel ran as written; memory and counts untouched).
+const CORRUPT_FIRST_RETURN: &str = "        buffers = run()
+        _a, _f, _s, _n = next(t[2] for t in ORDERS[0][5] if t[2] is not None)
+        _b = bytearray(buffers[_a])
+        _b[_f + 3] ^= 0x40
+        buffers[_a] = bytes(_b)
+";
+
+#[test]
+#[ignore = "needs lavapipe and PoCL (tools/install-implementations.sh opencl vulkan); CI runs it"]
+fn concurrent_scripts_judge_the_returned_values_by_one_order() {
+    for adapter in ["vulkan:lavapipe", "opencl:pocl"] {
+        let dir = tmp(&format!("returns-{}", adapter.replace(':', "-")));
+        let o = repro(
+            adapter,
+            "spec-cases",
+            "exch_against_add_returns_two_by_two",
+            &dir,
+            &["--all"],
+            &[],
+        );
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(0), "{adapter}: {t}");
+        assert_eq!(all_exit(&dir, 0), 1, "{adapter}: {t}");
+        let script = scripts(&dir)[0].clone();
+        let body = std::fs::read_to_string(&script).unwrap();
+        assert!(
+            body.contains("# Returned values, judged at 1 address(es) (ORDERS)"),
+            "{adapter}: {body}"
+        );
+        assert!(!body.contains("returned values are not judged"), "{body}");
+        let ok = text(&python(&script));
+        assert!(
+            ok.contains("global 0x00001000: the returned values of its 8 operations and its final value fit one order"),
+            "{adapter}: {ok}"
+        );
+        // A returned value no order gives (bit 30 set: memory never held it), with memory and
+        // the iteration counts as the driver left them: only the order check can see it.
+        let bad = edited(
+            &script,
+            "        buffers = run()\n",
+            CORRUPT_FIRST_RETURN,
+            "corrupt.py",
+        );
+        let p = python(&bad);
+        let out = text(&p);
+        assert_eq!(p.status.code(), Some(1), "{adapter}: {out}");
+        assert_eq!(out.matches("<-- differs").count(), 1, "{adapter}: {out}");
+        assert!(
+            out.contains("global 0x00001000: no order of its 8 operations"),
+            "{adapter}: {out}"
+        );
+    }
+    // The OpenCL kernel itself returning what no order gives: the exchanges' returned values
+    // with bit 30 flipped as they are stored (the atomics untouched).
+    let dir = tmp("returns-pocl-kernel");
+    let o = repro(
+        "opencl:pocl",
+        "spec-cases",
+        "exch_against_add_returns_two_by_two",
+        &dir,
+        &["--all"],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let planted = edited(
+        &scripts(&dir)[0],
+        "ret[0u + it * 2u + i] = (ulong)old;",
+        "ret[0u + it * 2u + i] = (ulong)(old ^ 0x40000000u);",
+        "kernel.py",
+    );
+    let p = python(&planted);
+    let out = text(&p);
+    assert_eq!(p.status.code(), Some(1), "{out}");
+    assert!(out.contains("no order of its 8 operations"), "{out}");
+}
