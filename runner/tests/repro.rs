@@ -478,42 +478,60 @@ fn concurrent_scripts_judge_the_returned_values_by_one_order() {
         let o = repro(
             adapter,
             "spec-cases",
-            "exch_against_add_returns_two_by_two",
+            "id:sass/atom/concurrent::exch_against_add_returns_two_by_two",
             &dir,
-            &["--all"],
+            &[
+                "--all",
+                "--filter",
+                "id:msl/atomic/concurrent::exchange_against_add_threadgroup",
+            ],
             &[],
         );
         let t = text(&o);
         assert_eq!(o.status.code(), Some(0), "{adapter}: {t}");
-        assert_eq!(all_exit(&dir, 0), 1, "{adapter}: {t}");
-        let script = scripts(&dir)[0].clone();
-        let body = std::fs::read_to_string(&script).unwrap();
-        assert!(
-            body.contains("# Returned values, judged at 1 address(es) (ORDERS)"),
-            "{adapter}: {body}"
-        );
-        assert!(!body.contains("returned values are not judged"), "{body}");
-        let ok = text(&python(&script));
-        assert!(
-            ok.contains("global 0x00001000: the returned values of its 8 operations and its final value fit one order"),
-            "{adapter}: {ok}"
-        );
-        // A returned value no order gives (bit 30 set: memory never held it), with memory and
-        // the iteration counts as the driver left them: only the order check can see it.
-        let bad = edited(
-            &script,
-            "        buffers = run()\n",
-            CORRUPT_FIRST_RETURN,
-            "corrupt.py",
-        );
-        let p = python(&bad);
-        let out = text(&p);
-        assert_eq!(p.status.code(), Some(1), "{adapter}: {out}");
-        assert_eq!(out.matches("<-- differs").count(), 1, "{adapter}: {out}");
-        assert!(
-            out.contains("global 0x00001000: no order of its 8 operations"),
-            "{adapter}: {out}"
-        );
+        assert_eq!(all_exit(&dir, 0), 2, "{adapter}: {t}");
+        // Global memory (SASS), and work-group local memory judged in the kernel's copy (MSL).
+        for (name, label, ops) in [
+            (
+                "sass_atom_concurrent__exch_against_add_returns_two_by_two.py",
+                "global 0x00001000",
+                8,
+            ),
+            (
+                "msl_atomic_concurrent__exchange_against_add_threadgroup.py",
+                "shared 0x10000000",
+                48,
+            ),
+        ] {
+            let script = dir.join(name);
+            let body = std::fs::read_to_string(&script).unwrap();
+            assert!(
+                body.contains("# Returned values, judged at 1 address(es) (ORDERS)"),
+                "{adapter}: {body}"
+            );
+            assert!(!body.contains("returned values are not judged"), "{body}");
+            let ok = text(&python(&script));
+            assert!(
+                ok.contains(&format!("{label}: the returned values of its {ops} operations and its final value fit one order")),
+                "{adapter}: {ok}"
+            );
+            // A returned value no order gives (bit 30 set: memory never held it), with memory
+            // and the iteration counts as the driver left them: only the order check sees it.
+            let bad = edited(
+                &script,
+                "        buffers = run()\n",
+                CORRUPT_FIRST_RETURN,
+                "corrupt.py",
+            );
+            let p = python(&bad);
+            let out = text(&p);
+            assert_eq!(p.status.code(), Some(1), "{adapter}: {out}");
+            assert_eq!(out.matches("<-- differs").count(), 1, "{adapter}: {out}");
+            assert!(
+                out.contains(&format!("{label}: no order of its {ops} operations")),
+                "{adapter}: {out}"
+            );
+        }
     }
     // The OpenCL kernel itself returning what no order gives: the exchanges' returned values
     // with bit 30 flipped as they are stored (the atomics untouched).

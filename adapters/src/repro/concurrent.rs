@@ -45,8 +45,9 @@ pub fn final_values(init: u64, classes: &[(OpStep, u32)]) -> Result<Vec<u64>, St
     Ok(finals.into_iter().collect())
 }
 
-/// The checks of a concurrent launch on global memory (argument `mem_arg`,
-/// [`ConcurrentPlan::image`]'s layout, from `initial_state`): each location's final value, the
+/// The checks of a concurrent launch (argument `mem_arg`, [`ConcurrentPlan::image`]'s layout,
+/// from `initial_state`; work-group local memory is judged in the copy the kernel makes of it
+/// after its barrier, at [`ConcurrentPlan::shared_base`]): each location's final value, the
 /// reference's serial one (`final_state`) where every order gives it (its operations commute, or are all one),
 /// else every value some order gives ([`final_values`]; a compare-and-swap loop's iteration
 /// counts as the update its success applies); and, where the launch counts them, the
@@ -60,32 +61,53 @@ pub fn concurrent_checks(
     mem_arg: usize,
     counts: Option<(usize, usize)>,
     rets: Option<Rets>,
-) -> Result<(Vec<Check>, Vec<String>, Vec<Order>), String> {
-    if cp.has_local_image() || cp.uses_shared() {
+) -> Result<ConcurrentChecks, String> {
+    if cp.uses_shared() && !cp.has_local_image() {
         return Err(
-            "a concurrent case on work-group local memory is not written standalone yet".into(),
+            "a concurrent case on work-group local memory whose launch keeps no copy of it".into(),
         );
     }
     if cp.groups.iter().any(|g| g.ty == DataType::F16x2) {
         return Err("a concurrent case on f16x2 (judged per half): not written standalone".into());
     }
-    let pick = cp.global.bytes(final_state, Space::Global);
-    let initial = cp.global.bytes(initial_state, Space::Global);
-    let mut at: BTreeMap<u64, Vec<(usize, usize)>> = BTreeMap::new();
+    // Per space: its layout, where its image starts in the buffer, memory before and after.
+    let image = |space: Space| match space {
+        Space::Global => (&cp.global, 0u64),
+        Space::Shared => (&cp.shared, cp.shared_base()),
+    };
+    let bytes = |space: Space, st: &State| image(space).0.bytes(st, space);
+    let (pick_g, initial_g) = (
+        bytes(Space::Global, final_state),
+        bytes(Space::Global, initial_state),
+    );
+    let (pick_s, initial_s) = if cp.has_local_image() {
+        (
+            bytes(Space::Shared, final_state),
+            bytes(Space::Shared, initial_state),
+        )
+    } else {
+        (Vec::new(), Vec::new())
+    };
+    let mut at: BTreeMap<(Space, u64), Vec<(usize, usize)>> = BTreeMap::new();
     for (k, g) in cp.groups.iter().enumerate() {
         for (i, item) in g.items.iter().enumerate() {
-            at.entry(item.offset).or_default().push((k, i));
+            at.entry((g.space, item.offset)).or_default().push((k, i));
         }
     }
     let mut checks = Vec::new();
     let mut notes = Vec::new();
     let mut orders = Vec::new();
     let mut unordered = Vec::new();
-    for (offset, members) in &at {
+    for (&(space, off), members) in &at {
+        let offset = &off;
+        let (layout, base) = image(space);
+        let (pick, initial) = match space {
+            Space::Global => (&pick_g, &initial_g),
+            Space::Shared => (&pick_s, &initial_s),
+        };
         let g0 = &cp.groups[members[0].0];
         let w = g0.ty.bytes() as usize;
-        let addr = cp
-            .global
+        let addr = layout
             .ranges
             .iter()
             .find(|r| *offset >= r.offset && *offset < r.offset + r.len)
@@ -112,11 +134,11 @@ pub fn concurrent_checks(
         }
         let ops: Vec<AtomicOp> = classes.iter().map(|(s, _)| s.op).collect();
         let float = classes.iter().any(|(s, _)| s.ty.float_format().is_some());
-        let serial = read(&pick, *offset as usize, w);
+        let serial = read(pick, *offset as usize, w);
         let allowed = if classes.len() <= 1 || order_free(&ops, float) {
             vec![serial]
         } else {
-            let init = read(&initial, *offset as usize, w);
+            let init = read(initial, *offset as usize, w);
             let finals = final_values(init, &classes).map_err(|why| {
                 format!(
                     "its final memory at {addr:#x} depends on the order of its operations ({}), and {why}",
@@ -150,7 +172,13 @@ pub fn concurrent_checks(
                 .collect()
         };
         if let Some(rets) = rets {
-            match order_of(cp, (*offset, addr), members, &initial, mem_arg, rets) {
+            let at = Place {
+                space,
+                offset: *offset,
+                addr,
+                base,
+            };
+            match order_of(cp, at, members, initial, mem_arg, rets) {
                 Ok(o) => orders.push(o),
                 Err(why) => unordered.push(format!(
                     "the values returned on {addr:#x} (and their order): {why}"
@@ -158,9 +186,9 @@ pub fn concurrent_checks(
             }
         }
         checks.push(Check {
-            label: format!("global {addr:#010x}"),
+            label: format!("{} {addr:#010x}", space.name()),
             arg: mem_arg,
-            offset: *offset as usize,
+            offset: (base + *offset) as usize,
             bytes: w,
             mask: width_mask(w),
             allowed,
@@ -192,6 +220,10 @@ pub fn concurrent_checks(
     Ok((checks, unjudged, orders))
 }
 
+/// What [`concurrent_checks`] gives: the words compared, what is not judged (one line each),
+/// the order checks.
+pub type ConcurrentChecks = (Vec<Check>, Vec<String>, Vec<Order>);
+
 /// Where a concurrent launch keeps what every iteration returned: the returned values
 /// (argument, bytes a slot) and the compare-exchange success flags (argument, bytes a slot),
 /// both laid out `[group][iteration][item]` ([`ConcurrentPlan::ret_base`]).
@@ -203,17 +235,34 @@ pub struct Rets {
     pub ok: (usize, usize),
 }
 
-/// The order check of the address at buffer offset `offset` (`addr` for people) that the work-items
-/// `members` (`(instruction, item)`) share, or why it is not written: a compare-and-swap loop
-/// on it, or past the bounds of [`reachable`] ([`ORDER_PAIRS`]) or of the effect table.
+/// Where a shared location lies: its space, its offset in that space's layout, its address
+/// (for people) and where the space's image starts in the launch's buffer.
+#[derive(Clone, Copy, Debug)]
+struct Place {
+    space: Space,
+    offset: u64,
+    addr: u64,
+    base: u64,
+}
+
+/// The order check of the location `at` that the work-items `members` (`(instruction, item)`)
+/// share (`initial`: its space's memory before the launch), or why it is not written: a
+/// compare-and-swap loop on it, or past the bounds of [`reachable`] ([`ORDER_PAIRS`]), of
+/// [`sweep`] or of the effect table.
 fn order_of(
     cp: &ConcurrentPlan,
-    (offset, addr): (u64, u64),
+    at: Place,
     members: &[(usize, usize)],
     initial: &[u8],
     mem_arg: usize,
     rets: Rets,
 ) -> Result<Order, String> {
+    let Place {
+        space,
+        offset,
+        addr,
+        base,
+    } = at;
     if members
         .iter()
         .any(|(k, _)| cp.loops.get(*k).copied().flatten().is_some())
@@ -268,9 +317,9 @@ fn order_of(
         .filter(|_| !g0.env.nan_exact)
         .map(|f| (f.mask(), f.exp_mask(), f.frac_mask()));
     Ok(Order {
-        label: format!("global {addr:#010x}"),
+        label: format!("{} {addr:#010x}", space.name()),
         init,
-        final_at: (mem_arg, offset as usize, w),
+        final_at: (mem_arg, (base + offset) as usize, w),
         nan,
         table,
         threads,

@@ -25,6 +25,10 @@ pub const ORDER_BUDGET: u64 = 1 << 18;
 /// Most (kind of operation, value) entries of the effect table a script holds for one address.
 pub const ORDER_TABLE: usize = 1 << 16;
 
+/// Per kind of operation, per value it may meet: its effects (new value, returned value,
+/// success).
+pub type Table = Vec<Vec<(u64, Vec<(u64, u64, bool)>)>>;
+
 /// One work-item's part in an [`Order`]: its kind of operation and where its iterations'
 /// observations lie.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -54,7 +58,7 @@ pub struct Order {
     pub nan: Option<(u64, u64, u64)>,
     /// Per kind of operation, per value it may meet: its effects (new value, returned value,
     /// success), the reference's order.
-    pub table: Vec<Vec<(u64, Vec<(u64, u64, bool)>)>>,
+    pub table: Table,
     /// The work-items.
     pub threads: Vec<OrderThread>,
 }
@@ -201,11 +205,7 @@ pub const SWEEP_STEPS: usize = 1 << 24;
 
 /// The effect table of `kinds` on `values` ([`Order::table`]), or why it is not written (more
 /// than [`ORDER_TABLE`] entries).
-#[allow(clippy::type_complexity)]
-pub fn table(
-    kinds: &[OpStep],
-    values: &BTreeSet<u64>,
-) -> Result<Vec<Vec<(u64, Vec<(u64, u64, bool)>)>>, String> {
+pub fn table(kinds: &[OpStep], values: &BTreeSet<u64>) -> Result<Table, String> {
     let entries = kinds.len().saturating_mul(values.len());
     if entries > ORDER_TABLE {
         return Err(format!(
