@@ -687,24 +687,34 @@ def main():
     for label, init, (fa, fo, fb), nan, table, threads in ORDERS:
         final = int.from_bytes(buffers[fa][fo:fo + fb], "little")
         seen = []
-        for kind, iterations, ret, ok in threads:
-            obs = []
-            for it in range(iterations):
-                r = s = None
-                if ret is not None:
-                    a, first, step, nb = ret
-                    r = int.from_bytes(buffers[a][first + it * step:first + it * step + nb], "little")
-                if ok is not None:
-                    a, first, step = ok
-                    s = int.from_bytes(buffers[a][first + it * step:first + it * step + 4], "little") != 0
-                obs.append((r, s))
-            seen.append((kind, obs))
-        ops = sum(len(o) for _, o in seen)
-        verdict, detail = order_check(init, final, table, seen, nan, ORDER_BUDGET)
+        shape = None
+        for kind, iterations, ret, ok, loop in threads:
+            rets = [None] * iterations
+            oks = None
+            if ret is not None:
+                a, first, step, nb = ret
+                rets = [int.from_bytes(buffers[a][first + it * step:first + it * step + nb], "little") for it in range(iterations)]
+            if ok is not None:
+                a, first, step = ok
+                oks = [int.from_bytes(buffers[a][first + it * step:first + it * step + 4], "little") for it in range(iterations)]
+            if loop is None:
+                seen.append([(kind, r, None if oks is None else oks[it] != 0) for it, r in enumerate(rets)])
+            else:
+                steps, why = loop_steps(table, kind, loop[0], bool(loop[1]), rets, oks)
+                shape = shape or why
+                seen.append(steps or [])
+        ops = sum(len(o) for o in seen)
+        if shape is not None:
+            verdict, detail = "loop", shape
+        else:
+            verdict, detail = order_check(init, final, table, seen, nan, ORDER_BUDGET)
         if verdict == "pass":
             print(f"{label}: the returned values of its {ops} operations and its final value fit one order")
         elif verdict == "fail":
             print(f"{label}: no order of its {ops} operations, each work-item's in its own order, gives the returned values and final value observed (longest consistent prefix: {detail})   <-- differs")
+            differ += 1
+        elif verdict == "loop":
+            print(f"{label}: a compare-and-swap loop's attempts cannot be a loop's: {detail}   <-- differs")
             differ += 1
         elif verdict == "budget":
             print(f"returned values not judged: budget ({label}: more than {ORDER_BUDGET} states searched)")

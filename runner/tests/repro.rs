@@ -8,7 +8,9 @@
 //! kernel) exit 1 standalone while the unplanted ones exit 0. SIMD-group functions (lavapipe,
 //! intel-cpu): every script exits 0, a planted wrong shuffle exits 1, a sub-group size the
 //! driver does not give exits 2. Concurrent cases whose final value depends on the order
-//! (lavapipe, PoCL): the scripts list every value some order gives and exit 0.
+//! (lavapipe, PoCL): the scripts list every value some order gives and exit 0; they judge the
+//! returned values by one order per address (global and work-group local memory), and a
+//! returned value corrupted after the run, or stored wrong by the kernel, exits 1.
 
 mod common;
 use common::{text, tmp};

@@ -40,9 +40,14 @@ pub struct OrderThread {
     /// Its returned values, if kept: (argument, byte offset of the first, bytes between
     /// iterations, bytes a value).
     pub ret: Option<(usize, usize, usize, usize)>,
-    /// Its compare-exchange success flags (32-bit, non-zero for a success), if judged:
-    /// (argument, byte offset of the first, bytes between iterations).
+    /// Its compare-exchange success flags (32-bit, non-zero for a success), or a loop's
+    /// attempts per iteration, if judged: (argument, byte offset of the first, bytes between
+    /// iterations).
     pub ok: Option<(usize, usize, usize)>,
+    /// A compare-and-swap loop (FORMAT.md, "Compare-and-swap loops"): its first compare and
+    /// whether its compare-exchange is weak (may fail spuriously); `kind` is then the update
+    /// a successful attempt applies.
+    pub cas_loop: Option<(u64, bool)>,
 }
 
 /// The order check of one address.
@@ -238,7 +243,8 @@ pub fn py_orders(orders: &[Order]) -> String {
          # final value, NaN class (format mask, exponent mask, fraction mask) or None, effect table:\n\
          # per kind of operation {value met: [(new value, returned value, success), ...]}, work-items:\n\
          # (kind, iterations, returned values (argument, first offset, step, bytes) or None,\n\
-         # success flags (argument, first offset, step) or None)).\nORDERS = [\n",
+         # success flags or a loop's attempts (argument, first offset, step) or None,\n\
+         # compare-and-swap loop (first compare, weak) or None)).\nORDERS = [\n",
     );
     for o in orders {
         let (fa, fo, fb) = o.final_at;
@@ -269,7 +275,14 @@ pub fn py_orders(orders: &[Order]) -> String {
             });
             let ok =
                 t.ok.map_or("None".to_string(), |(a, f, st)| format!("({a}, {f}, {st})"));
-            let _ = writeln!(s, "        ({}, {}, {ret}, {ok}),", t.kind, t.iterations);
+            let lp = t.cas_loop.map_or("None".to_string(), |(c, weak)| {
+                format!("({c:#x}, {})", u8::from(weak))
+            });
+            let _ = writeln!(
+                s,
+                "        ({}, {}, {ret}, {ok}, {lp}),",
+                t.kind, t.iterations
+            );
         }
         s.push_str("    ]),\n");
     }
@@ -278,7 +291,11 @@ pub fn py_orders(orders: &[Order]) -> String {
 }
 
 /// The order check in Python: `order_check(init, final, table, threads, nan, budget)` with
-/// `threads` a list of (kind, [(returned value or None, success or None) per iteration]);
+/// `threads` a list of work-items, each a list of steps (kind, returned value or None, success
+/// or None), kind an index into `table` or `("cas", compare, weak)`: a compare-exchange attempt
+/// that failed (it changes nothing and returns what memory held; a strong one only where memory
+/// differs from its compare). `loop_steps` makes a compare-and-swap loop's steps from what each
+/// iteration returned and how many attempts it made, as the reference's checker does;
 /// `("pass", order)`, `("fail", longest consistent prefix)`, `("budget", explored)` or
 /// `("unknown", value)` (a value the table does not hold: not judged).
 pub const ORDER_CHECK: &str = r#"
@@ -300,23 +317,24 @@ def order_check(init, final, table, threads, nan, budget):
     free = {}
     free_left = {}
     suffix = []
-    for kind, obs in threads:
-        row = [0] * (len(obs) + 1)
-        for p in range(len(obs) - 1, -1, -1):
-            if obs[p] == (None, None) and row[p + 1] in (0, free.get(kind)):
+    for steps in threads:
+        row = [0] * (len(steps) + 1)
+        for p in range(len(steps) - 1, -1, -1):
+            kind, ret, ok = steps[p]
+            if isinstance(kind, int) and ret is None and ok is None and row[p + 1] in (0, free.get(kind)):
                 if kind not in free:
                     free[kind] = ids.setdefault(("free", kind), len(ids) + 1)
                 row[p] = free[kind]
                 free_left[row[p]] = free_left.get(row[p], 0) + 1
             else:
-                row[p] = ids.setdefault((kind, obs[p], row[p + 1]), len(ids) + 1)
+                row[p] = ids.setdefault((steps[p], row[p + 1]), len(ids) + 1)
         suffix.append(row)
     pos = [0] * len(threads)
     groups = {}
     for t, row in enumerate(suffix):
         if row[0]:
             groups.setdefault(row[0], []).append(t)
-    total = sum(len(obs) for _, obs in threads)
+    total = sum(len(steps) for steps in threads)
 
     def fits(effect, ret, ok):
         _, r, s = effect
@@ -337,6 +355,8 @@ def order_check(init, final, table, threads, nan, budget):
         index.append((by, nans))
 
     def no_op(kind, ob):
+        if not isinstance(kind, int):
+            return True
         k = (kind, ob)
         if k not in quiet:
             by, nans = index[kind]
@@ -349,11 +369,14 @@ def order_check(init, final, table, threads, nan, budget):
         out = []
         for ts in groups.values():
             t = ts[-1]
-            kind, obs = threads[t]
-            ret, ok = obs[pos[t]]
-            effects = table[kind].get(value)
-            if effects is None:
-                raise KeyError(value)
+            kind, ret, ok = threads[t][pos[t]]
+            if isinstance(kind, int):
+                effects = table[kind].get(value)
+                if effects is None:
+                    raise KeyError(value)
+            else:
+                _, compare, weak = kind
+                effects = [(value, value, 0)] if weak or value != compare else []
             fitting = [e[0] for e in effects if fits(e, ret, ok)]
             if fitting and ret is not None and no_op(kind, (ret, ok)):
                 return [(t, value)]
@@ -430,6 +453,32 @@ def order_check(init, final, table, threads, nan, budget):
             return ("fail", longest)
         t, value, todo, at = stack.pop()
         retreat(t)
+
+
+def loop_steps(table, success, first, weak, rets, attempts):
+    """A compare-and-swap loop's steps: per iteration, where it made two or more attempts and
+    its compare is known, a failed attempt with that compare (its returned value known when it
+    made exactly two), then its success (the update at the value it returned); its compare is
+    the value the previous success stored. (steps, None), or (None, why) where the attempts
+    cannot be a loop's."""
+    steps = []
+    for it, r in enumerate(rets):
+        t = attempts[it] if attempts is not None else None
+        if t == 0:
+            return None, f"iteration {it} made no attempt (an iteration ends with one success)"
+        if t == 1 and first is not None:
+            if r is not None and r != first:
+                return None, f"iteration {it}: its only attempt succeeded with compare 0x{first:x}, so it returned 0x{first:x}, not 0x{r:x}"
+            known = first
+        elif t is not None and first is not None:
+            steps.append((("cas", first, weak), r if t == 2 else None, False))
+            known = r
+        else:
+            known = r
+        steps.append((success, known, None))
+        effects = table[success].get(known) if known is not None else None
+        first = effects[0][0] if effects else None
+    return steps, None
 "#;
 
 #[cfg(test)]
@@ -528,7 +577,7 @@ mod tests {
             r#"
 _, init, _, nan, table, _ = ORDERS[0]
 def check(obs, final, budget=ORDER_BUDGET, t=table, n=nan):
-    return order_check(init, final, t, [(k, [(r, None) for r in o]) for k, o in obs], n, budget)[0]
+    return order_check(init, final, t, [[(k, r, None) for r in o] for k, o in obs], n, budget)[0]
 print(check([(0, [0, 2]), (0, [1, 3])], 4))      # interleaved: pass
 print(check([(0, [0, 1]), (0, [2, 3])], 4))      # one after the other: pass
 print(check([(0, [0, 1]), (0, [1, 3])], 4))      # 1 returned twice: fail
@@ -569,9 +618,9 @@ print(check([(0, [0, 0x100]), (0, [1, 0x101]), (1, [2])], 0x104, t=table))  # wr
             &[order(0, &kinds, None)],
             r#"
 _, init, _, nan, table, _ = ORDERS[0]
-adds = [(0, [(None, None)] * 4) for _ in range(64)]
+adds = [[(0, None, None)] * 4 for _ in range(64)]
 def cas(k, rets):
-    return (1 + k, [(r, r == 4 * k) for r in rets])
+    return [(1 + k, r, r == 4 * k) for r in rets]
 good = adds + [cas(k, [8 * k + j for j in range(8)]) for k in range(8)]
 print(order_check(init, 256, table, good, nan, 1000)[0])
 bad = adds + [cas(k, [8 * k + j for j in range(8)]) for k in range(7)] + [cas(7, [200, 100])]
@@ -579,6 +628,46 @@ print(order_check(init, 256, table, bad, nan, 100000)[0])
 "#,
         );
         assert_eq!(out.lines().collect::<Vec<_>>(), ["pass", "fail"], "{out}");
+    }
+
+    #[test]
+    fn a_compare_and_swap_loop_is_judged_by_its_attempts() {
+        // From 10, a loop adding 7 (twice, first compare 10) against a work-item adding 1
+        // (twice, returns kept). One order: loop succeeds at 10 (-> 17), add returns 17
+        // (-> 18), the loop's attempt with compare 17 fails reading 18 and its second
+        // succeeds (-> 25), add returns 25 (-> 26).
+        let out = python(
+            &[order(
+                10,
+                &[(step(AtomicOp::Add, 7), 2), (step(AtomicOp::Add, 1), 2)],
+                None,
+            )],
+            r#"
+_, init, _, nan, table, _ = ORDERS[0]
+def run(rets, attempts, final=26, weak=False, adds=(17, 25)):
+    steps, why = loop_steps(table, 0, 10, weak, rets, attempts)
+    if why:
+        return "loop"
+    adds = [(1, r, None) for r in adds]
+    return order_check(init, final, table, [steps, adds], nan, 1000)[0]
+print(run([10, 18], [1, 2]))      # as above: pass
+print(run([10, 18], None))        # attempts not reported: pass
+print(run([10, 18], [1, 1]))      # one attempt with compare 17 cannot return 18: loop
+print(run([10, 18], [0, 2]))      # no attempt: loop
+print(run([10, 19], [1, 2]))      # 19 is never held while the loop runs: fail
+print(run([10, 18], [1, 2], 25))  # final value no order gives: fail
+# The second iteration's failed attempt read 17, its compare: only a weak one may (spuriously).
+print(run([10, 17], [1, 2], 26, False, (24, 25)))  # strong: fail
+print(run([10, 17], [1, 2], 26, True, (24, 25)))   # weak: pass
+"#,
+        );
+        assert_eq!(
+            out.lines().collect::<Vec<_>>(),
+            [
+                "pass", "pass", "loop", "loop", "fail", "fail", "fail", "pass"
+            ],
+            "{out}"
+        );
     }
 
     #[test]
@@ -601,9 +690,9 @@ print(order_check(init, 256, table, bad, nan, 100000)[0])
             r#"
 for _, init, _, nan, table, _ in ORDERS:
     for final in (0x7fc00000, 0x7fc00001, 0x7f800000):
-        print(order_check(init, final, table, [(0, [(0x3f800000, None)])], nan, 100)[0])
+        print(order_check(init, final, table, [[(0, 0x3f800000, None)]], nan, 100)[0])
     # a kernel that read a value memory never held
-    print(order_check(init, 0x7fc00000, table, [(0, [(0x3f800001, None)])], nan, 100)[0])
+    print(order_check(init, 0x7fc00000, table, [[(0, 0x3f800001, None)]], nan, 100)[0])
 "#,
         );
         let got: Vec<&str> = out.lines().collect();
