@@ -535,6 +535,56 @@ fn concurrent_scripts_judge_the_returned_values_by_one_order() {
             );
         }
     }
+    // A compare-and-swap loop (PoCL runs them): its returned values and attempts are judged
+    // as the reference's loop steps; a corrupted returned value or attempt count exits 1.
+    let dir = tmp("returns-pocl-loop");
+    let o = repro(
+        "opencl:pocl",
+        "spec-cases",
+        "id:sass/atom/concurrent::cas_loop_against_add",
+        &dir,
+        &["--all"],
+        &[],
+    );
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    assert_eq!(all_exit(&dir, 0), 1, "{t}");
+    let script = scripts(&dir)[0].clone();
+    let ok = text(&python(&script));
+    assert!(
+        ok.contains("global 0x00001000: the returned values of its ")
+            && ok.contains(" operations and its final value fit one order"),
+        "{ok}"
+    );
+    for (snippet, name, why) in [
+        // Bit 30 of its first returned value: refused at once where that iteration made one
+        // attempt (it returned its compare), else by the search.
+        ("        _b[_t[2][1] + 3] ^= 0x40\n", "loop-return.py", ""),
+        (
+            "        _b[_t[3][1]] = 0\n",
+            "loop-attempts.py",
+            "made no attempt",
+        ),
+    ] {
+        let arg = if name == "loop-return.py" { 2 } else { 3 };
+        let corrupt = format!(
+            "        buffers = run()\n        _t = next(t for t in ORDERS[0][5] if t[4] is not None)\n        _b = bytearray(buffers[_t[{arg}][0]])\n{snippet}        buffers[_t[{arg}][0]] = bytes(_b)\n"
+        );
+        let p = python(&edited(
+            &script,
+            "        buffers = run()\n",
+            &corrupt,
+            name,
+        ));
+        let out = text(&p);
+        assert_eq!(p.status.code(), Some(1), "{name}: {out}");
+        assert!(
+            (out.contains("a compare-and-swap loop's attempts cannot be a loop's")
+                || out.contains("global 0x00001000: no order of its "))
+                && out.contains(why),
+            "{name}: {out}"
+        );
+    }
     // The OpenCL kernel itself returning what no order gives: the exchanges' returned values
     // with bit 30 flipped as they are stored (the atomics untouched).
     let dir = tmp("returns-pocl-kernel");
