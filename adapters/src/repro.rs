@@ -557,7 +557,9 @@ pub fn script(about: &About, d: &Dispatch, program_comment: &str, host: &str) ->
                      returned (and a compare-exchange's success flag), with the final value, must fit one total\n\
                      order of all the operations on the address that keeps each work-item's iterations in\n\
                      program order: each returns what memory held just before it (floats bit for bit, or any NaN\n\
-                     for any NaN where the profile allows any NaN). A depth-first search of at most {} states\n\
+                     for any NaN where the profile allows any NaN); a compare-and-swap loop's iteration is one\n\
+                     failed attempt where it made more than one, then its update at the value it returned, and\n\
+                     with one attempt it returned its compare. A depth-first search of at most {} states\n\
                      (ORDER_BUDGET); past it the script prints \"returned values not judged: budget\" and\n\
                      claims nothing about them.\n",
                     d.orders.len(),

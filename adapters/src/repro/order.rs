@@ -5,14 +5,16 @@
 //! operation returns the value memory held just before it (an effect of `race::OpStep::step`)
 //! and leaves the next one; floats compare bit for bit, or any NaN against any NaN where the
 //! profile is not NaN-exact (`Equality::NanClass`); a compare-exchange's success flag must be
-//! the effect's.
+//! the effect's; a compare-and-swap loop's iterations are the steps the reference's
+//! `loop_steps` makes of them (`loop_steps` in [`ORDER_CHECK`]).
 //!
 //! atomcts computes the effects ([`Order::table`]: every effect of every kind of operation on
 //! every value some order of the operations reaches, [`reachable`]) and writes them into the
 //! script with a depth-first search in Python ([`ORDER_CHECK`]): over (each work-item's
 //! position, the memory value), work-items whose remaining observations are the same taken as
-//! one, refuted states remembered, at most [`ORDER_BUDGET`] states explored; past it the
-//! script says the returned values are not judged.
+//! one, unobserved operations of one kind pooled, an operation that changes nothing wherever it
+//! fits taken as soon as it fits, refuted states remembered, at most [`ORDER_BUDGET`] states
+//! explored; past it the script says the returned values are not judged.
 
 use atomcts_reference::race::{OpStep, Step};
 use std::collections::BTreeSet;
