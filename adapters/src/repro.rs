@@ -98,6 +98,9 @@ pub struct Check {
     pub mask: u64,
     /// Every value the documents allow (on the fixed bits); the reference's pick first.
     pub allowed: Vec<u64>,
+    /// Where the profile lets any NaN of a format stand for any other and the documents allow
+    /// a NaN here: (format mask, exponent mask, fraction mask); any NaN then matches.
+    pub any_nan: Option<(u64, u64, u64)>,
     /// A requirement of the launch rather than a result (the sub-group size a work-item ran
     /// in): a value outside `allowed` means the driver did not give the launch the case needs,
     /// and the script says it cannot run (exit 2) instead of judging.
@@ -277,6 +280,7 @@ pub fn single_checks(
             bytes: w,
             mask,
             allowed,
+            any_nan: None,
             required: false,
         });
     }
@@ -297,6 +301,7 @@ pub fn single_checks(
                         bytes: w,
                         mask: width_mask(w),
                         allowed: vec![old],
+                        any_nan: None,
                         required: false,
                     });
                 }
@@ -417,6 +422,7 @@ pub fn shuffle_checks(
             bytes: w,
             mask,
             allowed: vec![value & full],
+            any_nan: None,
             required: false,
         });
     }
@@ -440,6 +446,7 @@ pub fn shuffle_checks(
                 bytes: 4,
                 mask: u64::from(u32::MAX),
                 allowed: vec![u64::from(plan.width)],
+                any_nan: None,
                 required: true,
             });
         }
@@ -607,7 +614,7 @@ pub fn script(about: &About, d: &Dispatch, program_comment: &str, host: &str) ->
             }
         }
     }
-    s.push_str("]\n# The words compared: (label, argument, byte offset, bytes, mask of fixed bits, allowed values).\nCHECKS = [\n");
+    s.push_str("]\n# The words compared: (label, argument, byte offset, bytes, mask of fixed bits, allowed values,\n# any NaN: (format mask, exponent mask, fraction mask) where any NaN is allowed, else None).\nCHECKS = [\n");
     push_checks(&mut s, d.checks.iter().filter(|c| !c.required));
     s.push_str("]\n# What the launch must have been given (the sub-group size each work-item ran in), as CHECKS:\n# a value outside those allowed means the driver did not run the case as it needs (exit 2).\nREQUIRED = [\n");
     push_checks(&mut s, d.checks.iter().filter(|c| c.required));
@@ -636,13 +643,16 @@ fn push_checks<'a>(s: &mut String, checks: impl Iterator<Item = &'a Check>) {
             .collect();
         let _ = writeln!(
             s,
-            "    ({}, {}, {}, {}, 0x{:0digits$x}, [{}]),",
+            "    ({}, {}, {}, {}, 0x{:0digits$x}, [{}], {}),",
             py_str(&c.label),
             c.arg,
             c.offset,
             c.bytes,
             c.mask,
-            allowed.join(", ")
+            allowed.join(", "),
+            c.any_nan.map_or("None".to_string(), |(m, e, f)| format!(
+                "({m:#x}, {e:#x}, {f:#x})"
+            ))
         );
     }
 }
@@ -661,7 +671,7 @@ def main():
     except (Unavailable, RuntimeError, OSError) as e:
         print(f"cannot run: {e}", file=sys.stderr)
         return 2
-    for label, arg, offset, nbytes, mask, allowed in REQUIRED:
+    for label, arg, offset, nbytes, mask, allowed, _ in REQUIRED:
         seen = int.from_bytes(buffers[arg][offset:offset + nbytes], "little")
         if not any((seen ^ a) & mask == 0 for a in allowed):
             want = " or ".join(str(a) for a in allowed)
@@ -671,15 +681,20 @@ def main():
         print(f"launch as required: {len(REQUIRED)} requirement(s) held ({REQUIRED[0][0]}: {REQUIRED[0][5][0]}, ...)")
     differ = 0
     print(f"{'word':<48} {'expected':<24} {'observed':<20}")
-    for label, arg, offset, nbytes, mask, allowed in CHECKS:
+    for label, arg, offset, nbytes, mask, allowed, any_nan in CHECKS:
         data = buffers[arg]
         seen = int.from_bytes(data[offset:offset + nbytes], "little")
         ok = any((seen ^ a) & mask == 0 for a in allowed)
+        if any_nan is not None:
+            m, e, f = any_nan
+            ok = ok or ((seen & m & e) == e and (seen & m & f) != 0)
         digits = 2 * nbytes
         if len(allowed) <= 4:
             exp = " or ".join(f"0x{a:0{digits}x}" for a in allowed)
         else:
             exp = f"one of {len(allowed)} values (CHECKS)"
+        if any_nan is not None:
+            exp += " or any NaN"
         if mask != (1 << (8 * nbytes)) - 1:
             exp += f" (bits 0x{mask:0{digits}x})"
         mark = "" if ok else "   <-- differs"
@@ -760,6 +775,143 @@ mod tests {
         assert_eq!(py_bytes(&[0xff, 0, 0]), "bytes.fromhex(\"ff\") + bytes(2)");
         assert_eq!(py_bytes(&[0; 3]), "bytes(3)");
         assert_eq!(py_bytes(&[]), "bytes(0)");
+    }
+
+    /// Runs the script of `d` whose host returns `buffers` (Python expressions); its exit code
+    /// and output.
+    fn run_script(d: &Dispatch, buffers: &[&str]) -> (Option<i32>, String) {
+        let about = About {
+            id: "t".into(),
+            cite: "r".into(),
+            adapter: "none".into(),
+            env: Vec::new(),
+            profile: "spirv".into(),
+            status: "pass".into(),
+        };
+        let host = format!("def run():\n    return [{}]\n", buffers.join(", "));
+        let out = std::process::Command::new("python3")
+            .arg("-c")
+            .arg(script(&about, d, "", &host))
+            .output()
+            .expect("python3 runs (the scripts need it)");
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.code(), text)
+    }
+
+    #[test]
+    fn a_final_value_that_may_be_any_nan_accepts_any_nan_of_its_format() {
+        use atomcts_reference::float::Format;
+        let f = Format::F32;
+        let check = |any_nan| Check {
+            label: "global 0x00001000".into(),
+            arg: 0,
+            offset: 0,
+            bytes: 4,
+            mask: 0xffff_ffff,
+            allowed: vec![0x7fc0_0000, 0x3f80_0000],
+            any_nan,
+            required: false,
+        };
+        let d = |any_nan| Dispatch {
+            program: Program::Wgsl {
+                source: String::new(),
+                subgroup_size: None,
+            },
+            args: Vec::new(),
+            global: 1,
+            local: 1,
+            checks: vec![check(any_nan)],
+            unjudged: Vec::new(),
+            orders: Vec::new(),
+        };
+        let nan = Some((f.mask(), f.exp_mask(), f.frac_mask()));
+        let word = |v: u32| format!("bytes.fromhex({:?})", hex(&v.to_le_bytes()));
+        let (code, out) = run_script(&d(nan), &[&word(0xffc0_0001)]);
+        assert_eq!(code, Some(0), "{out}");
+        assert!(out.contains("0x7fc00000 or 0x3f800000 or any NaN"), "{out}");
+        for (any_nan, seen) in [(nan, 0x7f80_0000), (nan, 0x3f80_0001), (None, 0xffc0_0001)] {
+            let (code, out) = run_script(&d(any_nan), &[&word(seen)]);
+            assert_eq!(code, Some(1), "{seen:#x}: {out}");
+        }
+        let (code, _) = run_script(&d(None), &[&word(0x3f80_0000)]);
+        assert_eq!(code, Some(0));
+    }
+
+    #[test]
+    fn a_script_reads_its_order_checks_from_the_buffers() {
+        use atomcts_reference::race::{OpStep, Step};
+        // Two work-items add 1 once each from 5 (memory: argument 0; returned values: argument
+        // 1, 8 bytes a slot, one slot each).
+        let add = OpStep {
+            op: AtomicOp::Add,
+            ty: atomcts_reference::types::DataType::U32,
+            env: atomcts_reference::ir::Env::default(),
+            src: [1, 0],
+        };
+        let table = vec![
+            (5..8)
+                .map(|v| {
+                    (
+                        v,
+                        add.step(v)
+                            .unwrap()
+                            .iter()
+                            .map(|e| (e.new, e.ret, e.success))
+                            .collect(),
+                    )
+                })
+                .collect(),
+        ];
+        let thread = |slot: usize| OrderThread {
+            kind: 0,
+            iterations: 1,
+            ret: Some((1, 8 * slot, 16, 8)),
+            ok: None,
+            cas_loop: None,
+        };
+        let d = Dispatch {
+            program: Program::Wgsl {
+                source: String::new(),
+                subgroup_size: None,
+            },
+            args: Vec::new(),
+            global: 2,
+            local: 2,
+            checks: Vec::new(),
+            unjudged: Vec::new(),
+            orders: vec![Order {
+                label: "global 0x00001000".into(),
+                init: 5,
+                final_at: (0, 0, 4),
+                nan: None,
+                table,
+                threads: vec![thread(0), thread(1)],
+            }],
+        };
+        let mem = "bytes.fromhex(\"07000000\")";
+        let (code, out) = run_script(
+            &d,
+            &[
+                mem,
+                "bytes.fromhex(\"0600000000000000\" \"0500000000000000\")",
+            ],
+        );
+        assert_eq!(code, Some(0), "{out}");
+        assert!(out.contains("global 0x00001000: the returned values of its 2 operations and its final value fit one order"), "{out}");
+        // Both returned 5: no order gives that.
+        let (code, out) = run_script(
+            &d,
+            &[
+                mem,
+                "bytes.fromhex(\"0500000000000000\" \"0500000000000000\")",
+            ],
+        );
+        assert_eq!(code, Some(1), "{out}");
+        assert!(out.contains("no order of its 2 operations"), "{out}");
     }
 
     #[test]
