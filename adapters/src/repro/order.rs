@@ -368,7 +368,10 @@ def order_check(init, final, table, threads, nan, budget):
         return quiet[k]
 
     def moves(value):
+        # Operations whose returned value is known first: they fit few values, and memory
+        # that moves past one does not come back to it in most cases.
         out = []
+        later = []
         for ts in groups.values():
             t = ts[-1]
             kind, ret, ok = threads[t][pos[t]]
@@ -382,8 +385,8 @@ def order_check(init, final, table, threads, nan, budget):
             fitting = [e[0] for e in effects if fits(e, ret, ok)]
             if fitting and ret is not None and no_op(kind, (ret, ok)):
                 return [(t, value)]
-            out.extend((t, new) for new in fitting)
-        return out
+            (out if ret is not None else later).extend((t, new) for new in fitting)
+        return out + later
 
     def advance(t):
         i = suffix[t][pos[t]]
