@@ -220,6 +220,10 @@ pub fn concurrent_checks(
     } else {
         unordered
     };
+    unjudged.push(
+        "memory no operation touches (atomcts checks it is unchanged; this script reads only the shared locations)"
+            .into(),
+    );
     unjudged.extend(notes);
     Ok((checks, unjudged, orders))
 }
