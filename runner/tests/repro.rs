@@ -320,8 +320,11 @@ fn simd_group_functions_reproduce_with_their_sub_group_size() {
                 .and_then(|r| r.split(')').next())
                 .unwrap()
                 .to_string();
-            let want = format!("0xffffffff, [0x{:08x}]),", w.parse::<u32>().unwrap());
-            let other = format!("0xffffffff, [0x{:08x}]),", 2 * w.parse::<u32>().unwrap());
+            let want = format!("0xffffffff, [0x{:08x}], None),", w.parse::<u32>().unwrap());
+            let other = format!(
+                "0xffffffff, [0x{:08x}], None),",
+                2 * w.parse::<u32>().unwrap()
+            );
             edited(up, &want, &other, "size-other.py")
         };
         let p = python(&refused);
