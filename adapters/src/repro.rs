@@ -16,7 +16,9 @@ use atomcts_reference::types::Space;
 use std::fmt::Write as _;
 
 mod concurrent;
-pub use concurrent::{MAX_FINALS, ORDER_PAIRS, concurrent_checks, final_values};
+mod order;
+pub use concurrent::{MAX_FINALS, ORDER_PAIRS, Rets, concurrent_checks, final_values};
+pub use order::{ORDER_BUDGET, ORDER_CHECK, ORDER_TABLE, Order, OrderThread, SWEEP_STEPS};
 
 /// The program a back end ran, in its own terms.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -96,6 +98,9 @@ pub struct Check {
     pub mask: u64,
     /// Every value the documents allow (on the fixed bits); the reference's pick first.
     pub allowed: Vec<u64>,
+    /// Where the profile lets any NaN of a format stand for any other and the documents allow
+    /// a NaN here: (format mask, exponent mask, fraction mask); any NaN then matches.
+    pub any_nan: Option<(u64, u64, u64)>,
     /// A requirement of the launch rather than a result (the sub-group size a work-item ran
     /// in): a value outside `allowed` means the driver did not give the launch the case needs,
     /// and the script says it cannot run (exit 2) instead of judging.
@@ -117,6 +122,8 @@ pub struct Dispatch {
     pub checks: Vec<Check>,
     /// What the script does not judge, each said in one line (printed and in the header).
     pub unjudged: Vec<String>,
+    /// The order checks of a concurrent launch's returned values, one per shared address.
+    pub orders: Vec<Order>,
 }
 
 /// The race budget of the judge that decides whether a word's observed value is another
@@ -206,6 +213,7 @@ pub fn single_dispatch(
         local,
         checks,
         unjudged,
+        orders: Vec::new(),
     })
 }
 
@@ -272,6 +280,7 @@ pub fn single_checks(
             bytes: w,
             mask,
             allowed,
+            any_nan: None,
             required: false,
         });
     }
@@ -292,6 +301,7 @@ pub fn single_checks(
                         bytes: w,
                         mask: width_mask(w),
                         allowed: vec![old],
+                        any_nan: None,
                         required: false,
                     });
                 }
@@ -412,6 +422,7 @@ pub fn shuffle_checks(
             bytes: w,
             mask,
             allowed: vec![value & full],
+            any_nan: None,
             required: false,
         });
     }
@@ -435,6 +446,7 @@ pub fn shuffle_checks(
                 bytes: 4,
                 mask: u64::from(u32::MAX),
                 allowed: vec![u64::from(plan.width)],
+                any_nan: None,
                 required: true,
             });
         }
@@ -530,7 +542,7 @@ pub fn script(about: &About, d: &Dispatch, program_comment: &str, host: &str) ->
              only (the mask), and where they allow several values each is listed.\n\
              Exit status: 0 the words match, 1 they differ, 2 it cannot run (driver missing, or it\n\
              does not give the launch what the case requires, such as the sub-group size).\n\
-             Environment (the script sets it itself when unset):\n{}{}\
+             Environment (the script sets it itself when unset):\n{}{}{}\
              Python 3, standard library only: python3 <this script>",
             about.id,
             about.adapter,
@@ -543,6 +555,23 @@ pub fn script(about: &About, d: &Dispatch, program_comment: &str, host: &str) ->
                 "  (none)\n".to_string()
             } else {
                 env
+            },
+            if d.orders.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "Returned values, judged at {} address(es) (ORDERS): every value each work-item's iterations\n\
+                     returned (and a compare-exchange's success flag), with the final value, must fit one total\n\
+                     order of all the operations on the address that keeps each work-item's iterations in\n\
+                     program order: each returns what memory held just before it (floats bit for bit, or any NaN\n\
+                     for any NaN where the profile allows any NaN); a compare-and-swap loop's iteration is one\n\
+                     failed attempt where it made more than one, then its update at the value it returned, and\n\
+                     with one attempt it returned its compare. A depth-first search of at most {} states\n\
+                     (ORDER_BUDGET); past it the script prints \"returned values not judged: budget\" and\n\
+                     claims nothing about them.\n",
+                    d.orders.len(),
+                    order::ORDER_BUDGET
+                )
             },
             if d.unjudged.is_empty() {
                 String::new()
@@ -585,7 +614,7 @@ pub fn script(about: &About, d: &Dispatch, program_comment: &str, host: &str) ->
             }
         }
     }
-    s.push_str("]\n# The words compared: (label, argument, byte offset, bytes, mask of fixed bits, allowed values).\nCHECKS = [\n");
+    s.push_str("]\n# The words compared: (label, argument, byte offset, bytes, mask of fixed bits, allowed values,\n# any NaN: (format mask, exponent mask, fraction mask) where any NaN is allowed, else None).\nCHECKS = [\n");
     push_checks(&mut s, d.checks.iter().filter(|c| !c.required));
     s.push_str("]\n# What the launch must have been given (the sub-group size each work-item ran in), as CHECKS:\n# a value outside those allowed means the driver did not run the case as it needs (exit 2).\nREQUIRED = [\n");
     push_checks(&mut s, d.checks.iter().filter(|c| c.required));
@@ -593,8 +622,12 @@ pub fn script(about: &About, d: &Dispatch, program_comment: &str, host: &str) ->
     for u in &d.unjudged {
         let _ = writeln!(s, "    {},", py_str(u));
     }
-    s.push_str("]\n\n\nclass Unavailable(Exception):\n    pass\n\n\n");
+    s.push_str("]\n");
+    let _ = writeln!(s, "ORDER_BUDGET = {}", order::ORDER_BUDGET);
+    s.push_str(&order::py_orders(&d.orders));
+    s.push_str("\n\nclass Unavailable(Exception):\n    pass\n\n\n");
     s.push_str(host);
+    s.push_str(order::ORDER_CHECK);
     s.push_str(COMPARE);
     s
 }
@@ -610,13 +643,16 @@ fn push_checks<'a>(s: &mut String, checks: impl Iterator<Item = &'a Check>) {
             .collect();
         let _ = writeln!(
             s,
-            "    ({}, {}, {}, {}, 0x{:0digits$x}, [{}]),",
+            "    ({}, {}, {}, {}, 0x{:0digits$x}, [{}], {}),",
             py_str(&c.label),
             c.arg,
             c.offset,
             c.bytes,
             c.mask,
-            allowed.join(", ")
+            allowed.join(", "),
+            c.any_nan.map_or("None".to_string(), |(m, e, f)| format!(
+                "({m:#x}, {e:#x}, {f:#x})"
+            ))
         );
     }
 }
@@ -635,7 +671,7 @@ def main():
     except (Unavailable, RuntimeError, OSError) as e:
         print(f"cannot run: {e}", file=sys.stderr)
         return 2
-    for label, arg, offset, nbytes, mask, allowed in REQUIRED:
+    for label, arg, offset, nbytes, mask, allowed, _ in REQUIRED:
         seen = int.from_bytes(buffers[arg][offset:offset + nbytes], "little")
         if not any((seen ^ a) & mask == 0 for a in allowed):
             want = " or ".join(str(a) for a in allowed)
@@ -645,21 +681,62 @@ def main():
         print(f"launch as required: {len(REQUIRED)} requirement(s) held ({REQUIRED[0][0]}: {REQUIRED[0][5][0]}, ...)")
     differ = 0
     print(f"{'word':<48} {'expected':<24} {'observed':<20}")
-    for label, arg, offset, nbytes, mask, allowed in CHECKS:
+    for label, arg, offset, nbytes, mask, allowed, any_nan in CHECKS:
         data = buffers[arg]
         seen = int.from_bytes(data[offset:offset + nbytes], "little")
         ok = any((seen ^ a) & mask == 0 for a in allowed)
+        if any_nan is not None:
+            m, e, f = any_nan
+            ok = ok or ((seen & m & e) == e and (seen & m & f) != 0)
         digits = 2 * nbytes
         if len(allowed) <= 4:
             exp = " or ".join(f"0x{a:0{digits}x}" for a in allowed)
         else:
             exp = f"one of {len(allowed)} values (CHECKS)"
+        if any_nan is not None:
+            exp += " or any NaN"
         if mask != (1 << (8 * nbytes)) - 1:
             exp += f" (bits 0x{mask:0{digits}x})"
         mark = "" if ok else "   <-- differs"
         print(f"{label:<48} {exp:<24} 0x{seen:0{digits}x}{mark}")
         if not ok:
             differ += 1
+    for label, init, (fa, fo, fb), nan, table, threads in ORDERS:
+        final = int.from_bytes(buffers[fa][fo:fo + fb], "little")
+        seen = []
+        shape = None
+        for kind, iterations, ret, ok, loop in threads:
+            rets = [None] * iterations
+            oks = None
+            if ret is not None:
+                a, first, step, nb = ret
+                rets = [int.from_bytes(buffers[a][first + it * step:first + it * step + nb], "little") for it in range(iterations)]
+            if ok is not None:
+                a, first, step = ok
+                oks = [int.from_bytes(buffers[a][first + it * step:first + it * step + 4], "little") for it in range(iterations)]
+            if loop is None:
+                seen.append([(kind, r, None if oks is None else oks[it] != 0) for it, r in enumerate(rets)])
+            else:
+                steps, why = loop_steps(table, kind, loop[0], bool(loop[1]), rets, oks)
+                shape = shape or why
+                seen.append(steps or [])
+        ops = sum(len(o) for o in seen)
+        if shape is not None:
+            verdict, detail = "loop", shape
+        else:
+            verdict, detail = order_check(init, final, table, seen, nan, ORDER_BUDGET)
+        if verdict == "pass":
+            print(f"{label}: the returned values of its {ops} operations and its final value fit one order")
+        elif verdict == "fail":
+            print(f"{label}: no order of its {ops} operations, each work-item's in its own order, gives the returned values and final value observed (longest consistent prefix: {detail})   <-- differs")
+            differ += 1
+        elif verdict == "loop":
+            print(f"{label}: a compare-and-swap loop's attempts cannot be a loop's: {detail}   <-- differs")
+            differ += 1
+        elif verdict == "budget":
+            print(f"returned values not judged: budget ({label}: more than {ORDER_BUDGET} states searched)")
+        else:
+            print(f"returned values not judged: {label}: memory reached 0x{detail:x}, a value the effect table does not hold")
     for u in UNJUDGED:
         print(f"not judged: {u}")
     if differ:
@@ -698,6 +775,143 @@ mod tests {
         assert_eq!(py_bytes(&[0xff, 0, 0]), "bytes.fromhex(\"ff\") + bytes(2)");
         assert_eq!(py_bytes(&[0; 3]), "bytes(3)");
         assert_eq!(py_bytes(&[]), "bytes(0)");
+    }
+
+    /// Runs the script of `d` whose host returns `buffers` (Python expressions); its exit code
+    /// and output.
+    fn run_script(d: &Dispatch, buffers: &[&str]) -> (Option<i32>, String) {
+        let about = About {
+            id: "t".into(),
+            cite: "r".into(),
+            adapter: "none".into(),
+            env: Vec::new(),
+            profile: "spirv".into(),
+            status: "pass".into(),
+        };
+        let host = format!("def run():\n    return [{}]\n", buffers.join(", "));
+        let out = std::process::Command::new("python3")
+            .arg("-c")
+            .arg(script(&about, d, "", &host))
+            .output()
+            .expect("python3 runs (the scripts need it)");
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.code(), text)
+    }
+
+    #[test]
+    fn a_final_value_that_may_be_any_nan_accepts_any_nan_of_its_format() {
+        use atomcts_reference::float::Format;
+        let f = Format::F32;
+        let check = |any_nan| Check {
+            label: "global 0x00001000".into(),
+            arg: 0,
+            offset: 0,
+            bytes: 4,
+            mask: 0xffff_ffff,
+            allowed: vec![0x7fc0_0000, 0x3f80_0000],
+            any_nan,
+            required: false,
+        };
+        let d = |any_nan| Dispatch {
+            program: Program::Wgsl {
+                source: String::new(),
+                subgroup_size: None,
+            },
+            args: Vec::new(),
+            global: 1,
+            local: 1,
+            checks: vec![check(any_nan)],
+            unjudged: Vec::new(),
+            orders: Vec::new(),
+        };
+        let nan = Some((f.mask(), f.exp_mask(), f.frac_mask()));
+        let word = |v: u32| format!("bytes.fromhex({:?})", hex(&v.to_le_bytes()));
+        let (code, out) = run_script(&d(nan), &[&word(0xffc0_0001)]);
+        assert_eq!(code, Some(0), "{out}");
+        assert!(out.contains("0x7fc00000 or 0x3f800000 or any NaN"), "{out}");
+        for (any_nan, seen) in [(nan, 0x7f80_0000), (nan, 0x3f80_0001), (None, 0xffc0_0001)] {
+            let (code, out) = run_script(&d(any_nan), &[&word(seen)]);
+            assert_eq!(code, Some(1), "{seen:#x}: {out}");
+        }
+        let (code, _) = run_script(&d(None), &[&word(0x3f80_0000)]);
+        assert_eq!(code, Some(0));
+    }
+
+    #[test]
+    fn a_script_reads_its_order_checks_from_the_buffers() {
+        use atomcts_reference::race::{OpStep, Step};
+        // Two work-items add 1 once each from 5 (memory: argument 0; returned values: argument
+        // 1, 8 bytes a slot, one slot each).
+        let add = OpStep {
+            op: AtomicOp::Add,
+            ty: atomcts_reference::types::DataType::U32,
+            env: atomcts_reference::ir::Env::default(),
+            src: [1, 0],
+        };
+        let table = vec![
+            (5..8)
+                .map(|v| {
+                    (
+                        v,
+                        add.step(v)
+                            .unwrap()
+                            .iter()
+                            .map(|e| (e.new, e.ret, e.success))
+                            .collect(),
+                    )
+                })
+                .collect(),
+        ];
+        let thread = |slot: usize| OrderThread {
+            kind: 0,
+            iterations: 1,
+            ret: Some((1, 8 * slot, 16, 8)),
+            ok: None,
+            cas_loop: None,
+        };
+        let d = Dispatch {
+            program: Program::Wgsl {
+                source: String::new(),
+                subgroup_size: None,
+            },
+            args: Vec::new(),
+            global: 2,
+            local: 2,
+            checks: Vec::new(),
+            unjudged: Vec::new(),
+            orders: vec![Order {
+                label: "global 0x00001000".into(),
+                init: 5,
+                final_at: (0, 0, 4),
+                nan: None,
+                table,
+                threads: vec![thread(0), thread(1)],
+            }],
+        };
+        let mem = "bytes.fromhex(\"07000000\")";
+        let (code, out) = run_script(
+            &d,
+            &[
+                mem,
+                "bytes.fromhex(\"0600000000000000\" \"0500000000000000\")",
+            ],
+        );
+        assert_eq!(code, Some(0), "{out}");
+        assert!(out.contains("global 0x00001000: the returned values of its 2 operations and its final value fit one order"), "{out}");
+        // Both returned 5: no order gives that.
+        let (code, out) = run_script(
+            &d,
+            &[
+                mem,
+                "bytes.fromhex(\"0500000000000000\" \"0500000000000000\")",
+            ],
+        );
+        assert_eq!(code, Some(1), "{out}");
+        assert!(out.contains("no order of its 2 operations"), "{out}");
     }
 
     #[test]

@@ -8,7 +8,9 @@
 //! kernel) exit 1 standalone while the unplanted ones exit 0. SIMD-group functions (lavapipe,
 //! intel-cpu): every script exits 0, a planted wrong shuffle exits 1, a sub-group size the
 //! driver does not give exits 2. Concurrent cases whose final value depends on the order
-//! (lavapipe, PoCL): the scripts list every value some order gives and exit 0.
+//! (lavapipe, PoCL): the scripts list every value some order gives and exit 0; they judge the
+//! returned values by one order per address (global and work-group local memory), and a
+//! returned value corrupted after the run, or stored wrong by the kernel, exits 1.
 
 mod common;
 use common::{text, tmp};
@@ -318,8 +320,11 @@ fn simd_group_functions_reproduce_with_their_sub_group_size() {
                 .and_then(|r| r.split(')').next())
                 .unwrap()
                 .to_string();
-            let want = format!("0xffffffff, [0x{:08x}]),", w.parse::<u32>().unwrap());
-            let other = format!("0xffffffff, [0x{:08x}]),", 2 * w.parse::<u32>().unwrap());
+            let want = format!("0xffffffff, [0x{:08x}], None),", w.parse::<u32>().unwrap());
+            let other = format!(
+                "0xffffffff, [0x{:08x}], None),",
+                2 * w.parse::<u32>().unwrap()
+            );
             edited(up, &want, &other, "size-other.py")
         };
         let p = python(&refused);
@@ -459,4 +464,150 @@ fn webgpu_scripts_run_the_wgsl_in_their_own_headless_chromium() {
     ));
     assert_eq!(p.status.code(), Some(2), "{}", text(&p));
     assert!(text(&p).contains("cannot run: "), "{}", text(&p));
+}
+
+/// Python put after `buffers = run()` in a script: bit 30 of the first returned value its first
+/// order check reads is flipped (the kernel ran as written; memory and counts untouched).
+const CORRUPT_FIRST_RETURN: &str = "        buffers = run()
+        _a, _f, _s, _n = next(t[2] for t in ORDERS[0][5] if t[2] is not None)
+        _b = bytearray(buffers[_a])
+        _b[_f + 3] ^= 0x40
+        buffers[_a] = bytes(_b)
+";
+
+#[test]
+#[ignore = "needs lavapipe and PoCL (tools/install-implementations.sh opencl vulkan); CI runs it"]
+fn concurrent_scripts_judge_the_returned_values_by_one_order() {
+    for adapter in ["vulkan:lavapipe", "opencl:pocl"] {
+        let dir = tmp(&format!("returns-{}", adapter.replace(':', "-")));
+        let o = repro(
+            adapter,
+            "spec-cases",
+            "id:sass/atom/concurrent::exch_against_add_returns_two_by_two",
+            &dir,
+            &[
+                "--all",
+                "--filter",
+                "id:msl/atomic/concurrent::exchange_against_add_threadgroup",
+            ],
+            &[],
+        );
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(0), "{adapter}: {t}");
+        assert_eq!(all_exit(&dir, 0), 2, "{adapter}: {t}");
+        // Global memory (SASS), and work-group local memory judged in the kernel's copy (MSL).
+        for (name, label, ops) in [
+            (
+                "sass_atom_concurrent__exch_against_add_returns_two_by_two.py",
+                "global 0x00001000",
+                8,
+            ),
+            (
+                "msl_atomic_concurrent__exchange_against_add_threadgroup.py",
+                "shared 0x10000000",
+                48,
+            ),
+        ] {
+            let script = dir.join(name);
+            let body = std::fs::read_to_string(&script).unwrap();
+            assert!(
+                body.contains("# Returned values, judged at 1 address(es) (ORDERS)"),
+                "{adapter}: {body}"
+            );
+            assert!(!body.contains("returned values are not judged"), "{body}");
+            let ok = text(&python(&script));
+            assert!(
+                ok.contains(&format!("{label}: the returned values of its {ops} operations and its final value fit one order")),
+                "{adapter}: {ok}"
+            );
+            // A returned value no order gives (bit 30 set: memory never held it), with memory
+            // and the iteration counts as the driver left them: only the order check sees it.
+            let bad = edited(
+                &script,
+                "        buffers = run()\n",
+                CORRUPT_FIRST_RETURN,
+                "corrupt.py",
+            );
+            let p = python(&bad);
+            let out = text(&p);
+            assert_eq!(p.status.code(), Some(1), "{adapter}: {out}");
+            assert_eq!(out.matches("<-- differs").count(), 1, "{adapter}: {out}");
+            assert!(
+                out.contains(&format!("{label}: no order of its {ops} operations")),
+                "{adapter}: {out}"
+            );
+        }
+    }
+    // A compare-and-swap loop (PoCL runs them): its returned values and attempts are judged
+    // as the reference's loop steps; a corrupted returned value or attempt count exits 1.
+    let dir = tmp("returns-pocl-loop");
+    let o = repro(
+        "opencl:pocl",
+        "spec-cases",
+        "id:sass/atom/concurrent::cas_loop_against_add",
+        &dir,
+        &["--all"],
+        &[],
+    );
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    assert_eq!(all_exit(&dir, 0), 1, "{t}");
+    let script = scripts(&dir)[0].clone();
+    let ok = text(&python(&script));
+    assert!(
+        ok.contains("global 0x00001000: the returned values of its ")
+            && ok.contains(" operations and its final value fit one order"),
+        "{ok}"
+    );
+    for (snippet, name, why) in [
+        // Bit 30 of its first returned value: refused at once where that iteration made one
+        // attempt (it returned its compare), else by the search.
+        ("        _b[_t[2][1] + 3] ^= 0x40\n", "loop-return.py", ""),
+        (
+            "        _b[_t[3][1]] = 0\n",
+            "loop-attempts.py",
+            "made no attempt",
+        ),
+    ] {
+        let arg = if name == "loop-return.py" { 2 } else { 3 };
+        let corrupt = format!(
+            "        buffers = run()\n        _t = next(t for t in ORDERS[0][5] if t[4] is not None)\n        _b = bytearray(buffers[_t[{arg}][0]])\n{snippet}        buffers[_t[{arg}][0]] = bytes(_b)\n"
+        );
+        let p = python(&edited(
+            &script,
+            "        buffers = run()\n",
+            &corrupt,
+            name,
+        ));
+        let out = text(&p);
+        assert_eq!(p.status.code(), Some(1), "{name}: {out}");
+        assert!(
+            (out.contains("a compare-and-swap loop's attempts cannot be a loop's")
+                || out.contains("global 0x00001000: no order of its "))
+                && out.contains(why),
+            "{name}: {out}"
+        );
+    }
+    // The OpenCL kernel itself returning what no order gives: the exchanges' returned values
+    // with bit 30 flipped as they are stored (the atomics untouched).
+    let dir = tmp("returns-pocl-kernel");
+    let o = repro(
+        "opencl:pocl",
+        "spec-cases",
+        "exch_against_add_returns_two_by_two",
+        &dir,
+        &["--all"],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let planted = edited(
+        &scripts(&dir)[0],
+        "ret[0u + it * 2u + i] = (ulong)old;",
+        "ret[0u + it * 2u + i] = (ulong)(old ^ 0x40000000u);",
+        "kernel.py",
+    );
+    let p = python(&planted);
+    let out = text(&p);
+    assert_eq!(p.status.code(), Some(1), "{out}");
+    assert!(out.contains("no order of its 8 operations"), "{out}");
 }

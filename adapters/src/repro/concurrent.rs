@@ -8,14 +8,15 @@
 //! its own order. Enumerated within stated bounds ([`ORDER_PAIRS`], [`MAX_FINALS`]); beyond
 //! them the case is refused with the reason.
 
+use super::order::{Order, OrderThread, SWEEP_STEPS, reachable, sweep, table};
 use super::{Check, order_free, read, width_mask};
 use crate::plan::ConcurrentPlan;
 use atomcts_reference::concurrent::is_identity;
 use atomcts_reference::ir::AtomicOp;
-use atomcts_reference::race::{OpStep, Step};
+use atomcts_reference::race::OpStep;
 use atomcts_reference::state::State;
 use atomcts_reference::types::{DataType, Space};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::BTreeMap;
 
 /// Most (remaining operations, memory value) pairs [`final_values`] visits for one location,
 /// all steps together.
@@ -32,101 +33,81 @@ pub const MAX_FINALS: usize = 1024;
 /// `Err` with the reason past [`ORDER_PAIRS`] pairs or [`MAX_FINALS`] values.
 pub fn final_values(init: u64, classes: &[(OpStep, u32)]) -> Result<Vec<u64>, String> {
     let total: u64 = classes.iter().map(|(_, n)| u64::from(*n)).sum();
-    // Every combination of operations left is reached, each with a value at least.
-    let combinations = classes.iter().try_fold(1u64, |p, (_, n)| {
-        p.checked_mul(u64::from(*n) + 1)
-            .filter(|p| *p <= ORDER_PAIRS as u64)
-    });
-    if combinations.is_none() {
-        return Err(format!(
-            "the orders of its {total} operations in {} kinds reach more than {ORDER_PAIRS} (operations left, value) pairs: too many to enumerate the final values a script would list",
-            classes.len()
-        ));
-    }
-    let start: Vec<u32> = classes.iter().map(|(_, n)| *n).collect();
-    let mut layer: HashMap<Vec<u32>, BTreeSet<u64>> = HashMap::new();
-    layer.insert(start, BTreeSet::from([init]));
-    let mut pairs = 1usize;
-    for _ in 0..total {
-        let mut next: HashMap<Vec<u32>, BTreeSet<u64>> = HashMap::new();
-        for (left, values) in &layer {
-            for (i, (step, _)) in classes.iter().enumerate() {
-                if left[i] == 0 {
-                    continue;
-                }
-                let mut after = left.clone();
-                after[i] -= 1;
-                let into = next.entry(after).or_default();
-                for v in values {
-                    for e in step.step(*v).map_err(|e| e.to_string())? {
-                        if into.insert(e.new) {
-                            pairs += 1;
-                        }
-                    }
-                }
-                if pairs > ORDER_PAIRS {
-                    return Err(format!(
-                        "the orders of its {total} operations in {} kinds reach more than {ORDER_PAIRS} (operations left, value) pairs: too many to enumerate the final values a script would list",
-                        classes.len()
-                    ));
-                }
-            }
-        }
-        layer = next;
-    }
-    let finals: Vec<u64> = layer
-        .into_values()
-        .flatten()
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
+    let (_, finals) = super::order::reachable(init, classes, ORDER_PAIRS).map_err(|why| {
+        format!("{why}: too many to enumerate the final values a script would list")
+    })?;
     if finals.len() > MAX_FINALS {
         return Err(format!(
             "its {total} operations end at {} different values depending on the order: more than the {MAX_FINALS} a script lists",
             finals.len()
         ));
     }
-    Ok(finals)
+    Ok(finals.into_iter().collect())
 }
 
-/// The checks of a concurrent launch on global memory (argument `mem_arg`,
-/// [`ConcurrentPlan::image`]'s layout, from `initial_state`): each location's final value, the
+/// The checks of a concurrent launch (argument `mem_arg`, [`ConcurrentPlan::image`]'s layout,
+/// from `initial_state`; work-group local memory is judged in the copy the kernel makes of it
+/// after its barrier, at [`ConcurrentPlan::shared_base`]): each location's final value, the
 /// reference's serial one (`final_state`) where every order gives it (its operations commute, or are all one),
 /// else every value some order gives ([`final_values`]; a compare-and-swap loop's iteration
 /// counts as the update its success applies); and, where the launch counts them, the
 /// iterations every work-item executed (`counts`: argument and byte offset of
-/// `[group][item]` 32-bit counts). The returned values are not judged: they need atomcts's
-/// order checker.
+/// `[group][item]` 32-bit counts); and, where the launch keeps them (`rets`), the values every
+/// iteration returned, per address, by the order check ([`super::order`]).
 pub fn concurrent_checks(
     cp: &ConcurrentPlan,
     initial_state: &State,
     final_state: &State,
     mem_arg: usize,
     counts: Option<(usize, usize)>,
-) -> Result<(Vec<Check>, Vec<String>), String> {
-    if cp.has_local_image() || cp.uses_shared() {
+    rets: Option<Rets>,
+) -> Result<ConcurrentChecks, String> {
+    if cp.uses_shared() && !cp.has_local_image() {
         return Err(
-            "a concurrent case on work-group local memory is not written standalone yet".into(),
+            "a concurrent case on work-group local memory whose launch keeps no copy of it".into(),
         );
     }
     if cp.groups.iter().any(|g| g.ty == DataType::F16x2) {
         return Err("a concurrent case on f16x2 (judged per half): not written standalone".into());
     }
-    let pick = cp.global.bytes(final_state, Space::Global);
-    let initial = cp.global.bytes(initial_state, Space::Global);
-    let mut at: BTreeMap<u64, Vec<(usize, usize)>> = BTreeMap::new();
+    // Per space: its layout, where its image starts in the buffer, memory before and after.
+    let image = |space: Space| match space {
+        Space::Global => (&cp.global, 0u64),
+        Space::Shared => (&cp.shared, cp.shared_base()),
+    };
+    let bytes = |space: Space, st: &State| image(space).0.bytes(st, space);
+    let (pick_g, initial_g) = (
+        bytes(Space::Global, final_state),
+        bytes(Space::Global, initial_state),
+    );
+    let (pick_s, initial_s) = if cp.has_local_image() {
+        (
+            bytes(Space::Shared, final_state),
+            bytes(Space::Shared, initial_state),
+        )
+    } else {
+        (Vec::new(), Vec::new())
+    };
+    let mut at: BTreeMap<(Space, u64), Vec<(usize, usize)>> = BTreeMap::new();
     for (k, g) in cp.groups.iter().enumerate() {
         for (i, item) in g.items.iter().enumerate() {
-            at.entry(item.offset).or_default().push((k, i));
+            at.entry((g.space, item.offset)).or_default().push((k, i));
         }
     }
     let mut checks = Vec::new();
     let mut notes = Vec::new();
-    for (offset, members) in &at {
+    let mut orders = Vec::new();
+    let mut unordered = Vec::new();
+    for (&(space, off), members) in &at {
+        let offset = &off;
+        let (layout, base) = image(space);
+        let (pick, initial) = match space {
+            Space::Global => (&pick_g, &initial_g),
+            Space::Shared => (&pick_s, &initial_s),
+        };
         let g0 = &cp.groups[members[0].0];
         let w = g0.ty.bytes() as usize;
-        let addr = cp
-            .global
+        let addr = layout
             .ranges
             .iter()
             .find(|r| *offset >= r.offset && *offset < r.offset + r.len)
@@ -153,27 +134,17 @@ pub fn concurrent_checks(
         }
         let ops: Vec<AtomicOp> = classes.iter().map(|(s, _)| s.op).collect();
         let float = classes.iter().any(|(s, _)| s.ty.float_format().is_some());
-        let serial = read(&pick, *offset as usize, w);
+        let serial = read(pick, *offset as usize, w);
         let allowed = if classes.len() <= 1 || order_free(&ops, float) {
             vec![serial]
         } else {
-            let init = read(&initial, *offset as usize, w);
+            let init = read(initial, *offset as usize, w);
             let finals = final_values(init, &classes).map_err(|why| {
                 format!(
                     "its final memory at {addr:#x} depends on the order of its operations ({}), and {why}",
                     names(&ops)
                 )
             })?;
-            if let Some(f) = classes[0].0.ty.float_format()
-                && !classes[0].0.env.nan_exact
-                && finals
-                    .iter()
-                    .any(|v| atomcts_reference::float::is_nan(f, *v))
-            {
-                return Err(format!(
-                    "its final memory at {addr:#x} may be a NaN, and the profile allows any NaN there: not listed standalone"
-                ));
-            }
             if !finals.contains(&serial) {
                 return Err(format!(
                     "the reference's serial final value {serial:#x} at {addr:#x} is not among the {} values enumerated (a bug in the reproducer's enumeration)",
@@ -190,13 +161,40 @@ pub fn concurrent_checks(
                 .chain(finals.into_iter().filter(|v| *v != serial))
                 .collect()
         };
+        if let Some(rets) = rets {
+            let at = Place {
+                space,
+                offset: *offset,
+                addr,
+                base,
+            };
+            match order_of(cp, at, members, initial, mem_arg, rets) {
+                Ok(o) => orders.push(o),
+                Err(why) => unordered.push(format!(
+                    "the values returned on {addr:#x} (and their order): {why}"
+                )),
+            }
+        }
+        // A NaN the documents allow stands for any NaN where the profile is not NaN-exact
+        // (the reference's `Equality::NanClass`).
+        let any_nan = g0
+            .ty
+            .float_format()
+            .filter(|f| {
+                !g0.env.nan_exact
+                    && allowed
+                        .iter()
+                        .any(|v| atomcts_reference::float::is_nan(*f, *v))
+            })
+            .map(|f| (f.mask(), f.exp_mask(), f.frac_mask()));
         checks.push(Check {
-            label: format!("global {addr:#010x}"),
+            label: format!("{} {addr:#010x}", space.name()),
             arg: mem_arg,
-            offset: *offset as usize,
+            offset: (base + *offset) as usize,
             bytes: w,
             mask: width_mask(w),
             allowed,
+            any_nan,
             required: false,
         });
     }
@@ -211,14 +209,133 @@ pub fn concurrent_checks(
                     bytes: 4,
                     mask: u64::from(u32::MAX),
                     allowed: vec![u64::from(cp.iterations[k])],
+                    any_nan: None,
                     required: false,
                 });
             }
         }
     }
-    let mut unjudged = vec!["the values each iteration returned: they need atomcts's order checker; this script judges the final memory and the iteration counts only".to_string()];
+    let mut unjudged = if rets.is_none() {
+        vec!["the values each iteration returned: this launch does not keep them; this script judges the final memory and the iteration counts only".to_string()]
+    } else {
+        unordered
+    };
+    unjudged.push(
+        "memory no operation touches (atomcts checks it is unchanged; this script reads only the shared locations)"
+            .into(),
+    );
     unjudged.extend(notes);
-    Ok((checks, unjudged))
+    Ok((checks, unjudged, orders))
+}
+
+/// What [`concurrent_checks`] gives: the words compared, what is not judged (one line each),
+/// the order checks.
+pub type ConcurrentChecks = (Vec<Check>, Vec<String>, Vec<Order>);
+
+/// Where a concurrent launch keeps what every iteration returned: the returned values
+/// (argument, bytes a slot) and the compare-exchange success flags (argument, bytes a slot),
+/// both laid out `[group][iteration][item]` ([`ConcurrentPlan::ret_base`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rets {
+    /// The returned values: argument and bytes a slot (the value read is the slot's).
+    pub ret: (usize, usize),
+    /// The success flags: argument and bytes a slot.
+    pub ok: (usize, usize),
+}
+
+/// Where a shared location lies: its space, its offset in that space's layout, its address
+/// (for people) and where the space's image starts in the launch's buffer.
+#[derive(Clone, Copy, Debug)]
+struct Place {
+    space: Space,
+    offset: u64,
+    addr: u64,
+    base: u64,
+}
+
+/// The order check of the location `at` that the work-items `members` (`(instruction, item)`)
+/// share (`initial`: its space's memory before the launch), or why it is not written: a
+/// compare-and-swap loop on it, or past the bounds of [`reachable`] ([`ORDER_PAIRS`]), of
+/// [`sweep`] or of the effect table.
+fn order_of(
+    cp: &ConcurrentPlan,
+    at: Place,
+    members: &[(usize, usize)],
+    initial: &[u8],
+    mem_arg: usize,
+    rets: Rets,
+) -> Result<Order, String> {
+    let Place {
+        space,
+        offset,
+        addr,
+        base,
+    } = at;
+    let g0 = &cp.groups[members[0].0];
+    let w = g0.ty.bytes() as usize;
+    let init = read(initial, offset as usize, w);
+    let mut kinds: Vec<OpStep> = Vec::new();
+    let mut classes: Vec<(OpStep, u32)> = Vec::new();
+    let mut threads = Vec::new();
+    for &(k, i) in members {
+        let g = &cp.groups[k];
+        let lp = cp.loops.get(k).copied().flatten();
+        let step = match lp {
+            Some(lp) => lp.step(g.ty, g.env),
+            None => OpStep {
+                op: g.op,
+                ty: g.ty,
+                env: g.env,
+                src: g.items[i].src,
+            },
+        };
+        let kind = kinds.iter().position(|s| *s == step).unwrap_or_else(|| {
+            kinds.push(step.clone());
+            kinds.len() - 1
+        });
+        if !is_identity(&step) {
+            match classes.iter_mut().find(|(s, _)| *s == step) {
+                Some((_, n)) => *n += cp.iterations[k],
+                None => classes.push((step, cp.iterations[k])),
+            }
+        }
+        let (n, slot) = (g.items.len(), cp.ret_base(k) + i);
+        let kept = g.items[i].returns;
+        let (ra, rb) = rets.ret;
+        let (oa, ob) = rets.ok;
+        threads.push(OrderThread {
+            kind,
+            iterations: cp.iterations[k],
+            ret: kept.then_some((ra, slot * rb, n * rb, rb)),
+            // A loop's `ok` slots hold its attempts, whatever it keeps of its returns.
+            ok: (lp.is_some() || (kept && g.op == AtomicOp::Cas)).then_some((
+                oa,
+                slot * ob,
+                n * ob,
+            )),
+            cas_loop: lp.map(|_| (g.items[i].src[0] & width_mask(w), g.env.weak)),
+        });
+    }
+    let ops: Vec<AtomicOp> = classes.iter().map(|(s, _)| s.op).collect();
+    let values = if order_free(&ops, g0.ty.float_format().is_some()) {
+        sweep(init, &classes, SWEEP_STEPS)?
+    } else {
+        reachable(init, &classes, ORDER_PAIRS)?.0
+    };
+    let table = table(&kinds, &values)?;
+    let nan = g0
+        .ty
+        .float_format()
+        .filter(|_| !g0.env.nan_exact)
+        .map(|f| (f.mask(), f.exp_mask(), f.frac_mask()));
+    Ok(Order {
+        label: format!("{} {addr:#010x}", space.name()),
+        init,
+        final_at: (mem_arg, (base + offset) as usize, w),
+        nan,
+        table,
+        threads,
+    })
 }
 
 fn names(ops: &[AtomicOp]) -> String {

@@ -603,15 +603,20 @@ impl crate::Concurrent for OpenClAdapter {
                             &s.states[0],
                             0,
                             Some((0, concurrent::counts_at(&cp))),
+                            Some(crate::repro::Rets {
+                                ret: (1, 8),
+                                ok: (2, 4),
+                            }),
                         )
                     })
-                    .map(|(checks, unjudged)| crate::repro::Dispatch {
+                    .map(|(checks, unjudged, orders)| crate::repro::Dispatch {
                         program: repro::program(&kernel),
                         args,
                         global,
                         local,
                         checks,
                         unjudged,
+                        orders,
                     }),
             );
         }

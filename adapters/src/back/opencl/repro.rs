@@ -76,6 +76,7 @@ pub fn shuffle_dispatch(
         local: n,
         checks,
         unjudged,
+        orders: Vec::new(),
     })
 }
 

@@ -160,6 +160,7 @@ mod tests {
             local: launch.block as usize,
             checks,
             unjudged,
+            orders: Vec::new(),
         };
         let about = About {
             id: "sass/atom/add::x".into(),

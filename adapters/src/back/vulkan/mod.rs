@@ -647,15 +647,20 @@ impl crate::Concurrent for VulkanAdapter {
                             &s.states[0],
                             0,
                             Some((3, 0)),
+                            Some(crate::repro::Rets {
+                                ret: (1, d.ret_bytes as usize),
+                                ok: (2, 4),
+                            }),
                         )
                     })
-                    .map(|(checks, unjudged)| crate::repro::Dispatch {
+                    .map(|(checks, unjudged, orders)| crate::repro::Dispatch {
                         program: repro::program(d, None),
                         args,
                         global: (d.groups.max(1) * d.local_size) as usize,
                         local: d.local_size as usize,
                         checks,
                         unjudged,
+                        orders,
                     }),
             );
         }

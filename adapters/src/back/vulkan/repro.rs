@@ -50,6 +50,7 @@ pub fn shuffle_dispatch(
         local: d.local_size as usize,
         checks,
         unjudged,
+        orders: Vec::new(),
     })
 }
 

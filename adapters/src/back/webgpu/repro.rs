@@ -57,6 +57,7 @@ pub fn dispatch(
                 local,
                 checks,
                 unjudged,
+                orders: Vec::new(),
             })
         }
     }
