@@ -16,6 +16,7 @@ use atomcts_reference::types::Space;
 use std::fmt::Write as _;
 
 mod concurrent;
+pub mod shim;
 pub use concurrent::{MAX_FINALS, ORDER_PAIRS, concurrent_checks, final_values};
 
 /// The program a back end ran, in its own terms.
@@ -59,6 +60,14 @@ pub enum Program {
         text: String,
         /// The entry to launch.
         entry: String,
+    },
+    /// A semantic-level shim's body (PROTOCOL.md, "Standalone reproducers"): Python in the
+    /// implementation's own API that runs the case and returns what it observed ([`shim`]).
+    Shim {
+        /// The body's source.
+        body: String,
+        /// The Python modules it imports beyond the standard library.
+        modules: Vec<String>,
     },
 }
 
@@ -531,7 +540,7 @@ pub fn script(about: &About, d: &Dispatch, program_comment: &str, host: &str) ->
              Exit status: 0 the words match, 1 they differ, 2 it cannot run (driver missing, or it\n\
              does not give the launch what the case requires, such as the sub-group size).\n\
              Environment (the script sets it itself when unset):\n{}{}\
-             Python 3, standard library only: python3 <this script>",
+             {}: python3 <this script>",
             about.id,
             about.adapter,
             about.profile,
@@ -554,6 +563,11 @@ pub fn script(about: &About, d: &Dispatch, program_comment: &str, host: &str) ->
                         .map(|u| format!("  - {u}\n"))
                         .collect::<String>()
                 )
+            },
+            match &d.program {
+                Program::Shim { modules, .. } if !modules.is_empty() =>
+                    format!("Python 3 with {}", modules.join(", ")),
+                _ => "Python 3, standard library only".to_string(),
             },
         ))
     );
