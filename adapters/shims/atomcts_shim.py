@@ -193,7 +193,7 @@ def repro_answer(req, acc, width, dtype, source, launch, modules, env=None, spac
     """The `repro` answer for a single-instruction case run on one flat buffer of `space`:
 
     `dtype` (a NumPy type name, "uint32") is the array type the kernel works on, `width` its
-    size; `source` is the kernel's text (module level: imports, the decorated kernel); `launch`
+    size (dtype None: no NumPy arrays, only `flat, where`); `source` is the kernel's text (module level: imports, the decorated kernel); `launch`
     the body of observe() (indented four spaces) that starts with the arrays the shared part
     makes (`flat, where`, `mem` over the flat buffer as `dtype`, `idx` as int64, operands `b` and
     `c` as `dtype`, `out` zeroed, N accesses) and returns `observation(final bytes, returned
@@ -215,12 +215,12 @@ def repro_answer(req, acc, width, dtype, source, launch, modules, env=None, spac
             "# access's element index in the flat buffer and its operands (bit patterns).\n"
             "SPACE_OF_BODY = \"%s\"\nRANGES = [\n%s]\nN = %d\nIDX = %s\nSRC0 = %s\nSRC1 = %s\n"
             % (space, space, rows, len(acc), idx, operand(0), operand(1)))
-    arrays = ("    flat, where = layout()\n"
+    arrays = "    flat, where = layout()\n" + ("" if dtype is None else (
               "    mem = np.frombuffer(bytes(flat), dtype=np.{t}).copy()\n"
               "    idx = np.array(IDX, dtype=np.int64)\n"
               "    b = np.array(SRC0, dtype=np.uint64).astype(np.{u}).view(np.{t})\n"
               "    c = np.array(SRC1, dtype=np.uint64).astype(np.{u}).view(np.{t})\n"
-              "    out = np.zeros(N, dtype=np.{t})\n").format(t=dtype, u=bits)
+              "    out = np.zeros(N, dtype=np.{t})\n").format(t=dtype, u=bits))
     body = "%s\n\n\n%s\n\n%s\n\n\ndef observe():\n%s%s" % (
         source.strip("\n"), data, _REPRO_HELPERS.strip("\n"), arrays, launch.rstrip() + "\n")
     ans = {"outcome": "repro", "body": body, "modules": list(modules)}

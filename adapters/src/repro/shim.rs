@@ -141,6 +141,8 @@ if _missing and __name__ == "__main__":
 
 # ---------------- the shim's body (it observes; atomcts judges) ----------------
 @BODY@
+
+
 # ---------------- end of the shim's body ----------------
 
 # The memory space the case addresses, where each of its ranges lies in the buffer the checks
