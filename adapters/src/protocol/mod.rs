@@ -12,9 +12,9 @@
 use crate::interrupt::Wait;
 use crate::{Adapter, AdapterError, AdapterErrorKind, Level, Observation, Request};
 use atomcts_reference::outcome::FaultClass;
+pub use repro::{MAX_REPRO_BODY, REPRO};
 use serde_json::{Map, Value, json};
 use shim::{EXIT_GRACE, Event, Running};
-pub use repro::{MAX_REPRO_BODY, REPRO};
 pub use shim::{MAX_LINE, MAX_UNREAD};
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};

@@ -13,8 +13,8 @@ use crate::repro::shim::Body;
 use crate::{Adapter as _, Level, Request};
 use atomcts_reference::Profile;
 use atomcts_reference::ir::Lowered;
-use atomcts_reference::state::State;
 use atomcts_reference::program::Dialect;
+use atomcts_reference::state::State;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
@@ -113,7 +113,12 @@ impl SubprocessAdapter {
         let mut about = about.clone();
         about.env = body.env.clone();
         Ok(crate::repro::shim::script(
-            &about, &plan, &last.state, &body, checks, unjudged,
+            &about,
+            &plan,
+            &last.state,
+            &body,
+            checks,
+            unjudged,
         ))
     }
 
@@ -207,7 +212,9 @@ fn is_module(m: &str) -> bool {
     !m.is_empty()
         && m.len() <= 100
         && m.split('.').all(|p| {
-            p.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            p.chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
                 && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
         })
 }

@@ -454,7 +454,13 @@ pub(super) mod tests {
             format!("{}\n", serde_json::to_string(&want).unwrap())
         );
         let mut line = Vec::new();
-        write_request(&mut line, &r, Some(p.to_string().as_bytes()), Some(None), "run");
+        write_request(
+            &mut line,
+            &r,
+            Some(p.to_string().as_bytes()),
+            Some(None),
+            "run",
+        );
         let mut want = want;
         want["lowered"] = Value::Null;
         assert_eq!(

@@ -25,8 +25,21 @@ pub struct Body {
 /// Names of atomcts's script a body may not define at its top level (the judging is
 /// atomcts's), and calls it may not make.
 const RESERVED: &[&str] = &[
-    "CASE", "RULE", "ADAPTER", "ENV", "GLOBAL_SIZE", "LOCAL_SIZE", "ARGS", "CHECKS", "REQUIRED",
-    "UNJUDGED", "MODULES", "SPACE", "LAYOUT", "ACCESSES", "Unavailable",
+    "CASE",
+    "RULE",
+    "ADAPTER",
+    "ENV",
+    "GLOBAL_SIZE",
+    "LOCAL_SIZE",
+    "ARGS",
+    "CHECKS",
+    "REQUIRED",
+    "UNJUDGED",
+    "MODULES",
+    "SPACE",
+    "LAYOUT",
+    "ACCESSES",
+    "Unavailable",
 ];
 
 /// Whether `source` is a body atomcts wraps: it defines `observe()` at its top level, and
@@ -110,11 +123,7 @@ pub fn script(
     );
     let mut layout_rows = String::new();
     for r in &layout.ranges {
-        let _ = writeln!(
-            layout_rows,
-            "    ({:#x}, {}, {}),",
-            r.base, r.len, r.offset
-        );
+        let _ = writeln!(layout_rows, "    ({:#x}, {}, {}),", r.base, r.len, r.offset);
     }
     let modules: Vec<String> = body.modules.iter().map(|m| py_str(m)).collect();
     let host = HOST
@@ -192,6 +201,8 @@ mod tests {
         let exits = "import sys\ndef observe():\n    sys.exit(0)\n";
         assert!(check_body(exits).unwrap_err().contains("sys.exit"));
         // Comparisons and names that merely start like a reserved one are fine.
-        assert!(check_body("def observe():\n    pass\nCHECKSUM = 1\nif ENV == 2:\n    pass\n").is_ok());
+        assert!(
+            check_body("def observe():\n    pass\nCHECKSUM = 1\nif ENV == 2:\n    pass\n").is_ok()
+        );
     }
 }
