@@ -460,3 +460,81 @@ fn webgpu_scripts_run_the_wgsl_in_their_own_headless_chromium() {
     assert_eq!(p.status.code(), Some(2), "{}", text(&p));
     assert!(text(&p).contains("cannot run: "), "{}", text(&p));
 }
+
+/// `atomcts repro` of the sass/atom/bitwise cases `filter` on adapters/shims/mini_ir.py (a
+/// semantic shim with the `repro` capability), with `MINI_IR_REPRO` and `MINI_IR_BUG` set.
+fn mini_ir(dir: &Path, filter: &str, repro_mode: &str, bug: &str, all: bool) -> Output {
+    let shim = format!("cmd:python3 {ROOT}/adapters/shims/mini_ir.py");
+    let mut extra = vec!["--adapter-timeout-ms", "3000"];
+    if all {
+        extra.push("--all");
+    }
+    repro(
+        &shim,
+        "spec-cases/sass/atom/bitwise.toml",
+        filter,
+        dir,
+        &extra,
+        &[("MINI_IR_REPRO", repro_mode), ("MINI_IR_BUG", bug)],
+    )
+}
+
+#[test]
+fn a_cmd_shims_reproducer_shows_its_difference_and_passes_clean() {
+    // A planted xor-as-or: every failing case's script, run by python3 alone, exits 1 showing
+    // the differing word; without it, --all scripts exit 0.
+    let dir = tmp("mini-ir-bug");
+    let o = mini_ir(&dir, "xor", "", "xor_as_or", false);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    let written = scripts(&dir);
+    assert!(!written.is_empty(), "{t}");
+    for s in &written {
+        let r = python(s);
+        let out = text(&r);
+        assert_eq!(r.status.code(), Some(1), "{}: {out}", s.display());
+        assert!(out.contains("<-- differs"), "{out}");
+        let body = std::fs::read_to_string(s).unwrap();
+        assert!(body.contains("the shim's body"), "{body}");
+        assert!(!body.contains("atomcts_shim"), "{body}");
+    }
+    let clean = tmp("mini-ir-clean");
+    let o = mini_ir(&clean, "xor", "", "", true);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    let written = scripts(&clean);
+    assert!(!written.is_empty(), "{t}");
+    for s in &written {
+        let r = python(s);
+        assert_eq!(r.status.code(), Some(0), "{}: {}", s.display(), text(&r));
+    }
+}
+
+#[test]
+fn a_shim_answering_repro_badly_gets_one_line_per_case_and_no_script() {
+    for (mode, why) in [
+        ("off", "does not announce the `repro` capability"),
+        ("garbage", "`repro` answer is malformed"),
+        ("wrong_type", "`repro` answer is malformed (invalid type"),
+        ("no_body", "has no `body`"),
+        ("huge", "(at most 1048576, MAX_REPRO_BODY)"),
+        ("other_id", "is for another case id"),
+        ("crash", "crashed: the shim exited (exit status 3)"),
+        ("stall", "timed out after 3000 ms"),
+        ("clobber", "defines `CHECKS`, a name of atomcts's own script"),
+        ("exit", "calls `sys.exit`"),
+        ("na", "writes no reproducer body for it (not_applicable: mini_ir writes no body today)"),
+    ] {
+        let dir = tmp(&format!("mini-ir-{mode}"));
+        let o = mini_ir(&dir, "id:sass/atom/bitwise::xor_u32", mode, "xor_as_or", false);
+        let t = text(&o);
+        // The case failed and no reproducer was written: an error, with the reason.
+        assert_eq!(o.status.code(), Some(2), "{mode}: {t}");
+        assert!(
+            t.contains("not written: sass/atom/bitwise::xor_u32 (fail): ") && t.contains(why),
+            "{mode}: {t}"
+        );
+        assert!(!t.contains("panicked"), "{mode}: {t}");
+        assert!(scripts(&dir).is_empty(), "{mode}: {t}");
+    }
+}
