@@ -521,12 +521,24 @@ fn a_shim_answering_repro_badly_gets_one_line_per_case_and_no_script() {
         ("other_id", "is for another case id"),
         ("crash", "crashed: the shim exited (exit status 3)"),
         ("stall", "timed out after 3000 ms"),
-        ("clobber", "defines `CHECKS`, a name of atomcts's own script"),
+        (
+            "clobber",
+            "defines `CHECKS`, a name of atomcts's own script",
+        ),
         ("exit", "calls `sys.exit`"),
-        ("na", "writes no reproducer body for it (not_applicable: mini_ir writes no body today)"),
+        (
+            "na",
+            "writes no reproducer body for it (not_applicable: mini_ir writes no body today)",
+        ),
     ] {
         let dir = tmp(&format!("mini-ir-{mode}"));
-        let o = mini_ir(&dir, "id:sass/atom/bitwise::xor_u32", mode, "xor_as_or", false);
+        let o = mini_ir(
+            &dir,
+            "id:sass/atom/bitwise::xor_u32",
+            mode,
+            "xor_as_or",
+            false,
+        );
         let t = text(&o);
         // The case failed and no reproducer was written: an error, with the reason.
         assert_eq!(o.status.code(), Some(2), "{mode}: {t}");

@@ -198,7 +198,7 @@ impl SubprocessAdapter {
                 crate::escape_controls(&super::shorten(k, 60))
             )));
         }
-        crate::repro::shim::check_body(&source).map_err(|e| refuse(e))?;
+        crate::repro::shim::check_body(&source).map_err(refuse)?;
         Ok(Body {
             source,
             modules,
