@@ -8,7 +8,10 @@
 //! kernel) exit 1 standalone while the unplanted ones exit 0. SIMD-group functions (lavapipe,
 //! intel-cpu): every script exits 0, a planted wrong shuffle exits 1, a sub-group size the
 //! driver does not give exits 2. Concurrent cases whose final value depends on the order
-//! (lavapipe, PoCL): the scripts list every value some order gives and exit 0.
+//! (lavapipe, PoCL): the scripts list every value some order gives and exit 0. `cmd:` shims with
+//! the `repro` capability: adapters/shims/mini_ir.py's scripts (python3 alone) exit 1 on a
+//! planted bug and 0 without it, and every bad answer to `repro` refuses the case in one line;
+//! with target/venv (CI, `--ignored`), the Python shims' findings exit 1 and passing cases 0.
 
 mod common;
 use common::{text, tmp};
@@ -548,5 +551,71 @@ fn a_shim_answering_repro_badly_gets_one_line_per_case_and_no_script() {
         );
         assert!(!t.contains("panicked"), "{mode}: {t}");
         assert!(scripts(&dir).is_empty(), "{mode}: {t}");
+    }
+}
+
+/// The Python shims with the `repro` capability, the corpus folder of their findings, and the
+/// venv CI installs them in (tools/install-implementations.sh python).
+const SHIMS: &[(&str, &str)] = &[
+    ("numba_cudasim.py", "spec-cases/findings/numba-cudasim"),
+    ("warp_cpu.py", "spec-cases/findings"),
+    ("taichi_cpu.py", "spec-cases/findings/taichi"),
+    ("triton_interp.py", "spec-cases/findings/triton"),
+];
+const VENV_PYTHON: &str = "target/venv/bin/python";
+
+/// `atomcts repro --profile claimed` on the Python shim `shim`, run from the root.
+fn repro_shim(shim: &str, cases: &str, out: &Path, extra: &[&str]) -> Output {
+    let adapter = format!("cmd:{VENV_PYTHON} adapters/shims/{shim}");
+    std::process::Command::new(env!("CARGO_BIN_EXE_atomcts"))
+        .current_dir(ROOT)
+        .args([
+            "repro",
+            "--profile",
+            "claimed",
+            "--adapter-timeout-ms",
+            "60000",
+        ])
+        .args(["--cases", cases, "--adapter", &adapter, "--out"])
+        .arg(out)
+        .args(extra)
+        .output()
+        .expect("run atomcts")
+}
+
+#[test]
+#[ignore = "needs numba, warp, taichi and triton in target/venv (tools/install-implementations.sh python); CI runs it"]
+fn python_shims_findings_reproduce_in_their_own_api() {
+    for (shim, cases) in SHIMS {
+        // Every failing case of its findings: a script that exits 1 showing the difference.
+        let dir = tmp(&format!("shim-{shim}"));
+        let o = repro_shim(shim, cases, &dir, &[]);
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(1), "{shim}: {t}");
+        let written = scripts(&dir);
+        assert!(!written.is_empty(), "{shim}: {t}");
+        assert!(!t.contains("not written"), "{shim}: {t}");
+        for s in &written {
+            let r = std::process::Command::new(format!("{ROOT}/{VENV_PYTHON}"))
+                .arg(s)
+                .output()
+                .expect("run the venv's python");
+            let out = text(&r);
+            assert_eq!(r.status.code(), Some(1), "{}: {out}", s.display());
+            assert!(out.contains("<-- differs"), "{}: {out}", s.display());
+        }
+        // Passing cases with --all: scripts that exit 0.
+        let all = tmp(&format!("shim-all-{shim}"));
+        let o = repro_shim(shim, "spec-cases/sass/atom/add_int.toml", &all, &["--all"]);
+        let t = text(&o);
+        let written = scripts(&all);
+        assert!(!written.is_empty(), "{shim}: {t}");
+        for s in &written {
+            let r = std::process::Command::new(format!("{ROOT}/{VENV_PYTHON}"))
+                .arg(s)
+                .output()
+                .expect("run the venv's python");
+            assert_eq!(r.status.code(), Some(0), "{}: {}", s.display(), text(&r));
+        }
     }
 }
