@@ -75,7 +75,7 @@ def serve(handler, name, capabilities=(), level="text", version=None, window=64,
                 continue
             req = decode(line.decode())
             kind = req.get("type")
-            if kind == "run" or kind == "run_concurrent":
+            if kind == "run" or kind == "run_concurrent" or kind == "repro":
                 if "profile" not in req:
                     req["profile"] = profile_msg
                 answers.append(_answer(handler, req))
@@ -155,3 +155,75 @@ def accesses_answer(req, layout, final, returned):
     each access's returned value (hex strings)."""
     return {"outcome": "accesses", "returned": returned,
             "memory": memory_answer(req["state"], layout, final)}
+
+
+# Standalone reproducers (PROTOCOL.md, "Standalone reproducers", capability `repro`): a `repro`
+# request has the fields of `run`; the answer's body is Python in the implementation's own API
+# that runs exactly what the shim ran and returns what it observed in the protocol's terms. The
+# shared part is here: the case's ranges laid out as flat_global lays them out, each access's
+# element index and operands, NumPy arrays over them, and the observation turned back into
+# protocol shape. A shim adds its kernel and its launch.
+
+REPRO = "repro"
+
+_REPRO_HELPERS = """
+def layout():
+    \"\"\"The flat buffer of RANGES (each base keeps its residue modulo 8), and where each
+    range lies in it: (base, length, offset).\"\"\"
+    where, cursor = [], 0
+    for base, data in RANGES:
+        off = (cursor + 7) // 8 * 8 + base % 8
+        where.append((base, len(bytes.fromhex(data)), off))
+        cursor = off + len(bytes.fromhex(data))
+    flat = bytearray((cursor + 7) // 8 * 8 or 8)
+    for (base, data), (_, n, off) in zip(RANGES, where):
+        flat[off:off + n] = bytes.fromhex(data)
+    return flat, where
+
+
+def observation(final, returned, where):
+    \"\"\"What the launch left, in the protocol's terms: the bytes of each range of SPACE_OF_BODY
+    (read from the flat buffer `final`) and each access's returned value (its bits).\"\"\"
+    ranges = [{"base": hex(base), "bytes": bytes(final[off:off + n]).hex()} for base, n, off in where]
+    return {"memory": {SPACE_OF_BODY: ranges}, "returned": [hex(int(v)) for v in returned]}
+"""
+
+
+def repro_answer(req, acc, width, dtype, source, launch, modules, env=None, space="global"):
+    """The `repro` answer for a single-instruction case run on one flat buffer of `space`:
+
+    `dtype` (a NumPy type name, "uint32") is the array type the kernel works on, `width` its
+    size (dtype None: no NumPy arrays, only `flat, where`); `source` is the kernel's text (module level: imports, the decorated kernel); `launch`
+    the body of observe() (indented four spaces) that starts with the arrays the shared part
+    makes (`flat, where`, `mem` over the flat buffer as `dtype`, `idx` as int64, operands `b` and
+    `c` as `dtype`, `out` zeroed, N accesses) and returns `observation(final bytes, returned
+    bits, where)`. `modules`: what it imports beyond the standard library; `env`: environment it
+    needs before importing them. A faulting, unallocated or misaligned access: not applicable."""
+    laid = flat_global(req, acc, width, space)
+    if isinstance(laid, dict):
+        return laid
+    _, _, idx = laid
+    mask = (1 << (8 * width)) - 1
+    bits = {4: "uint32", 8: "uint64"}[width]
+    rows = "".join("    (%#x, \"%s\"),\n" % (int(r["base"], 16), r["bytes"])
+                   for r in req["state"]["memory"][space])
+
+    def operand(k):
+        return "[%s]" % ", ".join("%#x" % (int(a["src"][k], 16) & mask) for a in acc)
+
+    data = ("# The case as the shim ran it: the ranges of %s memory (base, initial bytes), each\n"
+            "# access's element index in the flat buffer and its operands (bit patterns).\n"
+            "SPACE_OF_BODY = \"%s\"\nRANGES = [\n%s]\nN = %d\nIDX = %s\nSRC0 = %s\nSRC1 = %s\n"
+            % (space, space, rows, len(acc), idx, operand(0), operand(1)))
+    arrays = "    flat, where = layout()\n" + ("" if dtype is None else (
+              "    mem = np.frombuffer(bytes(flat), dtype=np.{t}).copy()\n"
+              "    idx = np.array(IDX, dtype=np.int64)\n"
+              "    b = np.array(SRC0, dtype=np.uint64).astype(np.{u}).view(np.{t})\n"
+              "    c = np.array(SRC1, dtype=np.uint64).astype(np.{u}).view(np.{t})\n"
+              "    out = np.zeros(N, dtype=np.{t})\n").format(t=dtype, u=bits))
+    body = "%s\n\n\n%s\n\n%s\n\n\ndef observe():\n%s%s" % (
+        source.strip("\n"), data, _REPRO_HELPERS.strip("\n"), arrays, launch.rstrip() + "\n")
+    ans = {"outcome": "repro", "body": body, "modules": list(modules)}
+    if env:
+        ans["env"] = dict(env)
+    return ans

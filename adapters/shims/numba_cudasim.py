@@ -30,6 +30,7 @@ On a real NVIDIA GPU (Numba's CUDA target, numba-cuda): set NUMBA_ENABLE_CUDASIM
 then calls itself `numba-cuda` and answers not applicable where Numba's typing refuses a type
 (e.g. atomic inc on s32). Its findings: adapters/shims/numba_cuda_gpu.baseline.
 """
+import inspect
 import os
 
 import atomcts_shim
@@ -205,6 +206,8 @@ def operands(acc, k, m):
 def run(req):
     if req.get("type") == "run_concurrent":
         return run_concurrent(req)
+    if req.get("type") == "repro":
+        return repro(req)
     lowered = req.get("lowered")
     if not lowered:
         return na("no lowered IR")
@@ -245,6 +248,30 @@ def run(req):
     if op == "cas":
         answer["ok"] = [int(raw[i]) == int(b.view(BITS[width])[i]) for i in range(n)]
     return answer
+
+
+def repro(req):
+    """The `repro` answer (PROTOCOL.md, "Standalone reproducers"): the op's kernel of KERNELS,
+    its source as written here, and the launch run() makes (one block of one thread an access)."""
+    lowered = req.get("lowered")
+    if not lowered:
+        return na("no lowered IR")
+    m = mapping(lowered["instr"])
+    if isinstance(m, dict):
+        return m
+    acc = lowered["instr"]["accesses"]
+    if not acc:
+        return na("no access: nothing to launch")
+    kernel = KERNELS[m.op]
+    fn = getattr(kernel, "py_func", None) or kernel.fn  # the GPU dispatcher / the simulator's
+    source = "import numpy as np\nfrom numba import cuda\n\n\n" + inspect.getsource(fn)
+    bits = np.dtype(BITS[m.width]).name
+    launch = ("    {k}[1, N](mem, idx, b, c, out)\n"
+              "    return observation(mem.tobytes(), out.view(np.{u}), where)\n").format(
+                  k=fn.__name__, u=bits)
+    return atomcts_shim.repro_answer(
+        req, acc, m.width, np.dtype(m.dtype).name, source, launch, ["numpy", "numba"],
+        env={"NUMBA_ENABLE_CUDASIM": "1" if SIMULATOR else "0"})
 
 
 # Concurrent cases (PROTOCOL.md, "Concurrent cases", capabilities `concurrent` and `cas_loop`):
@@ -416,7 +443,7 @@ def main():
     # up to NUMBA_CUDASIM_WINDOW requests in flight (default 64; 1: one at a time).
     atomcts_shim.serve(run, name="numba-cudasim" if SIMULATOR else "numba-cuda", level="semantic", version=2,
                        capabilities=["u64_atomics", "f32_atomic_add", "f64_atomic_add",
-                                     "concurrent", "cas_loop"],
+                                     "concurrent", "cas_loop", atomcts_shim.REPRO],
                        implementation=IMPLEMENTATION, profile="nvidia-ptx",
                        window=int(os.environ.get("NUMBA_CUDASIM_WINDOW", "64")))
 

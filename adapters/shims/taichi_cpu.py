@@ -73,7 +73,48 @@ def atom(mem: ti.types.ndarray(), idx: ti.types.ndarray(), b: ti.types.ndarray()
 na = atomcts_shim.not_applicable
 
 
-def run(req):
+REPRO_KERNEL = """import numpy as np
+import taichi as ti
+
+
+@ti.kernel
+def atom(mem: ti.types.ndarray(), idx: ti.types.ndarray(), b: ti.types.ndarray(),
+         out: ti.types.ndarray()):
+    for i in range(idx.shape[0]):
+        out[i] = ti.atomic_{op}(mem[idx[i]], b[i])
+"""
+REPRO_LAUNCH = """    ti.init(arch=ti.{arch}, log_level=ti.ERROR)
+{check}    atom(mem, idx.astype(np.int32), b, out)
+    ti.sync()
+    return observation(mem.tobytes(), out.view(np.{u}), where)
+"""
+
+# ti.init falls back to the CPU when another backend does not start (main() refuses that too).
+FALLBACK = """    got = ti.lang.impl.current_cfg().arch.name
+    if got != "{arch}":
+        raise RuntimeError("Taichi's {arch} backend did not start (it fell back to %s)" % got)
+"""
+
+
+def repro(req):
+    """The `repro` answer (PROTOCOL.md, "Standalone reproducers"): a kernel with the one
+    `ti.atomic_*` call run() makes for this op, on the same backend and arrays."""
+    checked = mapped(req)
+    if isinstance(checked, dict):
+        return checked
+    op, ty, acc = checked
+    if not acc:
+        return na("no access: nothing to launch")
+    width = np.dtype(NP[ty]).itemsize
+    return atomcts_shim.repro_answer(
+        req, acc, width, np.dtype(NP[ty]).name, REPRO_KERNEL.format(op=op),
+        REPRO_LAUNCH.format(arch=ARCH[0], u=np.dtype(BITS[width]).name,
+                            check="" if ARCH[0] == "cpu" else FALLBACK.format(arch=ARCH[0])), ["numpy", "taichi"])
+
+
+def mapped(req):
+    """(op, type, accesses) as run() maps the case, or the `not_applicable` answer saying why
+    Taichi has no primitive for it."""
     lowered = req.get("lowered")
     if not lowered:
         return na("no lowered IR")
@@ -91,7 +132,16 @@ def run(req):
         return na("%s on %s: no Taichi atomic" % (op, ty))
     if space != "global":
         return na("%s memory: this shim maps global memory only" % space)
-    acc = ins["accesses"]
+    return op, ty, ins["accesses"]
+
+
+def run(req):
+    if req.get("type") == "repro":
+        return repro(req)
+    checked = mapped(req)
+    if isinstance(checked, dict):
+        return checked
+    op, ty, acc = checked
     if not acc:
         return {"outcome": "accesses", "memory": req["state"]["memory"], "returned": []}
     dtype = NP[ty]
@@ -132,7 +182,8 @@ def main(arch="cpu"):
         sys.exit("taichi: the %s backend did not start (Taichi fell back to %s)" % (arch, got))
     name = "taichi-%s" % arch
     atomcts_shim.serve(run, name=name, level="semantic", version=2,
-                       capabilities=["u64_atomics", "f32_atomic_add", "f64_atomic_add"],
+                       capabilities=["u64_atomics", "f32_atomic_add", "f64_atomic_add",
+                                     atomcts_shim.REPRO],
                        implementation="taichi %s on arch=%s (numpy %s)" % (
                            ".".join(map(str, ti.__version__)), got, np.__version__),
                        profile="default", stdout=PROTOCOL_OUT,

@@ -42,6 +42,8 @@ import os
 
 os.environ["TRITON_INTERPRET"] = "1"
 
+import inspect  # noqa: E402
+
 import atomcts_shim  # noqa: E402
 import numpy as np  # noqa: E402
 import triton  # noqa: E402
@@ -136,7 +138,39 @@ def atom(mem, idx, b, c, out, n, OP: tl.constexpr, BLOCK: tl.constexpr):
 na = atomcts_shim.not_applicable
 
 
-def run(req):
+REPRO_LAUNCH = """    block = 1 << max(0, (N - 1).bit_length())
+
+    def padded(a):
+        p = np.zeros(block, dtype=a.dtype)
+        p[:N] = a
+        return p
+
+    b, c, out, index = padded(b), padded(c), padded(out), padded(idx)
+    atom[(1,)](Host(mem), Host(index), Host(b), Host(c), Host(out), N, OP={op}, BLOCK=block)
+    return observation(mem.tobytes(), out[:N].view(np.{u}), where)
+"""
+
+
+def repro(req):
+    """The `repro` answer (PROTOCOL.md, "Standalone reproducers"): this shim's own kernel and
+    array wrapper (their source as written here) and the launch run() makes."""
+    checked = mapped(req)
+    if isinstance(checked, dict):
+        return checked
+    op, ty, width, acc = checked
+    if not acc:
+        return na("no access: nothing to launch")
+    source = ("import numpy as np\nimport triton\nimport triton.language as tl\n\n\n"
+              + inspect.getsource(_Storage) + "\n\n" + inspect.getsource(Host) + "\n\n"
+              + inspect.getsource(atom.fn))
+    launch = REPRO_LAUNCH.format(op=CODE[op], u=np.dtype(BITS[width]).name)
+    return atomcts_shim.repro_answer(req, acc, width, np.dtype(NP[ty]).name, source, launch,
+                                     ["numpy", "triton"], env={"TRITON_INTERPRET": "1"})
+
+
+def mapped(req):
+    """(op, array type, width, accesses) as run() maps the case, or the `not_applicable`
+    answer saying why Triton has no primitive for it."""
     lowered = req.get("lowered")
     if not lowered:
         return na("no lowered IR")
@@ -159,7 +193,16 @@ def run(req):
         return na("%s on %s: no triton.language atomic" % (op, ty))
     if space != "global":
         return na("%s memory: this shim maps global memory only" % space)
-    acc = ins["accesses"]
+    return op, ty, width, ins["accesses"]
+
+
+def run(req):
+    if req.get("type") == "repro":
+        return repro(req)
+    checked = mapped(req)
+    if isinstance(checked, dict):
+        return checked
+    op, ty, width, acc = checked
     if not acc:
         return {"outcome": "accesses", "memory": req["state"]["memory"], "returned": []}
     laid = atomcts_shim.flat_global(req, acc, width)
@@ -190,7 +233,8 @@ def run(req):
 
 def main():
     atomcts_shim.serve(run, name="triton-interp", level="semantic", version=2,
-                       capabilities=["u64_atomics", "f32_atomic_add", "f64_atomic_add"],
+                       capabilities=["u64_atomics", "f32_atomic_add", "f64_atomic_add",
+                                     atomcts_shim.REPRO],
                        implementation=IMPLEMENTATION, profile="default",
                        window=int(os.environ.get("TRITON_INTERP_WINDOW", "64")))
 

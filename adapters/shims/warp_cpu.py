@@ -114,9 +114,53 @@ SERIAL = ("Warp's CPU device runs a launch's threads one after another (a loop o
           "read-modify-write atomics: one launch cannot run instructions concurrently")
 
 
-def run(req):
-    if req.get("type") == "run_concurrent":
-        return na(SERIAL)
+WARP_CALLS = {"add": "atomic_add", "sub": "atomic_sub", "and": "atomic_and", "or": "atomic_or",
+              "xor": "atomic_xor", "min": "atomic_min", "max": "atomic_max", "exch": "atomic_exch"}
+REPRO_KERNEL = """import numpy as np
+import warp as wp
+
+
+@wp.kernel
+def atom(mem: wp.array(dtype={t}), idx: wp.array(dtype=wp.int32), b: wp.array(dtype={t}),
+         c: wp.array(dtype={t}), out: wp.array(dtype={t})):
+    i = wp.tid()
+    out[i] = wp.{call}
+"""
+REPRO_LAUNCH = """    wp.config.quiet = True
+    wp.init()
+    dev = "cpu"
+    wmem = wp.array(mem, dtype={t}, device=dev)
+    widx = wp.array(idx.astype(np.int32), dtype=wp.int32, device=dev)
+    wb = wp.array(b, dtype={t}, device=dev)
+    wc = wp.array(c, dtype={t}, device=dev)
+    wout = wp.zeros(N, dtype={t}, device=dev)
+    wp.launch(atom, dim=N, inputs=[wmem, widx, wb, wc, wout], device=dev)
+    wp.synchronize_device(dev)
+    return observation(wmem.numpy().tobytes(), wout.numpy().view(np.{u}), where)
+"""
+
+
+def repro(req):
+    """The `repro` answer (PROTOCOL.md, "Standalone reproducers"): a kernel with the one
+    `wp.atomic_*` call run() makes for this op and type, launched as run() launches."""
+    checked = mapped(req)
+    if isinstance(checked, dict):
+        return checked
+    op, ty, is_float, width, acc = checked
+    if not acc:
+        return na("no access: nothing to launch")
+    wtype = "wp." + (FLOATS[ty] if is_float else INTS[ty]).__name__
+    call = ("atomic_cas(mem, idx[i], b[i], c[i])" if op == "cas"
+            else "%s(mem, idx[i], b[i])" % WARP_CALLS[op])
+    source = REPRO_KERNEL.format(t=wtype, call=call)
+    launch = REPRO_LAUNCH.format(t=wtype, u=np.dtype(NP[BITS[width]]).name)
+    return atomcts_shim.repro_answer(req, acc, width, np.dtype(NP[ty]).name, source, launch,
+                                     ["numpy", "warp"])
+
+
+def mapped(req):
+    """(op, type, float?, width, accesses) as run() maps the case, or the `not_applicable`
+    answer saying why Warp has no primitive for it."""
     lowered = req.get("lowered")
     if not lowered:
         return na("no lowered IR")
@@ -139,7 +183,19 @@ def run(req):
         return na("%s on %s: no Warp atomic built-in" % (op, ty))
     if space != "global":
         return na("%s memory: this shim maps global memory only" % space)
-    acc = ins["accesses"]
+    return op, ty, is_float, width, ins["accesses"]
+
+
+def run(req):
+    if req.get("type") == "run_concurrent":
+        return na(SERIAL)
+    if req.get("type") == "repro":
+        return repro(req)
+    checked = mapped(req)
+    if isinstance(checked, dict):
+        return checked
+    op, ty, is_float, width, acc = checked
+    ops = FLOAT_OPS if is_float else INT_OPS
     if not acc:
         return {"outcome": "accesses", "memory": req["state"]["memory"], "returned": []}
     laid = atomcts_shim.flat_global(req, acc, width)
@@ -194,7 +250,7 @@ def main():
                    "level": "semantic", "name": "warp-cpu",
                    "implementation": IMPLEMENTATION, "profile": "default",
                    "capabilities": ["u64_atomics", "f32_atomic_add", "f64_atomic_add",
-                                    "concurrent", "cas_loop"]}
+                                    "concurrent", "cas_loop", atomcts_shim.REPRO]}
             if req.get("profile_once"):
                 ans["profile_once"] = True
         else:

@@ -42,7 +42,7 @@ pub trait Adapter {
     /// A standalone reproducer of the last case (issue 30, point 5: a Python script in the
     /// implementation's own terms, [`crate::repro`]): `None` where this kind of adapter writes
     /// none; `Some(Err)` says in one line why not for this case.
-    fn reproducer(&self, _about: &crate::repro::About) -> Option<Result<String, String>> {
+    fn reproducer(&mut self, _about: &crate::repro::About) -> Option<Result<String, String>> {
         None
     }
     /// The implementation and its version in one line, for reports (an OpenCL driver's

@@ -17,6 +17,7 @@ use std::fmt::Write as _;
 
 mod concurrent;
 mod order;
+pub mod shim;
 pub use concurrent::{MAX_FINALS, ORDER_PAIRS, Rets, concurrent_checks, final_values};
 pub use order::{ORDER_BUDGET, ORDER_CHECK, ORDER_TABLE, Order, OrderThread, SWEEP_STEPS};
 
@@ -61,6 +62,14 @@ pub enum Program {
         text: String,
         /// The entry to launch.
         entry: String,
+    },
+    /// A semantic-level shim's body (PROTOCOL.md, "Standalone reproducers"): Python in the
+    /// implementation's own API that runs the case and returns what it observed ([`shim`]).
+    Shim {
+        /// The body's source.
+        body: String,
+        /// The Python modules it imports beyond the standard library.
+        modules: Vec<String>,
     },
 }
 
@@ -191,6 +200,24 @@ pub(crate) fn order_free(ops: &[AtomicOp], float: bool) -> bool {
             .is_some_and(|f| matches!(f, And | Or | Xor | Min | Max) && ops.iter().all(|o| o == f))
 }
 
+/// A [`Check`]'s `any_nan`: where the profile is not NaN-exact (the reference's
+/// `Equality::NanClass`) and a value allowed is a NaN of `ty`'s format, any NaN of it is
+/// allowed (format mask, exponent mask, fraction mask); else `None`.
+pub(crate) fn any_nan(
+    ty: atomcts_reference::types::DataType,
+    env: &atomcts_reference::ir::Env,
+    allowed: &[u64],
+) -> Option<(u64, u64, u64)> {
+    ty.float_format()
+        .filter(|f| {
+            !env.nan_exact
+                && allowed
+                    .iter()
+                    .any(|v| atomcts_reference::float::is_nan(*f, *v))
+        })
+        .map(|f| (f.mask(), f.exp_mask(), f.frac_mask()))
+}
+
 /// The [`Dispatch`] of a single-instruction launch of `r` (the program, its arguments, and
 /// `(global, local)` work-items): `r` lowered as every back end lowers it
 /// ([`crate::back::lower`]) and its checks from the reference ([`single_checks`] with `args_at`,
@@ -253,15 +280,30 @@ pub fn single_checks(
             .find(|r| *off >= r.offset && *off < r.offset + r.len)
             .map_or(*off, |r| r.base + (off - r.offset));
         let shared = plan.items.iter().filter(|i| i.offset == *off).count() > 1;
-        if shared && !order_free(&[plan.op], float) {
-            unjudged.push(format!(
-                "memory at {addr:#x}: several work-items on it, and its final value depends on their order; atomcts's order checker judges it, not this script"
-            ));
-            continue;
-        }
         let mask = !open_bits(&c, plan.space, addr, w as u64) & width_mask(w);
         let p = read(&pick, o, w);
         let mut allowed = vec![p];
+        if shared && !order_free(&[plan.op], float) {
+            // Every value some order of the work-items on it gives (the concurrent scripts'
+            // enumeration), else not judged here.
+            match race_finals(plan, *off, read(&initial, o, w)) {
+                Ok(finals) if finals.contains(&p) => {
+                    if finals.len() > 1 {
+                        unjudged.push(format!(
+                            "which order ran on memory at {addr:#x} (several work-items on it): the script accepts each of the {} final values some order gives",
+                            finals.len()
+                        ));
+                    }
+                    allowed.extend(finals.into_iter().filter(|v| *v != p));
+                }
+                _ => {
+                    unjudged.push(format!(
+                        "memory at {addr:#x}: several work-items on it, and its final value depends on their order; atomcts's order checker judges it, not this script"
+                    ));
+                    continue;
+                }
+            }
+        }
         let seen = read(observed_mem, o, w);
         if (seen ^ p) & mask != 0 && !shared {
             // Another outcome the documents allow? The reference's state with this word as seen.
@@ -284,10 +326,36 @@ pub fn single_checks(
             required: false,
         });
     }
+    let race_rets = if raced {
+        race_returns(plan, &initial)
+    } else {
+        Err(String::new())
+    };
     match (raced, returned_values(plan, lowered, state, &c, &initial, &pick, budget)) {
-        (true, _) => unjudged.push(
-            "the returned values (several work-items share an address): they depend on the order; atomcts's order checker judges them, not this script".into(),
-        ),
+        (true, _) => match race_rets {
+            Ok(rets) => {
+                unjudged.push(
+                    "the returned values together (several work-items share an address): each is checked against every value some order returns to it, not for one order of all; atomcts's order checker judges them together".into(),
+                );
+                for (i, (item, allowed)) in plan.items.iter().zip(rets).enumerate() {
+                    if item.returns {
+                        checks.push(Check {
+                            label: format!("ret item {i} (lane {})", item.lane),
+                            arg: ret_arg,
+                            offset: i * ret_stride,
+                            bytes: w,
+                            mask: width_mask(w),
+                            any_nan: any_nan(plan.ty, &plan.env, &allowed),
+                            allowed,
+                            required: false,
+                        });
+                    }
+                }
+            }
+            Err(_) => unjudged.push(
+                "the returned values (several work-items share an address): they depend on the order; atomcts's order checker judges them, not this script".into(),
+            ),
+        },
         (false, None) => unjudged.push(
             "the returned values: neither what memory held before nor what it holds after is what the model's outcome returns".into(),
         ),
@@ -315,6 +383,102 @@ pub fn single_checks(
         );
     }
     Ok((checks, unjudged))
+}
+
+/// Every final value of the datum at buffer offset `off` (from `init`) that some order of the
+/// plan's work-items on it gives ([`final_values`]); `Err` where it is not listed standalone:
+/// F16x2 data, too many orders, or a NaN the profile leaves free.
+fn race_finals(plan: &Plan, off: u64, init: u64) -> Result<Vec<u64>, String> {
+    if plan.ty == atomcts_reference::types::DataType::F16x2 {
+        return Err("F16x2 data".into());
+    }
+    let mut classes: Vec<(atomcts_reference::race::OpStep, u32)> = Vec::new();
+    for i in plan.items.iter().filter(|i| i.offset == off) {
+        let step = atomcts_reference::race::OpStep {
+            op: plan.op,
+            ty: plan.ty,
+            env: plan.env,
+            src: i.src,
+        };
+        match classes.iter_mut().find(|(s, _)| *s == step) {
+            Some((_, n)) => *n += 1,
+            None => classes.push((step, 1)),
+        }
+    }
+    let finals = final_values(init, &classes)?;
+    if let Some(f) = plan.ty.float_format()
+        && !plan.env.nan_exact
+        && finals
+            .iter()
+            .any(|v| atomcts_reference::float::is_nan(f, *v))
+    {
+        return Err("a NaN the profile leaves free".into());
+    }
+    Ok(finals)
+}
+
+/// Every value some order of the work-items on its address returns to each work-item of a
+/// raced launch (memory from `initial`, the buffer before the launch): the union over the
+/// orders, reached as (work-items left, memory value) states of each address, at most
+/// [`ORDER_PAIRS`] of them. `Err` for F16x2 data, past the bound, or a NaN the profile leaves
+/// free.
+fn race_returns(plan: &Plan, initial: &[u8]) -> Result<Vec<Vec<u64>>, String> {
+    use std::collections::{BTreeSet, HashSet};
+    if plan.ty == atomcts_reference::types::DataType::F16x2 {
+        return Err("F16x2 data".into());
+    }
+    let w = plan.ty.bytes() as usize;
+    let mut rets: Vec<BTreeSet<u64>> = vec![BTreeSet::new(); plan.items.len()];
+    let mut offsets: Vec<u64> = plan.items.iter().map(|i| i.offset).collect();
+    offsets.sort_unstable();
+    offsets.dedup();
+    let mut visited = 0usize;
+    for off in offsets {
+        let members: Vec<usize> = (0..plan.items.len())
+            .filter(|&i| plan.items[i].offset == off)
+            .collect();
+        if members.len() > 63 {
+            return Err("more than 63 work-items on one address".into());
+        }
+        let all = (1u64 << members.len()) - 1;
+        let mut seen: HashSet<(u64, u64)> = HashSet::new();
+        let mut stack = vec![(all, read(initial, off as usize, w))];
+        while let Some((left, value)) = stack.pop() {
+            if !seen.insert((left, value)) {
+                continue;
+            }
+            visited += 1;
+            if visited > ORDER_PAIRS {
+                return Err("too many orders".into());
+            }
+            for (k, &i) in members.iter().enumerate() {
+                if left & (1 << k) == 0 {
+                    continue;
+                }
+                let step = atomcts_reference::race::OpStep {
+                    op: plan.op,
+                    ty: plan.ty,
+                    env: plan.env,
+                    src: plan.items[i].src,
+                };
+                use atomcts_reference::race::Step as _;
+                for e in step.step(value).map_err(|e| e.to_string())? {
+                    rets[i].insert(e.ret);
+                    stack.push((left & !(1 << k), e.new));
+                }
+            }
+        }
+    }
+    if let Some(f) = plan.ty.float_format()
+        && !plan.env.nan_exact
+        && rets
+            .iter()
+            .flatten()
+            .any(|v| atomcts_reference::float::is_nan(f, *v))
+    {
+        return Err("a NaN the profile leaves free".into());
+    }
+    Ok(rets.into_iter().map(|r| r.into_iter().collect()).collect())
 }
 
 /// What each work-item of a launch with no shared address returns in the model's outcome `c`,
@@ -543,7 +707,7 @@ pub fn script(about: &About, d: &Dispatch, program_comment: &str, host: &str) ->
              Exit status: 0 the words match, 1 they differ, 2 it cannot run (driver missing, or it\n\
              does not give the launch what the case requires, such as the sub-group size).\n\
              Environment (the script sets it itself when unset):\n{}{}{}\
-             Python 3, standard library only: python3 <this script>",
+             {}: python3 <this script>",
             about.id,
             about.adapter,
             about.profile,
@@ -583,6 +747,11 @@ pub fn script(about: &About, d: &Dispatch, program_comment: &str, host: &str) ->
                         .map(|u| format!("  - {u}\n"))
                         .collect::<String>()
                 )
+            },
+            match &d.program {
+                Program::Shim { modules, .. } if !modules.is_empty() =>
+                    format!("Python 3 with {}", modules.join(", ")),
+                _ => "Python 3, standard library only".to_string(),
             },
         ))
     );

@@ -10,7 +10,10 @@
 //! driver does not give exits 2. Concurrent cases whose final value depends on the order
 //! (lavapipe, PoCL): the scripts list every value some order gives and exit 0; they judge the
 //! returned values by one order per address (global and work-group local memory), and a
-//! returned value corrupted after the run, or stored wrong by the kernel, exits 1.
+//! returned value corrupted after the run, or stored wrong by the kernel, exits 1. `cmd:` shims
+//! with the `repro` capability: adapters/shims/mini_ir.py's scripts (python3 alone) exit 1 on a
+//! planted bug and 0 without it, and every bad answer to `repro` refuses the case in one line;
+//! with target/venv (CI, `--ignored`), the Python shims' findings exit 1 and passing cases 0.
 
 mod common;
 use common::{text, tmp};
@@ -610,4 +613,160 @@ fn concurrent_scripts_judge_the_returned_values_by_one_order() {
     let out = text(&p);
     assert_eq!(p.status.code(), Some(1), "{out}");
     assert!(out.contains("no order of its 8 operations"), "{out}");
+}
+
+/// `atomcts repro` of the sass/atom/bitwise cases `filter` on adapters/shims/mini_ir.py (a
+/// semantic shim with the `repro` capability), with `MINI_IR_REPRO` and `MINI_IR_BUG` set.
+fn mini_ir(dir: &Path, filter: &str, repro_mode: &str, bug: &str, all: bool) -> Output {
+    let shim = format!("cmd:python3 {ROOT}/adapters/shims/mini_ir.py");
+    let mut extra = vec!["--adapter-timeout-ms", "3000"];
+    if all {
+        extra.push("--all");
+    }
+    repro(
+        &shim,
+        "spec-cases/sass/atom/bitwise.toml",
+        filter,
+        dir,
+        &extra,
+        &[("MINI_IR_REPRO", repro_mode), ("MINI_IR_BUG", bug)],
+    )
+}
+
+#[test]
+fn a_cmd_shims_reproducer_shows_its_difference_and_passes_clean() {
+    // A planted xor-as-or: every failing case's script, run by python3 alone, exits 1 showing
+    // the differing word; without it, --all scripts exit 0.
+    let dir = tmp("mini-ir-bug");
+    let o = mini_ir(&dir, "xor", "", "xor_as_or", false);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    let written = scripts(&dir);
+    assert!(!written.is_empty(), "{t}");
+    for s in &written {
+        let r = python(s);
+        let out = text(&r);
+        assert_eq!(r.status.code(), Some(1), "{}: {out}", s.display());
+        assert!(out.contains("<-- differs"), "{out}");
+        let body = std::fs::read_to_string(s).unwrap();
+        assert!(body.contains("the shim's body"), "{body}");
+        assert!(!body.contains("atomcts_shim"), "{body}");
+    }
+    let clean = tmp("mini-ir-clean");
+    let o = mini_ir(&clean, "xor", "", "", true);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    let written = scripts(&clean);
+    assert!(!written.is_empty(), "{t}");
+    for s in &written {
+        let r = python(s);
+        assert_eq!(r.status.code(), Some(0), "{}: {}", s.display(), text(&r));
+    }
+}
+
+#[test]
+fn a_shim_answering_repro_badly_gets_one_line_per_case_and_no_script() {
+    for (mode, why) in [
+        ("off", "does not announce the `repro` capability"),
+        ("garbage", "`repro` answer is malformed"),
+        ("wrong_type", "`repro` answer is malformed (invalid type"),
+        ("no_body", "has no `body`"),
+        ("huge", "(at most 1048576, MAX_REPRO_BODY)"),
+        ("other_id", "is for another case id"),
+        ("crash", "crashed: the shim exited (exit status 3)"),
+        ("stall", "timed out after 3000 ms"),
+        (
+            "clobber",
+            "defines `CHECKS`, a name of atomcts's own script",
+        ),
+        ("exit", "calls `sys.exit`"),
+        (
+            "na",
+            "writes no reproducer body for it (not_applicable: mini_ir writes no body today)",
+        ),
+    ] {
+        let dir = tmp(&format!("mini-ir-{mode}"));
+        let o = mini_ir(
+            &dir,
+            "id:sass/atom/bitwise::xor_u32",
+            mode,
+            "xor_as_or",
+            false,
+        );
+        let t = text(&o);
+        // The case failed and no reproducer was written: an error, with the reason.
+        assert_eq!(o.status.code(), Some(2), "{mode}: {t}");
+        assert!(
+            t.contains("not written: sass/atom/bitwise::xor_u32 (fail): ") && t.contains(why),
+            "{mode}: {t}"
+        );
+        assert!(!t.contains("panicked"), "{mode}: {t}");
+        assert!(scripts(&dir).is_empty(), "{mode}: {t}");
+    }
+}
+
+/// The Python shims with the `repro` capability, the corpus folder of their findings, and the
+/// venv CI installs them in (tools/install-implementations.sh python).
+const SHIMS: &[(&str, &str)] = &[
+    ("numba_cudasim.py", "spec-cases/findings/numba-cudasim"),
+    ("warp_cpu.py", "spec-cases/findings"),
+    ("taichi_cpu.py", "spec-cases/findings/taichi"),
+    ("triton_interp.py", "spec-cases/findings/triton"),
+];
+const VENV_PYTHON: &str = "target/venv/bin/python";
+
+/// `atomcts repro --profile claimed` on the Python shim `shim`, run from the root.
+fn repro_shim(shim: &str, cases: &str, out: &Path, extra: &[&str]) -> Output {
+    let adapter = format!("cmd:{VENV_PYTHON} adapters/shims/{shim}");
+    std::process::Command::new(env!("CARGO_BIN_EXE_atomcts"))
+        .current_dir(ROOT)
+        .args([
+            "repro",
+            "--profile",
+            "claimed",
+            "--adapter-timeout-ms",
+            "60000",
+        ])
+        .args(["--cases", cases, "--adapter", &adapter, "--out"])
+        .arg(out)
+        .args(extra)
+        .output()
+        .expect("run atomcts")
+}
+
+#[test]
+#[ignore = "needs numba, warp, taichi and triton in target/venv (tools/install-implementations.sh python); CI runs it"]
+fn python_shims_findings_reproduce_in_their_own_api() {
+    for (shim, cases) in SHIMS {
+        // Every failing case of its findings: a script that exits 1 showing the difference.
+        let dir = tmp(&format!("shim-{shim}"));
+        let o = repro_shim(shim, cases, &dir, &[]);
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(1), "{shim}: {t}");
+        let written = scripts(&dir);
+        assert!(!written.is_empty(), "{shim}: {t}");
+        assert!(!t.contains("not written"), "{shim}: {t}");
+        for s in &written {
+            let r = std::process::Command::new(format!("{ROOT}/{VENV_PYTHON}"))
+                .arg(s)
+                .output()
+                .expect("run the venv's python");
+            let out = text(&r);
+            assert_eq!(r.status.code(), Some(1), "{}: {out}", s.display());
+            assert!(out.contains("<-- differs"), "{}: {out}", s.display());
+        }
+        // Passing cases with --all: scripts that exit 0.
+        let all = tmp(&format!("shim-all-{shim}"));
+        let o = repro_shim(shim, "spec-cases/sass/atom/add_int.toml", &all, &["--all"]);
+        let t = text(&o);
+        let written = scripts(&all);
+        assert!(!written.is_empty(), "{shim}: {t}");
+        for s in &written {
+            let r = std::process::Command::new(format!("{ROOT}/{VENV_PYTHON}"))
+                .arg(s)
+                .output()
+                .expect("run the venv's python");
+            assert_eq!(r.status.code(), Some(0), "{}: {}", s.display(), text(&r));
+        }
+    }
 }

@@ -12,6 +12,7 @@
 use crate::interrupt::Wait;
 use crate::{Adapter, AdapterError, AdapterErrorKind, Level, Observation, Request};
 use atomcts_reference::outcome::FaultClass;
+pub use repro::{MAX_REPRO_BODY, REPRO};
 use serde_json::{Map, Value, json};
 use shim::{EXIT_GRACE, Event, Running};
 pub use shim::{MAX_LINE, MAX_UNREAD};
@@ -23,6 +24,7 @@ mod concurrent;
 mod json;
 pub mod lowered;
 mod pipeline;
+mod repro;
 mod shim;
 pub(crate) mod wire;
 use answer::shorten;
@@ -91,6 +93,10 @@ pub struct SubprocessAdapter {
     /// requests).
     pending: Vec<u8>,
     pending_count: usize,
+    /// Whether to keep the last case for [`Adapter::reproducer`] (`atomcts repro`).
+    capture: bool,
+    /// The last single-instruction case a semantic-level shim answered, kept while capturing.
+    last: Option<repro::LastCase>,
 }
 
 /// The most requests the runner keeps in flight to one shim (issue 9): offered as `window`
@@ -122,6 +128,8 @@ impl SubprocessAdapter {
             sent: 0,
             pending: Vec::new(),
             pending_count: 0,
+            capture: false,
+            last: None,
         };
         a.ensure_running()?;
         Ok(a)
@@ -511,7 +519,17 @@ impl Adapter for SubprocessAdapter {
         self.capabilities.iter().any(|c| c == "rejection_columns")
     }
 
+    fn capture_dispatches(&mut self, on: bool) {
+        self.capture = on;
+        self.last = None;
+    }
+
+    fn reproducer(&mut self, about: &crate::repro::About) -> Option<Result<String, String>> {
+        Some(self.write_reproducer(about))
+    }
+
     fn run(&mut self, r: &Request<'_>) -> Result<Observation, AdapterError> {
+        self.last = None;
         // A shim that exits after answering may be seen gone only once the next request is
         // written: if it read nothing of it, the request runs once more on a fresh shim, and the
         // exit is reported once, with its status (issue 7 D19, issue 27 H4).
@@ -567,6 +585,7 @@ impl crate::Concurrent for SubprocessAdapter {
         &mut self,
         r: &crate::concurrent::ConcurrentRequest<'_>,
     ) -> Result<crate::concurrent::ConcurrentObservation, AdapterError> {
+        self.last = None;
         let result = self.with_retry(|a| a.run_concurrent_once(r));
         self.record(result)
     }
@@ -576,11 +595,17 @@ impl SubprocessAdapter {
     fn run_once(&mut self, r: &Request<'_>) -> Result<Observation, AdapterError> {
         self.ensure_running()?;
         let mut line = self.spare_buffer();
-        let lowered = self.message(r, &mut line)?;
+        let lowered = self.message(r, &mut line, "run")?;
         let timeout = self.timeout;
         let answer = self.exchange_line(line, timeout, true)?;
+        let kept = if self.capture { lowered.clone() } else { None };
         let obs = self.observation_line(r, lowered, &answer);
         self.recycle(answer);
+        if let (Some(lowered), Ok(Observation::Completed(seen))) = (kept, &obs)
+            && self.level == Level::Semantic
+        {
+            self.last = Some(repro::LastCase::of(r, lowered, seen.clone()));
+        }
         obs
     }
 
@@ -605,6 +630,7 @@ impl SubprocessAdapter {
         &mut self,
         r: &Request<'_>,
         buf: &mut Vec<u8>,
+        kind: &str,
     ) -> Result<Option<atomcts_reference::ir::Lowered>, AdapterError> {
         if self.profile_json.as_ref().map(|(p, _)| p) != Some(r.profile) {
             let knobs: Map<String, Value> = atomcts_reference::knobs::KNOBS
@@ -639,11 +665,12 @@ impl SubprocessAdapter {
             }
             _ => Some(profile),
         };
-        wire::write_run(
+        wire::write_request(
             buf,
             r,
             profile,
             (self.version >= 2).then_some(lowered.as_ref()),
+            kind,
         );
         Ok(lowered)
     }

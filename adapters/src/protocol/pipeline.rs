@@ -30,7 +30,7 @@ impl SubprocessAdapter {
         }
         let mut buf = std::mem::take(&mut self.pending);
         let len = buf.len();
-        let result = match self.message(r, &mut buf) {
+        let result = match self.message(r, &mut buf, "run") {
             Ok(lowered) => {
                 self.in_flight.push_back(Flight::Sent(lowered));
                 self.sent += 1;

@@ -254,15 +254,17 @@ impl<'a, T, U: Serialize + 'a, F: Fn(&'a T) -> U> Serialize for Named<'a, T, F> 
     }
 }
 
-/// Appends one `run` request line (with its `\n`) to `buf`: the same bytes as the `Value`
+/// Appends one request line of type `kind` (`run`, or `repro`: the same fields, PROTOCOL.md
+/// "Standalone reproducers") (with its `\n`) to `buf`: the same bytes as the `Value`
 /// route. `profile` is the request's `profile` object, serialized once per profile (`None`:
 /// no `profile` key, for a shim that takes the profile once); `lowered` is `Some` for version
 /// 2 (`Some(None)`: `"lowered": null`).
-pub fn write_run(
+pub fn write_request(
     buf: &mut Vec<u8>,
     r: &crate::Request<'_>,
     profile: Option<&[u8]>,
     lowered: Option<Option<&atomcts_reference::ir::Lowered>>,
+    kind: &str,
 ) {
     // Writing into a Vec cannot fail; the keys come in sorted order, as a `Map` prints them.
     let put = |buf: &mut Vec<u8>, v: &dyn erased::Ser| v.write(buf);
@@ -285,7 +287,9 @@ pub fn write_run(
     }
     buf.extend_from_slice(b",\"state\":");
     StateOut(r.state).write_to(buf);
-    buf.extend_from_slice(b",\"type\":\"run\"}\n");
+    buf.extend_from_slice(b",\"type\":");
+    put(buf, &kind);
+    buf.extend_from_slice(b"}\n");
 }
 
 /// One `serialize into a Vec` call for values of different types behind one `dyn`.
@@ -442,7 +446,7 @@ pub(super) mod tests {
         };
         let p = json!({"name": "default", "knobs": {"k": "v"}});
         let mut line = Vec::new();
-        write_run(&mut line, &r, Some(p.to_string().as_bytes()), None);
+        write_request(&mut line, &r, Some(p.to_string().as_bytes()), None, "run");
         let want = json!({"type": "run", "id": r.id, "dialect": "sass", "asm": r.asm,
                           "profile": p, "state": state_to_json(&s)});
         assert_eq!(
@@ -450,7 +454,13 @@ pub(super) mod tests {
             format!("{}\n", serde_json::to_string(&want).unwrap())
         );
         let mut line = Vec::new();
-        write_run(&mut line, &r, Some(p.to_string().as_bytes()), Some(None));
+        write_request(
+            &mut line,
+            &r,
+            Some(p.to_string().as_bytes()),
+            Some(None),
+            "run",
+        );
         let mut want = want;
         want["lowered"] = Value::Null;
         assert_eq!(

@@ -178,16 +178,7 @@ pub fn concurrent_checks(
         }
         // A NaN the documents allow stands for any NaN where the profile is not NaN-exact
         // (the reference's `Equality::NanClass`).
-        let any_nan = g0
-            .ty
-            .float_format()
-            .filter(|f| {
-                !g0.env.nan_exact
-                    && allowed
-                        .iter()
-                        .any(|v| atomcts_reference::float::is_nan(*f, *v))
-            })
-            .map(|f| (f.mask(), f.exp_mask(), f.frac_mask()));
+        let any_nan = super::any_nan(g0.ty, &g0.env, &allowed);
         checks.push(Check {
             label: format!("{} {addr:#010x}{note}", space.name()),
             arg: mem_arg,

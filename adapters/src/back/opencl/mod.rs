@@ -347,7 +347,7 @@ impl Adapter for OpenClAdapter {
         self.capture = on;
     }
 
-    fn reproducer(&self, about: &crate::repro::About) -> Option<Result<String, String>> {
+    fn reproducer(&mut self, about: &crate::repro::About) -> Option<Result<String, String>> {
         let pattern = known(&self.selector).map_or(self.selector.as_str(), |k| k.platform);
         Some(match &self.dispatch {
             Some(Ok(d)) => {

@@ -491,7 +491,7 @@ impl Adapter for VulkanAdapter {
         (self.batching && !self.capture).then_some(self as &mut dyn crate::Pipelined)
     }
 
-    fn reproducer(&self, about: &crate::repro::About) -> Option<Result<String, String>> {
+    fn reproducer(&mut self, about: &crate::repro::About) -> Option<Result<String, String>> {
         let pattern = known(&self.selector).map_or(self.selector.as_str(), |k| k.device);
         Some(match &self.dispatch {
             Some(Ok(d)) => {

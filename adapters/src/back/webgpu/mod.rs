@@ -414,7 +414,7 @@ impl Adapter for WebGpuAdapter {
         self.capture = on;
     }
 
-    fn reproducer(&self, about: &crate::repro::About) -> Option<Result<String, String>> {
+    fn reproducer(&mut self, about: &crate::repro::About) -> Option<Result<String, String>> {
         Some(match &self.dispatch {
             Some(Ok(d)) => repro::script(about, d),
             Some(Err(why)) => Err(why.clone()),

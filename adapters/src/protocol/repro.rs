@@ -1,0 +1,229 @@
+//! Standalone reproducers of a semantic-level shim's cases (issue 30, point 5; PROTOCOL.md
+//! "Standalone reproducers", capability [`REPRO`]): the runner sends the last case again as a
+//! `repro` request, the shim answers a Python body in its implementation's own API that only
+//! observes (the memory bytes of each range and each access's returned value, in the protocol's
+//! terms), and atomcts wraps it in its own script ([`crate::repro::shim`]): the header, the
+//! expected values from the reference, and the judging. Any answer other than a well-formed body
+//! for this case (garbage, a crash, a stall, a body too large or for another case) refuses the
+//! case in one line; nothing is written then.
+
+use super::{SubprocessAdapter, quote};
+use crate::plan::Plan;
+use crate::repro::shim::Body;
+use crate::{Adapter as _, Level, Request};
+use atomcts_reference::Profile;
+use atomcts_reference::ir::Lowered;
+use atomcts_reference::program::Dialect;
+use atomcts_reference::state::State;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+/// The capability a shim announces when it answers `repro` requests.
+pub const REPRO: &str = "repro";
+
+/// The largest body a shim may answer (bytes of Python source); a larger one refuses the case.
+pub const MAX_REPRO_BODY: usize = 1 << 20;
+
+/// The most modules and environment variables a body may name.
+const MAX_NAMES: usize = 32;
+
+/// What a semantic-level shim was asked, and what it answered, for the last case.
+pub(crate) struct LastCase {
+    id: String,
+    dialect: Dialect,
+    asm: String,
+    state: State,
+    profile: Profile,
+    lowered: Lowered,
+    /// The final state its `accesses` answer gave.
+    seen: State,
+}
+
+impl LastCase {
+    pub(crate) fn of(r: &Request<'_>, lowered: Lowered, seen: State) -> LastCase {
+        LastCase {
+            id: r.id.to_string(),
+            dialect: r.dialect,
+            asm: r.asm.to_string(),
+            state: r.state.clone(),
+            profile: r.profile.clone(),
+            lowered,
+            seen,
+        }
+    }
+
+    fn request(&self) -> Request<'_> {
+        Request {
+            id: &self.id,
+            dialect: self.dialect,
+            asm: &self.asm,
+            state: &self.state,
+            profile: &self.profile,
+            lowered: Some(&self.lowered),
+        }
+    }
+}
+
+/// A `repro` answer, read strictly: wrong types and keys given twice are malformed.
+#[derive(Deserialize)]
+struct ReproIn {
+    id: String,
+    outcome: String,
+    #[serde(default)]
+    body: Option<String>,
+    #[serde(default)]
+    why: Option<String>,
+    #[serde(default)]
+    modules: Option<Vec<String>>,
+    #[serde(default)]
+    env: Option<BTreeMap<String, String>>,
+}
+
+impl SubprocessAdapter {
+    /// The reproducer of the last case ([`crate::Adapter::reproducer`]), or why there is none.
+    pub(super) fn write_reproducer(
+        &mut self,
+        about: &crate::repro::About,
+    ) -> Result<String, String> {
+        if self.level != Level::Semantic {
+            return Err(format!(
+                "adapter {} is a text-level shim: reproducers are written for semantic-level shims (protocol version 2) only",
+                self.name
+            ));
+        }
+        if !self.supports(REPRO) {
+            return Err(format!(
+                "the shim does not announce the `{REPRO}` capability (adapters/PROTOCOL.md, \"Standalone reproducers\"): it writes no reproducer body"
+            ));
+        }
+        let Some(last) = self.last.take().filter(|l| l.id == about.id) else {
+            return Err("the case ran nothing on the shim (a concurrent case, or not run)".into());
+        };
+        let plan = Plan::new(&last.lowered, &last.state).map_err(|e| e.0)?;
+        let body = self.ask_body(&last)?;
+        let observed = plan.layout().bytes(&last.seen, plan.space);
+        let (checks, unjudged) = crate::repro::single_checks(
+            &plan,
+            &last.lowered,
+            &last.state,
+            &observed,
+            (0, 1, 8),
+            crate::repro::JUDGE_BUDGET,
+        )?;
+        let mut about = about.clone();
+        about.env = body.env.clone();
+        Ok(crate::repro::shim::script(
+            &about,
+            &plan,
+            &last.state,
+            &body,
+            checks,
+            unjudged,
+        ))
+    }
+
+    /// Sends the `repro` request of `last` and reads its answer; any failure is one line, and
+    /// a shim that answered garbage, crashed or stalled is stopped (restarted for the next case).
+    fn ask_body(&mut self, last: &LastCase) -> Result<Body, String> {
+        let fail = |e: crate::AdapterError| format!("the shim gave no reproducer body: {e}");
+        self.ensure_running().map_err(fail)?;
+        let mut line = Vec::new();
+        self.message(&last.request(), &mut line, "repro")
+            .map_err(fail)?;
+        let timeout = self.timeout;
+        let bytes = self.exchange_line(line, timeout, true).map_err(fail)?;
+        self.retry = None;
+        self.answer_start = None;
+        let refuse = |what: String| format!("the shim's `repro` answer {what}");
+        let a = match serde_json::from_slice::<ReproIn>(&bytes) {
+            Ok(a) => a,
+            Err(e) => {
+                // Garbage: the shim is out of step with the protocol; a fresh one next case.
+                self.running = None;
+                return Err(refuse(format!(
+                    "is malformed ({e}): `{}`",
+                    quote(&bytes, 200)
+                )));
+            }
+        };
+        if a.id != last.id {
+            self.running = None;
+            return Err(refuse(format!(
+                "is for another case id (`{}`)",
+                crate::escape_controls(&super::shorten(&a.id, 100))
+            )));
+        }
+        self.answered.clone_from(&last.id);
+        match a.outcome.as_str() {
+            "repro" => {}
+            "not_applicable" | "unsupported" | "error" => {
+                return Err(format!(
+                    "the shim writes no reproducer body for it ({}: {})",
+                    a.outcome,
+                    crate::escape_controls(&super::shorten(a.why.as_deref().unwrap_or(""), 300))
+                ));
+            }
+            other => {
+                return Err(refuse(format!(
+                    "has an unknown outcome `{}`",
+                    crate::escape_controls(&super::shorten(other, 40))
+                )));
+            }
+        }
+        let Some(source) = a.body else {
+            return Err(refuse("has no `body`".into()));
+        };
+        if source.len() > MAX_REPRO_BODY {
+            return Err(refuse(format!(
+                "has a body of {} bytes (at most {MAX_REPRO_BODY}, MAX_REPRO_BODY)",
+                source.len()
+            )));
+        }
+        let modules = a.modules.unwrap_or_default();
+        let env: Vec<(String, String)> = a.env.unwrap_or_default().into_iter().collect();
+        if modules.len() > MAX_NAMES || env.len() > MAX_NAMES {
+            return Err(refuse(format!(
+                "names more than {MAX_NAMES} modules or environment variables"
+            )));
+        }
+        if let Some(m) = modules.iter().find(|m| !is_module(m)) {
+            return Err(refuse(format!(
+                "names a module that is no Python module name: `{}`",
+                crate::escape_controls(&super::shorten(m, 60))
+            )));
+        }
+        if let Some((k, _)) = env.iter().find(|(k, v)| !is_env_name(k) || v.len() > 1000) {
+            return Err(refuse(format!(
+                "sets an environment variable that is no plain name, or too long a value: `{}`",
+                crate::escape_controls(&super::shorten(k, 60))
+            )));
+        }
+        crate::repro::shim::check_body(&source).map_err(refuse)?;
+        Ok(Body {
+            source,
+            modules,
+            env,
+        })
+    }
+}
+
+/// A dotted Python module name (`numba`, `triton.language`).
+fn is_module(m: &str) -> bool {
+    !m.is_empty()
+        && m.len() <= 100
+        && m.split('.').all(|p| {
+            p.chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
+}
+
+/// An environment variable name: upper-case letters, digits and `_`, not starting with a digit.
+fn is_env_name(k: &str) -> bool {
+    !k.is_empty()
+        && k.len() <= 100
+        && !k.starts_with(|c: char| c.is_ascii_digit())
+        && k.chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+}

@@ -1,0 +1,209 @@
+//! The standalone reproducer of a semantic-level shim's case (PROTOCOL.md, "Standalone
+//! reproducers"): the shim's body (Python in its implementation's own API, defining
+//! `observe()`, which runs the case and returns the memory bytes of each range and each
+//! access's returned value in the protocol's terms) inside atomcts's own script: the shared
+//! header, expected table, comparison and exit codes of [`super::script`], and host code of
+//! atomcts's that lays the observation out by address ([`HOST`]). The body only observes; the
+//! judging is atomcts's.
+
+use super::{Arg, Check, Dispatch, Program, py_str};
+use crate::plan::Plan;
+use atomcts_reference::state::State;
+use std::fmt::Write as _;
+
+/// A shim's answer to a `repro` request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Body {
+    /// The Python source; defines `observe()`.
+    pub source: String,
+    /// The modules it imports beyond the standard library (the script checks them first).
+    pub modules: Vec<String>,
+    /// Environment the body needs before it imports them (the script sets it when unset).
+    pub env: Vec<(String, String)>,
+}
+
+/// Names of atomcts's script a body may not define at its top level (the judging is
+/// atomcts's), and calls it may not make.
+const RESERVED: &[&str] = &[
+    "CASE",
+    "RULE",
+    "ADAPTER",
+    "ENV",
+    "GLOBAL_SIZE",
+    "LOCAL_SIZE",
+    "ARGS",
+    "CHECKS",
+    "REQUIRED",
+    "UNJUDGED",
+    "MODULES",
+    "SPACE",
+    "LAYOUT",
+    "ACCESSES",
+    "Unavailable",
+];
+
+/// Whether `source` is a body atomcts wraps: it defines `observe()` at its top level, and
+/// neither defines `run`, `main` or a name of [`RESERVED`] there nor exits the interpreter.
+pub fn check_body(source: &str) -> Result<(), String> {
+    if source.contains('\0') {
+        return Err("has a body with a NUL character".into());
+    }
+    if !source.lines().any(|l| l.starts_with("def observe(")) {
+        return Err("has a body that defines no top-level `def observe():`".into());
+    }
+    for l in source.lines() {
+        let name: String = l
+            .strip_prefix("def ")
+            .or_else(|| l.strip_prefix("class "))
+            .unwrap_or(l)
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        let rest = l[l.find(&name).map_or(0, |i| i + name.len())..].trim_start();
+        let defines = l.starts_with("def ")
+            || l.starts_with("class ")
+            || (rest.starts_with('=') && !rest.starts_with("=="));
+        if defines && (name == "run" || name == "main" || RESERVED.contains(&name.as_str())) {
+            return Err(format!(
+                "has a body that defines `{name}`, a name of atomcts's own script"
+            ));
+        }
+    }
+    if let Some(call) = ["sys.exit", "os._exit", "os.kill", "SystemExit"]
+        .iter()
+        .find(|c| source.contains(*c))
+    {
+        return Err(format!(
+            "has a body that calls `{call}` (the script's exit status is atomcts's verdict)"
+        ));
+    }
+    Ok(())
+}
+
+/// The whole script of a shim's single-instruction case: `plan` on `state` (its memory space
+/// laid out as [`Plan::layout`], the checks' argument 0; each access's returned value 8 bytes
+/// an access, argument 1), `checks` and `unjudged` from [`super::single_checks`] with
+/// `(0, 1, 8)`, and the shim's `body`.
+pub fn script(
+    about: &super::About,
+    plan: &Plan,
+    state: &State,
+    body: &Body,
+    checks: Vec<Check>,
+    unjudged: Vec<String>,
+) -> String {
+    let layout = plan.layout();
+    let n = plan.items.len();
+    let d = Dispatch {
+        program: Program::Shim {
+            body: body.source.clone(),
+            modules: body.modules.clone(),
+        },
+        args: vec![
+            Arg::Buffer {
+                name: format!("{} memory, laid out as LAYOUT", plan.space.name()),
+                init: layout.bytes(state, plan.space),
+            },
+            Arg::Buffer {
+                name: "returned value of each access (8 bytes each)".into(),
+                init: vec![0; 8 * n.max(1)],
+            },
+        ],
+        global: n,
+        local: n,
+        checks,
+        unjudged,
+        orders: Vec::new(),
+    };
+    let comment = format!(
+        "#\n# The body between the marked lines below is the shim's ({}), in its implementation's\n\
+         # own API: it runs the case and returns what it observed (memory bytes per range and\n\
+         # the value each access returned). Everything else, the expected values and the\n\
+         # judging included, is atomcts's.\n\n",
+        about.adapter
+    );
+    let mut layout_rows = String::new();
+    for r in &layout.ranges {
+        let _ = writeln!(layout_rows, "    ({:#x}, {}, {}),", r.base, r.len, r.offset);
+    }
+    let modules: Vec<String> = body.modules.iter().map(|m| py_str(m)).collect();
+    let host = HOST
+        .replace("@MODULES@", &modules.join(", "))
+        .replace("@BODY@", body.source.trim_end())
+        .replace("@SPACE@", &py_str(plan.space.name()))
+        .replace("@LAYOUT@", &layout_rows)
+        .replace("@ACCESSES@", &n.to_string());
+    super::script(about, &d, &comment, &host)
+}
+
+/// atomcts's host code around the shim's body: the environment and modules checked before the
+/// body runs, then `run()`, which calls the body's `observe()` and lays its observation out by
+/// address for the shared comparison (a malformed observation cannot run: exit 2).
+const HOST: &str = r#"import importlib.util
+
+MODULES = [@MODULES@]
+for _name, _value in ENV.items():
+    os.environ.setdefault(_name, _value)
+_missing = [m for m in MODULES if importlib.util.find_spec(m.split(".")[0]) is None]
+if _missing and __name__ == "__main__":
+    print(f"cannot run: Python module(s) not installed: {', '.join(_missing)}", file=sys.stderr)
+    sys.exit(2)
+
+# ---------------- the shim's body (it observes; atomcts judges) ----------------
+@BODY@
+
+
+# ---------------- end of the shim's body ----------------
+
+# The memory space the case addresses, where each of its ranges lies in the buffer the checks
+# read (base address, length, byte offset), and how many accesses return a value.
+SPACE = @SPACE@
+LAYOUT = [
+@LAYOUT@]
+ACCESSES = @ACCESSES@
+
+
+def run():
+    try:
+        seen = observe()
+    except ImportError as e:
+        raise Unavailable(f"an import failed: {e}")
+    except Exception as e:
+        raise RuntimeError(f"the implementation failed: {type(e).__name__}: {e}")
+    try:
+        ranges = {int(r["base"], 16): bytes.fromhex(r["bytes"]) for r in seen["memory"][SPACE]}
+        mem = bytearray(len(ARGS[0][2]))
+        for base, length, offset in LAYOUT:
+            data = ranges.get(base)
+            if data is None or len(data) != length:
+                raise ValueError(f"no range of {length} bytes at {base:#x}")
+            mem[offset:offset + length] = data
+        returned = seen["returned"]
+        if len(returned) != ACCESSES:
+            raise ValueError(f"{len(returned)} returned values for {ACCESSES} accesses")
+        ret = b"".join(int(v, 16).to_bytes(8, "little") for v in returned)
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as e:
+        raise RuntimeError(f"the body's observation is malformed: {type(e).__name__}: {e}")
+    return [bytes(mem), ret + bytes(len(ARGS[1][2]) - len(ret))]
+"#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_body_must_define_observe_and_nothing_of_the_script() {
+        assert!(check_body("def observe():\n    return {}\n").is_ok());
+        assert!(check_body("x = 1\n").unwrap_err().contains("observe"));
+        let clobbers = "def observe():\n    pass\nCHECKS = []\n";
+        assert!(check_body(clobbers).unwrap_err().contains("`CHECKS`"));
+        let main = "def observe():\n    pass\ndef main():\n    pass\n";
+        assert!(check_body(main).unwrap_err().contains("`main`"));
+        let exits = "import sys\ndef observe():\n    sys.exit(0)\n";
+        assert!(check_body(exits).unwrap_err().contains("sys.exit"));
+        // Comparisons and names that merely start like a reserved one are fine.
+        assert!(
+            check_body("def observe():\n    pass\nCHECKSUM = 1\nif ENV == 2:\n    pass\n").is_ok()
+        );
+    }
+}
