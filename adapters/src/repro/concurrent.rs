@@ -153,7 +153,7 @@ pub fn concurrent_checks(
             }
             // Judged, not a gap: said beside the word's check.
             note = format!(
-                " (any of the {} values some order of its {} operations ({}) gives)",
+                " (any of the {} values some order gives: {} operations, {})",
                 finals.len(),
                 classes.iter().map(|(_, n)| u64::from(*n)).sum::<u64>(),
                 names(&ops)
