@@ -20,11 +20,16 @@ compare; an iteration reports its successful attempt's value and its number of a
 CONCURRENT_IR_DUMP=FILE: write each concurrent request and its answer to FILE (to replay a
 failure the checker reported).
 Every answer reports `executed`, the iterations each lane's thread executed (issue 30).
+It announces `repro` (PROTOCOL.md, "Standalone reproducers") and answers a `repro` request for
+a concurrent case with a standard-library body that runs the same threads (this file's
+functions, their source) on the case. CONCURRENT_IR_REPRO=lose plants a lost update in that
+body only: its first read-modify-write does not write back (for the runner's tests).
 CONCURRENT_IR_LOOP_LIMIT=N: each lane's thread stops its loops after N loop iterations in all
 (an iteration, or a compare-and-swap loop's attempt), as llvmpipe stops a kernel invocation's
 loops after 65,535 (llvmpipe-1 in docs/findings.md): a loop cut short, which the runner must tell
 apart from a lost update. Rows of iterations not executed are reported as zeros.
 """
+import inspect
 import json
 import os
 import random
@@ -35,6 +40,8 @@ import time
 MODE = os.environ.get("CONCURRENT_IR_LOCKS", "global")
 YIELD = float(os.environ.get("CONCURRENT_IR_YIELD", "0.05"))
 LOOP_LIMIT = int(os.environ.get("CONCURRENT_IR_LOOP_LIMIT", "0")) or None
+# Read-modify-writes left that lose their write (a planted lost update; 0 in the shim itself).
+LOSE = [0]
 WIDTH = {"u16": 2, "s16": 2, "u32": 4, "s32": 4, "u64": 8, "s64": 8}
 
 
@@ -136,7 +143,10 @@ def rmw(mem, ins, a, yield_inside):
         if yield_inside and random.random() < YIELD:
             time.sleep(0)
         new, ret, ok = apply(ins["op"], ins["type"], old, int(a["src"][0], 16), int(a["src"][1], 16))
-        by[o:o + w] = new.to_bytes(w, "little")
+        if LOSE[0] > 0:
+            LOSE[0] -= 1
+        else:
+            by[o:o + w] = new.to_bytes(w, "little")
     return ret, ok
 
 
@@ -184,6 +194,16 @@ def run(req):
 
 
 def run_concurrent(req):
+    ans = concurrent_run(req)
+    if os.environ.get("CONCURRENT_IR_DUMP"):
+        with open(os.environ["CONCURRENT_IR_DUMP"], "w") as f:
+            json.dump({"request": req, "answer": ans}, f)
+    return ans
+
+
+def concurrent_run(req):
+    """Runs a concurrent request: one thread per lane of every instruction (its source is a
+    `repro` body's too)."""
     mem = Memory(req["instrs"][0]["state"]["memory"])
     instrs = [i["lowered"]["instr"] for i in req["instrs"]]
     for ins in instrs:
@@ -224,12 +244,32 @@ def run_concurrent(req):
         t.start()
     for t in threads:
         t.join()
-    ans = {"outcome": "concurrent", "memory": mem.answer(), "returned": returned, "ok": oks,
-           "attempts": attempts, "executed": executed}
-    if os.environ.get("CONCURRENT_IR_DUMP"):
-        with open(os.environ["CONCURRENT_IR_DUMP"], "w") as f:
-            json.dump({"request": req, "answer": ans}, f)
-    return ans
+    return {"outcome": "concurrent", "memory": mem.answer(), "returned": returned, "ok": oks,
+            "attempts": attempts, "executed": executed}
+
+
+def repro(req):
+    """The `repro` answer (PROTOCOL.md, "Standalone reproducers"): for a concurrent case, a body
+    holding the functions concurrent_run runs (their source), the settings and the request's
+    instructions; observe() runs them and returns what run_concurrent answers."""
+    if "instrs" not in req:
+        return {"outcome": "not_applicable", "why": "concurrent_ir writes bodies of concurrent cases only"}
+    mem = Memory(req["instrs"][0]["state"]["memory"])
+    for i in req["instrs"]:
+        why = check(i["lowered"]["instr"], mem)
+        if why:
+            return {"outcome": "not_applicable", "why": why}
+    funcs = [signed, apply, Memory, check, lock_for, rmw, update, cas_loop, concurrent_run]
+    lose = 1 if os.environ.get("CONCURRENT_IR_REPRO") == "lose" else 0
+    instrs = [{k: i[k] for k in ("iterations", "lowered", "cas_loop", "state") if k in i}
+              for i in req["instrs"]]
+    body = ("import json\nimport random\nimport threading\nimport time\n\n"
+            "MODE = %r\nYIELD = %r\nLOOP_LIMIT = %r\nLOSE = [%d]\nWIDTH = %r\nOPS = %r\nLOCKS = {}\n"
+            "GLOBAL = threading.Lock()\nREQUEST = json.loads(%r)\n\n\n%s\n\n"
+            "def observe():\n    return concurrent_run(REQUEST)\n"
+            % (MODE, YIELD, LOOP_LIMIT, lose, WIDTH, sorted(OPS), json.dumps({"instrs": instrs}),
+               "\n\n".join(inspect.getsource(f) for f in funcs)))
+    return {"outcome": "repro", "body": body, "modules": []}
 
 
 def main():
@@ -240,12 +280,14 @@ def main():
         if req.get("type") == "hello":
             ans = {"type": "hello", "protocol": "atomcts-adapter", "version": 2,
                    "level": "semantic", "name": "concurrent-ir-" + MODE,
-                   "capabilities": ["concurrent", "cas_loop"]}
+                   "capabilities": ["concurrent", "cas_loop", "repro"]}
             if req.get("profile_once"):
                 ans["profile_once"] = True
         else:
             try:
-                ans = run_concurrent(req) if req.get("type") == "run_concurrent" else run(req)
+                kind = req.get("type")
+                ans = (run_concurrent(req) if kind == "run_concurrent" else
+                       repro(req) if kind == "repro" else run(req))
             except Exception as e:  # the shim's own failure: an error, never a result
                 ans = {"outcome": "error", "why": "%s: %s" % (type(e).__name__, e)}
             ans["id"] = req["id"]

@@ -207,7 +207,7 @@ def run(req):
     if req.get("type") == "run_concurrent":
         return run_concurrent(req)
     if req.get("type") == "repro":
-        return repro(req)
+        return repro_concurrent(req) if "instrs" in req else repro(req)
     lowered = req.get("lowered")
     if not lowered:
         return na("no lowered IR")
@@ -339,34 +339,78 @@ SHARED_OUT = """
 CONCURRENT_KERNELS = {}
 
 
+def concurrent_source(space, shape):
+    """The kernel's source for a case shape: its memory space, and per instruction (op, NumPy
+    type name, loop update or None). Thread t runs instruction k when s_k <= t < e_k, as its
+    access t - s_k, n_k iterations; g is the memory as uint64 words. Names T0.. are the
+    instructions' Numba types (concurrent_types)."""
+    params, arrays, body = ["g"], [], []
+    for k, (op, tyname, update) in enumerate(shape):
+        params.append("s{k}, e{k}, n{k}, gm{k}, i{k}, b{k}, c{k}, o{k}, a{k}, p{k}".format(k=k))
+        arrays.append("    m{k} = {a}\n".format(
+            k=k, a="cuda.shared.array(0, T%d)" % k if space == "shared" else "gm%d" % k))
+        if update is not None:
+            body.append(LOOP.format(k=k, update=UPDATES[update].format(k=k)))
+        else:
+            extra = ", c{k}[j{k}]".format(k=k) if op == "cas" else ""
+            body.append(PLAIN.format(k=k, fn=FUNCS[op], extra=extra))
+    shared = space == "shared"
+    return "def concurrent(%s):\n    t = cuda.threadIdx.x\n%s%s    cuda.syncthreads()\n%s%s" % (
+        ", ".join(params), SHARED_IN if shared else "", "".join(arrays), "".join(body),
+        SHARED_OUT if shared else "")
+
+
 def concurrent_kernel(space, shape):
-    """The kernel for a case shape: its memory space, and per instruction (op, NumPy type name,
-    loop update or None). Thread t runs instruction k when s_k <= t < e_k, as its access
-    t - s_k, n_k iterations; g is the memory as uint64 words."""
+    """The compiled kernel of concurrent_source, compiled once per case shape."""
     key = (space, shape)
     if key not in CONCURRENT_KERNELS:
-        params, arrays, body, names = ["g"], [], [], {}
-        for k, (op, tyname, update) in enumerate(shape):
-            params.append("s{k}, e{k}, n{k}, gm{k}, i{k}, b{k}, c{k}, o{k}, a{k}, p{k}".format(k=k))
-            names["T%d" % k] = getattr(numba, tyname)
-            arrays.append("    m{k} = {a}\n".format(
-                k=k, a="cuda.shared.array(0, T%d)" % k if space == "shared" else "gm%d" % k))
-            if update is not None:
-                body.append(LOOP.format(k=k, update=UPDATES[update].format(k=k)))
-            else:
-                extra = ", c{k}[j{k}]".format(k=k) if op == "cas" else ""
-                body.append(PLAIN.format(k=k, fn=FUNCS[op], extra=extra))
-        shared = space == "shared"
-        src = "def concurrent(%s):\n    t = cuda.threadIdx.x\n%s%s    cuda.syncthreads()\n%s%s" % (
-            ", ".join(params), SHARED_IN if shared else "", "".join(arrays), "".join(body),
-            SHARED_OUT if shared else "")
+        names = {"T%d" % k: getattr(numba, tyname) for k, (_, tyname, _) in enumerate(shape)}
         scope = dict(names, cuda=cuda, numba=numba)
+        src = concurrent_source(space, shape)
         exec(compile(src, "<numba_cudasim concurrent kernel>", "exec"), scope)
         CONCURRENT_KERNELS[key] = cuda.jit(scope["concurrent"])
     return CONCURRENT_KERNELS[key]
 
 
-def run_concurrent(req):
+def concurrent_launch(kernel, space, flat, parts, warp):
+    """One launch of a concurrent case (run_concurrent runs it, and a `repro` body holds its
+    source): one block; per instruction in `parts` (NumPy type name, width, iterations, each
+    access's element index, first and second operands and the loop operand as bit patterns,
+    whether it is a compare-and-swap loop, whether a plain compare-exchange) its threads from
+    a multiple of `warp`. Returns the final bytes of `flat` and, per instruction, every
+    iteration's returned bits (hex), success flags (a plain compare-exchange, else None) and
+    attempts (a loop, else None)."""
+    import numpy as np
+    from numba import cuda
+    d_mem = cuda.to_device(np.frombuffer(bytes(flat), dtype=np.uint8).copy())
+    args, outs, threads = [d_mem.view(np.uint64)], [], 0
+    for dtype, width, iterations, idx, src0, src1, operand, loop, cas in parts:
+        bits = np.uint64 if width == 8 else np.uint32
+        dt = np.dtype(dtype)
+        start = (threads + warp - 1) // warp * warp
+        threads = start + len(idx)
+        rows = (iterations, len(idx))
+        out, att = cuda.to_device(np.zeros(rows, dt)), cuda.to_device(np.zeros(rows, np.int64))
+        b = np.array(src0, dtype=np.uint64).astype(bits).view(dt)
+        c = np.array(src1, dtype=np.uint64).astype(bits).view(dt)
+        p = np.array([operand], dtype=np.uint64).astype(bits).view(dt)
+        args += [start, threads, iterations, d_mem.view(dt), np.array(idx, dtype=np.int64), b, c,
+                 out, att, p]
+        outs.append((out, att, b, bits, loop, cas))
+    kernel[1, max(threads, 1), 0, len(flat) if space == "shared" else 0](*args)
+    returned, ok, attempts = [], [], []
+    for out, att, b, bits, loop, cas in outs:
+        raw = out.copy_to_host().view(bits)
+        returned.append([[hex(int(v)) for v in row] for row in raw])
+        attempts.append([[int(n) for n in row] for row in att.copy_to_host()] if loop else None)
+        want = b.view(bits)  # a compare-exchange's compares
+        ok.append([[bool(v == w) for v, w in zip(row, want)] for row in raw] if cas else None)
+    return d_mem.copy_to_host().tobytes(), returned, ok, attempts
+
+
+def concurrent_case(req):
+    """A concurrent request (`run_concurrent`, or `repro` with its fields) as this shim runs it:
+    (space, shape, layout, flat, parts), or the `not_applicable` answer saying why not."""
     instrs = req["instrs"]
     mapped, shape = [], []
     spaces = {i["lowered"]["instr"].get("space") for i in instrs}
@@ -387,7 +431,7 @@ def run_concurrent(req):
             m = Mapped(m.op, m.ty, TYPES[m.ty], m.width)
         mapped.append(m)
         shape.append((m.op, np.dtype(m.dtype).name, loop and loop["update"]))
-    flat, layout, args, threads, parts = None, None, [], 0, []
+    flat, layout, threads, parts = None, None, 0, []
     for k, (i, m) in enumerate(zip(instrs, mapped)):
         acc = i["lowered"]["instr"]["accesses"]
         laid = atomcts_shim.flat_global(i, acc, m.width, space)
@@ -395,47 +439,72 @@ def run_concurrent(req):
             return na("instruction %d: %s" % (k, laid["why"]))
         if flat is None:
             layout, flat, _ = laid
-            d_mem = cuda.to_device(np.frombuffer(bytes(flat), dtype=np.uint8).copy())
-            args.append(d_mem.view(np.uint64))
-        start = (threads + WARP - 1) // WARP * WARP
-        threads = start + len(acc)
-        rows = (i["iterations"], len(acc))
-        out, att = cuda.to_device(np.zeros(rows, m.dtype)), cuda.to_device(np.zeros(rows, np.int64))
+        threads = (threads + WARP - 1) // WARP * WARP + len(acc)
         loop = i.get("cas_loop")
-        p = np.array([int(loop["operand"], 16) if loop else 0], dtype=np.uint64)
-        p = (p if m.width == 8 else p.astype(np.uint32)).view(m.dtype)
-        b = operands(acc, 0, m)
-        args += [start, threads, i["iterations"], d_mem.view(m.dtype),
-                 np.array(laid[2], dtype=np.int64), b, operands(acc, 1, m), out, att, p]
-        parts.append((out, att, b))
+        mask = (1 << (8 * m.width)) - 1
+        parts.append((np.dtype(m.dtype).name, m.width, i["iterations"], list(laid[2]),
+                      [int(a["src"][0], 16) & mask for a in acc],
+                      [int(a["src"][1], 16) & mask for a in acc],
+                      int(loop["operand"], 16) & mask if loop else 0,
+                      loop is not None, m.op == "cas" and loop is None))
     if threads > MAX_BLOCK:
         return na("%d threads: one CUDA thread block holds at most %d" % (threads, MAX_BLOCK))
     calls = sum(i["iterations"] * len(i["lowered"]["instr"]["accesses"]) for i in instrs)
     if SIMULATOR and calls > SIM_MAX_CALLS:
         return na("%d atomic calls in one launch: the simulator runs each as a Python thread's "
                   "locked call, over a minute here; this shim runs at most %d" % (calls, SIM_MAX_CALLS))
-    kernel = concurrent_kernel(space, tuple(shape))
+    return space, tuple(shape), layout, flat, parts
+
+
+def run_concurrent(req):
+    case = concurrent_case(req)
+    if isinstance(case, dict):
+        return case
+    space, shape, layout, flat, parts = case
+    kernel = concurrent_kernel(space, shape)
     try:
-        kernel[1, max(threads, 1), 0, len(flat) if space == "shared" else 0](*args)
+        final, returned, ok, attempts = concurrent_launch(kernel, space, flat, parts, WARP)
     except numba.core.errors.TypingError as e:
         if SIMULATOR:
             raise
         first = str(e).strip().splitlines()[0] if str(e).strip() else "TypingError"
         return na("numba-cuda cannot type the concurrent kernel (%s)" % first[:160])
-    returned, ok, attempts = [], [], []
-    for i, m, (out, att, b) in zip(instrs, mapped, parts):
-        raw = out.copy_to_host().view(BITS[m.width])
-        returned.append([[hex(int(v)) for v in row] for row in raw])
-        loop = i.get("cas_loop")
-        attempts.append([[int(n) for n in row] for row in att.copy_to_host()] if loop else None)
-        if m.op == "cas" and not loop:
-            want = b.view(BITS[m.width])  # the compares
-            ok.append([[bool(v == c) for v, c in zip(row, want)] for row in raw])
-        else:
-            ok.append(None)
-    final = d_mem.copy_to_host().tobytes()
     return {"outcome": "concurrent", "returned": returned, "ok": ok, "attempts": attempts,
-            "memory": atomcts_shim.memory_answer(instrs[0]["state"], layout, final, space)}
+            "memory": atomcts_shim.memory_answer(req["instrs"][0]["state"], layout, final, space)}
+
+
+CONCURRENT_OBSERVE = """def observe():
+    flat, where = layout()
+    kernel = cuda.jit(concurrent)
+    final, returned, ok, attempts = concurrent_launch(kernel, SPACE_OF_BODY, flat, PARTS, WARP)
+    seen = observation(final, [], where)
+    return {"memory": seen["memory"], "returned": returned, "ok": ok, "attempts": attempts}
+"""
+
+
+def repro_concurrent(req):
+    """The `repro` answer of a concurrent case (PROTOCOL.md, "Standalone reproducers"): the
+    kernel run_concurrent compiles (concurrent_source), its launch (concurrent_launch, the
+    same function), the case's memory and per-instruction arguments, and observe() returning
+    what run_concurrent answers."""
+    case = concurrent_case(req)
+    if isinstance(case, dict):
+        return case
+    space, shape, _, _, parts = case
+    types = "".join("T%d = numba.%s\n" % (k, ty) for k, (_, ty, _) in enumerate(shape))
+    rows = "".join("    (%#x, \"%s\"),\n" % (int(r["base"], 16), r["bytes"])
+                   for r in req["instrs"][0]["state"]["memory"][space])
+    data = ("# The case as the shim ran it: the ranges of %s memory (base, initial bytes); per\n"
+            "# instruction (NumPy type, width, iterations, element indices, operands, loop operand,\n"
+            "# compare-and-swap loop, plain compare-exchange); the warp its threads align to.\n"
+            "SPACE_OF_BODY = \"%s\"\nRANGES = [\n%s]\nPARTS = %r\nWARP = %d\n"
+            % (space, space, rows, parts, WARP))
+    helpers = atomcts_shim._REPRO_HELPERS.strip("\n")
+    body = ("import numba\nimport numpy as np\nfrom numba import cuda\n\n%s\n\n%s\n\n%s\n\n%s\n\n"
+            "%s\n\n\n%s" % (types, concurrent_source(space, shape),
+                          inspect.getsource(concurrent_launch), data, helpers, CONCURRENT_OBSERVE))
+    return {"outcome": "repro", "body": body, "modules": ["numpy", "numba"],
+            "env": {"NUMBA_ENABLE_CUDASIM": "1" if SIMULATOR else "0"}}
 
 
 def main():

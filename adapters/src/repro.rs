@@ -18,7 +18,9 @@ mod concurrent;
 mod order;
 mod script;
 pub mod shim;
-pub use concurrent::{MAX_FINALS, ORDER_PAIRS, Rets, concurrent_checks, final_values};
+pub use concurrent::{
+    ConcurrentChecks, MAX_FINALS, ORDER_PAIRS, Rets, concurrent_checks, final_values,
+};
 pub use order::{ORDER_BUDGET, ORDER_CHECK, ORDER_TABLE, Order, OrderThread, SWEEP_STEPS};
 pub use script::{About, py_bytes, py_str, sanitise, script};
 

@@ -13,7 +13,9 @@
 //! returned value corrupted after the run, or stored wrong by the kernel, exits 1. `cmd:` shims
 //! with the `repro` capability: adapters/shims/mini_ir.py's scripts (python3 alone) exit 1 on a
 //! planted bug and 0 without it, and every bad answer to `repro` refuses the case in one line;
-//! with target/venv (CI, `--ignored`), the Python shims' findings exit 1 and passing cases 0.
+//! adapters/shims/concurrent_ir.py's concurrent scripts exit 0 clean, 1 with a returned value
+//! corrupted or a lost update planted in its body, 2 on a malformed observation; with
+//! target/venv (CI, `--ignored`), the Python shims' findings exit 1 and passing cases 0.
 
 mod common;
 use common::{text, tmp};
@@ -703,6 +705,86 @@ fn a_shim_answering_repro_badly_gets_one_line_per_case_and_no_script() {
         assert!(!t.contains("panicked"), "{mode}: {t}");
         assert!(scripts(&dir).is_empty(), "{mode}: {t}");
     }
+}
+
+/// `atomcts repro --all` of the sass/atom/concurrent cases `filter` on
+/// adapters/shims/concurrent_ir.py (a shim that runs concurrent cases with the `repro`
+/// capability), with `CONCURRENT_IR_REPRO` set.
+fn concurrent_ir(dir: &Path, filter: &str, repro_mode: &str) -> Output {
+    let shim = format!("cmd:python3 {ROOT}/adapters/shims/concurrent_ir.py");
+    repro(
+        &shim,
+        "spec-cases/sass/atom/concurrent.toml",
+        filter,
+        dir,
+        &["--all", "--adapter-timeout-ms", "20000"],
+        &[("CONCURRENT_IR_REPRO", repro_mode)],
+    )
+}
+
+#[test]
+fn a_cmd_shims_concurrent_reproducer_judges_its_observation() {
+    // The shim's own threads (its functions' source) in the body; atomcts judges the final
+    // memory and every returned value by one order per address: clean, every script exits 0.
+    let dir = tmp("conc-ir-clean");
+    let o = concurrent_ir(&dir, "two_by_two", "");
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    let written = scripts(&dir);
+    assert_eq!(written.len(), 2, "{t}");
+    for s in &written {
+        let r = python(s);
+        let out = text(&r);
+        assert_eq!(r.status.code(), Some(0), "{}: {out}", s.display());
+        assert!(out.contains("fit one order"), "{out}");
+        assert!(!out.contains("not judged: the iterations"), "{out}");
+        let body = std::fs::read_to_string(s).unwrap();
+        assert!(body.contains("def concurrent_run(req):"), "{body}");
+    }
+    // A returned value corrupted in the body's observation: no order gives it, exit 1.
+    let corrupted = edited(
+        &written[0],
+        "    return concurrent_run(REQUEST)\n",
+        "    seen = concurrent_run(REQUEST)\n    seen[\"returned\"][0][0][0] = hex(int(seen[\"returned\"][0][0][0], 16) ^ 0x40000000)\n    return seen\n",
+        "corrupted.py",
+    );
+    let r = python(&corrupted);
+    let out = text(&r);
+    assert_eq!(r.status.code(), Some(1), "{out}");
+    assert!(out.contains("no order of its 8 operations"), "{out}");
+    // A malformed observation (a row short) cannot run: exit 2.
+    let short = edited(
+        &written[0],
+        "    return concurrent_run(REQUEST)\n",
+        "    seen = concurrent_run(REQUEST)\n    seen[\"returned\"][0][0].pop()\n    return seen\n",
+        "short.py",
+    );
+    let r = python(&short);
+    assert_eq!(r.status.code(), Some(2), "{}", text(&r));
+    assert!(
+        text(&r).contains("observation is malformed"),
+        "{}",
+        text(&r)
+    );
+    // A lost update planted in the body (its first read-modify-write is not written back): the
+    // final memory and the order both differ, exit 1.
+    let lost = tmp("conc-ir-lost");
+    let o = concurrent_ir(
+        &lost,
+        "id:sass/atom/concurrent::inc_against_dec_returns_two_by_two",
+        "lose",
+    );
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    let written = scripts(&lost);
+    assert_eq!(written.len(), 1, "{t}");
+    let r = python(&written[0]);
+    let out = text(&r);
+    assert_eq!(r.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("global 0x00001000") && out.contains("<-- differs"),
+        "{out}"
+    );
 }
 
 /// The Python shims with the `repro` capability, the corpus folder of their findings, and the

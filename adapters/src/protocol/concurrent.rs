@@ -76,6 +76,7 @@ impl SubprocessAdapter {
         });
         let mut line = msg.to_string().into_bytes();
         line.push(b'\n');
+        let kept = (self.capture && self.level == crate::Level::Semantic).then_some(msg);
         let timeout = self.timeout;
         let bytes = self.exchange_line(line, timeout, true)?;
         let text = std::str::from_utf8(&bytes).unwrap_or("");
@@ -96,7 +97,21 @@ impl SubprocessAdapter {
         let why = || answer.why.0.as_deref().unwrap_or("").to_string();
         let kind = match &*answer.outcome {
             "concurrent" => match concurrent_answer(r, &lowered, &answer) {
-                Ok(o) => return Ok(o),
+                Ok(o) => {
+                    if let Some(msg) = kept {
+                        // Kept for `atomcts repro` (PROTOCOL.md, "Standalone reproducers").
+                        self.last = Some(super::repro::Last::Concurrent(
+                            super::repro::LastConcurrent::of(
+                                &self.name,
+                                r,
+                                &lowered,
+                                msg,
+                                answer.executed.0.is_some(),
+                            ),
+                        ));
+                    }
+                    return Ok(o);
+                }
                 Err(e) => AdapterErrorKind::Protocol(format!("{e} in `{}`", quote(&bytes, 200))),
             },
             "not_applicable" => AdapterErrorKind::NotApplicable(why()),

@@ -95,8 +95,8 @@ pub struct SubprocessAdapter {
     pending_count: usize,
     /// Whether to keep the last case for [`Adapter::reproducer`] (`atomcts repro`).
     capture: bool,
-    /// The last single-instruction case a semantic-level shim answered, kept while capturing.
-    last: Option<repro::LastCase>,
+    /// The last case a semantic-level shim answered, kept while capturing.
+    last: Option<repro::Last>,
 }
 
 /// The most requests the runner keeps in flight to one shim (issue 9): offered as `window`
@@ -604,7 +604,11 @@ impl SubprocessAdapter {
         if let (Some(lowered), Ok(Observation::Completed(seen))) = (kept, &obs)
             && self.level == Level::Semantic
         {
-            self.last = Some(repro::LastCase::of(r, lowered, seen.clone()));
+            self.last = Some(repro::Last::Single(repro::LastCase::of(
+                r,
+                lowered,
+                seen.clone(),
+            )));
         }
         obs
     }

@@ -5,10 +5,14 @@
 //! terms), and atomcts wraps it in its own script ([`crate::repro::shim`]): the header, the
 //! expected values from the reference, and the judging. Any answer other than a well-formed body
 //! for this case (garbage, a crash, a stall, a body too large or for another case) refuses the
-//! case in one line; nothing is written then.
+//! case in one line; nothing is written then. A concurrent case (PROTOCOL.md, "Concurrent
+//! cases") is sent again with the fields of its `run_concurrent` request ([`LastConcurrent`]);
+//! atomcts judges its body's observation as the OpenCL and Vulkan concurrent scripts are judged
+//! ([`crate::repro::concurrent_checks`]).
 
 use super::{SubprocessAdapter, quote};
-use crate::plan::Plan;
+use crate::concurrent::ConcurrentRequest;
+use crate::plan::{ConcurrentPlan, Plan};
 use crate::repro::shim::Body;
 use crate::{Adapter as _, Level, Request};
 use atomcts_reference::Profile;
@@ -26,6 +30,78 @@ pub const MAX_REPRO_BODY: usize = 1 << 20;
 
 /// The most modules and environment variables a body may name.
 const MAX_NAMES: usize = 32;
+
+/// The last case a semantic-level shim answered, kept while capturing.
+pub(crate) enum Last {
+    /// A single-instruction case.
+    Single(LastCase),
+    /// A concurrent case.
+    Concurrent(LastConcurrent),
+}
+
+/// A concurrent case a shim answered: its `run_concurrent` request, made a `repro` one, and
+/// atomcts's checks of it, or why it cannot be judged standalone.
+pub(crate) struct LastConcurrent {
+    id: String,
+    request: serde_json::Value,
+    judged: Result<Judged, String>,
+}
+
+/// atomcts's judging of a concurrent case: its plan (the layout of the script's buffers), its
+/// memory before the launch, and the checks of [`crate::repro::concurrent_checks`].
+struct Judged {
+    cp: ConcurrentPlan,
+    initial: State,
+    checks: crate::repro::ConcurrentChecks,
+    executed: bool,
+}
+
+impl LastConcurrent {
+    /// Keeps `request` (the `run_concurrent` line sent for `r`, whose instructions the
+    /// reference lowered to `lowered`) and judges it: the reference's serial run gives the
+    /// final memory where the order does not matter; `executed`: whether the shim's answer
+    /// reported the iterations each work-item executed (then the script judges them too).
+    pub(crate) fn of(
+        adapter: &str,
+        r: &ConcurrentRequest<'_>,
+        lowered: &[Lowered],
+        mut request: serde_json::Value,
+        executed: bool,
+    ) -> LastConcurrent {
+        request["type"] = "repro".into();
+        let judged = ConcurrentPlan::for_request(r, lowered)
+            .map_err(|e| e.0)
+            .and_then(|cp| {
+                let serial =
+                    crate::concurrent::serial(adapter, r, &atomcts_reference::exec::execute)
+                        .map_err(|e| e.to_string())?;
+                let initial = r.instrs.first().ok_or("no instructions")?.state.clone();
+                let final_state = serial.states.first().ok_or("no serial final state")?;
+                let checks = crate::repro::concurrent_checks(
+                    &cp,
+                    &initial,
+                    final_state,
+                    0,
+                    executed.then_some((3, 0)),
+                    Some(crate::repro::Rets {
+                        ret: (1, 8),
+                        ok: (2, 4),
+                    }),
+                )?;
+                Ok(Judged {
+                    cp,
+                    initial,
+                    checks,
+                    executed,
+                })
+            });
+        LastConcurrent {
+            id: r.id.to_string(),
+            request,
+            judged,
+        }
+    }
+}
 
 /// What a semantic-level shim was asked, and what it answered, for the last case.
 pub(crate) struct LastCase {
@@ -96,11 +172,20 @@ impl SubprocessAdapter {
                 "the shim does not announce the `{REPRO}` capability (adapters/PROTOCOL.md, \"Standalone reproducers\"): it writes no reproducer body"
             ));
         }
-        let Some(last) = self.last.take().filter(|l| l.id == about.id) else {
-            return Err("the case ran nothing on the shim (a concurrent case, or not run)".into());
+        let last = match self.last.take() {
+            Some(Last::Single(l)) if l.id == about.id => l,
+            Some(Last::Concurrent(c)) if c.id == about.id => {
+                return self.write_concurrent_reproducer(about, c);
+            }
+            _ => return Err("the case ran nothing on the shim (not run)".into()),
         };
         let plan = Plan::new(&last.lowered, &last.state).map_err(|e| e.0)?;
-        let body = self.ask_body(&last)?;
+        let fail = |e: crate::AdapterError| format!("the shim gave no reproducer body: {e}");
+        self.ensure_running().map_err(fail)?;
+        let mut line = Vec::new();
+        self.message(&last.request(), &mut line, "repro")
+            .map_err(fail)?;
+        let body = self.ask_body(&last.id, line)?;
         let observed = plan.layout().bytes(&last.seen, plan.space);
         let (checks, unjudged) = crate::repro::single_checks(
             &plan,
@@ -122,14 +207,42 @@ impl SubprocessAdapter {
         ))
     }
 
-    /// Sends the `repro` request of `last` and reads its answer; any failure is one line, and
-    /// a shim that answered garbage, crashed or stalled is stopped (restarted for the next case).
-    fn ask_body(&mut self, last: &LastCase) -> Result<Body, String> {
+    /// The reproducer of a concurrent case: its `repro` request (the fields of its
+    /// `run_concurrent`), the shim's body, atomcts's checks.
+    fn write_concurrent_reproducer(
+        &mut self,
+        about: &crate::repro::About,
+        last: LastConcurrent,
+    ) -> Result<String, String> {
+        let j = last
+            .judged
+            .map_err(|why| format!("the concurrent case is not judged standalone: {why}"))?;
+        let mut line = last.request.to_string().into_bytes();
+        line.push(b'\n');
+        let body = self.ask_body(&last.id, line)?;
+        let mut about = about.clone();
+        about.env = body.env.clone();
+        let (checks, unjudged, orders) = j.checks;
+        Ok(crate::repro::shim::concurrent_script(
+            &about,
+            &crate::repro::shim::Launch {
+                cp: &j.cp,
+                initial: &j.initial,
+                executed: j.executed,
+            },
+            &body,
+            checks,
+            unjudged,
+            orders,
+        ))
+    }
+
+    /// Sends the `repro` request `line` of the case `id` and reads its answer; any failure is
+    /// one line, and a shim that answered garbage, crashed or stalled is stopped (restarted
+    /// for the next case).
+    fn ask_body(&mut self, id: &str, line: Vec<u8>) -> Result<Body, String> {
         let fail = |e: crate::AdapterError| format!("the shim gave no reproducer body: {e}");
         self.ensure_running().map_err(fail)?;
-        let mut line = Vec::new();
-        self.message(&last.request(), &mut line, "repro")
-            .map_err(fail)?;
         let timeout = self.timeout;
         let bytes = self.exchange_line(line, timeout, true).map_err(fail)?;
         self.retry = None;
@@ -146,14 +259,14 @@ impl SubprocessAdapter {
                 )));
             }
         };
-        if a.id != last.id {
+        if a.id != id {
             self.running = None;
             return Err(refuse(format!(
                 "is for another case id (`{}`)",
                 crate::escape_controls(&super::shorten(&a.id, 100))
             )));
         }
-        self.answered.clone_from(&last.id);
+        id.clone_into(&mut self.answered);
         match a.outcome.as_str() {
             "repro" => {}
             "not_applicable" | "unsupported" | "error" => {

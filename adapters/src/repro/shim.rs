@@ -6,9 +6,10 @@
 //! atomcts's that lays the observation out by address ([`HOST`]). The body only observes; the
 //! judging is atomcts's.
 
-use super::{Arg, Check, Dispatch, Program, py_str};
-use crate::plan::Plan;
+use super::{Arg, Check, Dispatch, Order, Program, py_str};
+use crate::plan::{ConcurrentPlan, Plan};
 use atomcts_reference::state::State;
+use atomcts_reference::types::Space;
 use std::fmt::Write as _;
 
 /// A shim's answer to a `repro` request.
@@ -39,6 +40,12 @@ const RESERVED: &[&str] = &[
     "SPACE",
     "LAYOUT",
     "ACCESSES",
+    "SPACES",
+    "SHAPE",
+    "THREADS",
+    "EXECUTED",
+    "ORDERS",
+    "ORDER_BUDGET",
     "Unavailable",
 ];
 
@@ -115,31 +122,155 @@ pub fn script(
         unjudged,
         orders: Vec::new(),
     };
-    let comment = format!(
+    let mut layout_rows = String::new();
+    for r in &layout.ranges {
+        let _ = writeln!(layout_rows, "    ({:#x}, {}, {}),", r.base, r.len, r.offset);
+    }
+    let host = prelude(body)
+        + &HOST
+            .replace("@SPACE@", &py_str(plan.space.name()))
+            .replace("@LAYOUT@", &layout_rows)
+            .replace("@ACCESSES@", &n.to_string());
+    super::script(about, &d, &comment(about), &host)
+}
+
+/// The script's note on whose the body is.
+fn comment(about: &super::About) -> String {
+    format!(
         "#\n# The body between the marked lines below is the shim's ({}), in its implementation's\n\
          # own API: it runs the case and returns what it observed (memory bytes per range and\n\
          # the value each access returned). Everything else, the expected values and the\n\
          # judging included, is atomcts's.\n\n",
         about.adapter
-    );
-    let mut layout_rows = String::new();
-    for r in &layout.ranges {
-        let _ = writeln!(layout_rows, "    ({:#x}, {}, {}),", r.base, r.len, r.offset);
-    }
-    let modules: Vec<String> = body.modules.iter().map(|m| py_str(m)).collect();
-    let host = HOST
-        .replace("@MODULES@", &modules.join(", "))
-        .replace("@BODY@", body.source.trim_end())
-        .replace("@SPACE@", &py_str(plan.space.name()))
-        .replace("@LAYOUT@", &layout_rows)
-        .replace("@ACCESSES@", &n.to_string());
-    super::script(about, &d, &comment, &host)
+    )
 }
 
-/// atomcts's host code around the shim's body: the environment and modules checked before the
-/// body runs, then `run()`, which calls the body's `observe()` and lays its observation out by
-/// address for the shared comparison (a malformed observation cannot run: exit 2).
-const HOST: &str = r#"import importlib.util
+/// The environment and modules checked, then the shim's body ([`PRELUDE`]).
+fn prelude(body: &Body) -> String {
+    let modules: Vec<String> = body.modules.iter().map(|m| py_str(m)).collect();
+    PRELUDE
+        .replace("@MODULES@", &modules.join(", "))
+        .replace("@BODY@", body.source.trim_end())
+}
+
+/// How a concurrent case ran, for its script: its plan ([`ConcurrentPlan::image`] is the
+/// script's memory buffer, [`ConcurrentPlan::ret_base`] its slots), its memory before the
+/// launch, and whether the shim reports the iterations each work-item executed.
+pub struct Launch<'a> {
+    /// The plan.
+    pub cp: &'a ConcurrentPlan,
+    /// The first instruction's state (the memory every instruction shares).
+    pub initial: &'a State,
+    /// Whether the body's observation has `executed`.
+    pub executed: bool,
+}
+
+/// The whole script of a shim's concurrent case (PROTOCOL.md, "Standalone reproducers"): the
+/// body's observation laid out as atomcts's concurrent scripts lay out a launch's buffers
+/// (argument 0 the memory image, 1 every iteration's returned value, 8 bytes a slot `[instruction]
+/// [iteration][access]`, 2 the success flags or a loop's attempts, 4 bytes a slot, 3 where the
+/// shim reports them the iterations each work-item executed), judged by `checks`, `unjudged`
+/// and `orders` of [`super::concurrent_checks`] with mem 0, counts `(3, 0)`, rets `(1, 8)`
+/// and `(2, 4)`.
+pub fn concurrent_script(
+    about: &super::About,
+    launch: &Launch<'_>,
+    body: &Body,
+    checks: Vec<Check>,
+    mut unjudged: Vec<String>,
+    orders: Vec<Order>,
+) -> String {
+    let cp = launch.cp;
+    let slots = cp.ret_len().max(1);
+    let mut args = vec![
+        Arg::Buffer {
+            name: "memory, laid out as LAYOUT".into(),
+            init: cp.image(launch.initial),
+        },
+        Arg::Buffer {
+            name: "returned value of each iteration of each access (8 bytes each)".into(),
+            init: vec![0; 8 * slots],
+        },
+        Arg::Buffer {
+            name: "success flag of a compare-exchange, or a loop's attempts (4 bytes each)".into(),
+            init: vec![0; 4 * slots],
+        },
+    ];
+    if launch.executed {
+        args.push(Arg::Buffer {
+            name: "iterations each access's thread executed (4 bytes each)".into(),
+            init: vec![0; 4 * cp.threads().max(1)],
+        });
+    } else {
+        unjudged.push(
+            "the iterations each work-item executed: the shim does not report them (`executed`)"
+                .into(),
+        );
+    }
+    let d = Dispatch {
+        program: Program::Shim {
+            body: body.source.clone(),
+            modules: body.modules.clone(),
+        },
+        args,
+        global: cp.threads(),
+        local: cp.threads(),
+        checks,
+        unjudged,
+        orders,
+    };
+    let mut spaces = Vec::new();
+    let mut rows = String::new();
+    for space in [Space::Global, Space::Shared] {
+        if !cp.groups.iter().any(|g| g.space == space) {
+            continue;
+        }
+        spaces.push(py_str(space.name()));
+        let (layout, base) = match space {
+            Space::Global => (&cp.global, 0),
+            Space::Shared => (&cp.shared, cp.shared_base()),
+        };
+        for r in &layout.ranges {
+            let _ = writeln!(
+                rows,
+                "    ({}, {:#x}, {}, {}),",
+                py_str(space.name()),
+                r.base,
+                r.len,
+                base + r.offset
+            );
+        }
+    }
+    let mut shape = String::new();
+    for (k, g) in cp.groups.iter().enumerate() {
+        let kind = if cp.loops.get(k).copied().flatten().is_some() {
+            "\"loop\""
+        } else if g.op == atomcts_reference::ir::AtomicOp::Cas {
+            "\"cas\""
+        } else {
+            "None"
+        };
+        let _ = writeln!(
+            shape,
+            "    ({}, {}, {}, {kind}),",
+            cp.iterations[k],
+            g.items.len(),
+            cp.ret_base(k)
+        );
+    }
+    let host = prelude(body)
+        + &CONCURRENT_HOST
+            .replace("@SPACES@", &spaces.join(", "))
+            .replace("@LAYOUT@", &rows)
+            .replace("@SHAPE@", &shape)
+            .replace("@THREADS@", &cp.threads().to_string())
+            .replace("@EXECUTED@", if launch.executed { "True" } else { "False" });
+    super::script(about, &d, &comment(about), &host)
+}
+
+/// atomcts's host code before the shim's body: the environment and modules checked before the
+/// body runs, then the body.
+const PRELUDE: &str = r#"import importlib.util
 
 MODULES = [@MODULES@]
 for _name, _value in ENV.items():
@@ -154,7 +285,12 @@ if _missing and __name__ == "__main__":
 
 
 # ---------------- end of the shim's body ----------------
+"#;
 
+/// atomcts's host code after the body of a single-instruction case: `run()`, which calls the
+/// body's `observe()` and lays its observation out by address for the shared comparison (a
+/// malformed observation cannot run: exit 2).
+const HOST: &str = r#"
 # The memory space the case addresses, where each of its ranges lies in the buffer the checks
 # read (base address, length, byte offset), and how many accesses return a value.
 SPACE = @SPACE@
@@ -185,6 +321,82 @@ def run():
     except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as e:
         raise RuntimeError(f"the body's observation is malformed: {type(e).__name__}: {e}")
     return [bytes(mem), ret + bytes(len(ARGS[1][2]) - len(ret))]
+"#;
+
+/// atomcts's host code after the body of a concurrent case: `run()`, which calls the body's
+/// `observe()` and lays its observation out as [`concurrent_script`] says (the memory of the
+/// spaces the instructions address by address, the rest as it was before; every iteration's
+/// returned value, success flag or attempts by slot; the iterations executed by work-item);
+/// a malformed observation cannot run: exit 2.
+const CONCURRENT_HOST: &str = r#"
+# The memory spaces the instructions address, where each of their ranges lies in the memory
+# buffer (space, base address, length, byte offset), per instruction (iterations, accesses,
+# first slot of its returned values, "cas" for a compare-exchange, "loop" for a
+# compare-and-swap loop), the work-items, whether the body reports the iterations executed.
+SPACES = [@SPACES@]
+LAYOUT = [
+@LAYOUT@]
+SHAPE = [
+@SHAPE@]
+THREADS = @THREADS@
+EXECUTED = @EXECUTED@
+
+
+def _rows(what, rows, iterations, n):
+    if not isinstance(rows, list) or len(rows) != iterations or any(not isinstance(r, list) or len(r) != n for r in rows):
+        raise ValueError(f"{what} is not {iterations} rows of {n} values")
+    return rows
+
+
+def run():
+    try:
+        seen = observe()
+    except ImportError as e:
+        raise Unavailable(f"an import failed: {e}")
+    except Exception as e:
+        raise RuntimeError(f"the implementation failed: {type(e).__name__}: {e}")
+    try:
+        mem = bytearray(ARGS[0][2])
+        for space in SPACES:
+            ranges = {int(r["base"], 16): bytes.fromhex(r["bytes"]) for r in seen["memory"][space]}
+            for sp, base, length, offset in LAYOUT:
+                if sp != space:
+                    continue
+                data = ranges.get(base)
+                if data is None or len(data) != length:
+                    raise ValueError(f"no {space} range of {length} bytes at {base:#x}")
+                mem[offset:offset + length] = data
+        returned, oks, attempts = seen["returned"], seen.get("ok"), seen.get("attempts")
+        if len(returned) != len(SHAPE):
+            raise ValueError(f"returned values of {len(returned)} instructions for {len(SHAPE)}")
+        ret, ok = bytearray(len(ARGS[1][2])), bytearray(len(ARGS[2][2]))
+        for k, (iterations, n, first, kind) in enumerate(SHAPE):
+            rows = _rows(f"returned[{k}]", returned[k], iterations, n)
+            flags = None
+            if kind == "loop":
+                flags = _rows(f"attempts[{k}]", (attempts or [None] * len(SHAPE))[k], iterations, n)
+            elif kind == "cas":
+                flags = _rows(f"ok[{k}]", (oks or [None] * len(SHAPE))[k], iterations, n)
+            for it in range(iterations):
+                for i in range(n):
+                    slot = first + it * n + i
+                    ret[8 * slot:8 * slot + 8] = int(rows[it][i], 16).to_bytes(8, "little")
+                    if flags is not None:
+                        ok[4 * slot:4 * slot + 4] = int(flags[it][i]).to_bytes(4, "little")
+        buffers = [bytes(mem), bytes(ret), bytes(ok)]
+        if EXECUTED:
+            counts, t = bytearray(len(ARGS[3][2])), 0
+            for k, (iterations, n, _, _) in enumerate(SHAPE):
+                row = seen["executed"][k]
+                if len(row) != n:
+                    raise ValueError(f"executed[{k}] has {len(row)} counts for {n} accesses")
+                for i in range(n):
+                    counts[4 * (t + i):4 * (t + i) + 4] = int(row[i]).to_bytes(4, "little")
+                t += n
+            buffers.append(bytes(counts))
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError, IndexError) as e:
+        raise RuntimeError(f"the body's observation is malformed: {type(e).__name__}: {e}")
+    return buffers
 "#;
 
 #[cfg(test)]
