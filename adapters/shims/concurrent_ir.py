@@ -23,7 +23,8 @@ Every answer reports `executed`, the iterations each lane's thread executed (iss
 It announces `repro` (PROTOCOL.md, "Standalone reproducers") and answers a `repro` request for
 a concurrent case with a standard-library body that runs the same threads (this file's
 functions, their source) on the case. CONCURRENT_IR_REPRO=lose plants a lost update in that
-body only: its first read-modify-write does not write back (for the runner's tests).
+body only: its first read-modify-write does not write back; =garbage and =other_id answer the
+`repro` request badly (for the runner's tests).
 CONCURRENT_IR_LOOP_LIMIT=N: each lane's thread stops its loops after N loop iterations in all
 (an iteration, or a compare-and-swap loop's attempt), as llvmpipe stops a kernel invocation's
 loops after 65,535 (llvmpipe-1 in docs/findings.md): a loop cut short, which the runner must tell
@@ -254,6 +255,8 @@ def repro(req):
     instructions; observe() runs them and returns what run_concurrent answers."""
     if "instrs" not in req:
         return {"outcome": "not_applicable", "why": "concurrent_ir writes bodies of concurrent cases only"}
+    if os.environ.get("CONCURRENT_IR_REPRO") == "garbage":
+        return "this is not a body {"
     mem = Memory(req["instrs"][0]["state"]["memory"])
     for i in req["instrs"]:
         why = check(i["lowered"]["instr"], mem)
@@ -290,7 +293,11 @@ def main():
                        repro(req) if kind == "repro" else run(req))
             except Exception as e:  # the shim's own failure: an error, never a result
                 ans = {"outcome": "error", "why": "%s: %s" % (type(e).__name__, e)}
-            ans["id"] = req["id"]
+            if isinstance(ans, str):  # a line as it is (a planted bad answer)
+                print(ans, flush=True)
+                continue
+            other = kind == "repro" and os.environ.get("CONCURRENT_IR_REPRO") == "other_id"
+            ans["id"] = "some/other::case" if other else req["id"]
         print(json.dumps(ans), flush=True)
 
 

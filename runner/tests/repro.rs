@@ -785,6 +785,20 @@ fn a_cmd_shims_concurrent_reproducer_judges_its_observation() {
         out.contains("global 0x00001000") && out.contains("<-- differs"),
         "{out}"
     );
+    // Bad answers to the concurrent `repro` request: one `not written` line, no script.
+    for (mode, why) in [
+        ("garbage", "`repro` answer is malformed"),
+        ("other_id", "is for another case id"),
+    ] {
+        let dir = tmp(&format!("conc-ir-{mode}"));
+        let o = concurrent_ir(&dir, "two_by_two", mode);
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(0), "{mode}: {t}");
+        assert_eq!(t.matches("not written: ").count(), 2, "{mode}: {t}");
+        assert!(t.contains(why), "{mode}: {t}");
+        assert!(!t.contains("panicked"), "{mode}: {t}");
+        assert!(scripts(&dir).is_empty(), "{mode}: {t}");
+    }
 }
 
 /// The Python shims with the `repro` capability, the corpus folder of their findings, and the
