@@ -866,3 +866,46 @@ fn python_shims_findings_reproduce_in_their_own_api() {
         }
     }
 }
+
+#[test]
+#[ignore = "needs numba in target/venv (tools/install-implementations.sh python); CI runs it"]
+fn numba_simulators_concurrent_cases_reproduce_in_numba() {
+    // The generated kernel and the shim's own launch function in the body: exit 0 where the
+    // simulator's run matched; a returned value corrupted in the observation exits 1.
+    let dir = tmp("numba-concurrent");
+    let o = repro_shim(
+        "numba_cudasim.py",
+        "spec-cases/sass/atom/concurrent.toml",
+        &dir,
+        &["--all", "--filter", "two_by_two"],
+    );
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    let written = scripts(&dir);
+    assert_eq!(written.len(), 2, "{t}");
+    let venv = |s: &Path| {
+        std::process::Command::new(format!("{ROOT}/{VENV_PYTHON}"))
+            .arg(s)
+            .output()
+            .expect("run the venv's python")
+    };
+    for s in &written {
+        let r = venv(s);
+        let out = text(&r);
+        assert_eq!(r.status.code(), Some(0), "{}: {out}", s.display());
+        assert!(out.contains("fit one order"), "{out}");
+        let body = std::fs::read_to_string(s).unwrap();
+        assert!(body.contains("def concurrent_launch("), "{body}");
+    }
+    let from = "    return {\"memory\": seen[\"memory\"], \"returned\": returned,";
+    let corrupted = edited(
+        &written[0],
+        from,
+        &format!("    returned[1][0][0] = hex(int(returned[1][0][0], 16) ^ 0x40000000)\n{from}"),
+        "corrupted.py",
+    );
+    let r = venv(&corrupted);
+    let out = text(&r);
+    assert_eq!(r.status.code(), Some(1), "{out}");
+    assert!(out.contains("no order of its 8 operations"), "{out}");
+}
