@@ -102,7 +102,6 @@ impl SubprocessAdapter {
                         // Kept for `atomcts repro` (PROTOCOL.md, "Standalone reproducers").
                         self.last = Some(super::repro::Last::Concurrent(
                             super::repro::LastConcurrent::of(
-                                &self.name,
                                 r,
                                 &lowered,
                                 msg,

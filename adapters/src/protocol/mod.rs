@@ -604,11 +604,11 @@ impl SubprocessAdapter {
         if let (Some(lowered), Ok(Observation::Completed(seen))) = (kept, &obs)
             && self.level == Level::Semantic
         {
-            self.last = Some(repro::Last::Single(repro::LastCase::of(
+            self.last = Some(repro::Last::Single(Box::new(repro::LastCase::of(
                 r,
                 lowered,
                 seen.clone(),
-            )));
+            ))));
         }
         obs
     }

@@ -11,11 +11,12 @@
 //! ([`crate::repro::concurrent_checks`]).
 
 use super::{SubprocessAdapter, quote};
-use crate::concurrent::ConcurrentRequest;
+use crate::concurrent::{ConcurrentInstr, ConcurrentRequest};
 use crate::plan::{ConcurrentPlan, Plan};
 use crate::repro::shim::Body;
 use crate::{Adapter as _, Level, Request};
 use atomcts_reference::Profile;
+use atomcts_reference::concurrent::CasLoop;
 use atomcts_reference::ir::Lowered;
 use atomcts_reference::program::Dialect;
 use atomcts_reference::state::State;
@@ -34,17 +35,23 @@ const MAX_NAMES: usize = 32;
 /// The last case a semantic-level shim answered, kept while capturing.
 pub(crate) enum Last {
     /// A single-instruction case.
-    Single(LastCase),
+    Single(Box<LastCase>),
     /// A concurrent case.
     Concurrent(LastConcurrent),
 }
 
 /// A concurrent case a shim answered: its `run_concurrent` request, made a `repro` one, and
-/// atomcts's checks of it, or why it cannot be judged standalone.
+/// what atomcts judges it from (judged only when its script is written, [`LastConcurrent::judge`]).
 pub(crate) struct LastConcurrent {
     id: String,
     request: serde_json::Value,
-    judged: Result<Judged, String>,
+    dialect: Dialect,
+    profile: Profile,
+    /// Each instruction's text, state, iterations and compare-and-swap loop.
+    instrs: Vec<(String, State, u32, Option<CasLoop>)>,
+    lowered: Vec<Lowered>,
+    /// Whether the shim's answer reported the iterations each work-item executed.
+    executed: bool,
 }
 
 /// atomcts's judging of a concurrent case: its plan (the layout of the script's buffers), its
@@ -53,53 +60,75 @@ struct Judged {
     cp: ConcurrentPlan,
     initial: State,
     checks: crate::repro::ConcurrentChecks,
-    executed: bool,
 }
 
 impl LastConcurrent {
     /// Keeps `request` (the `run_concurrent` line sent for `r`, whose instructions the
-    /// reference lowered to `lowered`) and judges it: the reference's serial run gives the
-    /// final memory where the order does not matter; `executed`: whether the shim's answer
-    /// reported the iterations each work-item executed (then the script judges them too).
+    /// reference lowered to `lowered`); `executed`: whether the shim's answer reported the
+    /// iterations each work-item executed (then the script judges them too).
     pub(crate) fn of(
-        adapter: &str,
         r: &ConcurrentRequest<'_>,
         lowered: &[Lowered],
         mut request: serde_json::Value,
         executed: bool,
     ) -> LastConcurrent {
         request["type"] = "repro".into();
-        let judged = ConcurrentPlan::for_request(r, lowered)
-            .map_err(|e| e.0)
-            .and_then(|cp| {
-                let serial =
-                    crate::concurrent::serial(adapter, r, &atomcts_reference::exec::execute)
-                        .map_err(|e| e.to_string())?;
-                let initial = r.instrs.first().ok_or("no instructions")?.state.clone();
-                let final_state = serial.states.first().ok_or("no serial final state")?;
-                let checks = crate::repro::concurrent_checks(
-                    &cp,
-                    &initial,
-                    final_state,
-                    0,
-                    executed.then_some((3, 0)),
-                    Some(crate::repro::Rets {
-                        ret: (1, 8),
-                        ok: (2, 4),
-                    }),
-                )?;
-                Ok(Judged {
-                    cp,
-                    initial,
-                    checks,
-                    executed,
-                })
-            });
         LastConcurrent {
             id: r.id.to_string(),
             request,
-            judged,
+            dialect: r.dialect,
+            profile: r.profile.clone(),
+            instrs: r
+                .instrs
+                .iter()
+                .map(|i| (i.asm.to_string(), i.state.clone(), i.iterations, i.cas_loop))
+                .collect(),
+            lowered: lowered.to_vec(),
+            executed,
         }
+    }
+
+    /// The checks of the case: the reference's serial run gives the final memory where the
+    /// order does not matter; the rest as the OpenCL back end's concurrent scripts
+    /// ([`crate::repro::concurrent_checks`]); `Err` with why it is not judged standalone.
+    fn judge(&self, adapter: &str) -> Result<Judged, String> {
+        let instrs: Vec<ConcurrentInstr<'_>> = self
+            .instrs
+            .iter()
+            .map(|(asm, state, iterations, cas_loop)| ConcurrentInstr {
+                asm,
+                state,
+                iterations: *iterations,
+                cas_loop: *cas_loop,
+            })
+            .collect();
+        let r = ConcurrentRequest {
+            id: &self.id,
+            dialect: self.dialect,
+            instrs: &instrs,
+            profile: &self.profile,
+        };
+        let cp = ConcurrentPlan::for_request(&r, &self.lowered).map_err(|e| e.0)?;
+        let serial = crate::concurrent::serial(adapter, &r, &atomcts_reference::exec::execute)
+            .map_err(|e| e.to_string())?;
+        let initial = r.instrs.first().ok_or("no instructions")?.state.clone();
+        let final_state = serial.states.first().ok_or("no serial final state")?;
+        let checks = crate::repro::concurrent_checks(
+            &cp,
+            &initial,
+            final_state,
+            0,
+            self.executed.then_some((3, 0)),
+            Some(crate::repro::Rets {
+                ret: (1, 8),
+                ok: (2, 4),
+            }),
+        )?;
+        Ok(Judged {
+            cp,
+            initial,
+            checks,
+        })
     }
 }
 
@@ -173,7 +202,7 @@ impl SubprocessAdapter {
             ));
         }
         let last = match self.last.take() {
-            Some(Last::Single(l)) if l.id == about.id => l,
+            Some(Last::Single(l)) if l.id == about.id => *l,
             Some(Last::Concurrent(c)) if c.id == about.id => {
                 return self.write_concurrent_reproducer(about, c);
             }
@@ -215,7 +244,7 @@ impl SubprocessAdapter {
         last: LastConcurrent,
     ) -> Result<String, String> {
         let j = last
-            .judged
+            .judge(&self.name)
             .map_err(|why| format!("the concurrent case is not judged standalone: {why}"))?;
         let mut line = last.request.to_string().into_bytes();
         line.push(b'\n');
@@ -228,7 +257,7 @@ impl SubprocessAdapter {
             &crate::repro::shim::Launch {
                 cp: &j.cp,
                 initial: &j.initial,
-                executed: j.executed,
+                executed: last.executed,
             },
             &body,
             checks,
