@@ -409,6 +409,9 @@ mod tests {
         assert!(check_body("x = 1\n").unwrap_err().contains("observe"));
         let clobbers = "def observe():\n    pass\nCHECKS = []\n";
         assert!(check_body(clobbers).unwrap_err().contains("`CHECKS`"));
+        // The concurrent script's names too.
+        let shape = "def observe():\n    pass\nSHAPE = []\n";
+        assert!(check_body(shape).unwrap_err().contains("`SHAPE`"));
         let main = "def observe():\n    pass\ndef main():\n    pass\n";
         assert!(check_body(main).unwrap_err().contains("`main`"));
         let exits = "import sys\ndef observe():\n    sys.exit(0)\n";
