@@ -113,16 +113,7 @@ pub fn concurrent_checks(
             .map_or(*offset, |r| r.base + (offset - r.offset));
         let mut classes: Vec<(OpStep, u32)> = Vec::new();
         for &(k, i) in members {
-            let g = &cp.groups[k];
-            let step = match cp.loops.get(k).copied().flatten() {
-                Some(lp) => lp.step(g.ty, g.env),
-                None => OpStep {
-                    op: g.op,
-                    ty: g.ty,
-                    env: g.env,
-                    src: g.items[i].src,
-                },
-            };
+            let step = step_of(cp, k, i);
             if is_identity(&step) {
                 continue;
             }
@@ -271,15 +262,7 @@ fn order_of(
     for &(k, i) in members {
         let g = &cp.groups[k];
         let lp = cp.loops.get(k).copied().flatten();
-        let step = match lp {
-            Some(lp) => lp.step(g.ty, g.env),
-            None => OpStep {
-                op: g.op,
-                ty: g.ty,
-                env: g.env,
-                src: g.items[i].src,
-            },
-        };
+        let step = step_of(cp, k, i);
         let kind = kinds.iter().position(|s| *s == step).unwrap_or_else(|| {
             kinds.push(step.clone());
             kinds.len() - 1
@@ -333,6 +316,21 @@ fn names(ops: &[AtomicOp]) -> String {
     let mut v: Vec<&str> = ops.iter().map(|o| o.name()).collect();
     v.dedup();
     v.join(", ")
+}
+
+/// The operation item `i` of instruction `k` applies each iteration: its op and operands, or
+/// for a compare-and-swap loop the update its success applies.
+fn step_of(cp: &ConcurrentPlan, k: usize, i: usize) -> OpStep {
+    let g = &cp.groups[k];
+    match cp.loops.get(k).copied().flatten() {
+        Some(lp) => lp.step(g.ty, g.env),
+        None => OpStep {
+            op: g.op,
+            ty: g.ty,
+            env: g.env,
+            src: g.items[i].src,
+        },
+    }
 }
 
 #[cfg(test)]

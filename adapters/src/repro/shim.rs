@@ -26,6 +26,7 @@ pub struct Body {
 /// Names of atomcts's script a body may not define at its top level (the judging is
 /// atomcts's), and calls it may not make.
 const RESERVED: &[&str] = &[
+    "_observed",
     "CASE",
     "RULE",
     "ADAPTER",
@@ -285,6 +286,17 @@ if _missing and __name__ == "__main__":
 
 
 # ---------------- end of the shim's body ----------------
+
+
+def _observed():
+    """The body's observation: a missing module cannot run (exit 2); any other failure of the
+    implementation is the script's error."""
+    try:
+        return observe()
+    except ImportError as e:
+        raise Unavailable(f"an import failed: {e}")
+    except Exception as e:
+        raise RuntimeError(f"the implementation failed: {type(e).__name__}: {e}")
 "#;
 
 /// atomcts's host code after the body of a single-instruction case: `run()`, which calls the
@@ -300,12 +312,7 @@ ACCESSES = @ACCESSES@
 
 
 def run():
-    try:
-        seen = observe()
-    except ImportError as e:
-        raise Unavailable(f"an import failed: {e}")
-    except Exception as e:
-        raise RuntimeError(f"the implementation failed: {type(e).__name__}: {e}")
+    seen = _observed()
     try:
         ranges = {int(r["base"], 16): bytes.fromhex(r["bytes"]) for r in seen["memory"][SPACE]}
         mem = bytearray(len(ARGS[0][2]))
@@ -349,12 +356,7 @@ def _rows(what, rows, iterations, n):
 
 
 def run():
-    try:
-        seen = observe()
-    except ImportError as e:
-        raise Unavailable(f"an import failed: {e}")
-    except Exception as e:
-        raise RuntimeError(f"the implementation failed: {type(e).__name__}: {e}")
+    seen = _observed()
     try:
         mem = bytearray(ARGS[0][2])
         for space in SPACES:
