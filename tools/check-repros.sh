@@ -42,6 +42,7 @@ repros=(
   "docs/repro/triton-minmax-nan-operand.py"
   "docs/repro/llvmpipe-1-lavapipe.py"
   "docs/repro/llvmpipe-1-rusticl.py"
+  "[python3] docs/repro/swiftshader-1-max-against-add.py 50"
 )
 # Every reproducer on disk is listed.
 # (No `printf | grep -q` here: grep stops at the first match, printf then dies of SIGPIPE, and

@@ -639,6 +639,12 @@ mod tests {
     /// Runs the script of `d` whose host returns `buffers` (Python expressions); its exit code
     /// and output.
     fn run_script(d: &Dispatch, buffers: &[&str]) -> (Option<i32>, String) {
+        let host = format!("def run():\n    return [{}]\n", buffers.join(", "));
+        run_host(d, &host, &[])
+    }
+
+    /// Runs the script of `d` with the host code `host` and the command-line `args`.
+    fn run_host(d: &Dispatch, host: &str, args: &[&str]) -> (Option<i32>, String) {
         let about = About {
             id: "t".into(),
             cite: "r".into(),
@@ -647,10 +653,10 @@ mod tests {
             profile: "spirv".into(),
             status: "pass".into(),
         };
-        let host = format!("def run():\n    return [{}]\n", buffers.join(", "));
         let out = std::process::Command::new("python3")
             .arg("-c")
-            .arg(script(&about, d, "", &host))
+            .arg(script(&about, d, "", host))
+            .args(args)
             .output()
             .expect("python3 runs (the scripts need it)");
         let text = format!(
@@ -771,6 +777,55 @@ mod tests {
         );
         assert_eq!(code, Some(1), "{out}");
         assert!(out.contains("no order of its 2 operations"), "{out}");
+    }
+
+    /// `RUNS` launches: each is judged, one that differs among passing ones makes the script
+    /// exit 1 and is the table shown; a bad `RUNS` is a usage error (2).
+    #[test]
+    fn a_race_that_shows_in_one_launch_of_several_fails_the_script() {
+        let d = Dispatch {
+            program: Program::Wgsl {
+                source: String::new(),
+                subgroup_size: None,
+            },
+            args: Vec::new(),
+            global: 1,
+            local: 1,
+            checks: vec![Check {
+                label: "global 0x00001000".into(),
+                arg: 0,
+                offset: 0,
+                bytes: 4,
+                mask: 0xffff_ffff,
+                allowed: vec![0x0000_0007],
+                any_nan: None,
+                required: false,
+            }],
+            unjudged: Vec::new(),
+            orders: Vec::new(),
+        };
+        // The third launch loses an update: 6 for 7.
+        let host = "N = [0]\ndef run():\n    N[0] += 1\n    return [bytes([6 if N[0] == 3 else 7, 0, 0, 0])]\n";
+        let (code, out) = run_host(&d, host, &[]);
+        assert_eq!(code, Some(0), "{out}");
+        let (code, out) = run_host(&d, host, &["2"]);
+        assert_eq!(code, Some(0), "{out}");
+        assert!(out.contains("in all 2 launches"), "{out}");
+        let (code, out) = run_host(&d, host, &["5"]);
+        assert_eq!(code, Some(1), "{out}");
+        assert!(out.contains("launch 3 of 5:"), "{out}");
+        assert!(out.contains("0x00000006   <-- differs"), "{out}");
+        assert!(
+            out.contains("launches that differ: 1 of 5 (launch 3: 1)"),
+            "{out}"
+        );
+        for bad in ["0", "x", "-1", "1000001"] {
+            let (code, out) = run_host(&d, host, &[bad]);
+            assert_eq!(code, Some(2), "{bad}: {out}");
+            assert!(out.contains("usage:"), "{bad}: {out}");
+        }
+        let (code, out) = run_host(&d, host, &["1", "2"]);
+        assert_eq!(code, Some(2), "{out}");
     }
 
     #[test]

@@ -480,6 +480,54 @@ mod tests {
     use crate::ir::Env;
     use crate::race::Verdict;
 
+    /// An operation is recognised as changing no value exactly when no value it can meet
+    /// changes (the samples hold each type's least and greatest values, signed and unsigned).
+    #[test]
+    fn identities_are_exactly_the_operations_that_change_no_value() {
+        use DataType::*;
+        for ty in [U16, S16, U32, S32, U64, S64] {
+            let m = ty.mask();
+            let sign = 1u64 << (ty.bits() - 1);
+            let samples = [
+                0,
+                1,
+                sign - 1,
+                sign,
+                sign + 1,
+                m - 1,
+                m,
+                0x1234_5678_9abc & m,
+            ];
+            for o in [
+                AtomicOp::Add,
+                AtomicOp::Sub,
+                AtomicOp::And,
+                AtomicOp::Or,
+                AtomicOp::Xor,
+                AtomicOp::Max,
+                AtomicOp::Min,
+            ] {
+                for src in samples {
+                    let s = OpStep {
+                        op: o,
+                        ty,
+                        env: Env::default(),
+                        src: [src, 0],
+                    };
+                    let changes = samples
+                        .iter()
+                        .any(|&v| s.step(v).expect("an integer step")[0].new != v);
+                    assert_eq!(is_identity(&s), !changes, "{ty:?} {o:?} {src:#x}");
+                }
+            }
+        }
+        assert!(is_identity(&op(AtomicOp::Max, 0)) && is_identity(&op(AtomicOp::Min, 0xffff_ffff)));
+        assert!(!is_identity(&OpStep {
+            ty: DataType::F32,
+            ..op(AtomicOp::Max, 0xff80_0000)
+        }));
+    }
+
     fn op(op: AtomicOp, s0: u64) -> OpStep {
         OpStep {
             op,

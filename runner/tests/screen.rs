@@ -6,7 +6,7 @@
 //! `--ignored`), the real back ends' screens pass the audit.
 
 mod common;
-use atomcts::exit::{EXIT_ERROR, EXIT_OK};
+use atomcts::exit::{EXIT_ERROR, EXIT_NONCONFORMANCE, EXIT_OK};
 use atomcts::fuzzing::fuzz::{FuzzOptions, SCREEN_GIVE_UP, Stop, Summary, fuzz};
 use atomcts::run::results::Options;
 use atomcts_adapters::{
@@ -163,6 +163,29 @@ fn no_screen_and_audit_screen_conflict() {
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
 }
 
+/// Known findings a fuzzing campaign may meet, by adapter, as a test of a signature line
+/// (`  sass concurrent:ATOM.XOR+ATOM.MAX fail global,... x1 (...)`).
+type Known = (&'static str, fn(&str) -> bool);
+const KNOWN: &[Known] = &[
+    // swiftshader-1 (docs/findings.md): min and max are atomic against their own kind only,
+    // so a concurrent case where one meets another kind of atomic loses updates in some runs.
+    ("vulkan:swiftshader", |l| {
+        let Some(ops) = l
+            .split_whitespace()
+            .nth(1)
+            .and_then(|w| w.strip_prefix("concurrent:"))
+        else {
+            return false;
+        };
+        let ops: Vec<&str> = ops.split('+').collect();
+        let minmax = |o: &&str| {
+            let o = o.to_ascii_lowercase();
+            o.contains("min") || o.contains("max")
+        };
+        ops.iter().any(minmax) && !ops.iter().all(|o| *o == ops[0])
+    }),
+];
+
 /// The real back ends' screens, audited: every screened case is answered not applicable, and
 /// every case sent is judged.
 #[test]
@@ -196,7 +219,18 @@ fn the_back_ends_screens_pass_the_audit() {
             &[],
         );
         let t = text(&o);
-        assert_eq!(o.status.code(), Some(0), "{adapter}: {t}");
+        // A failing signature is the driver's, and fails the test, unless it is a known finding
+        // of that driver: then the campaign exits 1 and each of its signatures is one.
+        let signatures: Vec<&str> = t.lines().filter(|l| l.contains(" fail ")).collect();
+        let known = |l: &&str| KNOWN.iter().any(|(a, is)| *a == adapter && is(l));
+        if o.status.code() == Some(i32::from(EXIT_NONCONFORMANCE))
+            && !signatures.is_empty()
+            && signatures.iter().all(known)
+        {
+            assert!(t.contains(" 0 error(s), 0 undecided"), "{adapter}: {t}");
+        } else {
+            assert_eq!(o.status.code(), Some(0), "{adapter}: {t}");
+        }
         assert!(
             t.contains("300 cases in") && t.contains(": 300 judged,"),
             "{adapter}: {t}"

@@ -93,6 +93,8 @@ pub fn script(about: &About, d: &Dispatch, program_comment: &str, host: &str) ->
              only (the mask), and where they allow several values each is listed.\n\
              Exit status: 0 the words match, 1 they differ, 2 it cannot run (driver missing, or it\n\
              does not give the launch what the case requires, such as the sub-group size).\n\
+             `python3 <this script> RUNS` launches it RUNS times, judges each, and exits 1 when any\n\
+             launch differs (a race may show in some launches only).\n\
              Environment (the script sets it itself when unset):\n{}{}{}\
              {}: python3 <this script>",
             about.id,
@@ -216,23 +218,17 @@ fn push_checks<'a>(s: &mut String, checks: impl Iterator<Item = &'a Check>) {
 /// The shared comparison and `main` of every script.
 const COMPARE: &str = r#"
 
-def main():
-    for k, v in ENV.items():
-        os.environ.setdefault(k, v)
-    print(f"case: {CASE}")
-    print(f"rule: {RULE}")
-    print(f"adapter: {ADAPTER}")
-    try:
-        buffers = run()
-    except (Unavailable, RuntimeError, OSError) as e:
-        print(f"cannot run: {e}", file=sys.stderr)
-        return 2
+class NotAsRequired(Exception):
+    pass
+
+
+def judge(buffers, print):
+    """Prints one launch's table through `print`; the number of words and orders that differ."""
     for label, arg, offset, nbytes, mask, allowed, _ in REQUIRED:
         seen = int.from_bytes(buffers[arg][offset:offset + nbytes], "little")
         if not any((seen ^ a) & mask == 0 for a in allowed):
             want = " or ".join(str(a) for a in allowed)
-            print(f"cannot run: {label} is {seen} where the kernel requires {want}: the driver did not run the launch the case needs", file=sys.stderr)
-            return 2
+            raise NotAsRequired(f"{label} is {seen} where the kernel requires {want}: the driver did not run the launch the case needs")
     if REQUIRED:
         print(f"launch as required: {len(REQUIRED)} requirement(s) held ({REQUIRED[0][0]}: {REQUIRED[0][5][0]}, ...)")
     differ = 0
@@ -295,15 +291,50 @@ def main():
             print(f"returned values not judged: {label}: memory reached 0x{detail:x}, a value the effect table does not hold")
     for u in UNJUDGED:
         print(f"not judged: {u}")
-    if differ:
+    return differ
+
+
+def main(argv):
+    for k, v in ENV.items():
+        os.environ.setdefault(k, v)
+    if len(argv) > 2 or (len(argv) == 2 and not (argv[1].isdigit() and 1 <= int(argv[1]) <= 1000000)):
+        print(f"usage: {argv[0]} [RUNS]  (RUNS launches, 1 to 1000000; default 1)", file=sys.stderr)
+        return 2
+    runs = int(argv[1]) if len(argv) == 2 else 1
+    print(f"case: {CASE}")
+    print(f"rule: {RULE}")
+    print(f"adapter: {ADAPTER}")
+    # Every launch is judged; the table printed is the first differing launch's, else the
+    # last one's (a race may show in some launches only).
+    failed, shown = [], None
+    for i in range(runs):
+        lines = []
+        try:
+            buffers = run()
+            differ = judge(buffers, lambda *a, **k: lines.append(" ".join(str(x) for x in a)))
+        except (Unavailable, RuntimeError, OSError, NotAsRequired) as e:
+            print(f"cannot run: {e}" + (f" (launch {i + 1} of {runs})" if runs > 1 else ""), file=sys.stderr)
+            return 2
+        if differ:
+            failed.append((i + 1, differ))
+        if shown is None and (differ or i == runs - 1):
+            shown = (i + 1, lines, differ)
+    n, lines, differ = shown
+    if runs > 1:
+        print(f"launch {n} of {runs}:")
+    for line in lines:
+        print(line)
+    if runs > 1:
+        print(f"launches that differ: {len(failed)} of {runs}" + (" (" + ", ".join(f"launch {i}: {d}" for i, d in failed[:20]) + (", ..." if len(failed) > 20 else "") + ")" if failed else ""))
+    if failed:
         print(f"{differ} word(s) differ from what the documents allow: {RULE}")
         return 1
-    print("every judged word is what the documents allow")
+    print("every judged word is what the documents allow" + (f" in all {runs} launches" if runs > 1 else ""))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv))
 "#;
 
 /// A case id as a file name: letters, digits, `-`, `_` and `.` kept, anything else `_`.

@@ -181,15 +181,28 @@ fn changes_nothing(s: &OpStep, o: &Observed) -> bool {
 }
 
 /// Whether `op` leaves every memory value unchanged: a bitwise compare-exchange whose new
-/// value is its comparand, or an integer add, subtract, or, xor of zero.
+/// value is its comparand; an integer add, subtract, or, xor of zero; an integer and of all
+/// ones; an integer max of the type's least value or min of its greatest (0 and all ones
+/// unsigned, the sign bit alone and all ones but the sign bit signed), which no value passes.
 pub fn is_identity(op: &OpStep) -> bool {
     // F16x2 has a float format too (its halves').
     let int = op.ty.float_format().is_none();
+    let m = op.ty.mask();
+    let sign = 1u64 << (op.ty.bits() - 1);
+    let (least, greatest) = if op.ty.is_signed() {
+        (sign, m & !sign)
+    } else {
+        (0, m)
+    };
+    let src = op.src[0] & m;
     match op.op {
         AtomicOp::Cas => {
             op.src[0] == op.src[1] && (int || matches!(op.env.compare, crate::ir::Compare::Bitwise))
         }
         AtomicOp::Add | AtomicOp::Sub | AtomicOp::Or | AtomicOp::Xor => int && op.src[0] == 0,
+        AtomicOp::And => int && src == m,
+        AtomicOp::Max => int && src == least,
+        AtomicOp::Min => int && src == greatest,
         _ => false,
     }
 }
