@@ -52,6 +52,9 @@ struct Concurrent {
     long_cas_loops: u64,
     /// With returns kept on some instruction.
     returns_kept: u64,
+    /// With two kinds of op on one word and at least 256 read-modify-writes of each
+    /// instruction (lost updates of real implementations show only under such load).
+    stress: u64,
 }
 
 fn is_float(t: DataType) -> bool {
@@ -86,6 +89,10 @@ fn concurrent(gc: &GenCase, c: &mut Concurrent) -> bool {
     c.cas_loops += u64::from(!loops.is_empty());
     c.long_cas_loops += u64::from(loops.iter().any(|&n| n >= 4));
     c.returns_kept += u64::from(gc.concurrent.iter().any(|i| !i.asm.contains(" RZ,")));
+    c.stress += u64::from(
+        ops.values().any(|s| s.len() > 1)
+            && gc.concurrent.iter().all(|i| i.lanes * i.iterations >= 256),
+    );
     true
 }
 
@@ -175,14 +182,15 @@ fn the_fuzz_stream_races_many_lanes_on_few_addresses() {
         );
     }
     println!(
-        "concurrent cases: {} ({:.1}% of the stream); mixed ops on one word {}, mixed widths {}, CAS loops {}, CAS loops of >= 4 iterations {}, returns kept {}",
+        "concurrent cases: {} ({:.1}% of the stream); mixed ops on one word {}, mixed widths {}, CAS loops {}, CAS loops of >= 4 iterations {}, returns kept {}, stress (two kinds on one word, >= 256 operations per instruction) {}",
         conc.cases,
         pct(conc.cases, N),
         conc.mixed_ops,
         conc.mixed_widths,
         conc.cas_loops,
         conc.long_cas_loops,
-        conc.returns_kept
+        conc.returns_kept,
+        conc.stress
     );
     if from_files {
         return;
@@ -203,6 +211,7 @@ fn the_fuzz_stream_races_many_lanes_on_few_addresses() {
         ("mixed widths", conc.mixed_widths),
         ("long CAS loops", conc.long_cas_loops),
         ("returns kept", conc.returns_kept),
+        ("stress", conc.stress),
     ] {
         assert!(n >= conc.cases / 20, "{what}: {n} of {}", conc.cases);
     }

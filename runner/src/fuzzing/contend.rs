@@ -3,10 +3,18 @@
 //! or a few words: mixed ops across instructions on one word, mixed widths across words
 //! (a 32-bit, a 64-bit and a float word side by side), and compare-and-swap retry loops
 //! (FORMAT.md, "Compare-and-swap loops") of several iterations against the other ops. Returns
-//! are always kept (`R0`): every iteration's returned value is judged, and every operation's
+//! are kept (`R0`, except in stress cases below): every iteration's returned value is judged, and every operation's
 //! return fixes its effect, so a wrong answer is refuted by the walks (FORMAT.md, "Concurrent
 //! cases", stage 3) instead of a search that may run out of its budget (a case of 92
 //! operations with 64 unobserved decrements took the default budget, 50 s, to be undecided).
+//!
+//! One concurrent case in [`STRESS_ONE_IN`] is a stress case instead ([`gen_stress`]): the lost
+//! updates of real implementations (docs/findings.md numba-cudasim-4, swiftshader-1) show only
+//! when many read-modify-writes of different kinds overlap in time, which a few dozen never do.
+//! Its instructions discard their returns (`RZ`) and are adds beside operations that change no
+//! value (a max of 0, a min of all ones, an and of all ones, an or or xor of 0, a
+//! compare-exchange of a value for itself), so every order ends at the initial value plus the
+//! adds, which the reference folds in one pass however many operations there are.
 //!
 //! Such a case expects nothing of its own (`expect = {}`): the reference's checker across
 //! instructions (`atomcts_reference::concurrent`) judges the whole observation, as for the
@@ -27,6 +35,9 @@ pub const CONCURRENT_ONE_IN: u64 = 6;
 /// judge decides every honest answer at once (the serial order is a candidate schedule), and
 /// a wrong one is refuted by the walks.
 pub const MAX_OPS_PER_INSTR: u32 = 32;
+
+/// One in this many concurrent cases is a stress case ([`gen_stress`]).
+pub const STRESS_ONE_IN: u64 = 4;
 
 /// The next case of the fuzz stream: a concurrent case one time in [`CONCURRENT_ONE_IN`],
 /// else a single instruction ([`gen_case`]).
@@ -76,8 +87,12 @@ fn int_value(e: &mut dyn Entropy, bits: u32) -> u64 {
     }
 }
 
-/// A generated concurrent case of 2 to 4 SASS instructions.
+/// A generated concurrent case of 2 to 4 SASS instructions (a stress case one time in
+/// [`STRESS_ONE_IN`]).
 pub fn gen_concurrent(e: &mut dyn Entropy) -> GenCase {
+    if e.chance(1, STRESS_ONE_IN) {
+        return gen_stress(e);
+    }
     let hot = pick(e, &[Word::W32, Word::W32, Word::W32, Word::W64, Word::F32]);
     let mut mem = Table::new();
     let typed = |bits: u32, v: u64| Value::String(format!("u{bits}:{v:#x}"));
@@ -97,6 +112,74 @@ pub fn gen_concurrent(e: &mut dyn Entropy) -> GenCase {
                 pick(e, &[Word::W32, Word::W64, Word::F32])
             };
             instr(e, word)
+        })
+        .collect();
+    let asm: Vec<&str> = instrs.iter().map(|i| i.asm.as_str()).collect();
+    GenCase {
+        dialect: Dialect::Sass,
+        asm: asm.join(" || "),
+        lanes: 1,
+        given,
+        concurrent: instrs,
+    }
+}
+
+/// A stress case: 2 or 3 SASS instructions on the `u32` word at 0x1000, 8 to 32 lanes of 16 to
+/// 64 iterations each, returns discarded: an add, then adds or operations of other kinds that
+/// change no value, so that the final value is the initial one plus every add in every order,
+/// and one lost anywhere shows.
+pub fn gen_stress(e: &mut dyn Entropy) -> GenCase {
+    let mut mem = Table::new();
+    let u32v = |v: u64| Value::String(format!("u32:{v:#x}"));
+    mem.insert("0x1000".into(), u32v(int_value(e, 32)));
+    let mut given = Table::new();
+    given.insert("mem".into(), Value::Table(mem));
+    let n = 2 + e.below(2);
+    let instrs: Vec<GenInstr> = (0..n)
+        .map(|k| {
+            let mut regs = Table::new();
+            regs.insert("R2".into(), Value::Integer(0x1000));
+            let (asm, operands): (&str, &[u64]) = if k == 0 {
+                ("ATOM.ADD.U32 RZ, [R2], R4", &[])
+            } else {
+                pick(
+                    e,
+                    &[
+                        ("ATOM.ADD.U32 RZ, [R2], R4", &[][..]),
+                        ("ATOM.MAX.U32 RZ, [R2], R4", &[0][..]),
+                        ("ATOM.MIN.U32 RZ, [R2], R4", &[0xffff_ffff][..]),
+                        ("ATOM.AND.U32 RZ, [R2], R4", &[0xffff_ffff][..]),
+                        ("ATOM.OR.U32 RZ, [R2], R4", &[0][..]),
+                        ("ATOM.XOR.U32 RZ, [R2], R4", &[0][..]),
+                        ("ATOM.CAS.U32 RZ, [R2], R4, R5", &[][..]),
+                    ],
+                )
+            };
+            let r4 = match operands.first() {
+                Some(v) => *v,
+                // An add: small (a count) or any value (wrapping).
+                None if asm.contains(".ADD") => {
+                    if e.chance(1, 2) {
+                        1 + e.below(16)
+                    } else {
+                        e.next_u64() & 0xffff_ffff
+                    }
+                }
+                // A compare-exchange of a value for itself: it changes nothing, and fails
+                // unless memory holds it.
+                None => int_value(e, 32),
+            };
+            regs.insert("R4".into(), u32v(r4));
+            if asm.contains("R5") {
+                regs.insert("R5".into(), u32v(r4));
+            }
+            GenInstr {
+                asm: asm.to_string(),
+                lanes: pick(e, &[8u32, 16, 32]),
+                iterations: pick(e, &[16u32, 32, 64]),
+                given: regs,
+                cas_loop: None,
+            }
         })
         .collect();
     let asm: Vec<&str> = instrs.iter().map(|i| i.asm.as_str()).collect();
