@@ -667,6 +667,22 @@ mod tests {
         (out.status.code(), text)
     }
 
+    /// A launch of one work-item whose script checks one word.
+    fn one_word(check: Check) -> Dispatch {
+        Dispatch {
+            program: Program::Wgsl {
+                source: String::new(),
+                subgroup_size: None,
+            },
+            args: Vec::new(),
+            global: 1,
+            local: 1,
+            checks: vec![check],
+            unjudged: Vec::new(),
+            orders: Vec::new(),
+        }
+    }
+
     #[test]
     fn a_final_value_that_may_be_any_nan_accepts_any_nan_of_its_format() {
         use atomcts_reference::float::Format;
@@ -681,18 +697,7 @@ mod tests {
             any_nan,
             required: false,
         };
-        let d = |any_nan| Dispatch {
-            program: Program::Wgsl {
-                source: String::new(),
-                subgroup_size: None,
-            },
-            args: Vec::new(),
-            global: 1,
-            local: 1,
-            checks: vec![check(any_nan)],
-            unjudged: Vec::new(),
-            orders: Vec::new(),
-        };
+        let d = |any_nan| one_word(check(any_nan));
         let nan = Some((f.mask(), f.exp_mask(), f.frac_mask()));
         let word = |v: u32| format!("bytes.fromhex({:?})", hex(&v.to_le_bytes()));
         let (code, out) = run_script(&d(nan), &[&word(0xffc0_0001)]);
@@ -783,27 +788,16 @@ mod tests {
     /// exit 1 and is the table shown; a bad `RUNS` is a usage error (2).
     #[test]
     fn a_race_that_shows_in_one_launch_of_several_fails_the_script() {
-        let d = Dispatch {
-            program: Program::Wgsl {
-                source: String::new(),
-                subgroup_size: None,
-            },
-            args: Vec::new(),
-            global: 1,
-            local: 1,
-            checks: vec![Check {
-                label: "global 0x00001000".into(),
-                arg: 0,
-                offset: 0,
-                bytes: 4,
-                mask: 0xffff_ffff,
-                allowed: vec![0x0000_0007],
-                any_nan: None,
-                required: false,
-            }],
-            unjudged: Vec::new(),
-            orders: Vec::new(),
-        };
+        let d = one_word(Check {
+            label: "global 0x00001000".into(),
+            arg: 0,
+            offset: 0,
+            bytes: 4,
+            mask: 0xffff_ffff,
+            allowed: vec![0x0000_0007],
+            any_nan: None,
+            required: false,
+        });
         // The third launch loses an update: 6 for 7.
         let host = "N = [0]\ndef run():\n    N[0] += 1\n    return [bytes([6 if N[0] == 3 else 7, 0, 0, 0])]\n";
         let (code, out) = run_host(&d, host, &[]);
