@@ -225,15 +225,23 @@ fn swiftshader_is_loaded_from_its_manifest_or_through_the_loader_and_judged_alik
         ("VK_DRIVER_FILES", SWIFTSHADER_ICD),
         ("ATOMCTS_VULKAN_VALIDATION", "1"),
     ];
+    // The single-instruction min/max cases: the concurrent ones where a min or max meets
+    // another kind of atomic lose updates on SwiftShader in some runs (swiftshader-1,
+    // docs/findings.md; flaky in its baseline, which the gate applies).
     for env in [&[][..], through_loader] {
-        let clean = run("vulkan:swiftshader", "spec-cases", "max", env);
+        let clean = run("vulkan:swiftshader", "spec-cases", "min_max_int", env);
         let t = text(&clean);
         assert_eq!(clean.status.code(), Some(0), "{t}");
         assert!(t.contains("SwiftShader"), "the device is named: {t}");
         assert!(!t.contains(" 0 passed"), "{t}");
         let mut planted_env = env.to_vec();
         planted_env.push(("ATOMCTS_VULKAN_PLANT", "smax_as_umax"));
-        let planted = run("vulkan:swiftshader", "spec-cases", "max", &planted_env);
+        let planted = run(
+            "vulkan:swiftshader",
+            "spec-cases",
+            "min_max_int",
+            &planted_env,
+        );
         let t = text(&planted);
         assert_eq!(planted.status.code(), Some(1), "{t}");
         assert!(t.contains("FAIL sass/atom/min_max_int::max_s32"), "{t}");
