@@ -268,9 +268,27 @@ fn planted_bugs_reproduce_standalone_and_clean_kernels_pass() {
 /// `script` with every `from` replaced by `to` (which must occur), written beside it as `name`.
 fn edited(script: &Path, from: &str, to: &str, name: &str) -> PathBuf {
     let body = std::fs::read_to_string(script).unwrap();
-    assert!(body.contains(from), "{}: no {from:?}", script.display());
+    // `from`'s first line where the script has it, indented as there (the edits are written at
+    // 8 spaces; a script's `buffers = run()` may sit deeper): both re-indented alike.
+    let first = from.lines().next().unwrap_or("").trim_start();
+    let depth = |l: &str| l.len() - l.trim_start().len();
+    let extra = body
+        .lines()
+        .find(|l| l.trim_start() == first)
+        .map_or(0, |l| depth(l).saturating_sub(depth(from)));
+    let indent = |t: &str| -> String {
+        t.lines()
+            .map(|l| format!("{}{l}\n", " ".repeat(extra)))
+            .collect()
+    };
+    let (from, to) = if extra > 0 && from.ends_with('\n') {
+        (indent(from), indent(to))
+    } else {
+        (from.to_string(), to.to_string())
+    };
+    assert!(body.contains(&from), "{}: no {from:?}", script.display());
     let out = script.with_file_name(name);
-    std::fs::write(&out, body.replace(from, to)).unwrap();
+    std::fs::write(&out, body.replace(&from, &to)).unwrap();
     out
 }
 
