@@ -114,14 +114,7 @@ pub fn gen_concurrent(e: &mut dyn Entropy) -> GenCase {
             instr(e, word)
         })
         .collect();
-    let asm: Vec<&str> = instrs.iter().map(|i| i.asm.as_str()).collect();
-    GenCase {
-        dialect: Dialect::Sass,
-        asm: asm.join(" || "),
-        lanes: 1,
-        given,
-        concurrent: instrs,
-    }
+    sass_concurrent(given, instrs)
 }
 
 /// A stress case: 2 or 3 SASS instructions on the `u32` word at 0x1000, 8 to 32 lanes of 16 to
@@ -182,6 +175,11 @@ pub fn gen_stress(e: &mut dyn Entropy) -> GenCase {
             }
         })
         .collect();
+    sass_concurrent(given, instrs)
+}
+
+/// The concurrent SASS case of `instrs` on the state `given`.
+fn sass_concurrent(given: Table, instrs: Vec<GenInstr>) -> GenCase {
     let asm: Vec<&str> = instrs.iter().map(|i| i.asm.as_str()).collect();
     GenCase {
         dialect: Dialect::Sass,
