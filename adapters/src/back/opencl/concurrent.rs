@@ -14,8 +14,15 @@
 //! A compare-and-swap loop (FORMAT.md, "Compare-and-swap loops") is a real retry loop around
 //! the compare-exchange built-in: `ret` gets the value its successful attempt returned (the
 //! compare), `ok` the number of attempts of that iteration.
+//!
+//! The kernel's text holds the case's shape only (per instruction its op, type, space and
+//! built-in form, whether it is a compare-and-swap loop, the start line, the size of local
+//! memory); every number of the case (offsets, operands, iterations, where its returned values
+//! and counts go) is in its parameter buffer, argument 3 ([`params`]), so that the driver
+//! builds one program per shape, not one per case (issue 31: a fuzzing campaign on PoCL was
+//! its compiles).
 
-use super::emit::{Features, Form, KERNEL_NAME, Kernel, form, literal, scalar};
+use super::emit::{Features, Form, KERNEL_NAME, Kernel, form, scalar};
 use crate::plan::{ConcurrentPlan, NotApplicable, START_READS, START_SPINS};
 use atomcts_reference::ir::{AtomicOp, Compare};
 use atomcts_reference::types::Space;
@@ -49,13 +56,105 @@ pub fn read_counts(cp: &ConcurrentPlan, mem: &[u8]) -> Vec<u32> {
         .collect()
 }
 
+/// `P`'s words before the instructions' headers: where the counts start in `mem`
+/// ([`counts_at`]), where the start line is, the work-groups it waits for, where local
+/// memory's image starts.
+const HEAD: usize = 4;
+/// `P`'s words per instruction, after [`HEAD`]: work-items, iterations, its first `ret` and
+/// `ok` slot, its first count slot, its first work-item (local memory), a compare-and-swap
+/// loop's operand, where its `OFF`, `SRC0` and `SRC1` arrays (a word per work-item each)
+/// start in `P`, and a spare word.
+const PER_GROUP: usize = 8;
+
+/// The parameter buffer of `cp`'s kernel (argument 3, `__global const ulong *P`): [`HEAD`],
+/// then [`PER_GROUP`] words per instruction, then each instruction's byte offsets, first and
+/// second operands (bit patterns, zero-extended).
+pub fn params(cp: &ConcurrentPlan) -> Vec<u64> {
+    let mut p = vec![
+        counts_at(cp) as u64,
+        cp.image_len(),
+        cp.work_groups() as u64,
+        cp.shared_base(),
+    ];
+    let mut data = Vec::new();
+    let data_at = HEAD + PER_GROUP * cp.groups.len();
+    for (k, g) in cp.groups.iter().enumerate() {
+        let first = if cp.local { cp.first_item(k) } else { 0 };
+        let operand = cp.loops.get(k).copied().flatten().map_or(0, |l| l.operand);
+        p.extend([
+            g.items.len() as u64,
+            u64::from(cp.iterations[k]),
+            cp.ret_base(k) as u64,
+            cp.thread_base(k) as u64,
+            first as u64,
+            operand,
+            (data_at + data.len()) as u64,
+            0,
+        ]);
+        data.extend(g.items.iter().map(|i| i.offset));
+        data.extend(g.items.iter().map(|i| i.src[0]));
+        data.extend(g.items.iter().map(|i| i.src[1]));
+    }
+    p.extend(data);
+    p
+}
+
+/// [`params`] as a person reads it beside the kernel: one comment line per instruction.
+pub fn params_listing(cp: &ConcurrentPlan) -> String {
+    let mut s = format!(
+        "// argument 3, P: counts at byte {} of mem, start line at {} ({} work-groups), local memory's image at {}\n",
+        counts_at(cp),
+        cp.image_len(),
+        cp.work_groups(),
+        cp.shared_base()
+    );
+    for (k, g) in cp.groups.iter().enumerate() {
+        let list = |f: &dyn Fn(&crate::plan::Item) -> String| {
+            g.items.iter().map(f).collect::<Vec<_>>().join(", ")
+        };
+        let _ = writeln!(
+            s,
+            "// instruction {k} ({} {}): {} work-items (lanes {}) x {} iterations, OFF = {{{}}}, SRC0 = {{{}}}, SRC1 = {{{}}}{}",
+            g.op.name(),
+            g.ty.name(),
+            g.items.len(),
+            list(&|i| i.lane.to_string()),
+            cp.iterations[k],
+            list(&|i| i.offset.to_string()),
+            list(&|i| format!("{:#x}", i.src[0])),
+            list(&|i| format!("{:#x}", i.src[1])),
+            cp.loops
+                .get(k)
+                .copied()
+                .flatten()
+                .map_or(String::new(), |l| format!(
+                    ", cas loop: desired = {}(cmp, {:#x})",
+                    l.update.name(),
+                    l.operand
+                )),
+        );
+    }
+    s
+}
+
+/// The OpenCL C expression of type `t` with the bits of `P`'s word `e` (truncated to `t`'s
+/// width; conversions to unsigned types wrap, the signed types reinterpret).
+fn from_word(t: &str, e: &str) -> String {
+    match t {
+        "uint" => format!("(uint){e}"),
+        "int" => format!("as_int((uint){e})"),
+        "ulong" => e.to_string(),
+        _ => format!("as_long({e})"),
+    }
+}
+
 /// Emits the kernel of a concurrent case: launch it with `groups.len()` work-groups of
-/// [`local_size`] work-items, on `mem` = [`ConcurrentPlan::image`] then [`extra_bytes`] zeros.
+/// [`local_size`] work-items, on `mem` = [`ConcurrentPlan::image`] then [`extra_bytes`] zeros,
+/// with [`params`] as argument 3 ([`Kernel::params`]).
 pub fn emit(
     cp: &ConcurrentPlan,
     features: &Features,
     plant: super::emit::Plant,
-    title: &str,
 ) -> Result<Kernel, NotApplicable> {
     // The scope of atomics on global memory: device scope across work-groups; within one
     // work-group, work-group scope, which holds every work-item that touches the memory during
@@ -70,7 +169,6 @@ pub fn emit(
     let w = &mut s;
     let mut c11_any = false;
     let mut bodies = String::new();
-    let _ = writeln!(w, "// atomcts: {title}");
     if cp.local {
         let _ = writeln!(
             w,
@@ -110,31 +208,19 @@ pub fn emit(
                 "instruction {k}: plain stores racing with other instructions: not emitted"
             )));
         }
-        let n = g.items.len();
-        let list = |f: &dyn Fn(&crate::plan::Item) -> String| {
-            g.items.iter().map(f).collect::<Vec<_>>().join(", ")
-        };
-        let _ = writeln!(
-            w,
-            "__constant uint OFF{k}[{n}] = {{{}}}; // byte offsets (lanes {})",
-            list(&|i| format!("{}u", i.offset)),
-            list(&|i| i.lane.to_string())
-        );
-        let _ = writeln!(
-            w,
-            "__constant {t} SRC0_{k}[{n}] = {{{}}};",
-            list(&|i| literal(t, i.src[0]))
-        );
-        if g.op == AtomicOp::Cas {
-            let _ = writeln!(
-                w,
-                "__constant {t} SRC1_{k}[{n}] = {{{}}};",
-                list(&|i| literal(t, i.src[1]))
-            );
-        }
-        let iters = cp.iterations[k];
-        let base = cp.ret_base(k);
         let b = &mut bodies;
+        // Instruction k's numbers, from its header in P.
+        let _ = writeln!(b, "    {{ // instruction {k}: {} {}", g.op.name(), g.ty.name());
+        let _ = writeln!(
+            b,
+            "        __global const ulong *H = P + {}u;",
+            HEAD + PER_GROUP * k
+        );
+        let _ = writeln!(
+            b,
+            "        const uint n = (uint)H[0], iters = (uint)H[1], base = (uint)H[2], thread = (uint)H[3], first = (uint)H[4];"
+        );
+        let _ = writeln!(b, "        __global const ulong *OFF = P + H[6];");
         if let Some(lp) = cp.loops.get(k).copied().flatten() {
             if cp.local {
                 return Err(NotApplicable(format!(
@@ -142,111 +228,11 @@ pub fn emit(
                 )));
             }
             c11_any |= matches!(fm, Form::C11(_));
-            emit_loop(
-                b,
-                k,
-                g,
-                (t, fm, global_scope),
-                lp,
-                iters,
-                (base, cp.thread_base(k)),
-            )?;
-            continue;
-        }
-        let first = cp.first_item(k);
-        let i = if cp.local {
-            let _ = writeln!(
-                b,
-                "    if (i >= {first}u && i < {}u) {{ // {} {} on {} memory",
-                first + n,
-                g.op.name(),
-                g.ty.name(),
-                g.space.name()
-            );
-            format!("(i - {first}u)")
+            emit_loop(b, k, (t, fm, global_scope), lp)?;
         } else {
-            let _ = writeln!(
-                b,
-                "    if (g == {k}u && i < {n}u) {{ // {} {}",
-                g.op.name(),
-                g.ty.name()
-            );
-            "i".to_string()
-        };
-        let on_local = g.space == Space::Shared;
-        let (space_q, base_ptr) = if on_local {
-            ("__local", "(__local uchar *)lm")
-        } else {
-            ("__global", "mem")
-        };
-        let _ = writeln!(b, "        for (uint it = 0; it < {iters}u; it++) {{");
-        let _ = writeln!(b, "            {t} old = 0;");
-        let _ = writeln!(b, "            int success = 1;");
-        match fm {
-            Form::Legacy(name) => {
-                let f = if wide {
-                    format!("atom_{name}")
-                } else {
-                    format!("atomic_{name}")
-                };
-                let p = format!("(volatile {space_q} {t} *)({base_ptr} + OFF{k}[{i}])");
-                match g.op {
-                    AtomicOp::Inc | AtomicOp::Dec => {
-                        let _ = writeln!(b, "            old = {f}({p});");
-                    }
-                    AtomicOp::PreDec => {
-                        let _ = writeln!(
-                            b,
-                            "            old = {f}({p}) - 1; // vISA PREDEC returns the new value (A11)"
-                        );
-                    }
-                    AtomicOp::Cas => {
-                        let _ = writeln!(
-                            b,
-                            "            old = {f}({p}, SRC0_{k}[{i}], SRC1_{k}[{i}]);"
-                        );
-                        let _ = writeln!(b, "            success = old == SRC0_{k}[{i}];");
-                    }
-                    _ => {
-                        let _ = writeln!(b, "            old = {f}({p}, SRC0_{k}[{i}]);");
-                    }
-                }
-            }
-            Form::C11(name) => {
-                c11_any = true;
-                let f = format!("atomic_{name}_explicit");
-                let p = format!("(volatile {space_q} atomic_{t} *)({base_ptr} + OFF{k}[{i}])");
-                let ord = "memory_order_relaxed";
-                let scope = if on_local {
-                    "memory_scope_work_group"
-                } else {
-                    global_scope
-                };
-                if g.op == AtomicOp::Cas {
-                    let _ = writeln!(b, "            old = SRC0_{k}[{i}];");
-                    let _ = writeln!(
-                        b,
-                        "            success = {f}({p}, &old, SRC1_{k}[{i}], {ord}, {ord}, {scope});"
-                    );
-                } else {
-                    let _ = writeln!(
-                        b,
-                        "            old = {f}({p}, SRC0_{k}[{i}], {ord}, {scope});"
-                    );
-                }
-            }
+            c11_any |= matches!(fm, Form::C11(_));
+            emit_body(b, k, g, (t, fm, global_scope), cp.local);
         }
-        let _ = writeln!(
-            b,
-            "            ret[{base}u + it * {n}u + {i}] = (ulong)old;"
-        );
-        let _ = writeln!(b, "            ok[{base}u + it * {n}u + {i}] = success;");
-        let _ = writeln!(
-            b,
-            "            done[{}u + {i}] = it + 1u; // iterations executed (issue 30)",
-            cp.thread_base(k)
-        );
-        let _ = writeln!(b, "        }}");
         let _ = writeln!(b, "    }}");
     }
     // After every instruction's own reasons (what OpenCL C cannot express at all comes first).
@@ -257,31 +243,29 @@ pub fn emit(
     }
     let _ = writeln!(
         w,
-        "__kernel void {KERNEL_NAME}(__global uchar *mem, __global ulong *ret, __global int *ok) {{"
+        "__kernel void {KERNEL_NAME}(__global uchar *mem, __global ulong *ret, __global int *ok, __global const ulong *P) {{"
     );
     let _ = writeln!(w, "    const uint g = get_group_id(0);");
     let _ = writeln!(w, "    const uint i = get_local_id(0);");
     let _ = writeln!(
         w,
-        "    __global uint *done = (__global uint *)(mem + {}u); // iterations each work-item executed",
-        counts_at(cp)
+        "    __global uint *done = (__global uint *)(mem + (uint)P[0]); // iterations each work-item executed"
     );
     if cp.has_start_line() {
         // The start line (after the image in `mem`): work-item 0 of each work-group arrives,
         // then waits (at most START_SPINS spins of START_READS reads each) until every
         // work-group has, so that the instructions overlap even where the driver starts
         // work-groups one after another.
-        let groups = cp.work_groups();
         let _ = writeln!(w, "    if (i == 0u) {{");
         let _ = writeln!(
             w,
-            "        volatile __global uint *start = (volatile __global uint *)(mem + {}u);",
-            cp.image_len()
+            "        volatile __global uint *start = (volatile __global uint *)(mem + (uint)P[1]);"
         );
+        let _ = writeln!(w, "        const uint groups = (uint)P[2];");
         let _ = writeln!(w, "        atomic_inc(start);");
         let _ = writeln!(
             w,
-            "        for (uint s = 0; s < {START_SPINS}u && atomic_add(start, 0u) < {groups}u; s++) {{"
+            "        for (uint s = 0; s < {START_SPINS}u && atomic_add(start, 0u) < groups; s++) {{"
         );
         let _ = writeln!(
             w,
@@ -297,13 +281,14 @@ pub fn emit(
         let _ = writeln!(w, "    barrier(CLK_GLOBAL_MEM_FENCE);");
     }
     let image = cp.has_local_image();
-    let (sb, ss) = (cp.shared_base(), cp.shared.size);
+    let ss = cp.shared.size;
     if image {
         // Local memory as 8-byte words (so every datum keeps its alignment), from its image.
         let _ = writeln!(w, "    __local ulong lm[{}];", ss / 8);
+        let _ = writeln!(w, "    const uint sb = (uint)P[3];");
         let _ = writeln!(
             w,
-            "    for (uint j = i; j < {ss}u; j += get_local_size(0)) ((__local uchar *)lm)[j] = mem[{sb}u + j];"
+            "    for (uint j = i; j < {ss}u; j += get_local_size(0)) ((__local uchar *)lm)[j] = mem[sb + j];"
         );
         let _ = writeln!(w, "    barrier(CLK_LOCAL_MEM_FENCE);");
     }
@@ -312,7 +297,7 @@ pub fn emit(
         let _ = writeln!(w, "    barrier(CLK_LOCAL_MEM_FENCE);");
         let _ = writeln!(
             w,
-            "    for (uint j = i; j < {ss}u; j += get_local_size(0)) mem[{sb}u + j] = ((__local uchar *)lm)[j];"
+            "    for (uint j = i; j < {ss}u; j += get_local_size(0)) mem[sb + j] = ((__local uchar *)lm)[j];"
         );
     }
     let _ = writeln!(w, "}}");
@@ -325,7 +310,105 @@ pub fn emit(
         },
         elem_bytes: 1,
         args: None,
+        params: Some(params(cp)),
     })
+}
+
+/// The body of instruction `k` (not a loop): its work-items (`i` in `[first, first + n)` on
+/// local memory, `i < n` of work-group `k` on global memory) each run `iters` iterations of
+/// the built-in on their datum at `OFF[j]`.
+fn emit_body(
+    b: &mut String,
+    k: usize,
+    g: &crate::plan::Plan,
+    (t, fm, global_scope): (&str, Form, &str),
+    local: bool,
+) {
+    let wide = g.ty.bytes() == 8;
+    if local {
+        let _ = writeln!(
+            b,
+            "        if (i >= first && i < first + n) {{ // on {} memory",
+            g.space.name()
+        );
+        let _ = writeln!(b, "            const uint j = i - first;");
+    } else {
+        let _ = writeln!(b, "        if (g == {k}u && i < n) {{");
+        let _ = writeln!(b, "            const uint j = i;");
+    }
+    let _ = writeln!(
+        b,
+        "            const {t} src0 = {}, src1 = {};",
+        from_word(t, "OFF[n + j]"),
+        from_word(t, "OFF[2u * n + j]")
+    );
+    let on_local = g.space == Space::Shared;
+    let (space_q, base_ptr) = if on_local {
+        ("__local", "(__local uchar *)lm")
+    } else {
+        ("__global", "mem")
+    };
+    let _ = writeln!(b, "            for (uint it = 0; it < iters; it++) {{");
+    let _ = writeln!(b, "                {t} old = 0;");
+    let _ = writeln!(b, "                int success = 1;");
+    match fm {
+        Form::Legacy(name) => {
+            let f = if wide {
+                format!("atom_{name}")
+            } else {
+                format!("atomic_{name}")
+            };
+            let p = format!("(volatile {space_q} {t} *)({base_ptr} + (uint)OFF[j])");
+            match g.op {
+                AtomicOp::Inc | AtomicOp::Dec => {
+                    let _ = writeln!(b, "                old = {f}({p});");
+                }
+                AtomicOp::PreDec => {
+                    let _ = writeln!(
+                        b,
+                        "                old = {f}({p}) - 1; // vISA PREDEC returns the new value (A11)"
+                    );
+                }
+                AtomicOp::Cas => {
+                    let _ = writeln!(b, "                old = {f}({p}, src0, src1);");
+                    let _ = writeln!(b, "                success = old == src0;");
+                }
+                _ => {
+                    let _ = writeln!(b, "                old = {f}({p}, src0);");
+                }
+            }
+        }
+        Form::C11(name) => {
+            let f = format!("atomic_{name}_explicit");
+            let p = format!("(volatile {space_q} atomic_{t} *)({base_ptr} + (uint)OFF[j])");
+            let ord = "memory_order_relaxed";
+            let scope = if on_local {
+                "memory_scope_work_group"
+            } else {
+                global_scope
+            };
+            if g.op == AtomicOp::Cas {
+                let _ = writeln!(b, "                old = src0;");
+                let _ = writeln!(
+                    b,
+                    "                success = {f}({p}, &old, src1, {ord}, {ord}, {scope});"
+                );
+            } else {
+                let _ = writeln!(
+                    b,
+                    "                old = {f}({p}, src0, {ord}, {scope});"
+                );
+            }
+        }
+    }
+    let _ = writeln!(b, "                ret[base + it * n + j] = (ulong)old;");
+    let _ = writeln!(b, "                ok[base + it * n + j] = success;");
+    let _ = writeln!(
+        b,
+        "                done[thread + j] = it + 1u; // iterations executed (issue 30)"
+    );
+    let _ = writeln!(b, "            }}");
+    let _ = writeln!(b, "        }}");
 }
 
 /// The unsigned OpenCL C type of `t`'s width (wrapping arithmetic without signed overflow).
@@ -333,30 +416,24 @@ fn unsigned(t: &str) -> &'static str {
     if t.contains("long") { "ulong" } else { "uint" }
 }
 
-/// The body of group `k`, a compare-and-swap loop: per iteration, attempts with
+/// The body of instruction `k`, a compare-and-swap loop: per iteration, attempts with
 /// `desired = update(cmp, K)` until one succeeds; a failed attempt's returned value is the
 /// next compare; the next iteration starts from the value stored.
-#[allow(clippy::too_many_arguments)]
 fn emit_loop(
     b: &mut String,
     k: usize,
-    g: &crate::plan::Plan,
     (t, fm, scope): (&str, Form, &str),
     lp: atomcts_reference::concurrent::CasLoop,
-    iters: u32,
-    (base, thread): (usize, usize),
 ) -> Result<(), NotApplicable> {
-    let n = g.items.len();
     let u = unsigned(t);
-    let kk = literal(t, lp.operand);
     let update = match lp.update {
-        AtomicOp::Add => format!("as_{t}(({u})cmp + ({u}){kk})"),
-        AtomicOp::Sub => format!("as_{t}(({u})cmp - ({u}){kk})"),
-        AtomicOp::And => format!("cmp & {kk}"),
-        AtomicOp::Or => format!("cmp | {kk}"),
-        AtomicOp::Xor => format!("cmp ^ {kk}"),
-        AtomicOp::Min => format!("min(cmp, {kk})"),
-        AtomicOp::Max => format!("max(cmp, {kk})"),
+        AtomicOp::Add => format!("as_{t}(({u})cmp + ({u})K)"),
+        AtomicOp::Sub => format!("as_{t}(({u})cmp - ({u})K)"),
+        AtomicOp::And => "cmp & K".to_string(),
+        AtomicOp::Or => "cmp | K".to_string(),
+        AtomicOp::Xor => "cmp ^ K".to_string(),
+        AtomicOp::Min => "min(cmp, K)".to_string(),
+        AtomicOp::Max => "max(cmp, K)".to_string(),
         other => {
             return Err(NotApplicable(format!(
                 "instruction {k}: cas_loop update {} is not emitted",
@@ -366,16 +443,17 @@ fn emit_loop(
     };
     let _ = writeln!(
         b,
-        "    if (g == {k}u && i < {n}u) {{ // cas loop: desired = {} (cmp, {kk}) {t}",
+        "        if (g == {k}u && i < n) {{ // cas loop: desired = {} (cmp, K) {t}",
         lp.update.name()
     );
-    let _ = writeln!(b, "        {t} cmp = SRC0_{k}[i];");
-    let _ = writeln!(b, "        for (uint it = 0; it < {iters}u; it++) {{");
-    let _ = writeln!(b, "            int attempts = 0;");
-    let _ = writeln!(b, "            int won = 0;");
-    let _ = writeln!(b, "            for (;;) {{");
-    let _ = writeln!(b, "                const {t} desired = {update};");
-    let _ = writeln!(b, "                attempts++;");
+    let _ = writeln!(b, "            const {t} K = {};", from_word(t, "H[5]"));
+    let _ = writeln!(b, "            {t} cmp = {};", from_word(t, "OFF[n + i]"));
+    let _ = writeln!(b, "            for (uint it = 0; it < iters; it++) {{");
+    let _ = writeln!(b, "                int attempts = 0;");
+    let _ = writeln!(b, "                int won = 0;");
+    let _ = writeln!(b, "                for (;;) {{");
+    let _ = writeln!(b, "                    const {t} desired = {update};");
+    let _ = writeln!(b, "                    attempts++;");
     match fm {
         Form::Legacy(name) => {
             let f = if t.contains("long") {
@@ -383,38 +461,44 @@ fn emit_loop(
             } else {
                 format!("atomic_{name}")
             };
-            let p = format!("(volatile __global {t} *)(mem + OFF{k}[i])");
-            let _ = writeln!(b, "                const {t} old = {f}({p}, cmp, desired);");
-            let _ = writeln!(b, "                if (old == cmp) {{ won = 1; break; }}");
-            let _ = writeln!(b, "                cmp = old;");
+            let p = format!("(volatile __global {t} *)(mem + (uint)OFF[i])");
+            let _ = writeln!(
+                b,
+                "                    const {t} old = {f}({p}, cmp, desired);"
+            );
+            let _ = writeln!(
+                b,
+                "                    if (old == cmp) {{ won = 1; break; }}"
+            );
+            let _ = writeln!(b, "                    cmp = old;");
         }
         Form::C11(name) => {
-            let p = format!("(volatile __global atomic_{t} *)(mem + OFF{k}[i])");
+            let p = format!("(volatile __global atomic_{t} *)(mem + (uint)OFF[i])");
             let ord = "memory_order_relaxed";
             let _ = writeln!(
                 b,
-                "                if (atomic_{name}_explicit({p}, &cmp, desired, {ord}, {ord}, {scope})) {{ won = 1; break; }}"
+                "                    if (atomic_{name}_explicit({p}, &cmp, desired, {ord}, {ord}, {scope})) {{ won = 1; break; }}"
             );
             let _ = writeln!(
                 b,
-                "                // failed: cmp now holds the value the object held"
+                "                    // failed: cmp now holds the value the object held"
             );
         }
     }
+    let _ = writeln!(b, "                }}");
+    let _ = writeln!(
+        b,
+        "                if (!won) break; // the retry loop was cut short: this iteration did not run"
+    );
+    let _ = writeln!(b, "                ret[base + it * n + i] = (ulong)cmp;");
+    let _ = writeln!(b, "                ok[base + it * n + i] = attempts;");
+    let _ = writeln!(
+        b,
+        "                done[thread + i] = it + 1u; // iterations executed (issue 30)"
+    );
+    let _ = writeln!(b, "                cmp = {update};");
     let _ = writeln!(b, "            }}");
-    let _ = writeln!(
-        b,
-        "            if (!won) break; // the retry loop was cut short: this iteration did not run"
-    );
-    let _ = writeln!(b, "            ret[{base}u + it * {n}u + i] = (ulong)cmp;");
-    let _ = writeln!(b, "            ok[{base}u + it * {n}u + i] = attempts;");
-    let _ = writeln!(
-        b,
-        "            done[{thread}u + i] = it + 1u; // iterations executed (issue 30)"
-    );
-    let _ = writeln!(b, "            cmp = {update};");
     let _ = writeln!(b, "        }}");
-    let _ = writeln!(b, "    }}");
     Ok(())
 }
 
@@ -478,18 +562,32 @@ mod tests {
             c11: true,
             ..Features::default()
         };
-        let k = emit(&cp, &f, super::super::emit::Plant::None, "t").unwrap();
-        assert!(k.source.contains("if (g == 0u && i < 4u)"), "{}", k.source);
-        assert!(k.source.contains("for (uint it = 0; it < 5u; it++)"));
+        let k = emit(&cp, &f, super::super::emit::Plant::None).unwrap();
+        // The text holds the shape; the numbers are in P: per instruction its work-items,
+        // iterations, first ret slot, first count slot.
+        let p = k.params.as_ref().unwrap();
+        assert_eq!(*p, params(&cp));
+        let head = |g: usize| &p[HEAD + PER_GROUP * g..HEAD + PER_GROUP * (g + 1)];
+        assert_eq!(head(0)[..4], [4, 3, 0, 0]);
+        assert_eq!(head(1)[..4], [2, 5, 12, 4]);
+        assert!(k.source.contains("if (g == 0u && i < n)"), "{}", k.source);
+        assert!(k.source.contains("if (g == 1u && i < n)"), "{}", k.source);
+        assert!(k.source.contains("for (uint it = 0; it < iters; it++)"));
         assert!(k.source.contains("memory_scope_device"));
         assert!(!k.source.contains("memory_scope_work_group"));
-        assert!(k.source.contains("ret[12u + it * 2u + i] = (ulong)old;"));
+        assert!(k.source.contains("ret[base + it * n + j] = (ulong)old;"));
+        // Offsets and operands: a word per work-item, where the instruction's header says.
+        let data = |g: usize| &p[head(g)[6] as usize..];
+        assert_eq!(data(0)[..12], [0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0]);
+        assert_eq!(data(1)[..6], [0, 0, 7, 7, 0, 0]);
+        assert_eq!(p.len(), HEAD + 2 * PER_GROUP + 3 * 4 + 3 * 2);
         // The start line after the 8 bytes of memory, waiting for both work-groups: 1,024
         // spins of 64 reads, 63 of them straight-line (issue 30).
-        assert!(k.source.contains("(mem + 8u)"), "{}", k.source);
+        assert_eq!(p[..3], [16, 8, 2]);
+        assert!(k.source.contains("(mem + (uint)P[1])"), "{}", k.source);
         assert!(
             k.source
-                .contains("for (uint s = 0; s < 1024u && atomic_add(start, 0u) < 2u; s++) {"),
+                .contains("for (uint s = 0; s < 1024u && atomic_add(start, 0u) < groups; s++) {"),
             "{}",
             k.source
         );
@@ -500,15 +598,18 @@ mod tests {
             k.source
         );
         // Each work-item's iterations executed, after every iteration, at [group][item].
-        assert!(k.source.contains("(mem + 16u)"), "{}", k.source);
-        assert!(k.source.contains("done[0u + i] = it + 1u;"), "{}", k.source);
-        assert!(k.source.contains("done[4u + i] = it + 1u;"), "{}", k.source);
+        assert!(k.source.contains("(mem + (uint)P[0])"), "{}", k.source);
+        assert!(
+            k.source.contains("done[thread + j] = it + 1u;"),
+            "{}",
+            k.source
+        );
         // A device with work-group scope only (rusticl) runs no launch of several work-groups.
         let wg_only = Features {
             work_group_scope_only: true,
             ..f
         };
-        let why = emit(&cp, &wg_only, super::super::emit::Plant::None, "t").unwrap_err();
+        let why = emit(&cp, &wg_only, super::super::emit::Plant::None).unwrap_err();
         assert!(why.0.contains("work-group scope only"), "{why}");
         // One work-group: work-group scope holds every work-item, also on such a device.
         let s1 = state(4, 1);
@@ -517,7 +618,6 @@ mod tests {
             &one.unwrap(),
             &wg_only,
             super::super::emit::Plant::None,
-            "t",
         )
         .unwrap();
         assert!(
@@ -540,13 +640,12 @@ mod tests {
             &cp,
             &Features::default(),
             super::super::emit::Plant::None,
-            "t",
         )
         .unwrap();
         assert!(
             legacy
                 .source
-                .contains("atomic_xchg((volatile __global uint *)(mem + OFF1[i])")
+                .contains("old = atomic_xchg((volatile __global uint *)(mem + (uint)OFF[j]), src0);")
         );
         assert_eq!(legacy.options, "");
     }
@@ -590,14 +689,20 @@ mod tests {
             c11: true,
             ..Features::default()
         };
-        let k = emit(&cp, &f, super::super::emit::Plant::None, "t").unwrap();
+        let k = emit(&cp, &f, super::super::emit::Plant::None).unwrap();
         let src = &k.source;
         assert!(src.contains("__local ulong lm[2];"), "{src}");
-        assert!(src.contains("mem[8u + j]"), "{src}");
-        assert!(src.contains("if (i >= 2u && i < 4u)"), "{src}");
+        assert!(src.contains("mem[sb + j]"), "{src}");
+        assert!(src.contains("if (i >= first && i < first + n)"), "{src}");
+        assert!(src.contains("const uint j = i - first;"), "{src}");
         assert!(src.contains("memory_scope_work_group"), "{src}");
         assert!(!src.contains("memory_scope_device"), "{src}");
-        assert!(src.contains("ret[8u + it * 2u + (i - 2u)]"), "{src}");
+        assert!(src.contains("ret[base + it * n + j]"), "{src}");
+        // Local memory's image at byte 8 of mem; instruction 1: work-items 2 and 3 (2 of
+        // them), 2 iterations, ret slots from 8, count slots from 2, first work-item 2.
+        let p = k.params.as_ref().unwrap();
+        assert_eq!(p[3], 8);
+        assert_eq!(p[HEAD + PER_GROUP..HEAD + PER_GROUP + 5], [2, 2, 8, 2, 2]);
         // Copied in before a barrier, copied out after one.
         assert_eq!(
             src.matches("barrier(CLK_LOCAL_MEM_FENCE);").count(),
@@ -636,39 +741,85 @@ mod tests {
             c11: true,
             ..Features::default()
         };
-        let k = emit(&cp, &c11, super::super::emit::Plant::None, "t").unwrap();
+        let k = emit(&cp, &c11, super::super::emit::Plant::None).unwrap();
         let src = &k.source;
         assert!(src.contains("for (;;) {"), "{src}");
         assert!(
-            src.contains("const uint desired = as_uint((uint)cmp + (uint)0x00000003u);"),
+            src.contains("const uint desired = as_uint((uint)cmp + (uint)K);"),
             "{src}"
         );
         assert!(
-            src.contains("if (atomic_compare_exchange_strong_explicit((volatile __global atomic_uint *)(mem + OFF0[i]), &cmp, desired"),
+            src.contains("if (atomic_compare_exchange_strong_explicit((volatile __global atomic_uint *)(mem + (uint)OFF[i]), &cmp, desired"),
             "{src}"
         );
-        assert!(src.contains("ok[0u + it * 2u + i] = attempts;"), "{src}");
+        assert!(src.contains("const uint K = (uint)H[5];"), "{src}");
+        assert_eq!(k.params.as_ref().unwrap()[HEAD + 5], 3, "the loop's operand");
+        assert!(src.contains("ok[base + it * n + i] = attempts;"), "{src}");
         // An iteration counts once its attempt succeeded; a retry loop cut short ends the lane.
         assert!(src.contains("{ won = 1; break; }"), "{src}");
         assert!(src.contains("if (!won) break;"), "{src}");
-        assert!(src.contains("done[0u + i] = it + 1u;"), "{src}");
-        assert!(src.contains("done[2u + i] = it + 1u;"), "{src}");
+        assert!(src.contains("done[thread + i] = it + 1u;"), "{src}");
+        assert!(src.contains("done[thread + j] = it + 1u;"), "{src}");
         assert_eq!(k.options, "-cl-std=CL3.0");
         let legacy = emit(
             &cp,
             &Features::default(),
             super::super::emit::Plant::None,
-            "t",
         )
         .unwrap()
         .source;
         assert!(
-            legacy.contains("const uint old = atomic_cmpxchg((volatile __global uint *)(mem + OFF0[i]), cmp, desired);"),
+            legacy.contains("const uint old = atomic_cmpxchg((volatile __global uint *)(mem + (uint)OFF[i]), cmp, desired);"),
             "{legacy}"
         );
         assert!(
             legacy.contains("if (old == cmp) { won = 1; break; }"),
             "{legacy}"
+        );
+    }
+
+    #[test]
+    fn cases_of_one_shape_share_one_kernel_text_and_differ_in_their_parameters() {
+        let f = Features {
+            c11: true,
+            ..Features::default()
+        };
+        let kernel = |asm: [&str; 2], lanes: [u32; 2], src: [u64; 2], iters: [u32; 2]| {
+            let (a, b) = (state(lanes[0], src[0]), state(lanes[1], src[1]));
+            let (la, lb) = (lower(asm[0], &a), lower(asm[1], &b));
+            let cp = ConcurrentPlan::new(&[la, lb], &[a, b], &iters).unwrap();
+            emit(&cp, &f, super::super::emit::Plant::None).unwrap()
+        };
+        let ops = ["ATOM.ADD R0, [R2], R4", "ATOM.EXCH R0, [R2], R4"];
+        let one = kernel(ops, [4, 2], [1, 7], [3, 5]);
+        // Other lanes, operands and iterations: the same program, other numbers.
+        let other = kernel(ops, [8, 3], [0xffff_fffe, 9], [16, 2]);
+        assert_eq!(one.source, other.source);
+        assert_eq!(one.options, other.options);
+        assert_ne!(one.params, other.params);
+        let p = other.params.unwrap();
+        assert_eq!(p[HEAD..HEAD + 4], [8, 16, 0, 0]);
+        assert_eq!(p[HEAD + PER_GROUP..HEAD + PER_GROUP + 4], [3, 2, 128, 8]);
+        let at = p[HEAD + 6] as usize;
+        assert_eq!(p[at + 8..at + 16], [0xffff_fffe; 8], "SRC0 of instruction 0");
+        // Another op is another shape.
+        let max = kernel(
+            ["ATOM.ADD R0, [R2], R4", "ATOM.MAX R0, [R2], R4"],
+            [4, 2],
+            [1, 7],
+            [3, 5],
+        );
+        assert_ne!(one.source, max.source);
+        // The listing beside a failing case shows the numbers.
+        let (a, b) = (state(4, 1), state(2, 7));
+        let (la, lb) = (lower(ops[0], &a), lower(ops[1], &b));
+        let cp = ConcurrentPlan::new(&[la, lb], &[a, b], &[3, 5]).unwrap();
+        let listing = params_listing(&cp);
+        assert!(
+            listing.contains(
+                "instruction 1 (exch u32): 2 work-items (lanes 0, 1) x 5 iterations, OFF = {0, 0}, SRC0 = {0x7, 0x7}"
+            ),
+            "{listing}"
         );
     }
 }

@@ -152,6 +152,9 @@ pub struct Kernel {
     /// The per-case arguments after `mem`, `ret` and `ok`, for a kernel whose text holds none
     /// of the case's data (`None`: the text holds everything).
     pub args: Option<Args>,
+    /// A concurrent case's parameter buffer (argument 3, `ulong`s), for a kernel whose text
+    /// holds its shape only (`None`: no such argument).
+    pub params: Option<Vec<u64>>,
 }
 
 /// The per-case kernel arguments of a shape kernel (after `mem`, `ret`, `ok`): `IDX` (element
@@ -318,15 +321,6 @@ pub(super) fn form(
         }));
     }
     Ok(Form::Legacy(base))
-}
-
-pub(super) fn literal(ty: &str, v: u64) -> String {
-    match ty {
-        "uint" => format!("{:#010x}u", v as u32),
-        "int" => format!("(int){:#010x}u", v as u32),
-        "ulong" => format!("{v:#018x}ul"),
-        _ => format!("(long){v:#018x}ul"),
-    }
 }
 
 /// Emits the kernel for `plan` on a device with `features`.
@@ -580,6 +574,7 @@ fn emit_form(
         },
         elem_bytes: bytes,
         args: Some(args),
+        params: None,
     })
 }
 

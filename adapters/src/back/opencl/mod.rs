@@ -547,7 +547,7 @@ impl OpenClAdapter {
         let na = |why: NotApplicable| AdapterErrorKind::NotApplicable(why.0);
         let (lowered, states) = r.lowered_states()?;
         let cp = crate::plan::ConcurrentPlan::for_request(r, &lowered).map_err(na)?;
-        let kernel = concurrent::emit(&cp, &self.features, self.plant, r.id).map_err(na)?;
+        let kernel = concurrent::emit(&cp, &self.features, self.plant).map_err(na)?;
         let local = concurrent::local_size(&cp);
         if local > self.device.info.max_work_group {
             return Err(na(NotApplicable(format!(
@@ -583,9 +583,11 @@ impl crate::Concurrent for OpenClAdapter {
         let (cp, kernel, local, lowered, states) =
             self.concurrent_kernel(r).map_err(|k| self.err(k))?;
         self.last = Some(format!(
-            "// build options: `{}`; {} work-groups of {local}\n{}",
+            "// atomcts: {}\n// build options: `{}`; {} work-groups of {local}\n{}{}",
+            r.id,
             kernel.options,
             cp.work_groups(),
+            concurrent::params_listing(&cp),
             kernel.source
         ));
         let mut mem = cp.image(&states[0]);
@@ -610,7 +612,15 @@ impl crate::Concurrent for OpenClAdapter {
                         )
                     })
                     .map(|(checks, unjudged, orders)| crate::repro::Dispatch {
-                        program: repro::program(&kernel),
+                        // The kernel with its parameters' values in a comment above it.
+                        program: repro::program(&emit::Kernel {
+                            source: format!(
+                                "{}{}",
+                                concurrent::params_listing(&cp),
+                                kernel.source
+                            ),
+                            ..kernel.clone()
+                        }),
                         args,
                         global,
                         local,

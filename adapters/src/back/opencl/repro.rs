@@ -9,7 +9,8 @@ use crate::shuffle::ShufflePlan;
 /// The arguments [`super::run::Device::run_ndrange`] gives `kernel` on `mem` with `slots`
 /// returned values: `mem`, `ret` (8 bytes a slot), `ok` (4 bytes a slot), then, for a shape
 /// kernel, `IDX`, `SRC0`, `SRC1` (the datum's width each), `N`, and for shared memory the
-/// `__local` copy and its element count.
+/// `__local` copy and its element count; for a concurrent case's kernel its parameter buffer
+/// `P`.
 pub fn args(kernel: &Kernel, mem: &[u8], slots: usize) -> Vec<Arg> {
     let n = slots.max(1);
     let mut out = vec![
@@ -26,6 +27,13 @@ pub fn args(kernel: &Kernel, mem: &[u8], slots: usize) -> Vec<Arg> {
             init: vec![0; 4 * n],
         },
     ];
+    if let Some(p) = &kernel.params {
+        let bytes: Vec<u8> = p.iter().flat_map(|x| x.to_le_bytes()).collect();
+        out.push(Arg::Buffer {
+            name: "P".into(),
+            init: if bytes.is_empty() { vec![0; 8] } else { bytes },
+        });
+    }
     if let Some(a) = &kernel.args {
         let width = (kernel.elem_bytes as usize).clamp(1, 8);
         let words = |v: &[u64]| -> Vec<u8> {

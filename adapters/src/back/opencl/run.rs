@@ -313,9 +313,9 @@ impl Device {
     ) -> Result<(Vec<u64>, Vec<i32>), String> {
         let n = slots.max(1);
         let mut g = Guard::default();
-        // A shape kernel (its data in arguments) is built once and kept; a kernel holding its
-        // case's data in its text is built for this run only.
-        let k = if kernel.args.is_some() {
+        // A shape kernel (its data in arguments or in its parameter buffer) is built once and
+        // kept; a kernel holding its case's data in its text is built for this run only.
+        let k = if kernel.args.is_some() || kernel.params.is_some() {
             self.cached(kernel)?
         } else {
             let built = self.build(kernel)?;
@@ -352,6 +352,32 @@ impl Device {
                 )
             }
             .map_err(|e| format!("clSetKernelArg {i}: error {e}"))?;
+        }
+        if let Some(p) = &kernel.params {
+            // A concurrent case's numbers: one `ulong` buffer, argument 3.
+            let mut bytes: Vec<u8> = p.iter().flat_map(|x| x.to_le_bytes()).collect();
+            if bytes.is_empty() {
+                bytes = vec![0; 8];
+            }
+            let b = unsafe {
+                create_buffer(
+                    self.context,
+                    CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                    bytes.len(),
+                    bytes.as_mut_ptr().cast::<c_void>(),
+                )
+            }
+            .map_err(|e| format!("clCreateBuffer: error {e}"))?;
+            g.mems.push(b);
+            unsafe {
+                set_kernel_arg(
+                    k,
+                    3,
+                    std::mem::size_of::<cl_mem>(),
+                    ptr::from_ref(&b).cast::<c_void>(),
+                )
+            }
+            .map_err(|e| format!("clSetKernelArg 3: error {e}"))?;
         }
         if let Some(a) = &kernel.args {
             // IDX (uint), SRC0 and SRC1 (the datum's width: 2, 4 or 8 bytes), N, then the

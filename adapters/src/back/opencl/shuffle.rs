@@ -269,6 +269,7 @@ pub fn emit(
         options: "-cl-std=CL3.0".into(),
         elem_bytes: 8,
         args: None,
+        params: None,
     })
 }
 
