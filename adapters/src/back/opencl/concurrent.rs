@@ -25,7 +25,7 @@
 use super::emit::{Features, Form, KERNEL_NAME, Kernel, form, scalar};
 use crate::plan::{ConcurrentPlan, NotApplicable, START_READS, START_SPINS};
 use atomcts_reference::ir::{AtomicOp, Compare};
-use atomcts_reference::types::Space;
+use atomcts_reference::types::{DataType, Space};
 use std::fmt::Write as _;
 
 /// The bytes [`emit`]'s kernel needs after [`ConcurrentPlan::image`] in `mem`: the start line
@@ -63,7 +63,7 @@ const HEAD: usize = 4;
 /// `P`'s words per instruction, after [`HEAD`]: work-items, iterations, its first `ret` and
 /// `ok` slot, its first count slot, its first work-item (local memory), a compare-and-swap
 /// loop's operand, where its `OFF`, `SRC0` and `SRC1` arrays (a word per work-item each)
-/// start in `P`, and a spare word.
+/// start in `P`, and its op's code ([`OPS`]; a loop's update op).
 const PER_GROUP: usize = 8;
 
 /// The parameter buffer of `cp`'s kernel (argument 3, `__global const ulong *P`): [`HEAD`],
@@ -80,7 +80,9 @@ pub fn params(cp: &ConcurrentPlan) -> Vec<u64> {
     let data_at = HEAD + PER_GROUP * cp.groups.len();
     for (k, g) in cp.groups.iter().enumerate() {
         let first = if cp.local { cp.first_item(k) } else { 0 };
-        let operand = cp.loops.get(k).copied().flatten().map_or(0, |l| l.operand);
+        let lp = cp.loops.get(k).copied().flatten();
+        let operand = lp.map_or(0, |l| l.operand);
+        let op = op_code(lp.map_or(g.op, |l| l.update));
         p.extend([
             g.items.len() as u64,
             u64::from(cp.iterations[k]),
@@ -89,7 +91,7 @@ pub fn params(cp: &ConcurrentPlan) -> Vec<u64> {
             first as u64,
             operand,
             (data_at + data.len()) as u64,
-            0,
+            op,
         ]);
         data.extend(g.items.iter().map(|i| i.offset));
         data.extend(g.items.iter().map(|i| i.src[0]));
@@ -169,6 +171,8 @@ pub fn emit(
     let w = &mut s;
     let mut c11_any = false;
     let mut bodies = String::new();
+    // The types of the compare-and-swap loops (each needs its update function).
+    let mut updates: Vec<&str> = Vec::new();
     if cp.local {
         let _ = writeln!(
             w,
@@ -209,8 +213,12 @@ pub fn emit(
             )));
         }
         let b = &mut bodies;
-        // Instruction k's numbers, from its header in P.
-        let _ = writeln!(b, "    {{ // instruction {k}: {} {}", g.op.name(), g.ty.name());
+        // Instruction k's numbers and op, from its header in P.
+        let _ = writeln!(
+            b,
+            "    {{ // instruction {k}: {t} on {} memory",
+            g.space.name()
+        );
         let _ = writeln!(
             b,
             "        __global const ulong *H = P + {}u;",
@@ -218,7 +226,7 @@ pub fn emit(
         );
         let _ = writeln!(
             b,
-            "        const uint n = (uint)H[0], iters = (uint)H[1], base = (uint)H[2], thread = (uint)H[3], first = (uint)H[4];"
+            "        const uint n = (uint)H[0], iters = (uint)H[1], base = (uint)H[2], thread = (uint)H[3], first = (uint)H[4], op = (uint)H[7];"
         );
         let _ = writeln!(b, "        __global const ulong *OFF = P + H[6];");
         if let Some(lp) = cp.loops.get(k).copied().flatten() {
@@ -228,10 +236,14 @@ pub fn emit(
                 )));
             }
             c11_any |= matches!(fm, Form::C11(_));
+            if !updates.contains(&t) {
+                updates.push(t);
+            }
             emit_loop(b, k, (t, fm, global_scope), lp)?;
         } else {
-            c11_any |= matches!(fm, Form::C11(_));
-            emit_body(b, k, g, (t, fm, global_scope), cp.local);
+            let arms = arms(t, features, plant);
+            c11_any |= arms.iter().any(|(_, _, f)| matches!(f, Form::C11(_)));
+            emit_body(b, k, (t, g.space), &arms, global_scope, cp.local);
         }
         let _ = writeln!(b, "    }}");
     }
@@ -240,6 +252,9 @@ pub fn emit(
         return Err(NotApplicable(
             "the device reports atomics at work-group scope only (CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES has no CL_DEVICE_ATOMIC_SCOPE_DEVICE): instructions in different work-groups on one location need device scope".into(),
         ));
+    }
+    for t in updates {
+        emit_update(w, t);
     }
     let _ = writeln!(
         w,
@@ -314,23 +329,71 @@ pub fn emit(
     })
 }
 
+/// The ops an instruction of a concurrent kernel may run: the kernel switches on the op's
+/// position here (word 7 of the instruction's header in `P`), so that one program serves every
+/// op of a type (issue 31; a compare-and-swap loop's update op likewise).
+const OPS: [AtomicOp; 12] = [
+    AtomicOp::Add,
+    AtomicOp::Sub,
+    AtomicOp::Inc,
+    AtomicOp::Dec,
+    AtomicOp::PreDec,
+    AtomicOp::Min,
+    AtomicOp::Max,
+    AtomicOp::And,
+    AtomicOp::Or,
+    AtomicOp::Xor,
+    AtomicOp::Exch,
+    AtomicOp::Cas,
+];
+
+/// `op`'s code in a kernel's switch ([`OPS`]); an op outside it is refused before any kernel
+/// is emitted.
+fn op_code(op: AtomicOp) -> u64 {
+    OPS.iter()
+        .position(|o| *o == op)
+        .map_or(u64::MAX, |i| i as u64)
+}
+
+/// The integer type an OpenCL C scalar type `t` is ([`scalar`]'s result).
+fn data_type(t: &str) -> DataType {
+    match t {
+        "uint" => DataType::U32,
+        "int" => DataType::S32,
+        "ulong" => DataType::U64,
+        _ => DataType::S64,
+    }
+}
+
+/// The arms of instruction `k`'s switch on type `t`: each op of [`OPS`] this device runs on
+/// `t`, with its built-in form.
+fn arms(t: &str, features: &Features, plant: super::emit::Plant) -> Vec<(u64, AtomicOp, Form)> {
+    let ty = data_type(t);
+    OPS.iter()
+        .enumerate()
+        .filter(|(_, op)| scalar(**op, ty, Compare::Bitwise).is_ok_and(|u| u == t))
+        .filter_map(|(c, op)| {
+            form(*op, features, ty.bytes() == 8, plant)
+                .ok()
+                .map(|f| (c as u64, *op, f))
+        })
+        .collect()
+}
+
 /// The body of instruction `k` (not a loop): its work-items (`i` in `[first, first + n)` on
 /// local memory, `i < n` of work-group `k` on global memory) each run `iters` iterations of
-/// the built-in on their datum at `OFF[j]`.
+/// the built-in chosen by `op` ([`OPS`]) on their datum at `OFF[j]`.
 fn emit_body(
     b: &mut String,
     k: usize,
-    g: &crate::plan::Plan,
-    (t, fm, global_scope): (&str, Form, &str),
+    (t, space): (&str, Space),
+    arms: &[(u64, AtomicOp, Form)],
+    global_scope: &str,
     local: bool,
 ) {
-    let wide = g.ty.bytes() == 8;
+    let wide = t.contains("long");
     if local {
-        let _ = writeln!(
-            b,
-            "        if (i >= first && i < first + n) {{ // on {} memory",
-            g.space.name()
-        );
+        let _ = writeln!(b, "        if (i >= first && i < first + n) {{");
         let _ = writeln!(b, "            const uint j = i - first;");
     } else {
         let _ = writeln!(b, "        if (g == {k}u && i < n) {{");
@@ -342,65 +405,65 @@ fn emit_body(
         from_word(t, "OFF[n + j]"),
         from_word(t, "OFF[2u * n + j]")
     );
-    let on_local = g.space == Space::Shared;
+    let on_local = space == Space::Shared;
     let (space_q, base_ptr) = if on_local {
         ("__local", "(__local uchar *)lm")
     } else {
         ("__global", "mem")
     };
+    let _ = writeln!(
+        b,
+        "            volatile {space_q} {t} *pl = (volatile {space_q} {t} *)({base_ptr} + (uint)OFF[j]);"
+    );
+    if arms.iter().any(|(_, _, f)| matches!(f, Form::C11(_))) {
+        let _ = writeln!(
+            b,
+            "            volatile {space_q} atomic_{t} *pc = (volatile {space_q} atomic_{t} *)pl;"
+        );
+    }
     let _ = writeln!(b, "            for (uint it = 0; it < iters; it++) {{");
     let _ = writeln!(b, "                {t} old = 0;");
     let _ = writeln!(b, "                int success = 1;");
-    match fm {
-        Form::Legacy(name) => {
-            let f = if wide {
-                format!("atom_{name}")
-            } else {
-                format!("atomic_{name}")
-            };
-            let p = format!("(volatile {space_q} {t} *)({base_ptr} + (uint)OFF[j])");
-            match g.op {
-                AtomicOp::Inc | AtomicOp::Dec => {
-                    let _ = writeln!(b, "                old = {f}({p});");
-                }
-                AtomicOp::PreDec => {
-                    let _ = writeln!(
-                        b,
-                        "                old = {f}({p}) - 1; // vISA PREDEC returns the new value (A11)"
-                    );
-                }
-                AtomicOp::Cas => {
-                    let _ = writeln!(b, "                old = {f}({p}, src0, src1);");
-                    let _ = writeln!(b, "                success = old == src0;");
-                }
-                _ => {
-                    let _ = writeln!(b, "                old = {f}({p}, src0);");
+    let _ = writeln!(b, "                switch (op) {{");
+    let ord = "memory_order_relaxed";
+    let scope = if on_local {
+        "memory_scope_work_group"
+    } else {
+        global_scope
+    };
+    for (code, op, fm) in arms {
+        let call = match *fm {
+            Form::Legacy(name) => {
+                let f = if wide {
+                    format!("atom_{name}")
+                } else {
+                    format!("atomic_{name}")
+                };
+                match op {
+                    AtomicOp::Inc | AtomicOp::Dec => format!("old = {f}(pl);"),
+                    AtomicOp::PreDec => {
+                        format!("old = {f}(pl) - 1; // vISA PREDEC returns the new value (A11)")
+                    }
+                    AtomicOp::Cas => format!("old = {f}(pl, src0, src1); success = old == src0;"),
+                    _ => format!("old = {f}(pl, src0);"),
                 }
             }
-        }
-        Form::C11(name) => {
-            let f = format!("atomic_{name}_explicit");
-            let p = format!("(volatile {space_q} atomic_{t} *)({base_ptr} + (uint)OFF[j])");
-            let ord = "memory_order_relaxed";
-            let scope = if on_local {
-                "memory_scope_work_group"
-            } else {
-                global_scope
-            };
-            if g.op == AtomicOp::Cas {
-                let _ = writeln!(b, "                old = src0;");
-                let _ = writeln!(
-                    b,
-                    "                success = {f}({p}, &old, src1, {ord}, {ord}, {scope});"
-                );
-            } else {
-                let _ = writeln!(
-                    b,
-                    "                old = {f}({p}, src0, {ord}, {scope});"
-                );
+            Form::C11(name) => {
+                let f = format!("atomic_{name}_explicit");
+                if *op == AtomicOp::Cas {
+                    format!("old = src0; success = {f}(pc, &old, src1, {ord}, {ord}, {scope});")
+                } else {
+                    format!("old = {f}(pc, src0, {ord}, {scope});")
+                }
             }
-        }
+        };
+        let _ = writeln!(
+            b,
+            "                case {code}u: {call} break; // {}",
+            op.name()
+        );
     }
+    let _ = writeln!(b, "                }}");
     let _ = writeln!(b, "                ret[base + it * n + j] = (ulong)old;");
     let _ = writeln!(b, "                ok[base + it * n + j] = success;");
     let _ = writeln!(
@@ -416,36 +479,58 @@ fn unsigned(t: &str) -> &'static str {
     if t.contains("long") { "ulong" } else { "uint" }
 }
 
+/// The update ops a compare-and-swap loop may have (FORMAT.md, "Compare-and-swap loops").
+const LOOP_UPDATES: [AtomicOp; 7] = [
+    AtomicOp::Add,
+    AtomicOp::Sub,
+    AtomicOp::And,
+    AtomicOp::Or,
+    AtomicOp::Xor,
+    AtomicOp::Min,
+    AtomicOp::Max,
+];
+
+/// The function `update_<t>(op, cmp, K)` of a kernel with compare-and-swap loops on `t`: the
+/// desired value of an attempt, for every update op of [`LOOP_UPDATES`] (its code in
+/// [`OPS`]).
+fn emit_update(w: &mut String, t: &str) {
+    let u = unsigned(t);
+    let _ = writeln!(w, "{t} update_{t}(uint op, {t} cmp, {t} K) {{");
+    let _ = writeln!(w, "    switch (op) {{");
+    for op in LOOP_UPDATES {
+        let e = match op {
+            AtomicOp::Add => format!("as_{t}(({u})cmp + ({u})K)"),
+            AtomicOp::Sub => format!("as_{t}(({u})cmp - ({u})K)"),
+            AtomicOp::And => "cmp & K".to_string(),
+            AtomicOp::Or => "cmp | K".to_string(),
+            AtomicOp::Xor => "cmp ^ K".to_string(),
+            AtomicOp::Min => "min(cmp, K)".to_string(),
+            _ => "max(cmp, K)".to_string(),
+        };
+        let _ = writeln!(w, "    case {}u: return {e}; // {}", op_code(op), op.name());
+    }
+    let _ = writeln!(w, "    }}");
+    let _ = writeln!(w, "    return cmp;");
+    let _ = writeln!(w, "}}");
+}
+
 /// The body of instruction `k`, a compare-and-swap loop: per iteration, attempts with
-/// `desired = update(cmp, K)` until one succeeds; a failed attempt's returned value is the
-/// next compare; the next iteration starts from the value stored.
+/// `desired = update_<t>(op, cmp, K)` until one succeeds; a failed attempt's returned value is
+/// the next compare; the next iteration starts from the value stored.
 fn emit_loop(
     b: &mut String,
     k: usize,
     (t, fm, scope): (&str, Form, &str),
     lp: atomcts_reference::concurrent::CasLoop,
 ) -> Result<(), NotApplicable> {
-    let u = unsigned(t);
-    let update = match lp.update {
-        AtomicOp::Add => format!("as_{t}(({u})cmp + ({u})K)"),
-        AtomicOp::Sub => format!("as_{t}(({u})cmp - ({u})K)"),
-        AtomicOp::And => "cmp & K".to_string(),
-        AtomicOp::Or => "cmp | K".to_string(),
-        AtomicOp::Xor => "cmp ^ K".to_string(),
-        AtomicOp::Min => "min(cmp, K)".to_string(),
-        AtomicOp::Max => "max(cmp, K)".to_string(),
-        other => {
-            return Err(NotApplicable(format!(
-                "instruction {k}: cas_loop update {} is not emitted",
-                other.name()
-            )));
-        }
-    };
-    let _ = writeln!(
-        b,
-        "        if (g == {k}u && i < n) {{ // cas loop: desired = {} (cmp, K) {t}",
-        lp.update.name()
-    );
+    if !LOOP_UPDATES.contains(&lp.update) {
+        return Err(NotApplicable(format!(
+            "instruction {k}: cas_loop update {} is not emitted",
+            lp.update.name()
+        )));
+    }
+    let update = format!("update_{t}(op, cmp, K)");
+    let _ = writeln!(b, "        if (g == {k}u && i < n) {{ // cas loop on {t}");
     let _ = writeln!(b, "            const {t} K = {};", from_word(t, "H[5]"));
     let _ = writeln!(b, "            {t} cmp = {};", from_word(t, "OFF[n + i]"));
     let _ = writeln!(b, "            for (uint it = 0; it < iters; it++) {{");
@@ -570,6 +655,21 @@ mod tests {
         let head = |g: usize| &p[HEAD + PER_GROUP * g..HEAD + PER_GROUP * (g + 1)];
         assert_eq!(head(0)[..4], [4, 3, 0, 0]);
         assert_eq!(head(1)[..4], [2, 5, 12, 4]);
+        // The op: its code in OPS, which the kernel switches on.
+        assert_eq!((head(0)[7], head(1)[7]), (0, 10));
+        assert!(
+            k.source.contains(
+                "case 0u: old = atomic_fetch_add_explicit(pc, src0, memory_order_relaxed, memory_scope_device); break; // add"
+            ),
+            "{}",
+            k.source
+        );
+        assert!(
+            k.source
+                .contains("case 2u: old = atomic_inc(pl); break; // inc"),
+            "{}",
+            k.source
+        );
         assert!(k.source.contains("if (g == 0u && i < n)"), "{}", k.source);
         assert!(k.source.contains("if (g == 1u && i < n)"), "{}", k.source);
         assert!(k.source.contains("for (uint it = 0; it < iters; it++)"));
@@ -614,12 +714,7 @@ mod tests {
         // One work-group: work-group scope holds every work-item, also on such a device.
         let s1 = state(4, 1);
         let one = ConcurrentPlan::new(&[lower("ATOM.ADD R0, [R2], R4", &s1)], &[s1], &[3]);
-        let one = emit(
-            &one.unwrap(),
-            &wg_only,
-            super::super::emit::Plant::None,
-        )
-        .unwrap();
+        let one = emit(&one.unwrap(), &wg_only, super::super::emit::Plant::None).unwrap();
         assert!(
             one.source.contains("memory_scope_work_group"),
             "{}",
@@ -636,16 +731,11 @@ mod tests {
         mem[16..20].copy_from_slice(&3u32.to_le_bytes());
         mem[36..40].copy_from_slice(&2u32.to_le_bytes());
         assert_eq!(read_counts(&cp, &mem), vec![3, 0, 0, 0, 0, 2]);
-        let legacy = emit(
-            &cp,
-            &Features::default(),
-            super::super::emit::Plant::None,
-        )
-        .unwrap();
+        let legacy = emit(&cp, &Features::default(), super::super::emit::Plant::None).unwrap();
         assert!(
             legacy
                 .source
-                .contains("old = atomic_xchg((volatile __global uint *)(mem + (uint)OFF[j]), src0);")
+                .contains("case 10u: old = atomic_xchg(pl, src0); break; // exch")
         );
         assert_eq!(legacy.options, "");
     }
@@ -745,7 +835,7 @@ mod tests {
         let src = &k.source;
         assert!(src.contains("for (;;) {"), "{src}");
         assert!(
-            src.contains("const uint desired = as_uint((uint)cmp + (uint)K);"),
+            src.contains("const uint desired = update_uint(op, cmp, K);"),
             "{src}"
         );
         assert!(
@@ -753,7 +843,21 @@ mod tests {
             "{src}"
         );
         assert!(src.contains("const uint K = (uint)H[5];"), "{src}");
-        assert_eq!(k.params.as_ref().unwrap()[HEAD + 5], 3, "the loop's operand");
+        assert!(
+            src.contains("case 0u: return as_uint((uint)cmp + (uint)K); // add"),
+            "{src}"
+        );
+        assert!(src.contains("case 6u: return max(cmp, K); // max"), "{src}");
+        assert_eq!(
+            k.params.as_ref().unwrap()[HEAD + 7],
+            0,
+            "the loop's update op (add)"
+        );
+        assert_eq!(
+            k.params.as_ref().unwrap()[HEAD + 5],
+            3,
+            "the loop's operand"
+        );
         assert!(src.contains("ok[base + it * n + i] = attempts;"), "{src}");
         // An iteration counts once its attempt succeeded; a retry loop cut short ends the lane.
         assert!(src.contains("{ won = 1; break; }"), "{src}");
@@ -761,13 +865,9 @@ mod tests {
         assert!(src.contains("done[thread + i] = it + 1u;"), "{src}");
         assert!(src.contains("done[thread + j] = it + 1u;"), "{src}");
         assert_eq!(k.options, "-cl-std=CL3.0");
-        let legacy = emit(
-            &cp,
-            &Features::default(),
-            super::super::emit::Plant::None,
-        )
-        .unwrap()
-        .source;
+        let legacy = emit(&cp, &Features::default(), super::super::emit::Plant::None)
+            .unwrap()
+            .source;
         assert!(
             legacy.contains("const uint old = atomic_cmpxchg((volatile __global uint *)(mem + (uint)OFF[i]), cmp, desired);"),
             "{legacy}"
@@ -801,15 +901,35 @@ mod tests {
         assert_eq!(p[HEAD..HEAD + 4], [8, 16, 0, 0]);
         assert_eq!(p[HEAD + PER_GROUP..HEAD + PER_GROUP + 4], [3, 2, 128, 8]);
         let at = p[HEAD + 6] as usize;
-        assert_eq!(p[at + 8..at + 16], [0xffff_fffe; 8], "SRC0 of instruction 0");
-        // Another op is another shape.
+        assert_eq!(
+            p[at + 8..at + 16],
+            [0xffff_fffe; 8],
+            "SRC0 of instruction 0"
+        );
+        // Another op of the type: the same program, another op code.
         let max = kernel(
             ["ATOM.ADD R0, [R2], R4", "ATOM.MAX R0, [R2], R4"],
             [4, 2],
             [1, 7],
             [3, 5],
         );
-        assert_ne!(one.source, max.source);
+        assert_eq!(one.source, max.source);
+        let code = |k: &Kernel| k.params.as_ref().unwrap()[HEAD + PER_GROUP + 7];
+        assert_eq!((code(&one), code(&max)), (10, 6));
+        // A signed op is another type, so another program.
+        let smax = kernel(
+            ["ATOM.ADD R0, [R2], R4", "ATOM.MAX.S32 R0, [R2], R4"],
+            [4, 2],
+            [1, 7],
+            [3, 5],
+        );
+        assert_ne!(one.source, smax.source);
+        assert!(
+            smax.source
+                .contains("const int src0 = as_int((uint)OFF[n + j])"),
+            "{}",
+            smax.source
+        );
         // The listing beside a failing case shows the numbers.
         let (a, b) = (state(4, 1), state(2, 7));
         let (la, lb) = (lower(ops[0], &a), lower(ops[1], &b));

@@ -614,11 +614,7 @@ impl crate::Concurrent for OpenClAdapter {
                     .map(|(checks, unjudged, orders)| crate::repro::Dispatch {
                         // The kernel with its parameters' values in a comment above it.
                         program: repro::program(&emit::Kernel {
-                            source: format!(
-                                "{}{}",
-                                concurrent::params_listing(&cp),
-                                kernel.source
-                            ),
+                            source: format!("{}{}", concurrent::params_listing(&cp), kernel.source),
                             ..kernel.clone()
                         }),
                         args,
