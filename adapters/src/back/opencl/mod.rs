@@ -174,6 +174,10 @@ pub struct OpenClAdapter {
     batching: batch::Batching,
 }
 
+/// The smallest work-group of an atomic or concurrent launch (issue 31): PoCL compiles and
+/// links a kernel once per work-group size it runs with, so lane counts of 1 to 32 share one.
+pub const OPENCL_MIN_LOCAL: usize = 32;
+
 impl OpenClAdapter {
     /// Opens the device `selector` names (a known driver or a platform/device name substring).
     /// `ATOMCTS_OPENCL_PLANT=add_as_sub` (or `up_as_down`) plants a wrong built-in (for checking
@@ -465,13 +469,19 @@ impl crate::back::Backend for OpenClAdapter {
 }
 
 impl OpenClAdapter {
-    /// The work-group size of a case of `n` work-items: a power of two (work-items past `n`
-    /// only copy memory), so that drivers that specialize a kernel per work-group size (PoCL)
-    /// build one of few per shape.
+    /// The work-group size of a case of `n` work-items: a power of two, at least
+    /// [`OPENCL_MIN_LOCAL`] (work-items past `n` only copy memory), so that a driver that
+    /// specializes a kernel per work-group size (PoCL compiles and links one for each) builds
+    /// one per shape for most cases; smaller where the device's limit is smaller.
     fn local_size(&self, n: usize) -> usize {
-        Some(n.next_power_of_two())
-            .filter(|p| *p <= self.device.info.max_work_group)
-            .unwrap_or(n)
+        let max = self.device.info.max_work_group;
+        [
+            n.next_power_of_two().max(OPENCL_MIN_LOCAL),
+            n.next_power_of_two(),
+        ]
+        .into_iter()
+        .find(|p| *p <= max)
+        .unwrap_or(n)
     }
 
     /// The final state of a memory instruction's case from what its dispatch gave: its memory
@@ -548,7 +558,9 @@ impl OpenClAdapter {
         let (lowered, states) = r.lowered_states()?;
         let cp = crate::plan::ConcurrentPlan::for_request(r, &lowered).map_err(na)?;
         let kernel = concurrent::emit(&cp, &self.features, self.plant).map_err(na)?;
-        let local = concurrent::local_size(&cp);
+        // Rounded up as a single instruction's is ([`OpenClAdapter::local_size`]): the extra
+        // work-items run nothing (the kernel's `i < n` guards).
+        let local = self.local_size(concurrent::local_size(&cp));
         if local > self.device.info.max_work_group {
             return Err(na(NotApplicable(format!(
                 "{local} work-items exceed the device's work-group size {}",
