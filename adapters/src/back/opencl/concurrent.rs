@@ -24,6 +24,7 @@
 
 use super::emit::{Features, Form, KERNEL_NAME, Kernel, form, scalar};
 use crate::plan::{ConcurrentPlan, NotApplicable, START_READS, START_SPINS};
+use atomcts_reference::concurrent::LOOP_UPDATES;
 use atomcts_reference::ir::{AtomicOp, Compare};
 use atomcts_reference::types::{DataType, Space};
 use std::fmt::Write as _;
@@ -479,17 +480,6 @@ fn unsigned(t: &str) -> &'static str {
     if t.contains("long") { "ulong" } else { "uint" }
 }
 
-/// The update ops a compare-and-swap loop may have (FORMAT.md, "Compare-and-swap loops").
-const LOOP_UPDATES: [AtomicOp; 7] = [
-    AtomicOp::Add,
-    AtomicOp::Sub,
-    AtomicOp::And,
-    AtomicOp::Or,
-    AtomicOp::Xor,
-    AtomicOp::Min,
-    AtomicOp::Max,
-];
-
 /// The function `update_<t>(op, cmp, K)` of a kernel with compare-and-swap loops on `t`: the
 /// desired value of an attempt, for every update op of [`LOOP_UPDATES`] (its code in
 /// [`OPS`]).
@@ -497,7 +487,7 @@ fn emit_update(w: &mut String, t: &str) {
     let u = unsigned(t);
     let _ = writeln!(w, "{t} update_{t}(uint op, {t} cmp, {t} K) {{");
     let _ = writeln!(w, "    switch (op) {{");
-    for op in LOOP_UPDATES {
+    for &op in LOOP_UPDATES {
         let e = match op {
             AtomicOp::Add => format!("as_{t}(({u})cmp + ({u})K)"),
             AtomicOp::Sub => format!("as_{t}(({u})cmp - ({u})K)"),

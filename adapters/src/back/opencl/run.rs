@@ -355,29 +355,8 @@ impl Device {
         }
         if let Some(p) = &kernel.params {
             // A concurrent case's numbers: one `ulong` buffer, argument 3.
-            let mut bytes: Vec<u8> = p.iter().flat_map(|x| x.to_le_bytes()).collect();
-            if bytes.is_empty() {
-                bytes = vec![0; 8];
-            }
-            let b = unsafe {
-                create_buffer(
-                    self.context,
-                    CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                    bytes.len(),
-                    bytes.as_mut_ptr().cast::<c_void>(),
-                )
-            }
-            .map_err(|e| format!("clCreateBuffer: error {e}"))?;
-            g.mems.push(b);
-            unsafe {
-                set_kernel_arg(
-                    k,
-                    3,
-                    std::mem::size_of::<cl_mem>(),
-                    ptr::from_ref(&b).cast::<c_void>(),
-                )
-            }
-            .map_err(|e| format!("clSetKernelArg 3: error {e}"))?;
+            let bytes: Vec<u8> = p.iter().flat_map(|x| x.to_le_bytes()).collect();
+            self.input_arg(&mut g, k, 3, bytes)?;
         }
         if let Some(a) = &kernel.args {
             // IDX (uint), SRC0 and SRC1 (the datum's width: 2, 4 or 8 bytes), N, then the
@@ -389,33 +368,11 @@ impl Device {
                     .collect()
             };
             let idx: Vec<u8> = a.idx.iter().flat_map(|x| x.to_le_bytes()).collect();
-            for (i, mut bytes) in [idx, words(&a.src0), words(&a.src1)]
+            for (i, bytes) in [idx, words(&a.src0), words(&a.src1)]
                 .into_iter()
                 .enumerate()
             {
-                if bytes.is_empty() {
-                    bytes = vec![0; 8];
-                }
-                let b = unsafe {
-                    create_buffer(
-                        self.context,
-                        CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                        bytes.len(),
-                        bytes.as_mut_ptr().cast::<c_void>(),
-                    )
-                }
-                .map_err(|e| format!("clCreateBuffer: error {e}"))?;
-                g.mems.push(b);
-                let arg = 3 + i as u32;
-                unsafe {
-                    set_kernel_arg(
-                        k,
-                        arg,
-                        std::mem::size_of::<cl_mem>(),
-                        ptr::from_ref(&b).cast::<c_void>(),
-                    )
-                }
-                .map_err(|e| format!("clSetKernelArg {arg}: error {e}"))?;
+                self.input_arg(&mut g, k, 3 + i as u32, bytes)?;
             }
             let count =
                 u32::try_from(a.idx.len()).map_err(|_| "too many work-items".to_string())?;
@@ -470,6 +427,40 @@ impl Device {
         }
         finish(self.queue).map_err(|e| format!("clFinish: error {e}"))?;
         Ok((ret, ok))
+    }
+
+    /// A read-only buffer holding `bytes` (8 zero bytes where empty) as argument `arg` of
+    /// `k`, released with `g`.
+    fn input_arg(
+        &self,
+        g: &mut Guard,
+        k: cl3::types::cl_kernel,
+        arg: u32,
+        mut bytes: Vec<u8>,
+    ) -> Result<(), String> {
+        if bytes.is_empty() {
+            bytes = vec![0; 8];
+        }
+        let b = unsafe {
+            create_buffer(
+                self.context,
+                CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                bytes.len(),
+                bytes.as_mut_ptr().cast::<c_void>(),
+            )
+        }
+        .map_err(|e| format!("clCreateBuffer: error {e}"))?;
+        g.mems.push(b);
+        unsafe {
+            set_kernel_arg(
+                k,
+                arg,
+                std::mem::size_of::<cl_mem>(),
+                ptr::from_ref(&b).cast::<c_void>(),
+            )
+        }
+        .map_err(|e| format!("clSetKernelArg {arg}: error {e}"))?;
+        Ok(())
     }
 }
 
