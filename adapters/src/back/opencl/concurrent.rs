@@ -15,12 +15,12 @@
 //! the compare-exchange built-in: `ret` gets the value its successful attempt returned (the
 //! compare), `ok` the number of attempts of that iteration.
 //!
-//! The kernel's text holds the case's shape only (per instruction its op, type, space and
-//! built-in form, whether it is a compare-and-swap loop, the start line, the size of local
-//! memory); every number of the case (offsets, operands, iterations, where its returned values
-//! and counts go) is in its parameter buffer, argument 3 ([`params`]), so that the driver
-//! builds one program per shape, not one per case (issue 31: a fuzzing campaign on PoCL was
-//! its compiles).
+//! The kernel's text holds the case's shape only (per instruction its OpenCL C type and space,
+//! whether it is a compare-and-swap loop, the start line, the size of local memory); every
+//! number of the case (offsets, operands, iterations, where its returned values and counts go)
+//! and each instruction's op (the kernel switches on it, [`OPS`]) are in its parameter buffer,
+//! argument 3 ([`params`]), so that the driver builds one program per shape, not one per case
+//! (issue 31: a fuzzing campaign on PoCL was its compiles).
 
 use super::emit::{Features, Form, KERNEL_NAME, Kernel, form, scalar};
 use crate::plan::{ConcurrentPlan, NotApplicable, START_READS, START_SPINS};
