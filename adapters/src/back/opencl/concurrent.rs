@@ -18,7 +18,7 @@
 //! The kernel's text holds the case's shape only (per instruction its OpenCL C type and space,
 //! whether it is a compare-and-swap loop, the start line, the size of local memory); every
 //! number of the case (offsets, operands, iterations, where its returned values and counts go)
-//! and each instruction's op (the kernel switches on it, [`OPS`]) are in its parameter buffer,
+//! and each instruction's op (the kernel switches on it, `OPS`) are in its parameter buffer,
 //! argument 3 ([`params`]), so that the driver builds one program per shape, not one per case
 //! (issue 31: a fuzzing campaign on PoCL was its compiles).
 
@@ -67,8 +67,8 @@ const HEAD: usize = 4;
 /// start in `P`, and its op's code ([`OPS`]; a loop's update op).
 const PER_GROUP: usize = 8;
 
-/// The parameter buffer of `cp`'s kernel (argument 3, `__global const ulong *P`): [`HEAD`],
-/// then [`PER_GROUP`] words per instruction, then each instruction's byte offsets, first and
+/// The parameter buffer of `cp`'s kernel (argument 3, `__global const ulong *P`): `HEAD` words,
+/// then `PER_GROUP` words per instruction, then each instruction's byte offsets, first and
 /// second operands (bit patterns, zero-extended).
 pub fn params(cp: &ConcurrentPlan) -> Vec<u64> {
     let mut p = vec![
