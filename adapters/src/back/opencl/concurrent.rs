@@ -465,14 +465,23 @@ fn emit_body(
         );
     }
     let _ = writeln!(b, "                }}");
-    let _ = writeln!(b, "                ret[base + it * n + j] = (ulong)old;");
-    let _ = writeln!(b, "                ok[base + it * n + j] = success;");
-    let _ = writeln!(
-        b,
-        "                done[thread + j] = it + 1u; // iterations executed (issue 30)"
-    );
+    record(b, "j", "old", "success");
     let _ = writeln!(b, "            }}");
     let _ = writeln!(b, "        }}");
+}
+
+/// The end of an iteration of work-item `j`: its returned value `old` and its `ok` word at
+/// `[group][iteration][item]`, and the iterations it has executed (issue 30).
+fn record(b: &mut String, j: &str, old: &str, ok: &str) {
+    let _ = writeln!(
+        b,
+        "                ret[base + it * n + {j}] = (ulong){old};"
+    );
+    let _ = writeln!(b, "                ok[base + it * n + {j}] = {ok};");
+    let _ = writeln!(
+        b,
+        "                done[thread + {j}] = it + 1u; // iterations executed (issue 30)"
+    );
 }
 
 /// The unsigned OpenCL C type of `t`'s width (wrapping arithmetic without signed overflow).
@@ -565,12 +574,7 @@ fn emit_loop(
         b,
         "                if (!won) break; // the retry loop was cut short: this iteration did not run"
     );
-    let _ = writeln!(b, "                ret[base + it * n + i] = (ulong)cmp;");
-    let _ = writeln!(b, "                ok[base + it * n + i] = attempts;");
-    let _ = writeln!(
-        b,
-        "                done[thread + i] = it + 1u; // iterations executed (issue 30)"
-    );
+    record(b, "i", "cmp", "attempts");
     let _ = writeln!(b, "                cmp = {update};");
     let _ = writeln!(b, "            }}");
     let _ = writeln!(b, "        }}");
