@@ -305,8 +305,8 @@ impl Ctx {
         self.buffer(elem, stride, binding, false)
     }
 
-    /// [`Ctx::storage_buffer`] with its member decorated `NonWritable` (SPIR-V 1.6 §3.20
-    /// "Decoration": the shader only reads it).
+    /// SPIR-V 1.6 §3.20 "Decoration", `NonWritable`: [`Ctx::storage_buffer`] with its member
+    /// decorated so (the shader only reads it).
     pub(super) fn readonly_buffer(&mut self, elem: Word, stride: u32, binding: u32) -> Word {
         self.buffer(elem, stride, binding, true)
     }

@@ -217,8 +217,8 @@ pub(super) fn module(s: &Shape) -> Result<Vec<u32>, NotApplicable> {
     cx.end_main(f_id)
 }
 
-/// The control barrier of one work-group: `Workgroup` scope, AcquireRelease | WorkgroupMemory
-/// (SPIR-V 1.6 §3.42.20 "Barrier Instructions").
+/// SPIR-V 1.6 §3.42.20 "Barrier Instructions", OpControlBarrier: the barrier of one
+/// work-group, `Workgroup` execution and memory scope, AcquireRelease | WorkgroupMemory.
 fn barrier(cx: &mut Ctx) -> Result<(), NotApplicable> {
     let wg_scope = cx.c32(2); // Scope Workgroup
     let sem = cx.c32(0x108); // AcquireRelease | WorkgroupMemory
