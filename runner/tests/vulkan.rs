@@ -212,6 +212,78 @@ fn one_pipeline_per_shape_and_nothing_carried_between_cases() {
     }
 }
 
+/// Issue 31: concurrent cases of one shape (other lane counts, addresses, operands and
+/// iterations) share one pipeline, their numbers being in the parameters buffer, and each case's
+/// own numbers come out, not the last case's.
+#[test]
+#[ignore = "needs lavapipe (tools/install-implementations.sh vulkan); CI runs it"]
+fn concurrent_cases_of_one_shape_share_one_pipeline() {
+    use atomcts_adapters::Concurrent;
+    use atomcts_adapters::back::vulkan::{Route, VulkanAdapter};
+    use atomcts_adapters::concurrent::{ConcurrentInstr, ConcurrentRequest};
+    use atomcts_reference::program::Dialect;
+    use atomcts_reference::state::Reg;
+    use atomcts_reference::types::ElemType;
+    use atomcts_reference::{Profile, State};
+    // Instruction k: `lanes` lanes adding `v` to the word at `addr`, `its` times each.
+    let state = |lanes: usize, addr: u64, v: u64| {
+        let mut s = State::new(lanes as u32);
+        for (r, x) in [("R2", addr), ("R3", 0), ("R4", v)] {
+            s.regs.insert(
+                r.into(),
+                Reg {
+                    ty: ElemType::B32,
+                    elems: vec![x; lanes],
+                },
+            );
+        }
+        s.global.alloc(0x1000, 16).unwrap();
+        s
+    };
+    let profile = Profile::default();
+    let mut a = VulkanAdapter::open(Route::Spirv, "lavapipe").unwrap();
+    let mut run = |asm: [&str; 2], k: [(usize, u64, u64, u32); 2]| {
+        let states: Vec<State> = k.iter().map(|(n, at, v, _)| state(*n, *at, *v)).collect();
+        let instrs: Vec<ConcurrentInstr<'_>> = (0..2)
+            .map(|i| ConcurrentInstr {
+                asm: asm[i],
+                state: &states[i],
+                iterations: k[i].3,
+                cas_loop: None,
+            })
+            .collect();
+        let r = ConcurrentRequest {
+            id: "t",
+            dialect: Dialect::Sass,
+            instrs: &instrs,
+            profile: &profile,
+        };
+        let o = a.run_concurrent(&r).unwrap();
+        let end: Vec<u64> = (0x1000..0x1010)
+            .step_by(4)
+            .map(|x| o.states[0].global.read(x, 4).unwrap())
+            .collect();
+        let done = o.executed.unwrap();
+        (end, done, a.pipeline_counts())
+    };
+    let add = "ATOM.E.ADD RZ, [R2], R4";
+    // 4 lanes x 3 iterations of +1 at 0x1000 against 2 x 2 of +5 at 0x1008.
+    let (end, done, counts) = run([add, add], [(4, 0x1000, 1, 3), (2, 0x1008, 5, 2)]);
+    assert_eq!(end, [12, 0, 20, 0]);
+    assert_eq!(done, [vec![3; 4], vec![2; 2]]);
+    assert_eq!(counts, (1, 0));
+    // 3 lanes x 5 of +2 at 0x1004 against 1 x 1 of +7 at 0x100c: the same pipeline.
+    let (end, done, counts) = run([add, add], [(3, 0x1004, 2, 5), (1, 0x100c, 7, 1)]);
+    assert_eq!(end, [0, 30, 0, 7]);
+    assert_eq!(done, [vec![5; 3], vec![1]]);
+    assert_eq!(counts, (1, 1));
+    // Another op is another shape.
+    let exch = "ATOM.E.EXCH RZ, [R2], R4";
+    let (end, _, counts) = run([add, exch], [(2, 0x1000, 3, 2), (1, 0x1004, 9, 1)]);
+    assert_eq!(end, [12, 9, 0, 0]);
+    assert_eq!(counts, (2, 1));
+}
+
 /// SwiftShader's manifest (Debian's `chromium`), outside the loader's search path.
 const SWIFTSHADER_ICD: &str = "/usr/lib/chromium/vk_swiftshader_icd.json";
 

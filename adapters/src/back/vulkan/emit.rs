@@ -302,6 +302,16 @@ impl Ctx {
 
     /// A `StorageBuffer` block `{ elem data[]; }` at `binding`; returns the variable.
     pub(super) fn storage_buffer(&mut self, elem: Word, stride: u32, binding: u32) -> Word {
+        self.buffer(elem, stride, binding, false)
+    }
+
+    /// SPIR-V 1.6 §3.20 "Decoration", `NonWritable`: [`Ctx::storage_buffer`] with its member
+    /// decorated so (the shader only reads it).
+    pub(super) fn readonly_buffer(&mut self, elem: Word, stride: u32, binding: u32) -> Word {
+        self.buffer(elem, stride, binding, true)
+    }
+
+    fn buffer(&mut self, elem: Word, stride: u32, binding: u32, readonly: bool) -> Word {
         let arr = self.b.type_runtime_array(elem);
         if self.decorated.insert(arr) {
             self.b.decorate(
@@ -316,6 +326,9 @@ impl Ctx {
         self.b.decorate(st, Decoration::Block, []);
         self.b
             .member_decorate(st, 0, Decoration::Offset, [Operand::LiteralBit32(0)]);
+        if readonly {
+            self.b.member_decorate(st, 0, Decoration::NonWritable, []);
+        }
         let ptr = self.b.type_pointer(None, StorageClass::StorageBuffer, st);
         let var = self
             .b
@@ -327,17 +340,6 @@ impl Ctx {
         var
     }
 
-    /// A `Private` array of constants `values` of type `elem`; returns the variable.
-    pub(super) fn const_array(&mut self, elem: Word, bytes: u64, values: &[u64]) -> Word {
-        let len = self.c32(values.len() as u32);
-        let arr = self.b.type_array(elem, len);
-        let ids: Vec<Word> = values.iter().map(|v| self.c(elem, bytes, *v)).collect();
-        let init = self.b.constant_composite(arr, ids);
-        let ptr = self.b.type_pointer(None, StorageClass::Private, arr);
-        self.b
-            .variable(ptr, None, StorageClass::Private, Some(init))
-    }
-
     /// An `Input` built-in of type `u32`.
     pub(super) fn builtin(&mut self, which: BuiltIn) -> Word {
         let u = self.u32_t;
@@ -347,18 +349,6 @@ impl Ctx {
             .decorate(var, Decoration::BuiltIn, [Operand::BuiltIn(which)]);
         self.inputs.push(var);
         var
-    }
-
-    /// Loads element `idx` of a `Private` constant array.
-    pub(super) fn load_private(
-        &mut self,
-        var: Word,
-        elem: Word,
-        idx: Word,
-    ) -> Result<Word, NotApplicable> {
-        let p = self.b.type_pointer(None, StorageClass::Private, elem);
-        let at = self.b.access_chain(p, None, var, [idx]).map_err(bug)?;
-        self.b.load(elem, None, at, None, []).map_err(bug)
     }
 
     /// Loads element `idx` of storage buffer `var`.
@@ -429,20 +419,7 @@ impl Ctx {
     }
 
     /// `for (j = start; j < end; j += step) body(j)` as a structured loop; `counter` is a
-    /// `Function` variable of type u32.
-    pub(super) fn for_loop(
-        &mut self,
-        counter: Word,
-        start: Word,
-        end: u32,
-        step: u32,
-        body: impl FnOnce(&mut Ctx, Word) -> Result<(), NotApplicable>,
-    ) -> Result<(), NotApplicable> {
-        let end_c = self.c32(end);
-        self.for_loop_to(counter, start, end_c, step, body)
-    }
-
-    /// [`Ctx::for_loop`] with the end a value of the module (`end`, a u32 id).
+    /// `Function` variable of type u32, `end_c` a u32 value of the module.
     pub(super) fn for_loop_to(
         &mut self,
         counter: Word,
