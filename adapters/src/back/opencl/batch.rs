@@ -1,6 +1,6 @@
 //! Batched launches (issue 31, point 1): many independent single-instruction cases of one
 //! kernel shape run in one NDRange dispatch, one work-group per case
-//! ([`super::emit::emit_batched`]), with one upload and one readback per batch.
+//! ([`super::single::emit_batched`]), with one upload and one readback per batch.
 //!
 //! The batch's memory is one buffer laid out guard | case 0 | guard | case 1 | ... | guard:
 //! every case's region starts on a [`OPENCL_REGION_ALIGN`]-byte boundary after [`OPENCL_GUARD_BYTES`] of a
@@ -14,8 +14,9 @@
 //! reproducers are captured (`atomcts repro` writes the unbatched kernel). `ATOMCTS_OPENCL_BATCH=1`
 //! turns batching off.
 
-use super::emit::{self, Kernel};
+use super::emit::Kernel;
 use super::run::BatchCase;
+use super::single;
 use super::{Emitted, OpenClAdapter};
 use crate::plan::{NotApplicable, Plan};
 use crate::shuffle::ShufflePlan;
@@ -190,7 +191,7 @@ impl OpenClAdapter {
         if let Some(k) = self.batching.kernels.get(&key) {
             return Ok(k.clone());
         }
-        let k = Rc::new(emit::emit_batched(
+        let k = Rc::new(single::emit_batched(
             plan,
             &self.features,
             self.plant,

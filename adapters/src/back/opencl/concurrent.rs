@@ -22,11 +22,11 @@
 //! argument 3 ([`params`]), so that the driver builds one program per shape, not one per case
 //! (issue 31: a fuzzing campaign on PoCL was its compiles).
 
-use super::emit::{Features, Form, KERNEL_NAME, Kernel, form, scalar};
+use super::emit::{Features, Form, KERNEL_NAME, Kernel, arms, call, form, op_code, scalar};
 use crate::plan::{ConcurrentPlan, NotApplicable, START_READS, START_SPINS};
 use atomcts_reference::concurrent::LOOP_UPDATES;
 use atomcts_reference::ir::{AtomicOp, Compare};
-use atomcts_reference::types::{DataType, Space};
+use atomcts_reference::types::Space;
 use std::fmt::Write as _;
 
 /// The bytes [`emit`]'s kernel needs after [`ConcurrentPlan::image`] in `mem`: the start line
@@ -330,57 +330,6 @@ pub fn emit(
     })
 }
 
-/// The ops an instruction of a concurrent kernel may run: the kernel switches on the op's
-/// position here (word 7 of the instruction's header in `P`), so that one program serves every
-/// op of a type (issue 31; a compare-and-swap loop's update op likewise).
-const OPS: [AtomicOp; 12] = [
-    AtomicOp::Add,
-    AtomicOp::Sub,
-    AtomicOp::Inc,
-    AtomicOp::Dec,
-    AtomicOp::PreDec,
-    AtomicOp::Min,
-    AtomicOp::Max,
-    AtomicOp::And,
-    AtomicOp::Or,
-    AtomicOp::Xor,
-    AtomicOp::Exch,
-    AtomicOp::Cas,
-];
-
-/// `op`'s code in a kernel's switch ([`OPS`]); an op outside it is refused before any kernel
-/// is emitted.
-fn op_code(op: AtomicOp) -> u64 {
-    OPS.iter()
-        .position(|o| *o == op)
-        .map_or(u64::MAX, |i| i as u64)
-}
-
-/// The integer type an OpenCL C scalar type `t` is ([`scalar`]'s result).
-fn data_type(t: &str) -> DataType {
-    match t {
-        "uint" => DataType::U32,
-        "int" => DataType::S32,
-        "ulong" => DataType::U64,
-        _ => DataType::S64,
-    }
-}
-
-/// The arms of instruction `k`'s switch on type `t`: each op of [`OPS`] this device runs on
-/// `t`, with its built-in form.
-fn arms(t: &str, features: &Features, plant: super::emit::Plant) -> Vec<(u64, AtomicOp, Form)> {
-    let ty = data_type(t);
-    OPS.iter()
-        .enumerate()
-        .filter(|(_, op)| scalar(**op, ty, Compare::Bitwise).is_ok_and(|u| u == t))
-        .filter_map(|(c, op)| {
-            form(*op, features, ty.bytes() == 8, plant)
-                .ok()
-                .map(|f| (c as u64, *op, f))
-        })
-        .collect()
-}
-
 /// The body of instruction `k` (not a loop): its work-items (`i` in `[first, first + n)` on
 /// local memory, `i < n` of work-group `k` on global memory) each run `iters` iterations of
 /// the built-in chosen by `op` ([`OPS`]) on their datum at `OFF[j]`.
@@ -426,38 +375,13 @@ fn emit_body(
     let _ = writeln!(b, "                {t} old = 0;");
     let _ = writeln!(b, "                int success = 1;");
     let _ = writeln!(b, "                switch (op) {{");
-    let ord = "memory_order_relaxed";
     let scope = if on_local {
         "memory_scope_work_group"
     } else {
         global_scope
     };
     for (code, op, fm) in arms {
-        let call = match *fm {
-            Form::Legacy(name) => {
-                let f = if wide {
-                    format!("atom_{name}")
-                } else {
-                    format!("atomic_{name}")
-                };
-                match op {
-                    AtomicOp::Inc | AtomicOp::Dec => format!("old = {f}(pl);"),
-                    AtomicOp::PreDec => {
-                        format!("old = {f}(pl) - 1; // vISA PREDEC returns the new value (A11)")
-                    }
-                    AtomicOp::Cas => format!("old = {f}(pl, src0, src1); success = old == src0;"),
-                    _ => format!("old = {f}(pl, src0);"),
-                }
-            }
-            Form::C11(name) => {
-                let f = format!("atomic_{name}_explicit");
-                if *op == AtomicOp::Cas {
-                    format!("old = src0; success = {f}(pc, &old, src1, {ord}, {ord}, {scope});")
-                } else {
-                    format!("old = {f}(pc, src0, {ord}, {scope});")
-                }
-            }
-        };
+        let call = call(*op, *fm, wide, scope);
         let _ = writeln!(
             b,
             "                case {code}u: {call} break; // {}",

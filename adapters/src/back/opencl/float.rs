@@ -87,7 +87,7 @@ pub fn float_atomic(plan: &Plan, f: &Features) -> Result<Option<FloatAtomic>, No
     Ok(Some(FloatAtomic { float, bits, index }))
 }
 
-/// What a float atomic's data asks of the device (checked per case, after [`emit`]): a float
+/// What a float atomic's data asks of the device (checked per case, after [`super::single::emit`]): a float
 /// min/max meeting a NaN or signed zeros the profile wants decided (SPIR-V's OpAtomicFMinEXT /
 /// FMaxEXT, which cl_ext_float_atomics maps to, leave them open), and subnormals, whose
 /// handling OpenCL leaves to the device unless it reports `CL_FP_DENORM` for the type and the

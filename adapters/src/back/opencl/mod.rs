@@ -1,8 +1,11 @@
 //! The OpenCL back end: a semantic-level adapter that runs each case's lowered IR as an
 //! OpenCL C kernel on a real driver (`--adapter opencl:<pocl|oclgrind|rusticl|name>`).
 //!
-//! [`emit`] turns the shared [`Plan`] into kernel source (pure, tested without a driver);
-//! [`run`] builds and dispatches it through the ICD loader, loaded at run time. What the device
+//! [`single`] (one memory instruction), [`concurrent`] (several at once) and [`shuffle`]
+//! (SIMD-group functions) turn the shared plans into kernel source over what [`emit`] declares
+//! for all of them (the device's features, the built-ins, the kernel and its arguments); pure,
+//! tested without a driver. [`run`] builds and dispatches a kernel through the ICD loader,
+//! loaded at run time. What the device
 //! can express comes from what it reports (extensions, OpenCL C versions), never a hand table.
 
 pub mod batch;
@@ -12,6 +15,7 @@ pub mod float;
 pub mod repro;
 pub mod run;
 pub mod shuffle;
+pub mod single;
 
 use crate::plan::{NotApplicable, Plan, Returned};
 use crate::shuffle::ShufflePlan;
@@ -327,7 +331,7 @@ impl Adapter for OpenClAdapter {
     /// built-ins). The per-op check (space, width, data) is the emitter's, from the lowered IR.
     fn supports(&self, capability: &str) -> bool {
         let f = &self.features;
-        let add = emit::FP_GLOBAL_ADD | emit::FP_LOCAL_ADD;
+        let add = float::FP_GLOBAL_ADD | float::FP_LOCAL_ADD;
         match capability {
             "u64_atomics" => f.int64_base && f.int64_extended,
             "f32_atomic_add" | "msl_atomic_float" => f.fp_atomics[1] & add != 0,
@@ -423,8 +427,8 @@ impl crate::back::Backend for OpenClAdapter {
             return Ok(Emitted::Shuffle(plan, kernel));
         }
         let plan = Plan::new(lowered, r.state).map_err(na)?;
-        let kernel = emit::emit(&plan, &self.features, self.plant, r.id).map_err(na)?;
-        emit::check_float_values(
+        let kernel = single::emit(&plan, &self.features, self.plant, r.id).map_err(na)?;
+        float::check_float_values(
             &plan,
             &plan.layout().bytes(r.state, plan.space),
             &self.features,

@@ -499,7 +499,7 @@ impl Device {
         Ok(b)
     }
 
-    /// Runs a batched shape kernel ([`super::emit::emit_batched`]) once for several cases, one
+    /// Runs a batched shape kernel ([`super::single::emit_batched`]) once for several cases, one
     /// work-group of `local` work-items each: `mem` is the batch's memory (every case's region
     /// at `bases[c]` bytes, guards between them: [`super::batch`]), updated in place; `ret`
     /// and `ok` come back with every case's slots one after another.

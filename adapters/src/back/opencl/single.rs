@@ -1,0 +1,519 @@
+//! One memory instruction as one OpenCL C kernel: a [`Plan`] -> one work-item per IR access in
+//! one work-group ([`emit`]), or one work-group per case of a batch ([`emit_batched`]).
+//!
+//! The built-in is the one with exactly the op's semantics (`form` in [`super::emit`]). The
+//! kernel's text depends only on the case's shape (op, type, space, built-in form): the
+//! element indices and operands are kernel arguments ([`Args`]), so one built program serves
+//! every case of that shape (issue 9: PoCL spends about 0.14 s of CPU building one). The
+//! listing printed beside a failing case ([`Kernel::listing`]) gives the source with every
+//! argument's values, enough to reproduce the dispatch with any OpenCL host.
+
+use super::emit::{Args, Features, Form, KERNEL_NAME, Kernel, Plant, form, na, scalar};
+use super::float::float_atomic;
+use crate::plan::{NotApplicable, Plan};
+use atomcts_reference::ir::{AtomicOp, Compare};
+use atomcts_reference::types::Space;
+use std::fmt::Write as _;
+
+/// Emits the kernel for `plan` on a device with `features`.
+pub fn emit(
+    plan: &Plan,
+    features: &Features,
+    plant: Plant,
+    title: &str,
+) -> Result<Kernel, NotApplicable> {
+    emit_form(plan, features, plant, title, false)
+}
+
+/// The batched form of [`emit`]'s kernel (issue 31): the same body, run by one work-group per
+/// case of a batch. Work-group `g` runs the case whose memory region starts at element
+/// `MEMBASE[g]` of `mem`, whose per-work-item arguments (and `ret`, `ok` slots) start at
+/// `ARGBASE[g]`, with `NS[g]` work-items running an access and `ELEMSV[g]` elements of memory
+/// (the `__local` copy of a shared-memory case is sized for the largest case of the batch).
+/// Its arguments after `SRC1`: `MEMBASE`, `ARGBASE`, `NS`, `ELEMSV`, then `lm` for shared
+/// memory. The text, like [`emit`]'s, depends on the shape only.
+pub fn emit_batched(
+    plan: &Plan,
+    features: &Features,
+    plant: Plant,
+    title: &str,
+) -> Result<Kernel, NotApplicable> {
+    emit_form(plan, features, plant, title, true)
+}
+
+fn emit_form(
+    plan: &Plan,
+    features: &Features,
+    plant: Plant,
+    title: &str,
+    batched: bool,
+) -> Result<Kernel, NotApplicable> {
+    let fa = float_atomic(plan, features)?;
+    let t = match fa {
+        Some(x) => x.bits,
+        None => scalar(plan.op, plan.ty, plan.env.compare)?,
+    };
+    // The operands' and the returned value's type: the float type of a float atomic.
+    let val_t = fa.map_or(t, |x| x.float);
+    let wide = plan.ty.bytes() == 8;
+    let fm = form(plan.op, features, wide, plant)?;
+    if plan.op == AtomicOp::Cas && plan.env.compare != Compare::Bitwise {
+        return na("cas with a numeric compare (A9): OpenCL's compare-exchange compares bits");
+    }
+    if plan.op == AtomicOp::Store && matches!(fm, Form::Legacy(_)) && plan.has_shared_addresses() {
+        return na(
+            "plain stores racing on one address are a data race (undefined) in OpenCL C 1.x",
+        );
+    }
+    let n = plan.items.len();
+    if n == 0 {
+        return na("no enabled access: nothing to dispatch");
+    }
+    let bytes = plan.ty.bytes();
+    let atomic_t = format!("atomic_{t}");
+    let shared = plan.space == Space::Shared;
+    let c11 = matches!(fm, Form::C11(_));
+    // Memory of a float atomic is declared as its bits and copied plainly (between barriers);
+    // only the built-in's pointer is the atomic float type.
+    let c11_mem = c11 && fa.is_none();
+    let _ = title;
+    let mut s = String::new();
+    let w = &mut s;
+    let _ = writeln!(
+        w,
+        "// {} {} on {} memory: one work-item per lane, in one work-group",
+        plan.op.name(),
+        plan.ty.name(),
+        plan.space.name()
+    );
+    match fa.map(|x| x.float) {
+        Some("half") => {
+            let _ = writeln!(w, "#pragma OPENCL EXTENSION cl_khr_fp16 : enable");
+        }
+        Some("double") => {
+            let _ = writeln!(w, "#pragma OPENCL EXTENSION cl_khr_fp64 : enable");
+        }
+        _ => {}
+    }
+    if wide {
+        let _ = writeln!(
+            w,
+            "#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable"
+        );
+        let _ = writeln!(
+            w,
+            "#pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable"
+        );
+    }
+    let elems = plan.layout().size / bytes;
+    let mem_param = if c11_mem && !shared {
+        format!("volatile __global {atomic_t} *mem")
+    } else {
+        format!("__global {t} *mem")
+    };
+    // The element count of `mem` (and of the `__local` copy) is an argument too.
+    let lm_t = if c11_mem { &atomic_t } else { t };
+    let lm_param = match (shared, batched) {
+        (false, _) => String::new(),
+        (true, false) => format!(", __local {lm_t} *lm, const uint ELEMS"),
+        (true, true) => format!(", __local {lm_t} *lm"),
+    };
+    let n_param = if batched {
+        "__global const uint *MEMBASE, __global const uint *ARGBASE,\n    __global const uint *NS, __global const uint *ELEMSV"
+    } else {
+        "const uint N"
+    };
+    let _ = writeln!(
+        w,
+        "__kernel void {KERNEL_NAME}({mem_param}, __global ulong *ret, __global int *ok,\n    __global const uint *IDX, __global const {val_t} *SRC0, __global const {val_t} *SRC1,\n    {n_param}{lm_param}) {{"
+    );
+    let _ = writeln!(w, "    const size_t i = get_local_id(0);");
+    // The index of a work-item's arguments and `ret`/`ok` slots.
+    let k = if batched {
+        let _ = writeln!(
+            w,
+            "    const size_t g = get_group_id(0);\n    const uint N = NS[g];\n    const uint ELEMS = ELEMSV[g];\n    const size_t k = ARGBASE[g] + i;\n    mem += MEMBASE[g];"
+        );
+        "k"
+    } else {
+        "i"
+    };
+    let buf = if shared {
+        if c11_mem {
+            let _ = writeln!(
+                w,
+                "    for (size_t j = i; j < ELEMS; j += get_local_size(0))\n        atomic_store_explicit(&lm[j], mem[j], memory_order_relaxed, memory_scope_work_group);"
+            );
+        } else {
+            let _ = writeln!(
+                w,
+                "    for (size_t j = i; j < ELEMS; j += get_local_size(0))\n        lm[j] = mem[j];"
+            );
+        }
+        let _ = writeln!(w, "    barrier(CLK_LOCAL_MEM_FENCE);");
+        "lm"
+    } else {
+        "mem"
+    };
+    let space_q = if shared { "__local" } else { "__global" };
+    let relaxed = "memory_order_relaxed";
+    let scope = "memory_scope_work_group";
+    let p = match fa {
+        Some(x) => format!("(volatile {space_q} atomic_{} *)&{buf}[IDX[{k}]]", x.float),
+        None => format!("&{buf}[IDX[{k}]]"),
+    };
+    let _ = writeln!(w, "    {val_t} old = 0;");
+    let _ = writeln!(w, "    int success = 1;");
+    // The work-group may be larger than the case (a power of two, so that a driver that
+    // specializes kernels per work-group size builds few): work-items past N only copy memory.
+    let _ = writeln!(w, "    if (i < N) {{");
+    match fm {
+        Form::Legacy(name) => {
+            let f = if wide {
+                format!("atom_{name}")
+            } else {
+                format!("atomic_{name}")
+            };
+            let ptr = format!("(volatile {space_q} {t} *){p}");
+            match plan.op {
+                AtomicOp::Inc | AtomicOp::Dec => {
+                    let _ = writeln!(w, "    old = {f}({ptr});");
+                }
+                AtomicOp::PreDec => {
+                    let _ = writeln!(
+                        w,
+                        "    old = {f}({ptr}) - 1; // vISA PREDEC returns the new value (A11)"
+                    );
+                }
+                AtomicOp::Cas => {
+                    let _ = writeln!(w, "    old = {f}({ptr}, SRC0[{k}], SRC1[{k}]);");
+                    let _ = writeln!(w, "    success = old == SRC0[{k}];");
+                }
+                AtomicOp::Store => {
+                    let _ = writeln!(w, "    {buf}[IDX[{k}]] = SRC0[{k}];");
+                }
+                _ => {
+                    let _ = writeln!(w, "    old = {f}({ptr}, SRC0[{k}]);");
+                }
+            }
+        }
+        Form::C11(name) => {
+            let f = format!("atomic_{name}_explicit");
+            match plan.op {
+                AtomicOp::Cas => {
+                    let _ = writeln!(w, "    old = SRC0[{k}];");
+                    let _ = writeln!(
+                        w,
+                        "    success = {f}({p}, &old, SRC1[{k}], {relaxed}, {relaxed}, {scope});"
+                    );
+                }
+                AtomicOp::Store => {
+                    let _ = writeln!(w, "    {f}({p}, SRC0[{k}], {relaxed}, {scope});");
+                }
+                _ => {
+                    let _ = writeln!(w, "    old = {f}({p}, SRC0[{k}], {relaxed}, {scope});");
+                }
+            }
+        }
+    }
+    match fa {
+        // The float's bits, not its value converted.
+        Some(x) => {
+            let _ = writeln!(w, "    ret[{k}] = (ulong)as_{}(old);", x.bits);
+        }
+        None => {
+            let _ = writeln!(w, "    ret[{k}] = (ulong)old;");
+        }
+    }
+    let _ = writeln!(w, "    ok[{k}] = success;");
+    if batched && plant == Plant::CrossCaseWrite {
+        let _ = writeln!(
+            w,
+            "    if (i == 0) *(__global uint *)(mem + ELEMS) = 0x0badf00du; // planted cross-case write"
+        );
+    }
+    let _ = writeln!(w, "    }}");
+    if shared {
+        let _ = writeln!(w, "    barrier(CLK_LOCAL_MEM_FENCE);");
+        let load = if c11_mem {
+            format!("atomic_load_explicit(&lm[j], {relaxed}, {scope})")
+        } else {
+            "lm[j]".to_string()
+        };
+        let _ = writeln!(
+            w,
+            "    for (size_t j = i; j < ELEMS; j += get_local_size(0))\n        mem[j] = {load};"
+        );
+    }
+    let _ = writeln!(w, "}}");
+    let args = Args {
+        idx: plan
+            .items
+            .iter()
+            .map(|i| u32::try_from(i.offset / bytes).unwrap_or(u32::MAX))
+            .collect(),
+        src0: plan.items.iter().map(|i| i.src[0]).collect(),
+        src1: plan.items.iter().map(|i| i.src[1]).collect(),
+        lanes: plan.items.iter().map(|i| i.lane).collect(),
+        local_bytes: shared.then_some(elems * bytes),
+    };
+    Ok(Kernel {
+        source: s,
+        options: if c11 {
+            "-cl-std=CL3.0".into()
+        } else {
+            String::new()
+        },
+        elem_bytes: bytes,
+        args: Some(args),
+        params: None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::back::opencl::emit::SubGroups;
+    use crate::back::opencl::float::{
+        FP_GLOBAL_ADD, FP_GLOBAL_MIN_MAX, FP_LOCAL_ADD, check_float_values,
+    };
+    use crate::plan::Plan;
+    use atomcts_reference::Profile;
+    use atomcts_reference::State;
+    use atomcts_reference::ir::Lowering;
+    use atomcts_reference::program::{Dialect, Program};
+    use atomcts_reference::state::Reg;
+    use atomcts_reference::types::ElemType;
+
+    fn plan(asm: &str) -> Plan {
+        plan_with(asm, [5, 6])
+    }
+
+    /// Two lanes on 0x1000 and 0x1008 (zeroed), operands `r4` (R4) and R5 = {7, 8}.
+    fn plan_with(asm: &str, r4: [u64; 2]) -> Plan {
+        let mut s = State::new(2);
+        for (r, v) in [
+            ("R2", [0x1000, 0x1008]),
+            ("R3", [0, 0]),
+            ("R4", r4),
+            ("R5", [7, 8]),
+        ] {
+            s.regs.insert(
+                r.into(),
+                Reg {
+                    ty: ElemType::B32,
+                    elems: v.to_vec(),
+                },
+            );
+        }
+        s.global.alloc(0x1000, 16).unwrap();
+        let p = Program::parse(Dialect::Sass, asm).unwrap();
+        match p.lower(&s, &Profile::default()).unwrap() {
+            Lowering::Run(l) => Plan::new(&l, &s).unwrap(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    const ALL: Features = Features {
+        int64_base: true,
+        int64_extended: true,
+        c11: false,
+        fp_atomics: [0; 3],
+        fp_denorm: [false; 3],
+        sub_groups: SubGroups {
+            core: false,
+            shuffle: false,
+            shuffle_relative: false,
+            rotate: false,
+            intel: false,
+            intel_long: false,
+            required_sizes: 0,
+        },
+        work_group_scope_only: false,
+    };
+
+    #[test]
+    fn legacy_builtins_and_constants() {
+        let k = emit(&plan("ATOM.E.ADD.U32 R0, [R2], R4"), &ALL, Plant::None, "t").unwrap();
+        assert!(
+            k.source
+                .contains("old = atomic_add((volatile __global uint *)&mem[IDX[i]], SRC0[i]);"),
+            "{}",
+            k.source
+        );
+        let a = k.args.as_ref().unwrap();
+        assert_eq!((&a.idx[..], &a.src0[..]), (&[0, 2][..], &[5, 6][..]));
+        assert!(
+            k.listing("t", 2)
+                .contains("IDX = {0, 2}, SRC0 = {0x5, 0x6}")
+        );
+        assert_eq!(k.options, "");
+        // The text is the shape's: other operands and addresses, the same program.
+        let other = emit(
+            &plan("ATOM.E.ADD.U32 R0, [R2+0x4], R5"),
+            &ALL,
+            Plant::None,
+            "u",
+        )
+        .unwrap();
+        assert_eq!(other.source, k.source);
+        assert_ne!(other.args, k.args);
+        let k = emit(&plan("ATOM.E.MIN.S64 R0, [R2], R4"), &ALL, Plant::None, "t").unwrap();
+        assert!(k.source.contains("atom_min((volatile __global long *)"));
+        assert!(k.source.contains("cl_khr_int64_extended_atomics"));
+    }
+
+    #[test]
+    fn c11_forms_where_the_device_has_opencl_c_3() {
+        let f = Features { c11: true, ..ALL };
+        let k = emit(&plan("ATOM.E.XOR R0, [R2], R4"), &f, Plant::None, "t").unwrap();
+        assert!(k.source.contains(
+            "atomic_fetch_xor_explicit(&mem[IDX[i]], SRC0[i], memory_order_relaxed, memory_scope_work_group)"
+        ));
+        assert_eq!(k.options, "-cl-std=CL3.0");
+        let k = emit(&plan("ATOM.E.CAS R0, [R2], R4, R5"), &f, Plant::None, "t");
+        assert!(k.is_err() || k.unwrap().source.contains("compare_exchange_strong"));
+    }
+
+    #[test]
+    fn no_builtin_means_not_applicable() {
+        let why = emit(&plan("ATOM.E.INC R0, [R2], R4"), &ALL, Plant::None, "t").unwrap_err();
+        assert!(why.0.contains("bounded"), "{why}");
+        let no64 = Features::default();
+        let why = emit(&plan("ATOM.E.ADD.64 R0, [R2], R4"), &no64, Plant::None, "t").unwrap_err();
+        assert!(why.0.contains("cl_khr_int64_base_atomics"), "{why}");
+        let why = emit(
+            &plan("ATOM.E.ADD.F32.FTZ.RN R0, [R2], R4"),
+            &ALL,
+            Plant::None,
+            "t",
+        )
+        .unwrap_err();
+        assert!(why.0.contains("float"), "{why}");
+    }
+
+    /// A device reporting cl_ext_float_atomics with `bits` for float and double, OpenCL C 3.0
+    /// and denormals kept.
+    fn fp(bits: u64) -> Features {
+        Features {
+            c11: true,
+            fp_atomics: [0, bits, bits],
+            fp_denorm: [false, true, true],
+            ..ALL
+        }
+    }
+
+    #[test]
+    fn float_atomics_use_the_exact_builtin_where_the_device_reports_it() {
+        let f = fp(FP_GLOBAL_ADD | FP_GLOBAL_MIN_MAX);
+        let p = plan_with(
+            "ATOM.E.ADD.F32.FTZ.RN R0, [R2], R4",
+            [0x3fc0_0000, 0x4010_0000],
+        );
+        let k = emit(&p, &f, Plant::None, "t").unwrap();
+        assert!(
+            k.source.contains(
+                "old = atomic_fetch_add_explicit((volatile __global atomic_float *)&mem[IDX[i]], SRC0[i], memory_order_relaxed, memory_scope_work_group);"
+            ),
+            "{}",
+            k.source
+        );
+        // Memory and the returned value move as bits; the operands are floats.
+        assert!(k.source.contains("__global uint *mem"), "{}", k.source);
+        assert!(k.source.contains("__global const float *SRC0"));
+        assert!(k.source.contains("ret[i] = (ulong)as_uint(old);"));
+        assert_eq!(k.options, "-cl-std=CL3.0");
+        assert_eq!(check_float_values(&p, &[0; 16], &f), Ok(()));
+        let k = emit(
+            &plan_with("ATOM.E.ADD.F64.RN R0, [R2], R4", [0, 0x3ff0_0000]),
+            &f,
+            Plant::None,
+            "t",
+        )
+        .unwrap();
+        assert!(k.source.contains("atomic_double *)"), "{}", k.source);
+        assert!(
+            k.source
+                .contains("#pragma OPENCL EXTENSION cl_khr_fp64 : enable")
+        );
+        assert!(k.source.contains("as_ulong(old)"));
+        // The plant reaches float adds too.
+        let k = emit(&p, &f, Plant::AddAsSub, "t").unwrap();
+        assert!(
+            k.source
+                .contains("atomic_fetch_sub_explicit((volatile __global atomic_float")
+        );
+    }
+
+    #[test]
+    fn float_atomics_the_device_lacks_are_not_applicable_with_the_reason() {
+        let p = plan_with(
+            "ATOM.E.ADD.F32.FTZ.RN R0, [R2], R4",
+            [0x3fc0_0000, 0x4010_0000],
+        );
+        // No cl_ext_float_atomics (PoCL, oclgrind, rusticl) or no add bit for this space.
+        for f in [fp(0), fp(FP_GLOBAL_MIN_MAX | FP_LOCAL_ADD)] {
+            let why = emit(&p, &f, Plant::None, "t").unwrap_err();
+            assert!(
+                why.0.contains("CL_DEVICE_GLOBAL_FP_ATOMIC_ADD_EXT in CL_DEVICE_SINGLE_FP_ATOMIC_CAPABILITIES_EXT"),
+                "{why}"
+            );
+        }
+        let no_c3 = Features {
+            c11: false,
+            ..fp(FP_GLOBAL_ADD)
+        };
+        let why = emit(&p, &no_c3, Plant::None, "t").unwrap_err();
+        assert!(why.0.contains("OpenCL C 3.0"), "{why}");
+        // Subnormal operands (5 and 6 as f32 bits) with SASS's flush-to-zero required: no
+        // OpenCL device has to flush.
+        let sub = plan("ATOM.E.ADD.F32.FTZ.RN R0, [R2], R4");
+        let f = fp(FP_GLOBAL_ADD);
+        assert!(emit(&sub, &f, Plant::None, "t").is_ok());
+        let why = check_float_values(&sub, &[0; 16], &f).unwrap_err();
+        assert!(why.0.contains("flushing required"), "{why}");
+        // A sum that lands on a subnormal counts too: 2^-125 + -1.5 * 2^-126 = 2^-127.
+        let sum = plan_with(
+            "ATOM.E.ADD.F32.FTZ.RN R0, [R2], R4",
+            [0x0100_0000, 0x0100_0000],
+        );
+        let mut mem = vec![0u8; 16];
+        mem[..4].copy_from_slice(&0x80c0_0000u32.to_le_bytes());
+        assert!(check_float_values(&sum, &mem, &f).is_err());
+        assert_eq!(check_float_values(&sum, &[0; 16], &f), Ok(()));
+    }
+
+    #[test]
+    fn the_batched_form_indexes_by_group_and_only_it_carries_the_cross_case_plant() {
+        let p = plan("ATOM.E.ADD.U32 R0, [R2], R4");
+        let one = emit(&p, &ALL, Plant::None, "t").unwrap();
+        let k = emit_batched(&p, &ALL, Plant::None, "t").unwrap();
+        assert!(k.source.contains("mem += MEMBASE[g];"), "{}", k.source);
+        assert!(
+            k.source
+                .contains("old = atomic_add((volatile __global uint *)&mem[IDX[k]], SRC0[k]);"),
+            "{}",
+            k.source
+        );
+        assert!(k.source.contains("ret[k] = (ulong)old;"));
+        assert_eq!((&k.options, &k.args), (&one.options, &one.args));
+        assert!(!one.source.contains("MEMBASE"));
+        // The plant changes the batched text only.
+        let planted = emit(&p, &ALL, Plant::CrossCaseWrite, "t").unwrap();
+        assert_eq!(planted.source, one.source);
+        let planted = emit_batched(&p, &ALL, Plant::CrossCaseWrite, "t").unwrap();
+        assert!(planted.source.contains("(mem + ELEMS) = 0x0badf00du"));
+        assert_eq!(
+            Plant::from_name("cross_case_write"),
+            Some(Plant::CrossCaseWrite)
+        );
+    }
+
+    #[test]
+    fn the_plant_swaps_add_for_sub() {
+        let k = emit(&plan("ATOM.E.ADD R0, [R2], R4"), &ALL, Plant::AddAsSub, "t").unwrap();
+        assert!(k.source.contains("atomic_sub("));
+        assert_eq!(Plant::from_name("add_as_sub"), Some(Plant::AddAsSub));
+        assert_eq!(Plant::from_name("bogus"), None);
+    }
+}
