@@ -810,6 +810,16 @@ mod tests {
         };
         let ops = ["ATOM.ADD R0, [R2], R4", "ATOM.EXCH R0, [R2], R4"];
         let one = kernel(ops, [4, 2], [1, 7], [3, 5]);
+        // Every arm of an op switch ends in its `break` (no comment before it, no fall through).
+        let arms = one.source.lines().map(str::trim_start);
+        for line in arms.filter(|l| l.starts_with("case ") && !l.contains("return")) {
+            let code = line.split("//").next().unwrap();
+            assert!(code.trim_end().ends_with("break;"), "{line}");
+        }
+        assert!(
+            one.source
+                .contains("/* vISA PREDEC returns the new value (A11) */ break;")
+        );
         // Other lanes, operands and iterations: the same program, other numbers.
         let other = kernel(ops, [8, 3], [0xffff_fffe, 9], [16, 2]);
         assert_eq!(one.source, other.source);

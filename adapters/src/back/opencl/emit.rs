@@ -163,6 +163,9 @@ pub struct Args {
     pub lanes: Vec<u32>,
     /// Bytes of the `__local` copy of memory (shared-memory cases), else `None`.
     pub local_bytes: Option<u64>,
+    /// The op's code in [`OPS`] (argument `OP`; per work-group `OPV` batched) for a kernel
+    /// that switches on it, else `None` (the op is in the text; the argument is 0).
+    pub op: Option<u32>,
 }
 
 impl Kernel {
@@ -177,11 +180,15 @@ impl Kernel {
             let list = |v: &mut dyn Iterator<Item = String>| v.collect::<Vec<_>>().join(", ");
             let _ = writeln!(
                 s,
-                "// arguments 3..: IDX = {{{}}}, SRC0 = {{{}}}, SRC1 = {{{}}}, N = {}{} (work-item i runs lane LANE[i] = {{{}}})",
+                "// arguments 3..: IDX = {{{}}}, SRC0 = {{{}}}, SRC1 = {{{}}}, N = {}, OP = {}{} (work-item i runs lane LANE[i] = {{{}}})",
                 list(&mut a.idx.iter().map(|v| format!("{v}"))),
                 list(&mut a.src0.iter().map(|v| format!("{v:#x}"))),
                 list(&mut a.src1.iter().map(|v| format!("{v:#x}"))),
                 a.idx.len(),
+                a.op.map_or(
+                    "0 (unused: the op is in the text)".to_string(),
+                    |c| format!("{c} ({})", OPS.get(c as usize).map_or("?", |o| o.name()))
+                ),
                 a.local_bytes.map_or(String::new(), |b| format!(
                     ", lm = __local {b} bytes, ELEMS = {}",
                     b / self.elem_bytes.max(1)
@@ -380,7 +387,7 @@ pub(super) fn call(op: AtomicOp, fm: Form, wide: bool, scope: &str) -> String {
             match op {
                 AtomicOp::Inc | AtomicOp::Dec => format!("old = {f}(pl);"),
                 AtomicOp::PreDec => {
-                    format!("old = {f}(pl) - 1; // vISA PREDEC returns the new value (A11)")
+                    format!("old = {f}(pl) - 1; /* vISA PREDEC returns the new value (A11) */")
                 }
                 AtomicOp::Cas => format!("old = {f}(pl, src0, src1); success = old == src0;"),
                 _ => format!("old = {f}(pl, src0);"),

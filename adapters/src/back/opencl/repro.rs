@@ -8,7 +8,7 @@ use crate::shuffle::ShufflePlan;
 
 /// The arguments [`super::run::Device::run_ndrange`] gives `kernel` on `mem` with `slots`
 /// returned values: `mem`, `ret` (8 bytes a slot), `ok` (4 bytes a slot), then, for a shape
-/// kernel, `IDX`, `SRC0`, `SRC1` (the datum's width each), `N`, and for shared memory the
+/// kernel, `IDX`, `SRC0`, `SRC1` (the datum's width each), `N`, `OP`, and for shared memory the
 /// `__local` copy and its element count; for a concurrent case's kernel its parameter buffer
 /// `P`.
 pub fn args(kernel: &Kernel, mem: &[u8], slots: usize) -> Vec<Arg> {
@@ -53,6 +53,7 @@ pub fn args(kernel: &Kernel, mem: &[u8], slots: usize) -> Vec<Arg> {
             });
         }
         out.push(Arg::U32(u32::try_from(a.idx.len()).unwrap_or(u32::MAX)));
+        out.push(Arg::U32(a.op.unwrap_or(0)));
         if let Some(lb) = a.local_bytes {
             out.push(Arg::Local(lb.max(1)));
             out.push(Arg::U32(

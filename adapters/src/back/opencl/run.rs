@@ -359,7 +359,7 @@ impl Device {
             self.input_arg(&mut g, k, 3, bytes)?;
         }
         if let Some(a) = &kernel.args {
-            // IDX (uint), SRC0 and SRC1 (the datum's width: 2, 4 or 8 bytes), N, then the
+            // IDX (uint), SRC0 and SRC1 (the datum's width: 2, 4 or 8 bytes), N, OP, then the
             // __local copy and its element count for shared memory.
             let width = (kernel.elem_bytes as usize).clamp(1, 8);
             let words = |v: &[u64]| -> Vec<u8> {
@@ -376,30 +376,15 @@ impl Device {
             }
             let count =
                 u32::try_from(a.idx.len()).map_err(|_| "too many work-items".to_string())?;
-            unsafe {
-                set_kernel_arg(
-                    k,
-                    6,
-                    std::mem::size_of::<u32>(),
-                    ptr::from_ref(&count).cast::<c_void>(),
-                )
-            }
-            .map_err(|e| format!("clSetKernelArg 6: error {e}"))?;
+            u32_arg(k, 6, count)?;
+            u32_arg(k, 7, a.op.unwrap_or(0))?;
             if let Some(lb) = a.local_bytes {
                 let elems = u32::try_from(lb / kernel.elem_bytes.max(1))
                     .map_err(|_| "too many local elements".to_string())?;
                 // A __local argument: its size, no value.
-                unsafe { set_kernel_arg(k, 7, lb.max(1) as usize, ptr::null()) }
-                    .map_err(|e| format!("clSetKernelArg 7 (__local): error {e}"))?;
-                unsafe {
-                    set_kernel_arg(
-                        k,
-                        8,
-                        std::mem::size_of::<u32>(),
-                        ptr::from_ref(&elems).cast::<c_void>(),
-                    )
-                }
-                .map_err(|e| format!("clSetKernelArg 8: error {e}"))?;
+                unsafe { set_kernel_arg(k, 8, lb.max(1) as usize, ptr::null()) }
+                    .map_err(|e| format!("clSetKernelArg 8 (__local): error {e}"))?;
+                u32_arg(k, 9, elems)?;
             }
         }
         self.enqueue(k, global, local)?;
@@ -462,6 +447,19 @@ impl Device {
         .map_err(|e| format!("clSetKernelArg {arg}: error {e}"))?;
         Ok(())
     }
+}
+
+/// Sets argument `arg` of `k` to the `uint` `v`.
+fn u32_arg(k: cl3::types::cl_kernel, arg: u32, v: u32) -> Result<(), String> {
+    unsafe {
+        set_kernel_arg(
+            k,
+            arg,
+            std::mem::size_of::<u32>(),
+            ptr::from_ref(&v).cast::<c_void>(),
+        )
+    }
+    .map_err(|e| format!("clSetKernelArg {arg}: error {e}"))
 }
 
 /// One case of a batched dispatch ([`Device::run_batch`]).
@@ -551,6 +549,7 @@ impl Device {
         let mut argbase = u32s(&mut argbase.into_iter())?;
         let mut ns = u32s(&mut cases.iter().map(|c| c.n))?;
         let mut elemsv = u32s(&mut cases.iter().map(|c| c.mem_bytes / eb))?;
+        let mut opv = u32s(&mut cases.iter().map(|c| c.args.op.unwrap_or(0) as usize))?;
         let mem_buf = self.buffer(&mut g, Some(mem), 0)?;
         let ret_buf = self.buffer(&mut g, None, 8 * slots)?;
         let ok_buf = self.buffer(&mut g, None, 4 * slots)?;
@@ -563,6 +562,7 @@ impl Device {
             &mut argbase,
             &mut ns,
             &mut elemsv,
+            &mut opv,
         ] {
             if bytes.is_empty() {
                 bytes.resize(8, 0);
@@ -583,8 +583,8 @@ impl Device {
         let lm = cases.iter().filter_map(|c| c.args.local_bytes).max();
         if let Some(lb) = lm {
             // A __local argument: its size, no value.
-            unsafe { set_kernel_arg(k, 10, lb.max(1) as usize, ptr::null()) }
-                .map_err(|e| format!("clSetKernelArg 10 (__local): error {e}"))?;
+            unsafe { set_kernel_arg(k, 11, lb.max(1) as usize, ptr::null()) }
+                .map_err(|e| format!("clSetKernelArg 11 (__local): error {e}"))?;
         }
         self.enqueue(k, local * cases.len(), local)?;
         let mut ret = vec![0u64; slots];

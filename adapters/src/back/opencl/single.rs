@@ -8,7 +8,9 @@
 //! listing printed beside a failing case ([`Kernel::listing`]) gives the source with every
 //! argument's values, enough to reproduce the dispatch with any OpenCL host.
 
-use super::emit::{Args, Features, Form, KERNEL_NAME, Kernel, Plant, form, na, scalar};
+use super::emit::{
+    Args, Features, Form, KERNEL_NAME, Kernel, Plant, arms, call, form, na, op_code, scalar,
+};
 use super::float::float_atomic;
 use crate::plan::{NotApplicable, Plan};
 use atomcts_reference::ir::{AtomicOp, Compare};
@@ -72,20 +74,46 @@ fn emit_form(
     let bytes = plan.ty.bytes();
     let atomic_t = format!("atomic_{t}");
     let shared = plan.space == Space::Shared;
-    let c11 = matches!(fm, Form::C11(_));
+    // An integer op of OPS (not a float atomic, not a store): the kernel switches on its code,
+    // argument `OP`, one arm per op the device runs on `t`, so that the text depends on the
+    // type, space and the device's forms only (issue 31).
+    let arms = if fa.is_none() && op_code(plan.op) != u64::MAX {
+        let arms = arms(t, features, plant);
+        if !arms.iter().any(|(_, op, _)| *op == plan.op) {
+            return na(format!(
+                "{} on {t}: no arm of the op switch",
+                plan.op.name()
+            ));
+        }
+        Some(arms)
+    } else {
+        None
+    };
+    let c11 = match &arms {
+        Some(arms) => arms.iter().any(|(_, _, f)| matches!(f, Form::C11(_))),
+        None => matches!(fm, Form::C11(_)),
+    };
     // Memory of a float atomic is declared as its bits and copied plainly (between barriers);
     // only the built-in's pointer is the atomic float type.
     let c11_mem = c11 && fa.is_none();
     let _ = title;
     let mut s = String::new();
     let w = &mut s;
-    let _ = writeln!(
-        w,
-        "// {} {} on {} memory: one work-item per lane, in one work-group",
-        plan.op.name(),
-        plan.ty.name(),
-        plan.space.name()
-    );
+    if arms.is_some() {
+        let _ = writeln!(
+            w,
+            "// {t} atomics on {} memory, the op chosen by OP: one work-item per lane, in one work-group",
+            plan.space.name()
+        );
+    } else {
+        let _ = writeln!(
+            w,
+            "// {} {} on {} memory: one work-item per lane, in one work-group",
+            plan.op.name(),
+            plan.ty.name(),
+            plan.space.name()
+        );
+    }
     match fa.map(|x| x.float) {
         Some("half") => {
             let _ = writeln!(w, "#pragma OPENCL EXTENSION cl_khr_fp16 : enable");
@@ -119,9 +147,9 @@ fn emit_form(
         (true, true) => format!(", __local {lm_t} *lm"),
     };
     let n_param = if batched {
-        "__global const uint *MEMBASE, __global const uint *ARGBASE,\n    __global const uint *NS, __global const uint *ELEMSV"
+        "__global const uint *MEMBASE, __global const uint *ARGBASE,\n    __global const uint *NS, __global const uint *ELEMSV, __global const uint *OPV"
     } else {
-        "const uint N"
+        "const uint N, const uint OP"
     };
     let _ = writeln!(
         w,
@@ -132,7 +160,7 @@ fn emit_form(
     let k = if batched {
         let _ = writeln!(
             w,
-            "    const size_t g = get_group_id(0);\n    const uint N = NS[g];\n    const uint ELEMS = ELEMSV[g];\n    const size_t k = ARGBASE[g] + i;\n    mem += MEMBASE[g];"
+            "    const size_t g = get_group_id(0);\n    const uint N = NS[g];\n    const uint ELEMS = ELEMSV[g];\n    const uint OP = OPV[g];\n    const size_t k = ARGBASE[g] + i;\n    mem += MEMBASE[g];"
         );
         "k"
     } else {
@@ -167,6 +195,77 @@ fn emit_form(
     // The work-group may be larger than the case (a power of two, so that a driver that
     // specializes kernels per work-group size builds few): work-items past N only copy memory.
     let _ = writeln!(w, "    if (i < N) {{");
+    match (&arms, fm) {
+        (Some(arms), _) => emit_switch(w, (t, space_q, buf, k), arms),
+        (None, fm) => emit_one(w, plan, (t, space_q, buf, k), fm, &p, wide),
+    }
+    match fa {
+        // The float's bits, not its value converted.
+        Some(x) => {
+            let _ = writeln!(w, "    ret[{k}] = (ulong)as_{}(old);", x.bits);
+        }
+        None => {
+            let _ = writeln!(w, "    ret[{k}] = (ulong)old;");
+        }
+    }
+    let _ = writeln!(w, "    ok[{k}] = success;");
+    if batched && plant == Plant::CrossCaseWrite {
+        let _ = writeln!(
+            w,
+            "    if (i == 0) *(__global uint *)(mem + ELEMS) = 0x0badf00du; // planted cross-case write"
+        );
+    }
+    let _ = writeln!(w, "    }}");
+    if shared {
+        let _ = writeln!(w, "    barrier(CLK_LOCAL_MEM_FENCE);");
+        let load = if c11_mem {
+            format!("atomic_load_explicit(&lm[j], {relaxed}, {scope})")
+        } else {
+            "lm[j]".to_string()
+        };
+        let _ = writeln!(
+            w,
+            "    for (size_t j = i; j < ELEMS; j += get_local_size(0))\n        mem[j] = {load};"
+        );
+    }
+    let _ = writeln!(w, "}}");
+    let args = Args {
+        idx: plan
+            .items
+            .iter()
+            .map(|i| u32::try_from(i.offset / bytes).unwrap_or(u32::MAX))
+            .collect(),
+        src0: plan.items.iter().map(|i| i.src[0]).collect(),
+        src1: plan.items.iter().map(|i| i.src[1]).collect(),
+        lanes: plan.items.iter().map(|i| i.lane).collect(),
+        local_bytes: shared.then_some(elems * bytes),
+        op: arms.as_ref().map(|_| op_code(plan.op) as u32),
+    };
+    Ok(Kernel {
+        source: s,
+        options: if c11 {
+            "-cl-std=CL3.0".into()
+        } else {
+            String::new()
+        },
+        elem_bytes: bytes,
+        args: Some(args),
+        params: None,
+    })
+}
+
+/// The access of a kernel without an op switch (a float atomic, a store): `fm` for `plan`'s
+/// op on `p` (the datum's pointer expression), the work-item's arguments at `k`.
+fn emit_one(
+    w: &mut String,
+    plan: &Plan,
+    (t, space_q, buf, k): (&str, &str, &str, &str),
+    fm: Form,
+    p: &str,
+    wide: bool,
+) {
+    let relaxed = "memory_order_relaxed";
+    let scope = "memory_scope_work_group";
     match fm {
         Form::Legacy(name) => {
             let f = if wide {
@@ -216,58 +315,38 @@ fn emit_form(
             }
         }
     }
-    match fa {
-        // The float's bits, not its value converted.
-        Some(x) => {
-            let _ = writeln!(w, "    ret[{k}] = (ulong)as_{}(old);", x.bits);
-        }
-        None => {
-            let _ = writeln!(w, "    ret[{k}] = (ulong)old;");
-        }
-    }
-    let _ = writeln!(w, "    ok[{k}] = success;");
-    if batched && plant == Plant::CrossCaseWrite {
+}
+
+/// The access of a kernel switching on `OP` (`OPS` in [`super::emit`]): the datum's pointer as `pl` (and `pc`,
+/// its atomic type, where an arm has a C11-style form: every arm's [`call`]), the
+/// work-item's operands as `src0` and `src1`.
+fn emit_switch(
+    w: &mut String,
+    (t, space_q, buf, k): (&str, &str, &str, &str),
+    arms: &[(u64, AtomicOp, Form)],
+) {
+    // A C11 kernel declares its memory atomic: the 1.x built-ins (inc, dec) take the plain type.
+    let _ = writeln!(
+        w,
+        "    volatile {space_q} {t} *pl = (volatile {space_q} {t} *)&{buf}[IDX[{k}]];"
+    );
+    if arms.iter().any(|(_, _, f)| matches!(f, Form::C11(_))) {
         let _ = writeln!(
             w,
-            "    if (i == 0) *(__global uint *)(mem + ELEMS) = 0x0badf00du; // planted cross-case write"
+            "    volatile {space_q} atomic_{t} *pc = (volatile {space_q} atomic_{t} *)pl;"
+        );
+    }
+    let _ = writeln!(w, "    const {t} src0 = SRC0[{k}], src1 = SRC1[{k}];");
+    let _ = writeln!(w, "    switch (OP) {{");
+    for (code, op, fm) in arms {
+        let _ = writeln!(
+            w,
+            "    case {code}u: {} break; // {}",
+            call(*op, *fm, t.contains("long"), "memory_scope_work_group"),
+            op.name()
         );
     }
     let _ = writeln!(w, "    }}");
-    if shared {
-        let _ = writeln!(w, "    barrier(CLK_LOCAL_MEM_FENCE);");
-        let load = if c11_mem {
-            format!("atomic_load_explicit(&lm[j], {relaxed}, {scope})")
-        } else {
-            "lm[j]".to_string()
-        };
-        let _ = writeln!(
-            w,
-            "    for (size_t j = i; j < ELEMS; j += get_local_size(0))\n        mem[j] = {load};"
-        );
-    }
-    let _ = writeln!(w, "}}");
-    let args = Args {
-        idx: plan
-            .items
-            .iter()
-            .map(|i| u32::try_from(i.offset / bytes).unwrap_or(u32::MAX))
-            .collect(),
-        src0: plan.items.iter().map(|i| i.src[0]).collect(),
-        src1: plan.items.iter().map(|i| i.src[1]).collect(),
-        lanes: plan.items.iter().map(|i| i.lane).collect(),
-        local_bytes: shared.then_some(elems * bytes),
-    };
-    Ok(Kernel {
-        source: s,
-        options: if c11 {
-            "-cl-std=CL3.0".into()
-        } else {
-            String::new()
-        },
-        elem_bytes: bytes,
-        args: Some(args),
-        params: None,
-    })
 }
 
 #[cfg(test)]
@@ -335,19 +414,44 @@ mod tests {
     #[test]
     fn legacy_builtins_and_constants() {
         let k = emit(&plan("ATOM.E.ADD.U32 R0, [R2], R4"), &ALL, Plant::None, "t").unwrap();
-        assert!(
-            k.source
-                .contains("old = atomic_add((volatile __global uint *)&mem[IDX[i]], SRC0[i]);"),
-            "{}",
-            k.source
-        );
+        for line in [
+            "volatile __global uint *pl = (volatile __global uint *)&mem[IDX[i]];",
+            "const uint src0 = SRC0[i], src1 = SRC1[i];",
+            "switch (OP) {",
+            "case 0u: old = atomic_add(pl, src0); break; // add",
+            "case 2u: old = atomic_inc(pl); break; // inc",
+            "case 4u: old = atomic_dec(pl) - 1; /* vISA PREDEC returns the new value (A11) */ break; // predec",
+            "case 11u: old = atomic_cmpxchg(pl, src0, src1); success = old == src0; break; // cas",
+        ] {
+            assert!(k.source.contains(line), "{line}\n{}", k.source);
+        }
+        // Every arm ends in its `break` (no comment before it, no fall through).
+        for line in k
+            .source
+            .lines()
+            .filter(|l| l.trim_start().starts_with("case "))
+        {
+            let code = line.split("//").next().unwrap();
+            assert!(code.trim_end().ends_with("break;"), "{line}");
+        }
+        // The op is an argument: its name is in no line of the text but the arm's comment.
+        assert!(!k.source.contains("// add on"), "{}", k.source);
         let a = k.args.as_ref().unwrap();
         assert_eq!((&a.idx[..], &a.src0[..]), (&[0, 2][..], &[5, 6][..]));
+        assert_eq!(a.op, Some(0));
         assert!(
+            k.listing("t", 2).contains(
+                "IDX = {0, 2}, SRC0 = {0x5, 0x6}, SRC1 = {0x0, 0x0}, N = 2, OP = 0 (add)"
+            ),
+            "{}",
             k.listing("t", 2)
-                .contains("IDX = {0, 2}, SRC0 = {0x5, 0x6}")
         );
         assert_eq!(k.options, "");
+        // Another op on the same type: the same program, another OP.
+        let xor = emit(&plan("ATOM.E.XOR R0, [R2], R4"), &ALL, Plant::None, "t").unwrap();
+        assert_eq!((&xor.source, &xor.options), (&k.source, &k.options));
+        assert_eq!(xor.args.as_ref().unwrap().op, Some(9));
+        assert!(xor.listing("t", 2).contains("OP = 9 (xor)"));
         // The text is the shape's: other operands and addresses, the same program.
         let other = emit(
             &plan("ATOM.E.ADD.U32 R0, [R2+0x4], R5"),
@@ -359,7 +463,14 @@ mod tests {
         assert_eq!(other.source, k.source);
         assert_ne!(other.args, k.args);
         let k = emit(&plan("ATOM.E.MIN.S64 R0, [R2], R4"), &ALL, Plant::None, "t").unwrap();
-        assert!(k.source.contains("atom_min((volatile __global long *)"));
+        assert!(
+            k.source
+                .contains("volatile __global long *pl = (volatile __global long *)")
+        );
+        assert!(
+            k.source
+                .contains("case 5u: old = atom_min(pl, src0); break; // min")
+        );
         assert!(k.source.contains("cl_khr_int64_extended_atomics"));
     }
 
@@ -367,10 +478,19 @@ mod tests {
     fn c11_forms_where_the_device_has_opencl_c_3() {
         let f = Features { c11: true, ..ALL };
         let k = emit(&plan("ATOM.E.XOR R0, [R2], R4"), &f, Plant::None, "t").unwrap();
-        assert!(k.source.contains(
-            "atomic_fetch_xor_explicit(&mem[IDX[i]], SRC0[i], memory_order_relaxed, memory_scope_work_group)"
-        ));
+        for line in [
+            "volatile __global atomic_uint *mem",
+            "volatile __global atomic_uint *pc = (volatile __global atomic_uint *)pl;",
+            "case 9u: old = atomic_fetch_xor_explicit(pc, src0, memory_order_relaxed, memory_scope_work_group); break; // xor",
+            // atomic_inc has no C11-style form: the 1.x built-in on the plain pointer.
+            "case 2u: old = atomic_inc(pl); break; // inc",
+        ] {
+            assert!(k.source.contains(line), "{line}\n{}", k.source);
+        }
         assert_eq!(k.options, "-cl-std=CL3.0");
+        // An op whose own built-in is a 1.x one runs in the same program.
+        let inc = emit(&plan("ATOM.E.EXCH R0, [R2], R4"), &f, Plant::None, "t").unwrap();
+        assert_eq!((&inc.source, &inc.options), (&k.source, &k.options));
         let k = emit(&plan("ATOM.E.CAS R0, [R2], R4, R5"), &f, Plant::None, "t");
         assert!(k.is_err() || k.unwrap().source.contains("compare_exchange_strong"));
     }
@@ -489,12 +609,13 @@ mod tests {
         let one = emit(&p, &ALL, Plant::None, "t").unwrap();
         let k = emit_batched(&p, &ALL, Plant::None, "t").unwrap();
         assert!(k.source.contains("mem += MEMBASE[g];"), "{}", k.source);
-        assert!(
-            k.source
-                .contains("old = atomic_add((volatile __global uint *)&mem[IDX[k]], SRC0[k]);"),
-            "{}",
-            k.source
-        );
+        for line in [
+            "const uint OP = OPV[g];",
+            "volatile __global uint *pl = (volatile __global uint *)&mem[IDX[k]];",
+            "case 0u: old = atomic_add(pl, src0); break; // add",
+        ] {
+            assert!(k.source.contains(line), "{line}\n{}", k.source);
+        }
         assert!(k.source.contains("ret[k] = (ulong)old;"));
         assert_eq!((&k.options, &k.args), (&one.options, &one.args));
         assert!(!one.source.contains("MEMBASE"));
@@ -512,7 +633,15 @@ mod tests {
     #[test]
     fn the_plant_swaps_add_for_sub() {
         let k = emit(&plan("ATOM.E.ADD R0, [R2], R4"), &ALL, Plant::AddAsSub, "t").unwrap();
-        assert!(k.source.contains("atomic_sub("));
+        // In the add arm only: the sub arm is the sub it always was.
+        assert!(
+            k.source
+                .contains("case 0u: old = atomic_sub(pl, src0); break; // add")
+        );
+        assert!(
+            k.source
+                .contains("case 1u: old = atomic_sub(pl, src0); break; // sub")
+        );
         assert_eq!(Plant::from_name("add_as_sub"), Some(Plant::AddAsSub));
         assert_eq!(Plant::from_name("bogus"), None);
     }
