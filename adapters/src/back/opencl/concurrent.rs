@@ -22,7 +22,7 @@
 //! argument 3 ([`params`]), so that the driver builds one program per shape, not one per case
 //! (issue 31: a fuzzing campaign on PoCL was its compiles).
 
-use super::emit::{Features, Form, KERNEL_NAME, Kernel, arms, call, form, op_code, scalar};
+use super::emit::{Features, Form, KERNEL_NAME, Kernel, arms, call, form, op_code, scalar, widen};
 use crate::plan::{ConcurrentPlan, NotApplicable, START_READS, START_SPINS};
 use atomcts_reference::concurrent::LOOP_UPDATES;
 use atomcts_reference::ir::{AtomicOp, Compare};
@@ -389,17 +389,19 @@ fn emit_body(
         );
     }
     let _ = writeln!(b, "                }}");
-    record(b, "j", "old", "success");
+    record(b, t, ("j", "old", "success"));
     let _ = writeln!(b, "            }}");
     let _ = writeln!(b, "        }}");
 }
 
-/// The end of an iteration of work-item `j`: its returned value `old` and its `ok` word at
+/// The end of an iteration of work-item `j`: its returned value `old` (of type `t`, its bits:
+/// [`widen`]) and its `ok` word at
 /// `[group][iteration][item]`, and the iterations it has executed (issue 30).
-fn record(b: &mut String, j: &str, old: &str, ok: &str) {
+fn record(b: &mut String, t: &str, (j, old, ok): (&str, &str, &str)) {
     let _ = writeln!(
         b,
-        "                ret[base + it * n + {j}] = (ulong){old};"
+        "                ret[base + it * n + {j}] = {};",
+        widen(t, old)
     );
     let _ = writeln!(b, "                ok[base + it * n + {j}] = {ok};");
     let _ = writeln!(
@@ -498,7 +500,7 @@ fn emit_loop(
         b,
         "                if (!won) break; // the retry loop was cut short: this iteration did not run"
     );
-    record(b, "i", "cmp", "attempts");
+    record(b, t, ("i", "cmp", "attempts"));
     let _ = writeln!(b, "                cmp = {update};");
     let _ = writeln!(b, "            }}");
     let _ = writeln!(b, "        }}");

@@ -403,3 +403,14 @@ pub(super) fn call(op: AtomicOp, fm: Form, wide: bool, scope: &str) -> String {
         }
     }
 }
+
+/// A returned value `v` of OpenCL C type `t` as the `ulong` of a `ret` slot: its bits,
+/// zero-extended (an `int` converts by sign extension, which a reader of all 8 bytes, such as a
+/// standalone reproducer, would take for another value).
+pub(super) fn widen(t: &str, v: &str) -> String {
+    if t == "int" {
+        format!("(ulong)(uint){v}")
+    } else {
+        format!("(ulong){v}")
+    }
+}

@@ -9,7 +9,7 @@
 //! argument's values, enough to reproduce the dispatch with any OpenCL host.
 
 use super::emit::{
-    Args, Features, Form, KERNEL_NAME, Kernel, Plant, arms, call, form, na, op_code, scalar,
+    Args, Features, Form, KERNEL_NAME, Kernel, Plant, arms, call, form, na, op_code, scalar, widen,
 };
 use super::float::float_atomic;
 use crate::plan::{NotApplicable, Plan};
@@ -205,7 +205,7 @@ fn emit_form(
             let _ = writeln!(w, "    ret[{k}] = (ulong)as_{}(old);", x.bits);
         }
         None => {
-            let _ = writeln!(w, "    ret[{k}] = (ulong)old;");
+            let _ = writeln!(w, "    ret[{k}] = {};", widen(t, "old"));
         }
     }
     let _ = writeln!(w, "    ok[{k}] = success;");
@@ -472,6 +472,14 @@ mod tests {
                 .contains("case 5u: old = atom_min(pl, src0); break; // min")
         );
         assert!(k.source.contains("cl_khr_int64_extended_atomics"));
+        assert!(k.source.contains("ret[i] = (ulong)old;"));
+        // A 32-bit signed value is its bits in the 64-bit slot, not sign-extended.
+        let k = emit(&plan("ATOM.E.MIN.S32 R0, [R2], R4"), &ALL, Plant::None, "t").unwrap();
+        assert!(
+            k.source.contains("ret[i] = (ulong)(uint)old;"),
+            "{}",
+            k.source
+        );
     }
 
     #[test]
