@@ -167,3 +167,80 @@ fn planted_float_and_sub_group_builtins_are_caught_on_intel_cpu() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Issue 31: single-instruction cases of one type and space run one program whatever their op
+/// (the kernel switches on argument `OP`), and each case's own op comes out, not the last's: an
+/// add, a xor, an unsigned max and an exchange on PoCL build one program; a signed max (another
+/// OpenCL C type) builds a second.
+#[test]
+#[ignore = "needs PoCL (tools/install-implementations.sh opencl); CI runs it"]
+fn ops_of_one_type_share_one_program_and_each_runs_its_own_op() {
+    use atomcts_adapters::back::opencl::OpenClAdapter;
+    use atomcts_adapters::{Adapter, Observation, Request};
+    use atomcts_reference::program::Dialect;
+    use atomcts_reference::state::Reg;
+    use atomcts_reference::types::ElemType;
+    use atomcts_reference::{Profile, State};
+    // Two lanes: `vals` into the words at 0x1000 and 0x1008, which hold 0x0f0 and 0x00f.
+    let state = |vals: [u64; 2]| {
+        let mut s = State::new(2);
+        for (r, v) in [("R2", [0x1000, 0x1008]), ("R3", [0, 0]), ("R4", vals)] {
+            s.regs.insert(
+                r.into(),
+                Reg {
+                    ty: ElemType::B32,
+                    elems: v.to_vec(),
+                },
+            );
+        }
+        s.global.alloc(0x1000, 16).unwrap();
+        s.global.write(0x1000, 4, 0x0f0);
+        s.global.write(0x1008, 4, 0x00f);
+        s
+    };
+    let profile = Profile::default();
+    let mut a = OpenClAdapter::open("pocl").unwrap();
+    let run = |a: &mut OpenClAdapter, asm: &str, vals: [u64; 2]| {
+        let s = state(vals);
+        match a
+            .run(&Request {
+                id: "t",
+                dialect: Dialect::Sass,
+                asm,
+                state: &s,
+                profile: &profile,
+                lowered: None,
+            })
+            .unwrap()
+        {
+            Observation::Completed(end) => [0x1000, 0x1008].map(|x| end.global.read(x, 4).unwrap()),
+            other => panic!("{asm}: {other:?}"),
+        }
+    };
+    assert_eq!(
+        run(&mut a, "ATOM.E.ADD R0, [R2], R4", [1, 2]),
+        [0x0f1, 0x011]
+    );
+    assert_eq!(
+        run(&mut a, "ATOM.E.XOR R0, [R2], R4", [0xff, 0xff]),
+        [0x00f, 0x0f0]
+    );
+    assert_eq!(
+        run(&mut a, "ATOM.E.MAX R0, [R2], R4", [0x100, 1]),
+        [0x100, 0x00f]
+    );
+    assert_eq!(run(&mut a, "ATOM.E.EXCH R0, [R2], R4", [7, 8]), [7, 8]);
+    assert_eq!(
+        run(&mut a, "ATOM.E.ADD R0, [R2], R4", [0x10, 0x20]),
+        [0x100, 0x02f]
+    );
+    let b = a.builds().unwrap();
+    assert_eq!((b.built, b.reused), (1, 4), "programs built and reused");
+    // A signed max compares as int: another program; -1 is below both words.
+    assert_eq!(
+        run(&mut a, "ATOM.E.MAX.S32 R0, [R2], R4", [0xffff_ffff, 0x10]),
+        [0x0f0, 0x010]
+    );
+    let b = a.builds().unwrap();
+    assert_eq!((b.built, b.reused), (2, 4), "programs built and reused");
+}

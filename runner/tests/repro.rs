@@ -226,7 +226,10 @@ fn planted_bugs_reproduce_standalone_and_clean_kernels_pass() {
         (
             "vulkan:lavapipe",
             ("ATOMCTS_VULKAN_PLANT", "smax_as_umax"),
-            "max",
+            // Single-instruction cases: a concurrent case of signed max beside adds fails by the
+            // plant in the orders where a max meets a non-negative word only, so its standalone
+            // rerun may not show it.
+            "sass/atom/min_max_int",
             "OpAtomicUMax",
         ),
     ] {
