@@ -197,7 +197,7 @@ fn emit_form(
     let _ = writeln!(w, "    if (i < N) {{");
     match (&arms, fm) {
         (Some(arms), _) => emit_switch(w, (t, space_q, buf, k), arms),
-        (None, fm) => emit_one(w, plan, (t, space_q, buf, k), fm, &p, wide),
+        (None, fm) => emit_one(w, plan, (buf, k), fm, &p)?,
     }
     match fa {
         // The float's bits, not its value converted.
@@ -254,67 +254,43 @@ fn emit_form(
     })
 }
 
-/// The access of a kernel without an op switch (a float atomic, a store): `fm` for `plan`'s
-/// op on `p` (the datum's pointer expression), the work-item's arguments at `k`.
+/// The access of a kernel without an op switch: a store (plain in OpenCL C 1.x, else
+/// `atomic_store_explicit`) or a float atomic (its C11-style built-in `fm`), on `p` (the
+/// datum's pointer expression), the work-item's arguments at `k`. Every other op switches
+/// ([`emit_switch`]).
 fn emit_one(
     w: &mut String,
     plan: &Plan,
-    (t, space_q, buf, k): (&str, &str, &str, &str),
+    (buf, k): (&str, &str),
     fm: Form,
     p: &str,
-    wide: bool,
-) {
+) -> Result<(), NotApplicable> {
     let relaxed = "memory_order_relaxed";
     let scope = "memory_scope_work_group";
-    match fm {
-        Form::Legacy(name) => {
-            let f = if wide {
-                format!("atom_{name}")
-            } else {
-                format!("atomic_{name}")
-            };
-            let ptr = format!("(volatile {space_q} {t} *){p}");
-            match plan.op {
-                AtomicOp::Inc | AtomicOp::Dec => {
-                    let _ = writeln!(w, "    old = {f}({ptr});");
-                }
-                AtomicOp::PreDec => {
-                    let _ = writeln!(
-                        w,
-                        "    old = {f}({ptr}) - 1; // vISA PREDEC returns the new value (A11)"
-                    );
-                }
-                AtomicOp::Cas => {
-                    let _ = writeln!(w, "    old = {f}({ptr}, SRC0[{k}], SRC1[{k}]);");
-                    let _ = writeln!(w, "    success = old == SRC0[{k}];");
-                }
-                AtomicOp::Store => {
-                    let _ = writeln!(w, "    {buf}[IDX[{k}]] = SRC0[{k}];");
-                }
-                _ => {
-                    let _ = writeln!(w, "    old = {f}({ptr}, SRC0[{k}]);");
-                }
-            }
+    match (fm, plan.op) {
+        (Form::Legacy(_), AtomicOp::Store) => {
+            let _ = writeln!(w, "    {buf}[IDX[{k}]] = SRC0[{k}];");
         }
-        Form::C11(name) => {
-            let f = format!("atomic_{name}_explicit");
-            match plan.op {
-                AtomicOp::Cas => {
-                    let _ = writeln!(w, "    old = SRC0[{k}];");
-                    let _ = writeln!(
-                        w,
-                        "    success = {f}({p}, &old, SRC1[{k}], {relaxed}, {relaxed}, {scope});"
-                    );
-                }
-                AtomicOp::Store => {
-                    let _ = writeln!(w, "    {f}({p}, SRC0[{k}], {relaxed}, {scope});");
-                }
-                _ => {
-                    let _ = writeln!(w, "    old = {f}({p}, SRC0[{k}], {relaxed}, {scope});");
-                }
-            }
+        (Form::C11(name), AtomicOp::Store) => {
+            let _ = writeln!(
+                w,
+                "    atomic_{name}_explicit({p}, SRC0[{k}], {relaxed}, {scope});"
+            );
+        }
+        (Form::C11(name), AtomicOp::Add | AtomicOp::Sub | AtomicOp::Min | AtomicOp::Max) => {
+            let _ = writeln!(
+                w,
+                "    old = atomic_{name}_explicit({p}, SRC0[{k}], {relaxed}, {scope});"
+            );
+        }
+        (fm, op) => {
+            return na(format!(
+                "{} as {fm:?}: neither a store nor a float atomic, yet no op switch",
+                op.name()
+            ));
         }
     }
+    Ok(())
 }
 
 /// The access of a kernel switching on `OP` (`OPS` in [`super::emit`]): the datum's pointer as `pl` (and `pc`,
