@@ -2,9 +2,10 @@
 //! one work-group ([`emit`]), or one work-group per case of a batch ([`emit_batched`]).
 //!
 //! The built-in is the one with exactly the op's semantics (`form` in [`super::emit`]). The
-//! kernel's text depends only on the case's shape (op, type, space, built-in form): the
-//! element indices and operands are kernel arguments ([`Args`]), so one built program serves
-//! every case of that shape (issue 9: PoCL spends about 0.14 s of CPU building one). The
+//! kernel's text depends only on the case's shape: its OpenCL C type, space and the device's
+//! built-in forms; the element indices, operands and (for every integer op but a store) the op
+//! are kernel arguments ([`Args`]; the kernel switches on `OP`, issue 31), so one built program
+//! serves every case of that shape (issue 9: PoCL spends about 0.14 s of CPU building one). The
 //! listing printed beside a failing case ([`Kernel::listing`]) gives the source with every
 //! argument's values, enough to reproduce the dispatch with any OpenCL host.
 
@@ -32,8 +33,8 @@ pub fn emit(
 /// `MEMBASE[g]` of `mem`, whose per-work-item arguments (and `ret`, `ok` slots) start at
 /// `ARGBASE[g]`, with `NS[g]` work-items running an access and `ELEMSV[g]` elements of memory
 /// (the `__local` copy of a shared-memory case is sized for the largest case of the batch).
-/// Its arguments after `SRC1`: `MEMBASE`, `ARGBASE`, `NS`, `ELEMSV`, then `lm` for shared
-/// memory. The text, like [`emit`]'s, depends on the shape only.
+/// Its arguments after `SRC1`: `MEMBASE`, `ARGBASE`, `NS`, `ELEMSV`, `OPV` (each case's op
+/// code), then `lm` for shared memory. The text, like [`emit`]'s, depends on the shape only.
 pub fn emit_batched(
     plan: &Plan,
     features: &Features,
@@ -114,25 +115,7 @@ fn emit_form(
             plan.space.name()
         );
     }
-    match fa.map(|x| x.float) {
-        Some("half") => {
-            let _ = writeln!(w, "#pragma OPENCL EXTENSION cl_khr_fp16 : enable");
-        }
-        Some("double") => {
-            let _ = writeln!(w, "#pragma OPENCL EXTENSION cl_khr_fp64 : enable");
-        }
-        _ => {}
-    }
-    if wide {
-        let _ = writeln!(
-            w,
-            "#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable"
-        );
-        let _ = writeln!(
-            w,
-            "#pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable"
-        );
-    }
+    pragmas(w, fa.map(|x| x.float), wide);
     let elems = plan.layout().size / bytes;
     let mem_param = if c11_mem && !shared {
         format!("volatile __global {atomic_t} *mem")
@@ -167,25 +150,12 @@ fn emit_form(
         "i"
     };
     let buf = if shared {
-        if c11_mem {
-            let _ = writeln!(
-                w,
-                "    for (size_t j = i; j < ELEMS; j += get_local_size(0))\n        atomic_store_explicit(&lm[j], mem[j], memory_order_relaxed, memory_scope_work_group);"
-            );
-        } else {
-            let _ = writeln!(
-                w,
-                "    for (size_t j = i; j < ELEMS; j += get_local_size(0))\n        lm[j] = mem[j];"
-            );
-        }
-        let _ = writeln!(w, "    barrier(CLK_LOCAL_MEM_FENCE);");
+        local_copy(w, c11_mem, true);
         "lm"
     } else {
         "mem"
     };
     let space_q = if shared { "__local" } else { "__global" };
-    let relaxed = "memory_order_relaxed";
-    let scope = "memory_scope_work_group";
     let p = match fa {
         Some(x) => format!("(volatile {space_q} atomic_{} *)&{buf}[IDX[{k}]]", x.float),
         None => format!("&{buf}[IDX[{k}]]"),
@@ -217,30 +187,11 @@ fn emit_form(
     }
     let _ = writeln!(w, "    }}");
     if shared {
-        let _ = writeln!(w, "    barrier(CLK_LOCAL_MEM_FENCE);");
-        let load = if c11_mem {
-            format!("atomic_load_explicit(&lm[j], {relaxed}, {scope})")
-        } else {
-            "lm[j]".to_string()
-        };
-        let _ = writeln!(
-            w,
-            "    for (size_t j = i; j < ELEMS; j += get_local_size(0))\n        mem[j] = {load};"
-        );
+        local_copy(w, c11_mem, false);
     }
     let _ = writeln!(w, "}}");
-    let args = Args {
-        idx: plan
-            .items
-            .iter()
-            .map(|i| u32::try_from(i.offset / bytes).unwrap_or(u32::MAX))
-            .collect(),
-        src0: plan.items.iter().map(|i| i.src[0]).collect(),
-        src1: plan.items.iter().map(|i| i.src[1]).collect(),
-        lanes: plan.items.iter().map(|i| i.lane).collect(),
-        local_bytes: shared.then_some(elems * bytes),
-        op: arms.as_ref().map(|_| op_code(plan.op) as u32),
-    };
+    let op = arms.as_ref().map(|_| op_code(plan.op) as u32);
+    let args = args(plan, shared.then_some(elems * bytes), op);
     Ok(Kernel {
         source: s,
         options: if c11 {
@@ -252,6 +203,76 @@ fn emit_form(
         args: Some(args),
         params: None,
     })
+}
+
+/// The per-case arguments of `plan`'s kernel: element indices (in units of the datum), operands,
+/// lanes, the `__local` copy's size (`local_bytes`), the op's code (`op`, where it switches).
+fn args(plan: &Plan, local_bytes: Option<u64>, op: Option<u32>) -> Args {
+    let bytes = plan.ty.bytes();
+    Args {
+        idx: plan
+            .items
+            .iter()
+            .map(|i| u32::try_from(i.offset / bytes).unwrap_or(u32::MAX))
+            .collect(),
+        src0: plan.items.iter().map(|i| i.src[0]).collect(),
+        src1: plan.items.iter().map(|i| i.src[1]).collect(),
+        lanes: plan.items.iter().map(|i| i.lane).collect(),
+        local_bytes,
+        op,
+    }
+}
+
+/// The `#pragma`s a kernel on `float` (a float atomic's type) or a 64-bit datum (`wide`) needs.
+fn pragmas(w: &mut String, float: Option<&str>, wide: bool) {
+    match float {
+        Some("half") => {
+            let _ = writeln!(w, "#pragma OPENCL EXTENSION cl_khr_fp16 : enable");
+        }
+        Some("double") => {
+            let _ = writeln!(w, "#pragma OPENCL EXTENSION cl_khr_fp64 : enable");
+        }
+        _ => {}
+    }
+    if wide {
+        let _ = writeln!(
+            w,
+            "#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable"
+        );
+        let _ = writeln!(
+            w,
+            "#pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable"
+        );
+    }
+}
+
+/// A shared-memory case's copy of `mem` into the `__local` `lm` (`into`, then a barrier) or
+/// back out of it (a barrier, then the copy); atomically where `lm` is of an atomic type
+/// (`c11_mem`).
+fn local_copy(w: &mut String, c11_mem: bool, into: bool) {
+    let (relaxed, scope) = ("memory_order_relaxed", "memory_scope_work_group");
+    let each = "    for (size_t j = i; j < ELEMS; j += get_local_size(0))\n        ";
+    if into {
+        if c11_mem {
+            let _ = writeln!(
+                w,
+                "{each}atomic_store_explicit(&lm[j], mem[j], {relaxed}, {scope});"
+            );
+        } else {
+            let _ = writeln!(w, "{each}lm[j] = mem[j];");
+        }
+        let _ = writeln!(w, "    barrier(CLK_LOCAL_MEM_FENCE);");
+    } else {
+        let _ = writeln!(w, "    barrier(CLK_LOCAL_MEM_FENCE);");
+        if c11_mem {
+            let _ = writeln!(
+                w,
+                "{each}mem[j] = atomic_load_explicit(&lm[j], {relaxed}, {scope});"
+            );
+        } else {
+            let _ = writeln!(w, "{each}mem[j] = lm[j];");
+        }
+    }
 }
 
 /// The access of a kernel without an op switch: a store (plain in OpenCL C 1.x, else
