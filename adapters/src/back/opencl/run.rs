@@ -324,24 +324,9 @@ impl Device {
             g.built = Some(built);
             k
         };
-        let mem_buf = unsafe {
-            create_buffer(
-                self.context,
-                CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
-                mem.len(),
-                mem.as_mut_ptr().cast::<c_void>(),
-            )
-        }
-        .map_err(|e| format!("clCreateBuffer: error {e}"))?;
-        g.mems.push(mem_buf);
-        let ret_buf =
-            unsafe { create_buffer(self.context, CL_MEM_WRITE_ONLY, 8 * n, ptr::null_mut()) }
-                .map_err(|e| format!("clCreateBuffer: error {e}"))?;
-        g.mems.push(ret_buf);
-        let ok_buf =
-            unsafe { create_buffer(self.context, CL_MEM_WRITE_ONLY, 4 * n, ptr::null_mut()) }
-                .map_err(|e| format!("clCreateBuffer: error {e}"))?;
-        g.mems.push(ok_buf);
+        let mem_buf = self.buffer(&mut g, Some(mem), 0)?;
+        let ret_buf = self.buffer(&mut g, None, 8 * n)?;
+        let ok_buf = self.buffer(&mut g, None, 4 * n)?;
         for (i, b) in [mem_buf, ret_buf, ok_buf].iter().enumerate() {
             unsafe {
                 set_kernel_arg(
