@@ -198,10 +198,14 @@ pub fn emit_atomic(
     // binding 3), so that its words depend on the type and space only (issue 31).
     let code = op_code(plan.op);
     let switched = datum == Datum::Int && plan.ty.float_format().is_none() && code.is_some();
-    let inv: Vec<u64> = [u64::from(n), elems, code.map_or(u64::from(u32::MAX), u64::from)]
-        .into_iter()
-        .chain(plan.items.iter().map(|i| i.offset / bytes))
-        .collect();
+    let inv: Vec<u64> = [
+        u64::from(n),
+        elems,
+        code.map_or(u64::from(u32::MAX), u64::from),
+    ]
+    .into_iter()
+    .chain(plan.items.iter().map(|i| i.offset / bytes))
+    .collect();
     let src0: Vec<u64> = plan.items.iter().map(|i| i.src[0]).collect();
     let src1: Vec<u64> = plan.items.iter().map(|i| i.src[1]).collect();
     let shape = Shape {
@@ -708,7 +712,10 @@ mod tests {
         assert_eq!(m.words, a.words);
         assert!(m.listing().starts_with("; OP = 6 (max)"), "{}", m.listing());
         let d = a.disassemble();
-        assert!(d.contains("OpSwitch") && d.contains("OpSelectionMerge"), "{d}");
+        assert!(
+            d.contains("OpSwitch") && d.contains("OpSelectionMerge"),
+            "{d}"
+        );
         // Another type is another module; a float atomic keeps its op in the module.
         assert_ne!(emit("ATOM.E.MAX.S32 R0, [R2], R4").words, a.words);
         let p = sass("ATOM.E.ADD.F32.FTZ.RN R0, [R2], R4");
@@ -718,7 +725,11 @@ mod tests {
         };
         let e = emit_atomic(&p, vec![0; p.layout().size as usize], &ftz, Plant::None).unwrap();
         assert!(!e.disassemble().contains("OpSwitch"), "{}", e.disassemble());
-        assert!(e.listing().starts_with("; OP: add in the module"), "{}", e.listing());
+        assert!(
+            e.listing().starts_with("; OP: add in the module"),
+            "{}",
+            e.listing()
+        );
     }
 
     #[test]
