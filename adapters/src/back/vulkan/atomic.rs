@@ -11,6 +11,7 @@ use rspirv::spirv::{BuiltIn, Capability, ExecutionMode, StorageClass, Word};
 
 /// The entry point's name.
 use super::emit::*;
+use crate::back::{OPS, op_code};
 
 /// Checks that the op on `plan`'s type has an exact instruction on a device with `f`.
 pub(super) fn check_atomic(plan: &Plan, f: &Features) -> Result<Datum, NotApplicable> {

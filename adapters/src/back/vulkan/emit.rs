@@ -30,14 +30,13 @@
 //! A module's words depend only on the case's shape (type, space, float mode, work-group
 //! size rounded up to a power of two, workgroup memory rounded likewise; the op only for a
 //! float atomic or a store: an integer op's code is read from binding 3 and the module switches
-//! on it, one arm per op of [`OPS`], issue 31; for a shuffle the function, width and
+//! on it, one arm per op of [`crate::back::OPS`], issue 31; for a shuffle the function, width and
 //! invocations; see [`shape_sizes`]): the op's code, element indices and operands are read from storage
 //! buffers ([`Dispatch::operands`] lists them beside the disassembly printed for a failing
 //! case), so one pipeline serves every case of a shape (issue 9: lavapipe compiles each
 //! pipeline with LLVM, about 0.1 s of CPU).
 
 use crate::plan::NotApplicable;
-use atomcts_reference::ir::AtomicOp;
 use rspirv::binary::{Assemble, Disassemble};
 use rspirv::dr::{Builder, Operand};
 use rspirv::spirv::{
@@ -492,30 +491,6 @@ impl Ctx {
         self.b.begin_block(Some(merge)).map_err(bug)?;
         Ok(())
     }
-}
-
-/// The integer ops a single-instruction module switches on (issue 31, as the OpenCL back
-/// end's `OPS`): an op's code is its position here, read by the module from word 2 of
-/// binding 3, so that one module (one pipeline) serves every integer op of a type and space.
-/// Float atomics and stores keep their op in the module.
-pub(super) const OPS: [AtomicOp; 12] = [
-    AtomicOp::Add,
-    AtomicOp::Sub,
-    AtomicOp::Inc,
-    AtomicOp::Dec,
-    AtomicOp::PreDec,
-    AtomicOp::Min,
-    AtomicOp::Max,
-    AtomicOp::And,
-    AtomicOp::Or,
-    AtomicOp::Xor,
-    AtomicOp::Exch,
-    AtomicOp::Cas,
-];
-
-/// `op`'s code in a module's switch ([`OPS`]), `None` for an op outside it.
-pub(super) fn op_code(op: AtomicOp) -> Option<u32> {
-    OPS.iter().position(|o| *o == op).map(|i| i as u32)
 }
 
 /// How the datum is typed in the module.
