@@ -17,8 +17,33 @@ pub mod webgpu;
 pub mod wgsl;
 
 use crate::{AdapterErrorKind, Request};
-use atomcts_reference::ir::{Lowered, Lowering};
+use atomcts_reference::ir::{AtomicOp, Lowered, Lowering};
 use atomcts_reference::program::Program;
+
+/// The integer ops one kernel or module switches on (issue 31): an op's code is its position
+/// here, which the OpenCL kernels read from an argument (`OP`, per work-group `OPV`, a concurrent
+/// instruction's header in `P`) and the Vulkan modules from binding 3, so that one program or
+/// pipeline serves every op of a type and space. Float atomics and stores keep their op in
+/// the kernel's text.
+pub const OPS: [AtomicOp; 12] = [
+    AtomicOp::Add,
+    AtomicOp::Sub,
+    AtomicOp::Inc,
+    AtomicOp::Dec,
+    AtomicOp::PreDec,
+    AtomicOp::Min,
+    AtomicOp::Max,
+    AtomicOp::And,
+    AtomicOp::Or,
+    AtomicOp::Xor,
+    AtomicOp::Exch,
+    AtomicOp::Cas,
+];
+
+/// `op`'s code in a switch ([`OPS`]), `None` for an op outside it.
+pub fn op_code(op: AtomicOp) -> Option<u32> {
+    OPS.iter().position(|o| *o == op).map(|i| i as u32)
+}
 
 /// The opening every back end shares: the request's instruction parsed and lowered under its
 /// state and profile. What a semantic-level implementation does not run (an illegal form, an

@@ -64,7 +64,7 @@ const HEAD: usize = 4;
 /// `P`'s words per instruction, after [`HEAD`]: work-items, iterations, its first `ret` and
 /// `ok` slot, its first count slot, its first work-item (local memory), a compare-and-swap
 /// loop's operand, where its `OFF`, `SRC0` and `SRC1` arrays (a word per work-item each)
-/// start in `P`, and its op's code ([`OPS`]; a loop's update op).
+/// start in `P`, and its op's code ([`crate::back::OPS`]; a loop's update op).
 const PER_GROUP: usize = 8;
 
 /// The parameter buffer of `cp`'s kernel (argument 3, `__global const ulong *P`): `HEAD` words,
@@ -83,7 +83,7 @@ pub fn params(cp: &ConcurrentPlan) -> Vec<u64> {
         let first = if cp.local { cp.first_item(k) } else { 0 };
         let lp = cp.loops.get(k).copied().flatten();
         let operand = lp.map_or(0, |l| l.operand);
-        let op = op_code(lp.map_or(g.op, |l| l.update));
+        let op = op_code(lp.map_or(g.op, |l| l.update)).map_or(u64::MAX, u64::from);
         p.extend([
             g.items.len() as u64,
             u64::from(cp.iterations[k]),
@@ -332,7 +332,7 @@ pub fn emit(
 
 /// The body of instruction `k` (not a loop): its work-items (`i` in `[first, first + n)` on
 /// local memory, `i < n` of work-group `k` on global memory) each run `iters` iterations of
-/// the built-in chosen by `op` ([`OPS`]) on their datum at `OFF[j]`.
+/// the built-in chosen by `op` ([`crate::back::OPS`]) on their datum at `OFF[j]`.
 fn emit_body(
     b: &mut String,
     k: usize,
@@ -417,7 +417,7 @@ fn unsigned(t: &str) -> &'static str {
 
 /// The function `update_<t>(op, cmp, K)` of a kernel with compare-and-swap loops on `t`: the
 /// desired value of an attempt, for every update op of [`LOOP_UPDATES`] (its code in
-/// [`OPS`]).
+/// [`crate::back::OPS`]).
 fn emit_update(w: &mut String, t: &str) {
     let u = unsigned(t);
     let _ = writeln!(w, "{t} update_{t}(uint op, {t} cmp, {t} K) {{");
@@ -432,7 +432,12 @@ fn emit_update(w: &mut String, t: &str) {
             AtomicOp::Min => "min(cmp, K)".to_string(),
             _ => "max(cmp, K)".to_string(),
         };
-        let _ = writeln!(w, "    case {}u: return {e}; // {}", op_code(op), op.name());
+        let _ = writeln!(
+            w,
+            "    case {}u: return {e}; // {}",
+            op_code(op).map_or(u32::MAX, |c| c),
+            op.name()
+        );
     }
     let _ = writeln!(w, "    }}");
     let _ = writeln!(w, "    return cmp;");

@@ -320,31 +320,7 @@ pub(super) fn form(
     Ok(Form::Legacy(base))
 }
 
-/// The integer ops a shape kernel switches on: its op is its position here (a concurrent
-/// instruction's in word 7 of its header in `P`, a compare-and-swap loop's update op likewise),
-/// so that one program serves every op of a type (issue 31).
-pub(super) const OPS: [AtomicOp; 12] = [
-    AtomicOp::Add,
-    AtomicOp::Sub,
-    AtomicOp::Inc,
-    AtomicOp::Dec,
-    AtomicOp::PreDec,
-    AtomicOp::Min,
-    AtomicOp::Max,
-    AtomicOp::And,
-    AtomicOp::Or,
-    AtomicOp::Xor,
-    AtomicOp::Exch,
-    AtomicOp::Cas,
-];
-
-/// `op`'s code in a kernel's switch ([`OPS`]); an op outside it is refused before any kernel
-/// is emitted.
-pub(super) fn op_code(op: AtomicOp) -> u64 {
-    OPS.iter()
-        .position(|o| *o == op)
-        .map_or(u64::MAX, |i| i as u64)
-}
+pub(super) use crate::back::{OPS, op_code};
 
 /// The integer type an OpenCL C scalar type `t` is ([`scalar`]'s result).
 fn data_type(t: &str) -> DataType {

@@ -78,7 +78,7 @@ fn emit_form(
     // An integer op of OPS (not a float atomic, not a store): the kernel switches on its code,
     // argument `OP`, one arm per op the device runs on `t`, so that the text depends on the
     // type, space and the device's forms only (issue 31).
-    let arms = if fa.is_none() && op_code(plan.op) != u64::MAX {
+    let arms = if fa.is_none() && op_code(plan.op).is_some() {
         let arms = arms(t, features, plant);
         if !arms.iter().any(|(_, op, _)| *op == plan.op) {
             return na(format!(
@@ -190,7 +190,7 @@ fn emit_form(
         local_copy(w, c11_mem, false);
     }
     let _ = writeln!(w, "}}");
-    let op = arms.as_ref().map(|_| op_code(plan.op) as u32);
+    let op = arms.as_ref().and_then(|_| op_code(plan.op));
     let args = args(plan, shared.then_some(elems * bytes), op);
     Ok(Kernel {
         source: s,

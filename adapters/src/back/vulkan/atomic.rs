@@ -11,6 +11,7 @@ use rspirv::spirv::{BuiltIn, Capability, ExecutionMode, StorageClass, Word};
 
 /// The entry point's name.
 use super::emit::*;
+use crate::back::{OPS, op_code};
 
 /// Checks that the op on `plan`'s type has an exact instruction on a device with `f`.
 pub(super) fn check_atomic(plan: &Plan, f: &Features) -> Result<Datum, NotApplicable> {
@@ -194,14 +195,22 @@ pub fn emit_atomic(
     } else {
         None
     };
-    let inv: Vec<u64> = [u64::from(n), elems]
-        .into_iter()
-        .chain(plan.items.iter().map(|i| i.offset / bytes))
-        .collect();
+    // An integer op of OPS on an integer type: the module switches on its code (word 2 of
+    // binding 3), so that its words depend on the type and space only (issue 31).
+    let code = op_code(plan.op);
+    let switched = datum == Datum::Int && plan.ty.float_format().is_none() && code.is_some();
+    let inv: Vec<u64> = [
+        u64::from(n),
+        elems,
+        code.map_or(u64::from(u32::MAX), u64::from),
+    ]
+    .into_iter()
+    .chain(plan.items.iter().map(|i| i.offset / bytes))
+    .collect();
     let src0: Vec<u64> = plan.items.iter().map(|i| i.src[0]).collect();
     let src1: Vec<u64> = plan.items.iter().map(|i| i.src[1]).collect();
     let shape = Shape {
-        op: plan.op,
+        op: (!switched).then_some(plan.op),
         ty: plan.ty,
         space: plan.space,
         datum,
@@ -222,7 +231,22 @@ pub fn emit_atomic(
         m.insert(shape, w.clone());
         Ok::<_, NotApplicable>(w)
     })?;
-    let mut operands = operand_line(3, "N, ELEMS, element index per invocation", 4, &inv);
+    let mut operands = match (switched, code) {
+        (true, Some(c)) => format!(
+            "; OP = {c} ({}): the module switches on binding 3's word 2\n",
+            plan.op.name()
+        ),
+        _ => format!(
+            "; OP: {} in the module (binding 3's word 2 unused)\n",
+            plan.op.name()
+        ),
+    };
+    operands.push_str(&operand_line(
+        3,
+        "N, ELEMS, OP, element index per invocation",
+        4,
+        &inv,
+    ));
     operands.push_str(&operand_line(
         4,
         "first operand per invocation",
@@ -251,7 +275,7 @@ pub fn emit_atomic(
             bytes: le_bytes(bytes, &src0),
         },
     ];
-    if plan.op == AtomicOp::Cas {
+    if plan.op == AtomicOp::Cas || switched {
         operands.push_str(&operand_line(
             5,
             "second operand per invocation",
@@ -278,7 +302,8 @@ pub fn emit_atomic(
 /// values are in buffers, so equal shapes have equal words.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 struct Shape {
-    op: AtomicOp,
+    /// The op, `None` where the module switches on its code ([`OPS`]).
+    op: Option<AtomicOp>,
     ty: DataType,
     space: Space,
     datum: Datum,
@@ -317,7 +342,7 @@ fn module(k: &Shape) -> Result<Vec<u32>, NotApplicable> {
         cx.b.capability(Capability::Int64Atomics);
     }
     if datum == Datum::Float {
-        if k.op == AtomicOp::Add {
+        if k.op == Some(AtomicOp::Add) {
             cx.b.extension("SPV_EXT_shader_atomic_float_add");
             cx.b.capability(Capability::AtomicFloat32AddEXT);
         } else {
@@ -344,11 +369,12 @@ fn module(k: &Shape) -> Result<Vec<u32>, NotApplicable> {
     let mem_var = cx.storage_buffer(elem_t, bytes as u32, 0);
     let ret_var = cx.storage_buffer(int_t, bytes as u32, 1);
     let ok_var = cx.storage_buffer(u32_t, 4, 2);
-    // 3: N, ELEMS, then each invocation's element index; 4: first operands; 5: second
-    // operands (compare-exchange).
+    // 3: N, ELEMS, the op's code, then each invocation's element index; 4: first operands;
+    // 5: second operands (compare-exchange, and every switching module).
     let inv_var = cx.storage_buffer(u32_t, 4, 3);
     let src0_var = cx.storage_buffer(elem_t, bytes as u32, 4);
-    let src1_var = (k.op == AtomicOp::Cas).then(|| cx.storage_buffer(elem_t, bytes as u32, 5));
+    let src1_var = matches!(k.op, None | Some(AtomicOp::Cas))
+        .then(|| cx.storage_buffer(elem_t, bytes as u32, 5));
     let lid_var = cx.builtin(BuiltIn::LocalInvocationIndex);
     let lm_var = if shared {
         let len = cx.c32(lm_elems as u32);
@@ -373,6 +399,16 @@ fn module(k: &Shape) -> Result<Vec<u32>, NotApplicable> {
     let counter = if shared {
         let p = cx.b.type_pointer(None, StorageClass::Function, u32_t);
         Some(cx.b.variable(p, None, StorageClass::Function, None))
+    } else {
+        None
+    };
+    // The switch's results (Function variables belong in the first block).
+    let results = if k.op.is_none() {
+        let p = cx.b.type_pointer(None, StorageClass::Function, int_t);
+        let old_v = cx.b.variable(p, None, StorageClass::Function, None);
+        let p = cx.b.type_pointer(None, StorageClass::Function, u32_t);
+        let ok_v = cx.b.variable(p, None, StorageClass::Function, None);
+        Some((old_v, ok_v))
     } else {
         None
     };
@@ -401,8 +437,8 @@ fn module(k: &Shape) -> Result<Vec<u32>, NotApplicable> {
     let bool_t = cx.bool_t;
     let runs = cx.b.u_less_than(bool_t, None, lid, n_c).map_err(bug)?;
     cx.if_then(runs, |cx| {
-        let two = cx.c32(2);
-        let at = cx.b.i_add(u32_t, None, lid, two).map_err(bug)?;
+        let three = cx.c32(3);
+        let at = cx.b.i_add(u32_t, None, lid, three).map_err(bug)?;
         let i = cx.load_storage(inv_var, u32_t, at)?;
         let ptr = if shared {
             lm_elem_ptr(cx, i)?
@@ -415,26 +451,61 @@ fn module(k: &Shape) -> Result<Vec<u32>, NotApplicable> {
             Some(var) => Some(cx.load_storage(var, elem_t, lid)?),
             None => None,
         };
-        let (old, success) = atomic_instruction(
-            cx,
-            (k.op, k.ty, datum),
-            elem_t,
-            ptr,
-            scope,
-            (src0, src1),
-            plant,
-        )?;
-        let old_bits = if datum == Datum::Float {
-            cx.b.bitcast(int_t, None, old).map_err(bug)?
-        } else {
-            old
+        let (old_bits, okv) = match (k.op, results) {
+            (Some(op), _) => {
+                let (old, success) = atomic_instruction(
+                    cx,
+                    (op, k.ty, datum),
+                    elem_t,
+                    ptr,
+                    scope,
+                    (src0, src1),
+                    plant,
+                )?;
+                let old_bits = if datum == Datum::Float {
+                    cx.b.bitcast(int_t, None, old).map_err(bug)?
+                } else {
+                    old
+                };
+                let okv = match success {
+                    Some(s) => cx.b.select(u32_t, None, s, one, zero).map_err(bug)?,
+                    None => one,
+                };
+                (old_bits, okv)
+            }
+            (None, Some((old_v, ok_v))) => {
+                // One arm per op of OPS (every one runs on an integer type the device has).
+                let two = cx.c32(2);
+                let code = cx.load_storage(inv_var, u32_t, two)?;
+                let z = cx.c(int_t, bytes, 0);
+                cx.b.store(old_v, z, None, []).map_err(bug)?;
+                cx.b.store(ok_v, one, None, []).map_err(bug)?;
+                let codes: Vec<u32> = (0..OPS.len() as u32).collect();
+                cx.switch(code, &codes, |cx, i| {
+                    let (old, success) = atomic_instruction(
+                        cx,
+                        (OPS[i], k.ty, datum),
+                        elem_t,
+                        ptr,
+                        scope,
+                        (src0, src1),
+                        plant,
+                    )?;
+                    cx.b.store(old_v, old, None, []).map_err(bug)?;
+                    if let Some(s) = success {
+                        let okv = cx.b.select(u32_t, None, s, one, zero).map_err(bug)?;
+                        cx.b.store(ok_v, okv, None, []).map_err(bug)?;
+                    }
+                    Ok(())
+                })?;
+                let old = cx.b.load(int_t, None, old_v, None, []).map_err(bug)?;
+                let okv = cx.b.load(u32_t, None, ok_v, None, []).map_err(bug)?;
+                (old, okv)
+            }
+            (None, None) => return na("a switching module without its variables (a back-end bug)"),
         };
         let rp = cx.element(ret_var, int_t, lid)?;
         cx.b.store(rp, old_bits, None, []).map_err(bug)?;
-        let okv = match success {
-            Some(s) => cx.b.select(u32_t, None, s, one, zero).map_err(bug)?,
-            None => one,
-        };
         let op_ = cx.element(ok_var, u32_t, lid)?;
         cx.b.store(op_, okv, None, []).map_err(bug)
     })?;
@@ -619,21 +690,47 @@ mod tests {
         let b = emit("ATOM.E.ADD R0, [R2+0x4], R5");
         assert_eq!(a.words, b.words);
         assert_ne!(a.buffers, b.buffers);
-        // Binding 3: N, ELEMS, the element indices; binding 4: the operands.
-        assert_eq!(a.buffers[3].bytes, le_bytes(4, &[2, 4, 0, 2]));
+        // Binding 3: N, ELEMS, the op's code, the element indices; binding 4: the operands.
+        assert_eq!(a.buffers[3].bytes, le_bytes(4, &[2, 4, 0, 0, 2]));
         assert_eq!(a.buffers[4].bytes, le_bytes(4, &[5, 6]));
-        assert_eq!(b.buffers[3].bytes, le_bytes(4, &[2, 4, 1, 3]));
+        assert_eq!(b.buffers[3].bytes, le_bytes(4, &[2, 4, 0, 1, 3]));
         assert_eq!(b.buffers[4].bytes, le_bytes(4, &[7, 8]));
         assert!(
             a.listing()
-                .starts_with("; binding 3 (N, ELEMS, element index per invocation): {0x00000002, 0x00000004, 0x00000000, 0x00000002}\n; binding 4 (first operand per invocation): {0x00000005, 0x00000006}\n"),
+                .starts_with("; OP = 0 (add): the module switches on binding 3's word 2\n; binding 3 (N, ELEMS, OP, element index per invocation): {0x00000002, 0x00000004, 0x00000000, 0x00000000, 0x00000002}\n; binding 4 (first operand per invocation): {0x00000005, 0x00000006}\n"),
             "{}",
             a.listing()
         );
+        // Issue 31: every integer op of a type and space is one module switching on the op's
+        // code (word 2 of binding 3); the second operands are bound for every op.
         let c = emit("ATOM.E.CAS R0, [R2], R4, R5");
         assert_eq!(c.buffers.len(), 6);
+        assert_eq!(a.buffers.len(), 6);
         assert_eq!(c.buffers[5].bytes, le_bytes(4, &[7, 8]));
-        assert_ne!(c.words, a.words);
+        assert_eq!(c.buffers[3].bytes, le_bytes(4, &[2, 4, 11, 0, 2]));
+        assert_eq!(c.words, a.words);
+        let m = emit("ATOM.E.MAX R0, [R2], R4");
+        assert_eq!(m.words, a.words);
+        assert!(m.listing().starts_with("; OP = 6 (max)"), "{}", m.listing());
+        let d = a.disassemble();
+        assert!(
+            d.contains("OpSwitch") && d.contains("OpSelectionMerge"),
+            "{d}"
+        );
+        // Another type is another module; a float atomic keeps its op in the module.
+        assert_ne!(emit("ATOM.E.MAX.S32 R0, [R2], R4").words, a.words);
+        let p = sass("ATOM.E.ADD.F32.FTZ.RN R0, [R2], R4");
+        let ftz = Features {
+            denorm_ftz_f32: true,
+            ..all
+        };
+        let e = emit_atomic(&p, vec![0; p.layout().size as usize], &ftz, Plant::None).unwrap();
+        assert!(!e.disassemble().contains("OpSwitch"), "{}", e.disassemble());
+        assert!(
+            e.listing().starts_with("; OP: add in the module"),
+            "{}",
+            e.listing()
+        );
     }
 
     #[test]

@@ -27,9 +27,11 @@
 //! when `lane + delta >= N` (SPIR-V leaves both undefined). The rotate and and_fill functions
 //! have no SPIR-V instruction on Vulkan 1.3 without SPV_KHR_subgroup_rotate: not applicable.
 //!
-//! A module's words depend only on the case's shape (op, type, space, float mode, work-group
-//! size rounded up to a power of two, workgroup memory rounded likewise; for a shuffle the
-//! function, width and invocations; see [`shape_sizes`]): the element indices and operands are read from storage
+//! A module's words depend only on the case's shape (type, space, float mode, work-group
+//! size rounded up to a power of two, workgroup memory rounded likewise; the op only for a
+//! float atomic or a store: an integer op's code is read from binding 3 and the module switches
+//! on it, one arm per op of [`crate::back::OPS`], issue 31; for a shuffle the function, width and
+//! invocations; see [`shape_sizes`]): the op's code, element indices and operands are read from storage
 //! buffers ([`Dispatch::operands`] lists them beside the disassembly printed for a failing
 //! case), so one pipeline serves every case of a shape (issue 9: lavapipe compiles each
 //! pipeline with LLVM, about 0.1 s of CPU).
@@ -414,6 +416,35 @@ impl Ctx {
         self.b.begin_block(Some(then)).map_err(bug)?;
         body(self)?;
         self.b.branch(merge).map_err(bug)?;
+        self.b.begin_block(Some(merge)).map_err(bug)?;
+        Ok(())
+    }
+
+    /// SPIR-V 1.6 §3.42.17 "Control-Flow Instructions", OpSwitch headed by OpSelectionMerge:
+    /// `switch (sel) { case cases[i]: arm(i); break; default: }`, a structured selection whose
+    /// default target is the merge block (a u32 selector, 32-bit literals).
+    pub(super) fn switch(
+        &mut self,
+        sel: Word,
+        cases: &[u32],
+        mut arm: impl FnMut(&mut Ctx, usize) -> Result<(), NotApplicable>,
+    ) -> Result<(), NotApplicable> {
+        let merge = self.b.id();
+        let labels: Vec<Word> = cases.iter().map(|_| self.b.id()).collect();
+        self.b
+            .selection_merge(merge, SelectionControl::NONE)
+            .map_err(bug)?;
+        let targets: Vec<(Operand, Word)> = cases
+            .iter()
+            .zip(&labels)
+            .map(|(c, l)| (Operand::LiteralBit32(*c), *l))
+            .collect();
+        self.b.switch(sel, merge, targets).map_err(bug)?;
+        for (i, l) in labels.iter().enumerate() {
+            self.b.begin_block(Some(*l)).map_err(bug)?;
+            arm(self, i)?;
+            self.b.branch(merge).map_err(bug)?;
+        }
         self.b.begin_block(Some(merge)).map_err(bug)?;
         Ok(())
     }
