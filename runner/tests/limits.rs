@@ -187,3 +187,22 @@ fn help_texts_name_the_same_limits() {
         );
     }
 }
+
+#[test]
+fn fuzz_help_names_the_learning_limits() {
+    let out = Command::new(env!("CARGO_BIN_EXE_atomcts"))
+        .args(["fuzz", "--help"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let help = String::from_utf8(out.stdout).unwrap();
+    let flat = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    let after = constant("LEARN_AFTER");
+    let every = constant("EXPLORE_EVERY");
+    assert!(
+        flat.contains(&format!(
+            "turned away {after} times and never let through is passed over, one draft in {every}"
+        )),
+        "--no-learn's help does not say {after} / {every}:\n{help}"
+    );
+}

@@ -49,6 +49,11 @@ pub(super) struct FuzzArgs {
     /// them by reason).
     #[arg(long)]
     no_screen: bool,
+    /// Make every draft: by default a shape (instruction, types, spaces, edge addresses) the
+    /// screen turned away 4 times and never let through is passed over, one draft in 64 of it
+    /// still made (the summary counts them).
+    #[arg(long, conflicts_with = "no_screen")]
+    no_learn: bool,
     /// Send the screened cases too, and report as an error any that an adapter does not
     /// answer not applicable (checks the screen; the screened cases stay out of the counts).
     #[arg(long, conflicts_with = "no_screen")]
@@ -111,6 +116,7 @@ pub(super) fn cmd_fuzz(a: FuzzArgs) -> Result<u8> {
         // is the signal's.
         stop: None,
         screen: !a.no_screen,
+        learn: !a.no_learn,
         audit_screen: a.audit_screen,
     };
     let run_opts = Options {

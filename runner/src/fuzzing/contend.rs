@@ -187,6 +187,7 @@ fn sass_concurrent(given: Table, instrs: Vec<GenInstr>) -> GenCase {
         lanes: 1,
         given,
         concurrent: instrs,
+        edge: false,
     }
 }
 

@@ -32,6 +32,9 @@ pub struct GenCase {
     /// For a concurrent case (FORMAT.md, "Concurrent cases"): its instructions; then `asm`
     /// joins their texts with ` || ` and `lanes` is 1. Empty for a single instruction.
     pub concurrent: Vec<GenInstr>,
+    /// The draw gave some lane an edge address: misaligned, or outside the memory
+    /// ([`Draft::edge`]).
+    pub edge: bool,
 }
 
 /// One instruction of a generated concurrent case (`[[case.concurrent]]`).
@@ -123,6 +126,10 @@ pub struct Draft {
     pub lanes: u32,
     /// The `given` entries (unique keys).
     pub given: Vec<(&'static str, G)>,
+    /// The draw gave some lane an edge address: misaligned, or outside the memory. A choice
+    /// of the draw, recorded for what learns from it (`crate::fuzzing::learn`): whether such
+    /// a case runs on a semantic-level implementation depends on it, not on the instruction.
+    pub edge: bool,
 }
 
 impl Draft {
@@ -133,6 +140,7 @@ impl Draft {
             asm: String::new(),
             lanes,
             given: Vec::new(),
+            edge: false,
         }
     }
 
@@ -170,6 +178,7 @@ impl Draft {
             lanes: self.lanes,
             given,
             concurrent: Vec::new(),
+            edge: self.edge,
         }
     }
 

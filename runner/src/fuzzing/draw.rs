@@ -203,8 +203,14 @@ fn gen_sass(e: &mut dyn Entropy, hot: bool) -> Draft {
         let addr = match if hot { 21 + e.below(4) } else { e.below(20) } {
             21 => second,
             22.. => base + 8 * shared,
-            0 => base + 8 * e.below(slots) + 2,
-            1 => 0x2000 + 8 * e.below(4),
+            0 => {
+                given.edge = true;
+                base + 8 * e.below(slots) + 2
+            }
+            1 => {
+                given.edge = true;
+                0x2000 + 8 * e.below(4)
+            }
             2 if given.get("shared_window").is_some() => 0x8000,
             3..=10 => base + 8 * shared,
             _ => base + 8 * e.below(slots) + if wide { 0 } else { 4 * e.below(2) },
@@ -334,19 +340,27 @@ fn gen_visa(e: &mut dyn Entropy, hot: bool) -> Draft {
     }
     let shared = e.below(16);
     let second = e.below(16);
+    let mut edge = false;
     let offs: Vec<G> = (0..exec)
         .map(|_| {
             let o = match if hot { 17 + e.below(4) } else { e.below(16) } {
                 17 => bytes * second,
                 18.. => bytes * shared,
-                0 => bytes * e.below(64) + 1,
-                1 => size + bytes * e.below(4),
+                0 => {
+                    edge = true;
+                    bytes * e.below(64) + 1
+                }
+                1 => {
+                    edge = true;
+                    size + bytes * e.below(4)
+                }
                 2..=6 => bytes * shared,
                 _ => bytes * e.below(64),
             };
             G::Int(base + o)
         })
         .collect();
+    given.edge = edge;
     let vec = |vals: Vec<G>, t: &'static str| G::Table(vec![(t, G::List(vals))]);
     given.insert("V10", vec(offs, "ud"));
     let data = |e: &mut dyn Entropy| -> Vec<G> {
@@ -422,14 +436,22 @@ fn gen_scatter4(e: &mut dyn Entropy) -> Draft {
     }
     let mut given = Draft::new(Dialect::Visa, 1);
     given.insert("V20", G::Table(vec![("uq", G::Int(0x1000))]));
+    let mut edge = false;
     let offs: Vec<G> = (0..exec)
         .map(|i| match e.below(12) {
-            0 => G::Int(16 * i + 2),
-            1 => G::Int(0x10_0000),
+            0 => {
+                edge = true;
+                G::Int(16 * i + 2)
+            }
+            1 => {
+                edge = true;
+                G::Int(0x10_0000)
+            }
             2..=3 => G::Int(0),
             _ => G::Int(16 * i),
         })
         .collect();
+    given.edge = edge;
     given.insert("V21", G::Table(vec![("uq", G::List(offs))]));
     let src: Vec<G> = (0..64).map(|_| G::Int(value(e, 32, None))).collect();
     given.insert("V22", G::Table(vec![("ud", G::List(src))]));
@@ -479,15 +501,20 @@ fn gen_msl(e: &mut dyn Entropy, hot: bool) -> Draft {
         ]),
     );
     let second = e.below(len);
+    let mut edge = false;
     let idx: Vec<G> = (0..lanes)
         .map(|_| match if hot { 17 + e.below(4) } else { e.below(16) } {
             17 => G::Int(second),
             18.. => G::Int(0),
-            0 => G::Int(len + e.below(3)),
+            0 => {
+                edge = true;
+                G::Int(len + e.below(3))
+            }
             1..=8 => G::Int(0),
             _ => G::Int(e.below(len)),
         })
         .collect();
+    given.edge = edge;
     given.insert("i", G::List(idx));
     let vals: Vec<G> = (0..lanes).map(|_| G::Int(msl_value(e))).collect();
     let opty = if ty == AtomicType::Float {

@@ -29,6 +29,7 @@ use crate::corpus::case::Case;
 use crate::exit::{EXIT_ERROR, EXIT_NONCONFORMANCE, EXIT_OK};
 use crate::fuzzing::contend::gen_fuzz_case;
 use crate::fuzzing::draft::GenCase;
+use crate::fuzzing::learn::{LEARN_AFTER, Learned, shape_keys};
 use crate::run::results::{CaseResult, Options, Status};
 use atomcts_adapters::Adapter;
 use rand_chacha::ChaCha8Rng;
@@ -89,6 +90,11 @@ pub struct Summary {
     /// them ([`crate::run::prepare::screen`]); not in `cases`. Each draw is either screened
     /// or one of `cases`, `dropped`.
     pub screened: u64,
+    /// Drafts passed over, not made: their shape was screened out [`LEARN_AFTER`] times and
+    /// never sent ([`crate::fuzzing::learn`]); neither screened nor in `cases`.
+    pub passed_over: u64,
+    /// Shapes passed over at the end of the campaign.
+    pub passed_over_shapes: usize,
     /// Of `screened`, those sent anyway with `--audit-screen` (each answered not applicable,
     /// else a problem).
     pub audited: u64,
@@ -220,6 +226,7 @@ pub fn fuzz(
     let mut drawn = 0u64;
     let mut generated = 0u64;
     let mut screened_in_a_row = 0u64;
+    let mut learned = Learned::default();
     // Cases go to the adapters 4 windows at a time (pipelined shims keep their window full
     // through a batch); findings are shrunk one case at a time.
     let window = adapters
@@ -248,12 +255,25 @@ pub fn fuzz(
             let k = drawn;
             drawn += 1;
             let gc = gen_fuzz_case(&mut rng);
+            let shape = (opts.screen && opts.learn).then(|| shape_keys(&gc));
+            if let Some(keys) = &shape
+                && learned.pass_over(keys)
+            {
+                s.passed_over += 1;
+                continue;
+            }
             let id = format!("fuzz/seed{}::case_{k}", opts.seed);
             match case_of(&gc, &id, run_opts) {
                 Ok(c) => {
-                    if opts.screen
-                        && let Some(why) = screen_out(&c, &mut adapters, run_opts)
-                    {
+                    let turned_away = if opts.screen {
+                        screen_out(&c, &mut adapters, run_opts)
+                    } else {
+                        None
+                    };
+                    if let Some(keys) = shape {
+                        learned.record(keys, turned_away.is_some());
+                    }
+                    if let Some(why) = turned_away {
                         screened_in_a_row += 1;
                         if screened_in_a_row >= SCREEN_GIVE_UP {
                             s.stop = Some(Stop::Unrunnable(why.clone()));
@@ -314,6 +334,7 @@ pub fn fuzz(
         }
     }
     s.elapsed = t0.elapsed();
+    s.passed_over_shapes = learned.passed_over_shapes();
     s.builds = adapters
         .iter()
         .filter_map(|x| Some((x.name().to_string(), x.builds()?)))
@@ -433,15 +454,24 @@ pub fn summary_text(s: &Summary) -> String {
         s.failing,
         s.signatures.len()
     );
-    if s.screened > 0 {
-        let drawn = s.cases + s.dropped + s.screened;
+    if s.screened > 0 || s.passed_over > 0 {
+        let made = s.cases + s.dropped + s.screened;
         let _ = writeln!(
             out,
-            "{} of {drawn} drawn case(s) screened out before they were sent (an adapter declared it cannot run them; --no-screen sends them): {:.1} % of the cases run and {:.1} % of those drawn were judged",
+            "{} of {made} case(s) made screened out before they were sent (an adapter declared it cannot run them; --no-screen sends them): {:.1} % of the cases run and {:.1} % of those made were judged",
             s.screened,
             100.0 * s.judged as f64 / (s.cases.max(1)) as f64,
-            100.0 * s.judged as f64 / drawn.max(1) as f64,
+            100.0 * s.judged as f64 / made.max(1) as f64,
         );
+        if s.passed_over > 0 {
+            let _ = writeln!(
+                out,
+                "{} more draft(s) passed over, not made: {} shape(s) (kinds, instructions or texts) screened out {LEARN_AFTER} times and never sent (one draft in {} of such a shape is still made; --no-learn makes every draft)",
+                s.passed_over,
+                s.passed_over_shapes,
+                crate::fuzzing::learn::EXPLORE_EVERY,
+            );
+        }
         let mut by: Vec<(&String, &u64)> = s.screened_by.iter().collect();
         by.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
         for (why, n) in by.into_iter().take(5) {

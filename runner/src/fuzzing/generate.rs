@@ -286,6 +286,7 @@ fn make(
         lanes: draft.lanes,
         given: Table::new(),
         concurrent: Vec::new(),
+        edge: draft.edge,
     };
     let case = shell.into_case_at(id, file, at, cite.to_string(), None);
     let reference =

@@ -473,6 +473,7 @@ pub fn regression_case(target: &str, artifact: &str, data: &[u8]) -> Result<Regr
                 lanes: 1,
                 given: Table::new(),
                 concurrent: Vec::new(),
+                edge: false,
             };
             (Profile::default(), gc)
         }

@@ -29,6 +29,9 @@ pub struct FuzzOptions {
     /// Draw another case instead of sending one an adapter declares it cannot run
     /// ([`crate::run::prepare::screen`], issue 31 point 2); `--no-screen` sends every case.
     pub screen: bool,
+    /// Pass over the drafts of a shape the screen only ever turned away
+    /// ([`crate::fuzzing::learn`]; with `screen` only); `--no-learn` makes every draft.
+    pub learn: bool,
     /// Send the screened cases too and check that each is answered not applicable
     /// (`--audit-screen`): a screened case that an adapter runs is a problem of the campaign.
     pub audit_screen: bool,

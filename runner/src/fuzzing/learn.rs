@@ -1,0 +1,343 @@
+//! What a fuzzing campaign learns from its screen (issue 31 point 2: the fuzzer generates what
+//! the implementation under test can run). A drawn case's *shape* is what the draw chose apart
+//! from its values, at several levels ([`shape_keys`]): its dialect and kind (one instruction,
+//! or concurrent instructions, each plain or a compare-and-swap loop); then each instruction's
+//! mnemonic, the words of its state (memory space, type) and whether the draw gave some lane an
+//! edge address (misaligned or outside the memory, `GenCase::edge`); then its whole instruction
+//! text (registers and offsets included); and apart, the dialect's edge addresses and each
+//! instruction of a concurrent case alone. A draft is passed over when any of its shapes is. Whether an adapter can run a case is mostly its shape's
+//! doing (a route without concurrent cases or loops, an op or type the device lacks, an illegal
+//! form); what depends on the values (an address outside the buffer, a misaligned one) is what
+//! the shape leaves open.
+//!
+//! [`Learned`] counts, per shape at each level, the cases made of it that the screen turned away
+//! and those sent. A shape turned away [`LEARN_AFTER`] times and never sent is *passed over*:
+//! its later drafts are dropped before their state is built and the reference run (which is
+//! what a screened case costs), but for one in [`EXPLORE_EVERY`], made and screened as before,
+//! so a shape whose first cases were turned away for their values (or a kind of which only some
+//! instructions run) is sent again once one of them runs. Deterministic: the same seed on the
+//! same adapter draws, makes and sends the same cases; a case's number is still its place in
+//! the draw.
+
+use crate::fuzzing::draft::GenCase;
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use toml::{Table, Value};
+
+/// Cases of one shape turned away by the screen, none sent, after which its drafts are passed
+/// over.
+pub const LEARN_AFTER: u32 = 4;
+
+/// Of a passed-over shape's drafts, one in this many is still made and screened.
+pub const EXPLORE_EVERY: u32 = 64;
+
+/// A drawn case's shape at each level, coarsest first: dialect and kind; then mnemonics, the
+/// string words of its state and whether the draw gave it an edge address; then its instruction
+/// texts; then, for a concurrent case, each instruction alone (its mnemonic, loop or plain, its
+/// words), so that an instruction that no case sent holds is learnt whatever it is run beside.
+/// Never its numbers.
+pub fn shape_keys(gc: &GenCase) -> Vec<String> {
+    let mut kind = String::from(gc.dialect.name());
+    if gc.concurrent.is_empty() {
+        kind.push_str("|single");
+    } else {
+        kind.push_str("|concurrent");
+        for i in &gc.concurrent {
+            kind.push_str(if i.cas_loop.is_some() {
+                ":loop"
+            } else {
+                ":plain"
+            });
+        }
+    }
+    let mut instr = kind.clone();
+    instr.push('|');
+    if gc.concurrent.is_empty() {
+        instr.push_str(mnemonic(&gc.asm));
+    } else {
+        for (n, i) in gc.concurrent.iter().enumerate() {
+            if n > 0 {
+                instr.push('+');
+            }
+            instr.push_str(mnemonic(&i.asm));
+        }
+    }
+    words(&mut instr, &gc.given);
+    for i in &gc.concurrent {
+        words(&mut instr, &i.given);
+    }
+    if gc.edge {
+        instr.push_str("|edge");
+    }
+    let mut text = instr.clone();
+    text.push('|');
+    text.push_str(&gc.asm);
+    let mut keys = vec![kind, instr, text];
+    if gc.edge {
+        keys.push(format!("{}|edge", gc.dialect.name()));
+    }
+    for i in &gc.concurrent {
+        let mut one = format!(
+            "{}|in-concurrent|{}|{}",
+            gc.dialect.name(),
+            mnemonic(&i.asm),
+            if i.cas_loop.is_some() {
+                "loop"
+            } else {
+                "plain"
+            }
+        );
+        words(&mut one, &i.given);
+        keys.push(one);
+    }
+    keys
+}
+
+/// An instruction's mnemonic: its first word that starts with a letter and is at least four
+/// characters long, up to any `(` (`ATOM.ADD.F64.RN` after a `@P0` predicate,
+/// `DWORD_ATOMIC.add` after `(!P1)`, `atomic_fetch_add_explicit` after `r =`).
+fn mnemonic(asm: &str) -> &str {
+    asm.split_whitespace()
+        .map(|w| w.split('(').next().unwrap_or(w))
+        .find(|w| w.len() >= 4 && w.starts_with(|c: char| c.is_ascii_alphabetic()))
+        .unwrap_or(asm)
+}
+
+/// The words of `t`'s strings as `|key=word`, nested tables included: memory spaces and
+/// types, which the shape is made of, never numbers. A typed value (`u32:0x2`) gives its type;
+/// entries keyed by an address (`0x1000`) give the set of their types, not one per address.
+fn words(k: &mut String, t: &Table) {
+    let mut at_addresses: Vec<&str> = Vec::new();
+    for (name, v) in t {
+        match v {
+            Value::String(s) => {
+                let word = s.split(':').next().unwrap_or(s);
+                if name.starts_with(|c: char| c.is_ascii_digit()) {
+                    at_addresses.push(word);
+                } else {
+                    let _ = write!(k, "|{name}={word}");
+                }
+            }
+            Value::Table(inner) => {
+                let _ = write!(k, "|{name}{{");
+                words(k, inner);
+                k.push('}');
+            }
+            _ => {}
+        }
+    }
+    at_addresses.sort_unstable();
+    at_addresses.dedup();
+    for w in at_addresses {
+        let _ = write!(k, "|@{w}");
+    }
+}
+
+/// What the screen said of each shape so far.
+#[derive(Debug, Default)]
+struct Seen {
+    /// Cases of it the screen turned away.
+    screened: u32,
+    /// Cases of it sent.
+    sent: u32,
+    /// Drafts of it met since it was passed over.
+    met: u32,
+}
+
+/// A campaign's shapes ([`shape_keys`], every level) and what the screen said of each.
+#[derive(Debug, Default)]
+pub struct Learned {
+    seen: HashMap<String, Seen>,
+}
+
+impl Seen {
+    /// Turned away [`LEARN_AFTER`] times, never sent.
+    fn condemned(&self) -> bool {
+        self.sent == 0 && self.screened >= LEARN_AFTER
+    }
+}
+
+impl Learned {
+    /// Whether a draft of shape `keys` is passed over (not made): at some level its shape was
+    /// turned away [`LEARN_AFTER`] times and never sent, and this is not the one in
+    /// [`EXPLORE_EVERY`] of that shape's drafts still made.
+    pub fn pass_over(&mut self, keys: &[String]) -> bool {
+        let Some(k) = keys
+            .iter()
+            .find(|k| self.seen.get(*k).is_some_and(Seen::condemned))
+        else {
+            return false;
+        };
+        let Some(s) = self.seen.get_mut(k) else {
+            return false;
+        };
+        s.met += 1;
+        s.met % EXPLORE_EVERY != 0
+    }
+
+    /// Counts a made case of shape `keys` at every level: turned away by the screen, or sent.
+    pub fn record(&mut self, keys: Vec<String>, screened: bool) {
+        for k in keys {
+            let s = self.seen.entry(k).or_default();
+            if screened {
+                s.screened = s.screened.saturating_add(1);
+            } else {
+                s.sent = s.sent.saturating_add(1);
+            }
+        }
+    }
+
+    /// Shapes (of any level) now passed over.
+    pub fn passed_over_shapes(&self) -> usize {
+        self.seen.values().filter(|s| s.condemned()).count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fuzzing::contend::gen_fuzz_case;
+    use rand_chacha::ChaCha8Rng;
+    use rand_core::SeedableRng;
+
+    fn keys(k: &str) -> Vec<String> {
+        vec![
+            "sass|single".into(),
+            format!("sass|single|{k}"),
+            format!("sass|single|{k}|t"),
+        ]
+    }
+
+    #[test]
+    fn a_shape_is_passed_over_after_it_was_only_turned_away_and_explored_now_and_then() {
+        let mut l = Learned::default();
+        let k = keys("ATOM.ADD.F64.RN");
+        // Another instruction of the kind runs: the kind is never passed over.
+        l.record(keys("ATOM.ADD.U32"), false);
+        for _ in 0..LEARN_AFTER - 1 {
+            assert!(!l.pass_over(&k));
+            l.record(k.clone(), true);
+        }
+        assert!(!l.pass_over(&k), "7 screens: still made");
+        l.record(k.clone(), true);
+        // The mnemonic's level and the text's.
+        assert_eq!(l.passed_over_shapes(), 2);
+        let made: Vec<bool> = (0..2 * EXPLORE_EVERY).map(|_| !l.pass_over(&k)).collect();
+        assert_eq!(made.iter().filter(|m| **m).count(), 2, "{made:?}");
+        assert!(made[EXPLORE_EVERY as usize - 1] && made[2 * EXPLORE_EVERY as usize - 1]);
+        assert!(!l.pass_over(&keys("ATOM.ADD.U32")));
+        // An explored case that runs brings the shape back for good.
+        l.record(k.clone(), false);
+        assert!((0..3 * EXPLORE_EVERY).all(|_| !l.pass_over(&k)));
+        assert_eq!(l.passed_over_shapes(), 0);
+    }
+
+    #[test]
+    fn a_kind_turned_away_whole_is_passed_over_whatever_its_instructions() {
+        let mut l = Learned::default();
+        for n in 0..LEARN_AFTER {
+            l.record(keys(&format!("OP{n}")), true);
+        }
+        // A mnemonic never seen is passed over with its kind.
+        assert!(l.pass_over(&keys("NEW")));
+    }
+
+    #[test]
+    fn an_instruction_no_sent_case_holds_condemns_the_concurrent_cases_it_is_in() {
+        let mut l = Learned::default();
+        let case = |a: &str, b: &str| {
+            vec![
+                "sass|concurrent:plain:plain".to_string(),
+                format!("sass|concurrent:plain:plain|{a}+{b}"),
+                format!("sass|concurrent:plain:plain|{a}+{b}|text"),
+                format!("sass|in-concurrent|{a}|plain"),
+                format!("sass|in-concurrent|{b}|plain"),
+            ]
+        };
+        l.record(case("ATOM.ADD.U32", "ATOM.OR.U32"), false);
+        let partners = [
+            "ATOM.ADD.U32",
+            "ATOM.OR.U32",
+            "ATOM.XOR.U32",
+            "ATOM.MIN.U32",
+        ];
+        for n in 0..LEARN_AFTER as usize {
+            let k = case(partners[n % 4], "ATOM.ADD.F32.FTZ.RN");
+            assert!(!l.pass_over(&k));
+            l.record(k, true);
+        }
+        // A pair never seen, but holding the float add: passed over; one without it is not.
+        assert!(l.pass_over(&case("ATOM.AND.U32", "ATOM.ADD.F32.FTZ.RN")));
+        assert!(!l.pass_over(&case("ATOM.AND.U32", "ATOM.ADD.U32")));
+    }
+
+    #[test]
+    fn a_shape_ever_sent_is_never_passed_over() {
+        let mut l = Learned::default();
+        let k = keys("x");
+        l.record(k.clone(), false);
+        for _ in 0..10 * LEARN_AFTER {
+            l.record(k.clone(), true);
+        }
+        assert!(!l.pass_over(&k));
+        assert!(!l.pass_over(&keys("never seen")));
+    }
+
+    #[test]
+    fn the_shape_holds_mnemonics_text_and_words_but_no_numbers() {
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        let cases: Vec<GenCase> = (0..400).map(|_| gen_fuzz_case(&mut rng)).collect();
+        let keys: Vec<Vec<String>> = cases.iter().map(shape_keys).collect();
+        for (c, k) in cases.iter().zip(&keys) {
+            let (kind, instr, text) = (&k[0], &k[1], &k[2]);
+            assert_eq!(k.len(), 3 + usize::from(c.edge) + c.concurrent.len());
+            assert!(kind.starts_with(c.dialect.name()), "{kind}");
+            assert!(instr.starts_with(kind.as_str()) && text.starts_with(instr.as_str()));
+            assert!(text.ends_with(&c.asm), "{text}");
+        }
+        let instrs: Vec<&String> = keys.iter().map(|k| &k[1]).collect();
+        // Mnemonics past predicates and assignments.
+        assert!(instrs.iter().any(|k| k.starts_with("sass|single|ATOM.")));
+        assert!(
+            instrs
+                .iter()
+                .any(|k| k.starts_with("visa|single|DWORD_ATOMIC."))
+        );
+        assert!(instrs.iter().any(|k| k.starts_with("msl|single|atomic_")));
+        let predicated = instrs
+            .iter()
+            .find(|k| k.contains("|@P") || k.contains("|@!P") || k.contains("|(!"));
+        assert!(predicated.is_none(), "{predicated:?}");
+        // MSL's memory type is part of its shape: the same text on atomic_int and atomic_uint
+        // (or another space) are two shapes.
+        let untyped = instrs
+            .iter()
+            .find(|k| k.starts_with("msl|single|atomic_") && !k.contains("type=atomic_"));
+        assert!(untyped.is_none(), "{untyped:?}");
+        // Concurrent cases say loop or plain per instruction, and each instruction is a shape.
+        assert!(keys.iter().any(|k| k[0].contains("|concurrent:plain")));
+        assert!(
+            keys.iter()
+                .any(|k| k.len() > 3 && k[3].starts_with("sass|in-concurrent|ATOM."))
+        );
+        // The draw's edge addresses are in the shape.
+        assert!(cases.iter().any(|c| c.edge));
+        for (c, k) in cases.iter().zip(&keys) {
+            assert_eq!(c.edge, k[1].ends_with("|edge"), "{}", k[1]);
+        }
+        // Values are not in the shape: far fewer single-instruction shapes than such cases
+        // (concurrent ones combine several instructions, so repeat less).
+        let single: Vec<&&String> = instrs.iter().filter(|k| k.contains("|single|")).collect();
+        let distinct: std::collections::HashSet<&&String> = single.iter().copied().collect();
+        assert!(distinct.len() < single.len(), "{}", distinct.len());
+        let valued = instrs
+            .iter()
+            .find(|k| k.contains(":0x") || k.contains("=0x1"));
+        assert!(valued.is_none(), "{valued:?}");
+        assert!(
+            keys.iter().all(|k| !k[2].contains("init")),
+            "{}",
+            keys[0][2]
+        );
+    }
+}
