@@ -653,6 +653,47 @@ mod tests {
         assert_eq!(commutative_final(0, &t), None);
     }
 
+    /// A pre-decrement returns the value it left (vISA DWORD_ATOMIC PREDEC, A11): its return
+    /// tells the value it read (one more), so a history of pre-decrements against adds with
+    /// every return kept is a walk, which decides it (a lie by the walk's balance alone).
+    #[test]
+    fn pre_decrement_returns_make_a_walk() {
+        let (dec, inc) = (op(AtomicOp::PreDec, 0), op(AtomicOp::Add, 1));
+        // 8 threads of 8 pre-decrements and 8 of 8 adds of 1, from 100, in an order drawn by
+        // a small generator; each operation's return as that order gives it.
+        let mut threads: Vec<Thread> = (0..16).map(|_| Vec::new()).collect();
+        let (mut left, mut value, mut x) = ([8u32; 16], 100u64, 12345u64);
+        while left.iter().any(|n| *n > 0) {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let t = (x >> 33) as usize % 16;
+            if left[t] == 0 {
+                continue;
+            }
+            left[t] -= 1;
+            let s = if t < 8 { dec.clone() } else { inc.clone() };
+            let e = s.step(value).expect("an integer step")[0];
+            threads[t].push((s, ret(e.ret)));
+            value = e.new;
+        }
+        assert_eq!(value, 100);
+        // (Before the walk took a pre-decrement's return, the search could not decide this
+        // history within 2,000,000 states; over the walk it takes under 30,000.)
+        let v = check_threads(100, &threads, Some(100), Equality::Bits, 100_000).unwrap();
+        assert!(matches!(v, Verdict::Pass { .. }), "{v:?}");
+        // A pre-decrement that claims to have left a value one too high is in no order.
+        let mut lie = threads.clone();
+        let r = lie[0][3].1.ret.expect("kept");
+        lie[0][3].1 = ret(r + 1);
+        let v = check_threads(100, &lie, Some(100), Equality::Bits, 1000).unwrap();
+        assert!(matches!(v, Verdict::Fail { .. }), "{v:?}");
+        // The wrap: a pre-decrement of 0 leaves (and returns) 0xffffffff, which it read as 0.
+        let wrap = [vec![(dec.clone(), ret(0xffff_ffff))]];
+        let v = check_threads(0, &wrap, Some(0xffff_ffff), Equality::Bits, 10).unwrap();
+        assert!(matches!(v, Verdict::Pass { .. }), "{v:?}");
+    }
+
     #[test]
     fn budget_exhaustion_is_undecided() {
         let threads: Vec<Vec<_>> = (0..20u64)

@@ -4,7 +4,7 @@
 
 use super::fold::monotone_field;
 use super::history::{Checked, Equality, History, RESTART_STATES, Reason, Thread, fits};
-use super::walk::{Connected, Walk, WalkStep, returns_old, walk_step};
+use super::walk::{Connected, Walk, WalkStep, read_told, walk_step};
 use crate::error::ModelError;
 use crate::float::Format;
 use crate::ir::AtomicOp;
@@ -15,8 +15,8 @@ use std::ops::Bound;
 
 /// What a search step needs beyond [`Step`].
 trait Searched: Step {
-    /// Whether it returns the value it read ([`returns_old`]).
-    fn returns_old(&self) -> bool;
+    /// The value it read, told by its observed return `r` ([`read_told`]).
+    fn read_told(&self, r: u64) -> Option<u64>;
     /// Whether it is a compare-exchange.
     fn is_cas(&self) -> bool;
     /// Its float add: the format and the signed operand, where it is an add or subtract of
@@ -25,8 +25,8 @@ trait Searched: Step {
 }
 
 impl Searched for OpStep {
-    fn returns_old(&self) -> bool {
-        returns_old(self)
+    fn read_told(&self, r: u64) -> Option<u64> {
+        read_told(self, r)
     }
     fn is_cas(&self) -> bool {
         self.op == AtomicOp::Cas
@@ -43,10 +43,11 @@ impl Searched for OpStep {
 }
 
 impl Searched for WalkStep {
-    fn returns_old(&self) -> bool {
+    fn read_told(&self, r: u64) -> Option<u64> {
         match self {
-            WalkStep::Edge { .. } => true,
-            WalkStep::Read(s) => returns_old(s),
+            // A walk's edge returns its `from` (its observation was made so).
+            WalkStep::Edge { .. } => Some(r),
+            WalkStep::Read(s) => read_told(s, r),
         }
     }
     fn is_cas(&self) -> bool {
@@ -406,11 +407,13 @@ impl<'a, S: Searched> Engine<'a, S> {
         for (k, c) in steps.iter().enumerate() {
             let mut w = vec![false; c.len() + 1];
             for (l, (s, o)) in c.iter().enumerate() {
-                match o.ret {
-                    Some(r) if o.kept == u64::MAX && eq.exact(r) && s.returns_old() => {
-                        by_value.entry(r).or_default().push((k as u32, l as u32))
-                    }
-                    _ => w[l] = true,
+                let read = o
+                    .ret
+                    .filter(|r| o.kept == u64::MAX && eq.exact(*r))
+                    .and_then(|r| s.read_told(r));
+                match read {
+                    Some(v) => by_value.entry(v).or_default().push((k as u32, l as u32)),
+                    None => w[l] = true,
                 }
             }
             wild.push(w);

@@ -61,20 +61,22 @@ pub(super) fn walk(threads: &[Thread], eq: Equality) -> Option<Walk> {
         .collect()
 }
 
-/// A step as a walk's: an edge where its return is observed (every bit, compared exactly), it
-/// returns the value it read, and every effect that fits the observation there leaves one
-/// value; a read where it is a compare-exchange observed to fail, its return not kept.
+/// A step as a walk's: an edge where its return is observed (every bit, compared exactly) and
+/// tells the value it read ([`read_told`]), and every effect that fits the observation there
+/// leaves one value; a read where it is a compare-exchange observed to fail, its return not
+/// kept.
 pub(super) fn walk_step(s: &OpStep, o: &Observed, eq: Equality) -> Option<WalkStep> {
     if o.ret.is_none() && s.op == AtomicOp::Cas && o.success == Some(false) {
         return Some(WalkStep::Read(s.clone()));
     }
-    let r = o
+    let from = o
         .ret
-        .filter(|r| o.kept == u64::MAX && eq.exact(*r) && returns_old(s))?;
-    let mut news = s.step(r).ok()?.into_iter().filter(|e| fits(o, e, eq));
+        .filter(|r| o.kept == u64::MAX && eq.exact(*r))
+        .and_then(|r| read_told(s, r))?;
+    let mut news = s.step(from).ok()?.into_iter().filter(|e| fits(o, e, eq));
     let to = news.next()?.new;
     news.all(|e| e.new == to)
-        .then_some(WalkStep::Edge { from: r, to })
+        .then_some(WalkStep::Edge { from, to })
 }
 
 impl WalkStep {
@@ -86,11 +88,15 @@ impl WalkStep {
     }
 }
 
-/// Whether a step returns the value it read: every atomic but a pre-decrement (which returns
-/// the new value) and a float operation whose profile flushes a denormal return.
-pub(super) fn returns_old(s: &OpStep) -> bool {
-    s.op != AtomicOp::PreDec
-        && !(s.ty.float_format().is_some() && s.env.ftz.inputs && s.env.ftz_return)
+/// The value a step read, told by its return `r` (observed, every bit): `r` itself for every
+/// atomic but two; for a pre-decrement, which returns the value it left (vISA DWORD_ATOMIC
+/// PREDEC, "Return Value": the new value, `old - 1`; A11), `r + 1` in its width; none for a
+/// float operation whose profile flushes a denormal return (the return does not tell).
+pub(super) fn read_told(s: &OpStep, r: u64) -> Option<u64> {
+    if s.op == AtomicOp::PreDec {
+        return Some(r.wrapping_add(1) & s.ty.mask());
+    }
+    (!(s.ty.float_format().is_some() && s.env.ftz.inputs && s.env.ftz_return)).then_some(r)
 }
 
 /// Why the edges of a walk can form no walk from `init` to `fin` in any order (program order

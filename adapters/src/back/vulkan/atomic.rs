@@ -219,18 +219,7 @@ pub fn emit_atomic(
         lm_elems,
         plant,
     };
-    let words = MODULES.with(|m| {
-        let mut m = m.borrow_mut();
-        if let Some(w) = m.get(&shape) {
-            return Ok(w.clone());
-        }
-        let w = module(&shape)?;
-        if m.len() >= MAX_MODULES {
-            m.clear();
-        }
-        m.insert(shape, w.clone());
-        Ok::<_, NotApplicable>(w)
-    })?;
+    let words = MODULES.with(|m| m.get_or_build(&shape, module))?;
     let mut operands = match (switched, code) {
         (true, Some(c)) => format!(
             "; OP = {c} ({}): the module switches on binding 3's word 2\n",
@@ -314,13 +303,9 @@ struct Shape {
     plant: Plant,
 }
 
-/// The most modules kept by shape per thread; when full, the map is emptied.
-const MAX_MODULES: usize = 1024;
-
 thread_local! {
-    /// Built modules by shape (emitting with rspirv was 15 % of a batched run's CPU).
-    static MODULES: std::cell::RefCell<std::collections::HashMap<Shape, Vec<u32>>> =
-        std::cell::RefCell::new(std::collections::HashMap::new());
+    /// Built modules by shape.
+    static MODULES: ModuleCache<Shape> = ModuleCache::new();
 }
 
 /// Builds the module of shape `k`.

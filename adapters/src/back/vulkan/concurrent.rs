@@ -32,7 +32,9 @@ mod module;
 mod params;
 
 use super::atomic::check_atomic;
-use super::emit::{Buffer, Datum, Dispatch, Features, Plant, le_bytes, na, shape_sizes};
+use super::emit::{
+    Buffer, Datum, Dispatch, Features, ModuleCache, Plant, le_bytes, na, shape_sizes,
+};
 use crate::plan::{ConcurrentPlan, NotApplicable};
 use atomcts_reference::ir::AtomicOp;
 use atomcts_reference::types::Space;
@@ -101,18 +103,7 @@ pub fn emit(
         image: image.then_some((lw, lm_len)),
         plant,
     };
-    let words = MODULES.with(|m| {
-        let mut m = m.borrow_mut();
-        if let Some(w) = m.get(&shape) {
-            return Ok(w.clone());
-        }
-        let w = module(&shape)?;
-        if m.len() >= MAX_MODULES {
-            m.clear();
-        }
-        m.insert(shape.clone(), w.clone());
-        Ok::<_, NotApplicable>(w)
-    })?;
+    let words = MODULES.with(|m| m.get_or_build(&shape, module))?;
     let p = params::params(cp, lw);
     let wide = cp.groups.iter().any(|g| g.ty.bytes() == 8);
     let ret_bytes: u64 = if wide { 8 } else { 4 };
@@ -158,13 +149,9 @@ pub fn emit(
     })
 }
 
-/// The most modules kept by shape per thread; when full, the map is emptied.
-const MAX_MODULES: usize = 1024;
-
 thread_local! {
     /// Built modules by shape.
-    static MODULES: std::cell::RefCell<std::collections::HashMap<Shape, Vec<u32>>> =
-        std::cell::RefCell::new(std::collections::HashMap::new());
+    static MODULES: ModuleCache<Shape> = ModuleCache::new();
 }
 
 #[cfg(test)]

@@ -493,6 +493,38 @@ impl Ctx {
     }
 }
 
+/// The most modules a [`ModuleCache`] keeps; when full, it is emptied.
+pub(super) const MAX_MODULES: usize = 1024;
+
+/// Built modules kept by shape `K` (a thread's own: each holds one in a `thread_local!`), so
+/// that a case of a seen shape emits nothing (emitting with rspirv was 15 % of a batched run's
+/// CPU, issue 9); at most [`MAX_MODULES`].
+pub(super) struct ModuleCache<K>(std::cell::RefCell<std::collections::HashMap<K, Vec<u32>>>);
+
+impl<K: std::hash::Hash + Eq + Clone> ModuleCache<K> {
+    pub(super) fn new() -> Self {
+        ModuleCache(std::cell::RefCell::new(std::collections::HashMap::new()))
+    }
+
+    /// The words of shape `k`'s module, built by `build` the first time.
+    pub(super) fn get_or_build(
+        &self,
+        k: &K,
+        build: impl FnOnce(&K) -> Result<Vec<u32>, NotApplicable>,
+    ) -> Result<Vec<u32>, NotApplicable> {
+        let mut m = self.0.borrow_mut();
+        if let Some(w) = m.get(k) {
+            return Ok(w.clone());
+        }
+        let w = build(k)?;
+        if m.len() >= MAX_MODULES {
+            m.clear();
+        }
+        m.insert(k.clone(), w.clone());
+        Ok(w)
+    }
+}
+
 /// How the datum is typed in the module.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(super) enum Datum {
