@@ -154,21 +154,29 @@ fn a_screen_that_hides_cases_the_adapter_runs_is_caught_by_the_audit() {
     assert!(quiet.problems.is_empty());
 }
 
+/// `--audit-screen` and `--no-learn` need the screen: with `--no-screen`, exit 2.
 #[test]
-fn no_screen_and_audit_screen_conflict() {
-    let o = atomcts_env(
-        &[
-            "fuzz",
-            "--adapter",
-            "reference",
-            "--cases",
-            "5",
-            "--no-screen",
-            "--audit-screen",
-        ],
-        &[],
-    );
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+fn flags_that_need_the_screen_conflict_with_no_screen() {
+    for flag in ["--audit-screen", "--no-learn"] {
+        let o = atomcts_env(
+            &[
+                "fuzz",
+                "--adapter",
+                "reference",
+                "--cases",
+                "5",
+                "--no-screen",
+                flag,
+            ],
+            &[],
+        );
+        assert_eq!(o.status.code(), Some(2), "{flag}: {}", text(&o));
+        assert!(
+            text(&o).contains("cannot be used with"),
+            "{flag}: {}",
+            text(&o)
+        );
+    }
 }
 
 /// Known findings a fuzzing campaign may meet, by adapter, as a test of a signature line
@@ -310,21 +318,4 @@ fn a_campaign_passes_over_shapes_its_screen_only_turns_away() {
     let lying = campaign_learning(Mode::HidesMsl, 300, true, true, true);
     assert!(!lying.problems.is_empty());
     assert_eq!(lying.exit_code(), EXIT_ERROR);
-}
-
-#[test]
-fn no_learn_needs_the_screen() {
-    let o = atomcts_env(
-        &[
-            "fuzz",
-            "--adapter",
-            "reference",
-            "--cases",
-            "5",
-            "--no-screen",
-            "--no-learn",
-        ],
-        &[],
-    );
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
 }

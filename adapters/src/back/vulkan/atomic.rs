@@ -436,27 +436,33 @@ fn module(k: &Shape) -> Result<Vec<u32>, NotApplicable> {
             Some(var) => Some(cx.load_storage(var, elem_t, lid)?),
             None => None,
         };
+        // The op's instruction: the old value's bits and, for a compare-exchange, 1 where it
+        // succeeded.
+        let run = |cx: &mut Ctx, op: AtomicOp| -> Result<(Word, Option<Word>), NotApplicable> {
+            let (old, success) = atomic_instruction(
+                cx,
+                (op, k.ty, datum),
+                elem_t,
+                ptr,
+                scope,
+                (src0, src1),
+                plant,
+            )?;
+            let old_bits = if datum == Datum::Float {
+                cx.b.bitcast(int_t, None, old).map_err(bug)?
+            } else {
+                old
+            };
+            let okv = match success {
+                Some(s) => Some(cx.b.select(u32_t, None, s, one, zero).map_err(bug)?),
+                None => None,
+            };
+            Ok((old_bits, okv))
+        };
         let (old_bits, okv) = match (k.op, results) {
             (Some(op), _) => {
-                let (old, success) = atomic_instruction(
-                    cx,
-                    (op, k.ty, datum),
-                    elem_t,
-                    ptr,
-                    scope,
-                    (src0, src1),
-                    plant,
-                )?;
-                let old_bits = if datum == Datum::Float {
-                    cx.b.bitcast(int_t, None, old).map_err(bug)?
-                } else {
-                    old
-                };
-                let okv = match success {
-                    Some(s) => cx.b.select(u32_t, None, s, one, zero).map_err(bug)?,
-                    None => one,
-                };
-                (old_bits, okv)
+                let (old_bits, okv) = run(cx, op)?;
+                (old_bits, okv.unwrap_or(one))
             }
             (None, Some((old_v, ok_v))) => {
                 // One arm per op of OPS (every one runs on an integer type the device has).
@@ -467,18 +473,9 @@ fn module(k: &Shape) -> Result<Vec<u32>, NotApplicable> {
                 cx.b.store(ok_v, one, None, []).map_err(bug)?;
                 let codes: Vec<u32> = (0..OPS.len() as u32).collect();
                 cx.switch(code, &codes, |cx, i| {
-                    let (old, success) = atomic_instruction(
-                        cx,
-                        (OPS[i], k.ty, datum),
-                        elem_t,
-                        ptr,
-                        scope,
-                        (src0, src1),
-                        plant,
-                    )?;
+                    let (old, okv) = run(cx, OPS[i])?;
                     cx.b.store(old_v, old, None, []).map_err(bug)?;
-                    if let Some(s) = success {
-                        let okv = cx.b.select(u32_t, None, s, one, zero).map_err(bug)?;
+                    if let Some(okv) = okv {
                         cx.b.store(ok_v, okv, None, []).map_err(bug)?;
                     }
                     Ok(())
