@@ -694,6 +694,24 @@ mod tests {
         assert!(matches!(v, Verdict::Pass { .. }), "{v:?}");
     }
 
+    /// A walk whose degrees balance but whose edges are not all reachable from the initial
+    /// value (here a cycle 5 -> 6 -> 5 beside nothing from 0) is no walk: the walk stage says
+    /// so without the search; balanced and connected edges are a walk.
+    #[test]
+    fn a_balanced_walk_not_reached_from_the_initial_value_is_refuted() {
+        use super::walk::{WalkStep, walk_defect};
+        let edge = |from, to| vec![(WalkStep::Edge { from, to }, Observed::ret(from))];
+        let cycle = [edge(5, 6), edge(6, 5)];
+        let why = walk_defect(0, 0, &cycle).expect("a defect");
+        assert!(why.contains("never reached"), "{why}");
+        assert_eq!(walk_defect(5, 5, &cycle), None);
+        let path = [edge(0, 5), edge(5, 6), edge(6, 0)];
+        assert_eq!(walk_defect(0, 0, &path), None);
+        // Unbalanced: the degrees say so first.
+        let why = walk_defect(0, 1, &cycle).expect("a defect");
+        assert!(why.starts_with("memory holds"), "{why}");
+    }
+
     #[test]
     fn budget_exhaustion_is_undecided() {
         let threads: Vec<Vec<_>> = (0..20u64)
