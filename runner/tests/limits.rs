@@ -152,15 +152,21 @@ fn the_checker_reads_values_and_refuses_a_wrong_one() {
     assert!(std::panic::catch_unwind(|| constant("NO_SUCH_LIMIT_ANYWHERE")).is_err());
 }
 
-#[test]
-fn help_texts_name_the_same_limits() {
+/// `atomcts <sub> --help`: as printed, and with its whitespace folded to single spaces.
+fn help_text(sub: &str) -> (String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_atomcts"))
-        .args(["run", "--help"])
+        .args([sub, "--help"])
         .output()
         .unwrap();
     assert!(out.status.success());
     let help = String::from_utf8(out.stdout).unwrap();
     let flat = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    (help, flat)
+}
+
+#[test]
+fn help_texts_name_the_same_limits() {
+    let (help, flat) = help_text("run");
     let keep = with_commas(constant("KEEP_PASSES_UP_TO"));
     let kept = with_commas(constant("MAX_KEPT"));
     assert!(
@@ -190,13 +196,7 @@ fn help_texts_name_the_same_limits() {
 
 #[test]
 fn fuzz_help_names_the_learning_limits() {
-    let out = Command::new(env!("CARGO_BIN_EXE_atomcts"))
-        .args(["fuzz", "--help"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let help = String::from_utf8(out.stdout).unwrap();
-    let flat = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    let (help, flat) = help_text("fuzz");
     let after = constant("LEARN_AFTER");
     let every = constant("EXPLORE_EVERY");
     assert!(
