@@ -18,6 +18,7 @@ use atomcts_reference::outcome::{Allowed, Outcome};
 use atomcts_reference::program::{Dialect, Program, run};
 use atomcts_reference::state::{AtomicType, Loc};
 use atomcts_reference::types::{DataType, ElemType, Kind, Space, mask};
+use atomcts_reference::visa::{self, Instruction, dword_atomic::Op, intel};
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -213,6 +214,9 @@ fn corpus_file(path: &Path, contents: String) -> datatest_stable::Result<()> {
                 ));
             }
         }
+        if case.dialect == Dialect::Visa {
+            problems.extend(intel_round_trip(&case.id, &case.asm));
+        }
         for profile in profiles_for(case)? {
             let name = profile.name.clone();
             // The reference's run of the case under this profile, for the checks below.
@@ -370,6 +374,45 @@ fn corpus_file(path: &Path, contents: String) -> datatest_stable::Result<()> {
         eprintln!("{}", problems.join("\n"));
         Err(format!("{} problem(s) in {}", problems.len(), path.display()).into())
     }
+}
+
+/// FORMAT.md X2-X7, Intel's text: the visa-asm adapter hands Intel's tools each vISA case's
+/// instruction printed by `intel::to_intel_text` (under IGC's names and its harness's `X<n>`),
+/// so the printed line must read back as the same instruction; only PREDEC, which has no Intel
+/// name (X3), may be refused. A case written in Intel's form prints back as itself, byte offsets
+/// and Address region included (X6, X7), so what the adapter sends is what the case says.
+fn intel_round_trip(id: &str, asm: &str) -> Vec<String> {
+    let mut problems = Vec::new();
+    for naming in [intel::Naming::igc(), intel::Naming::new("X", 0)] {
+        if let Ok(i) = visa::parse(asm) {
+            let predec = matches!(&i, Instruction::DwordAtomic(d) if d.op == Op::Predec);
+            match (intel::to_intel_text(&i, &naming), predec) {
+                (Ok(t), false) => {
+                    let back = intel::parse_with(&t, &naming).map(|l| l.instr);
+                    if back.as_ref() != Ok(&i) {
+                        problems.push(format!(
+                            "{id}: `{asm}` prints in Intel's text as `{t}`, which reads back as {back:?}"
+                        ));
+                    }
+                }
+                (Err(_), true) => {}
+                (t, _) => problems.push(format!(
+                    "{id}: `{asm}` printed in Intel's text gives {t:?} (only PREDEC has no Intel name)"
+                )),
+            }
+        }
+        if naming == intel::Naming::igc()
+            && let Ok(l) = intel::parse(asm)
+        {
+            let t = l.to_intel_text(&naming);
+            if t.as_ref().map(|t| intel::parse(t)) != Ok(Ok(l.clone())) {
+                problems.push(format!(
+                    "{id}: Intel's line `{asm}` prints back as {t:?}, which does not read as it"
+                ));
+            }
+        }
+    }
+    problems
 }
 
 /// FORMAT.md, "Limits" of concurrent cases, kept exactly around one case: `iterations` in

@@ -5,6 +5,7 @@ use crate::corpus::case::{Case, Item};
 use crate::corpus::expectation::Expectation;
 use crate::run::results::{CaseResult, FindingOut, Options, Status};
 use atomcts_reference::program::Dialect;
+use atomcts_reference::visa::intel;
 
 /// A short op label from the instruction text.
 pub fn op_label(dialect: Dialect, asm: &str) -> String {
@@ -21,10 +22,32 @@ pub fn op_label(dialect: Dialect, asm: &str) -> String {
             }
         }
         Dialect::Visa => {
-            let body = asm
-                .split_whitespace()
-                .find(|t| t.contains("DWORD_ATOMIC") || t.contains("SVM_"))
-                .unwrap_or("?");
+            // Intel's concrete form (FORMAT.md X2, X3) is labelled with the documents' names.
+            let intel = |t: &str| {
+                let (base, rest) = t.split_once('.').unwrap_or((t, ""));
+                let (op, tail) = rest.split_once('.').map_or((rest, ""), |(o, r)| (o, r));
+                let op = match op {
+                    "minsint" => "imin",
+                    "maxsint" => "imax",
+                    o => o,
+                };
+                let tail = if tail.is_empty() {
+                    String::new()
+                } else {
+                    format!(".{tail}")
+                };
+                match base {
+                    intel::DWORD_ATOMIC => Some(format!("DWORD_ATOMIC.{op}{tail}")),
+                    intel::SCATTER4 => Some(format!("SVM_SCATTER4_SCALED.{rest}")),
+                    _ => None,
+                }
+            };
+            let written = asm.split_whitespace().find_map(intel);
+            let body = written.as_deref().unwrap_or_else(|| {
+                asm.split_whitespace()
+                    .find(|t| t.contains("DWORD_ATOMIC") || t.contains("SVM_"))
+                    .unwrap_or("?")
+            });
             match body.split_once('.') {
                 Some(("DWORD_ATOMIC", rest)) => {
                     let op = rest.split('.').next().unwrap_or("").to_lowercase();
@@ -180,4 +203,34 @@ pub fn repro_line(case: &Case, opts: &Options) -> String {
     s.push_str(&shell_quote(profile));
     s.push_str(&opts.adapter_arg);
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn intel_lines_are_labelled_with_the_documents_names() {
+        let l = |asm: &str| op_label(Dialect::Visa, asm);
+        assert_eq!(
+            l("(P1) dword_atomic.minsint.16 (M1, 4) %slm V0010.0 V0011.0 %null.0 V0013.0"),
+            "DWORD_ATOMIC.imin.16"
+        );
+        assert_eq!(
+            l("dword_atomic.maxsint (M1, 4) %slm V10.0 V11.0 V0.0 V13.0"),
+            "DWORD_ATOMIC.imax"
+        );
+        assert_eq!(
+            l("dword_atomic.add (4) %scratch V10.0 V11.0 V0.0 V13.0"),
+            "DWORD_ATOMIC.add"
+        );
+        assert_eq!(
+            l("svm_scatter4scaled.RB (M1, 16) V0020(0,0)<0;1,0> V0021.0 V0022.0"),
+            "SVM_SCATTER4_SCALED"
+        );
+        assert_eq!(
+            l("DWORD_ATOMIC.IMIN (1) T0 V10 V11 V0 V13"),
+            "DWORD_ATOMIC.imin"
+        );
+    }
 }
