@@ -87,7 +87,8 @@ fn intel_line(asm: &str) -> Result<(String, Option<Instruction>), NoForm> {
 
 /// A text the reference's parser rejects, translated word by word (module docs).
 pub fn translate_words(asm: &str) -> Result<String, NoForm> {
-    let words = words(asm.trim());
+    let text = asm.trim();
+    let words = words(text);
     let mut out = Vec::new();
     let mut i = 0;
     if words.first().is_some_and(|w| w.starts_with('(')) {
@@ -97,6 +98,22 @@ pub fn translate_words(asm: &str) -> Result<String, NoForm> {
     let Some(mnemonic) = words.get(i) else {
         return Ok(asm.trim().to_string());
     };
+    if intel::is_intel_mnemonic(mnemonic) {
+        // Intel's operands are split at white space only (a region `X20(0,0)<0;1,0>` is one).
+        out.push(mnemonic.to_string());
+        let mut next = words.get(i + 1);
+        if let Some(exec) = next.filter(|w| w.starts_with('(')) {
+            out.push(exec.to_string());
+            next = words.get(i + 2);
+        }
+        if let Some(first) = next {
+            let at = first.as_ptr() as usize - text.as_ptr() as usize;
+            for w in text[at..].split_whitespace() {
+                out.push(intel_operand(w)?);
+            }
+        }
+        return Ok(out.join(" "));
+    }
     let mut parts = mnemonic.split('.');
     let base = parts.next().unwrap_or("");
     let scatter = base.eq_ignore_ascii_case("SVM_SCATTER4_SCALED");
@@ -170,6 +187,29 @@ fn operand(w: &str, address: bool) -> Result<String, NoForm> {
         });
     }
     Ok(w.to_string())
+}
+
+/// One word of a rejected line already in Intel's form: IGC's name `V<digits>` (X5) renamed
+/// to the kernel's `X<n>`, its byte offset or region kept as written (X6, X7); a `T<n>` is a
+/// declared surface variable of Intel's, never the document's surface (X4): no form.
+fn intel_operand(w: &str) -> Result<String, NoForm> {
+    if w.starts_with('T') {
+        return Err(NoForm(format!(
+            "surface `{w}`: in Intel's text a `T<n>` is a declared surface variable, not the document's surface (X4)"
+        )));
+    }
+    let digits = w
+        .strip_prefix('V')
+        .map_or(0, |r| r.bytes().take_while(u8::is_ascii_digit).count());
+    let rest = &w[(1 + digits).min(w.len())..];
+    match w.get(1..1 + digits).and_then(|d| d.parse().ok()) {
+        Some(n)
+            if digits > 0 && !rest.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_') =>
+        {
+            Ok(format!("{}{rest}", naming().name(visa::Var(n))))
+        }
+        _ => Ok(w.to_string()),
+    }
 }
 
 /// The words of a line: parenthesised groups whole, else split at white space.
@@ -421,6 +461,26 @@ mod tests {
         // An undeclared variable stays undeclared, as in the case.
         let k = build("DWORD_ATOMIC.add (4) T0 V10 V11 V0 V99", &s, Plant::None).unwrap();
         assert!(!k.text.contains("X99 v_type"), "{}", k.text);
+    }
+
+    #[test]
+    fn rejected_intel_lines_keep_their_words_with_the_kernels_names() {
+        let t = |asm: &str| translate_words(asm).map_err(|e| e.0);
+        assert_eq!(
+            t("(P1) dword_atomic.add (M1, 3) %slm V0010.0 V0011.x V0.0 V0013.0").as_deref(),
+            Ok("(P1) dword_atomic.add (M1, 3) %slm X10.0 X11.x %null.0 X13.0")
+        );
+        assert_eq!(
+            t("svm_scatter4scaled.RX (M1, 16) V0020(0,0)<0;1,0> V0021.0 V0022.0").as_deref(),
+            Ok("svm_scatter4scaled.RX (M1, 16) X20(0,0)<0;1,0> X21.0 X22.0")
+        );
+        // Only IGC's names are renamed: `V0010x` and `W0013` are other identifiers.
+        assert_eq!(
+            t("dword_atomic.add.32 (M1, 4) %slm V0010x.0 V0011 %null.0 W0013.0").as_deref(),
+            Ok("dword_atomic.add.32 (M1, 4) %slm V0010x.0 X11 %null.0 W0013.0")
+        );
+        // X4: Intel's `T<n>` is a declared surface variable, never the document's surface.
+        assert!(t("dword_atomic.add (M1, 4) T255 V0010.0 V0011.0 %null.0 V0013.0").is_err());
     }
 
     #[test]

@@ -127,6 +127,9 @@ pub const REASONS: &[(&str, Reason)] = &[
     // The grammar (CISA.y): the op name of `dword_atomic.<op>` and the channel mask of
     // `svm_scatter4scaled.<channels>` are tokens of their own; any other syntax error is one.
     ("expecting ATOMIC_SUB_OP", Reason::UnknownOperation),
+    // The reader's action for a width suffix of `dword_atomic.<op>.<n>` other than `.16`
+    // (`near line 10: only supports 16`, for `dword_atomic.add.32`): the mnemonic's form.
+    ("only supports 16", Reason::Syntax),
     (
         "unexpected DOT, expecting SAMPLER_CHANNEL",
         Reason::EmptyChannelMask,
