@@ -20,7 +20,6 @@ equivalent: the corpus cannot reach them (a loader check, a diagnostic message) 
 pins each; they stay MISSED in every count and are marked `# known: <reason>`. With
 --fail-on-survivor the exit status is 1 when a MISSED mutant remains that is in neither list.
 """
-import atexit
 import argparse
 import json
 import os
@@ -138,16 +137,19 @@ def main():
         muts = random.Random(seed).sample(muts, min(a.sample, len(muts)))
     else:
         print(f"{len(muts)} mutants", flush=True)
-    # With a shared --target-dir, the scratch tree's workspace crates and the repository's get
-    # the same artifact names, and cargo can take one tree's build of atomcts-reference for the
-    # other's (seen: the repository's tests ran a mutant after a run; a run's unmutated tree ran
-    # the repository's build of an edit). Clean that package before (the scratch tree then
-    # builds from its own sources) and after (the repository rebuilds from its own).
-    def clean():
-        subprocess.run(["cargo", "clean", "-q", "-p", "atomcts-reference"], cwd=repo, env=env, check=False)
-    if a.target_dir:
-        clean()
-        atexit.register(clean)
+    # With a shared --target-dir, cargo gives the scratch tree's workspace crates the same
+    # artifact names as the repository's (a path package's hash takes its path relative to the
+    # workspace) and tells the two builds apart by file times only: one tree then ran the
+    # other's build of atomcts-reference (seen 2026-11-29: the repository's tests ran a mutant
+    # while a run was under way). Another version of the package in the scratch tree gives it
+    # and its dependents hashes of their own; third-party dependencies are still shared.
+    manifest = os.path.join(wt, "reference", "Cargo.toml")
+    with open(manifest) as f:
+        text = f.read()
+    if "version.workspace = true" not in text:
+        sys.exit(f"{manifest}: expected `version.workspace = true` (the scratch tree's own version goes there)")
+    with open(manifest, "w") as f:
+        f.write(text.replace("version.workspace = true", 'version = "0.0.0-mutants"', 1))
     # The unmutated tree must build: otherwise every mutant would be reported unviable.
     base = subprocess.run(TESTS + ["--no-run"], cwd=wt, capture_output=True, text=True, env=env)
     if base.returncode:

@@ -5,10 +5,10 @@
 //!
 //! How a case's text becomes Intel's:
 //!
-//! - An instruction the reference's parser reads (`visa::parse`, or `intel::parse` for a line
-//!   already in Intel's form) is printed by `to_intel_text`, its variables renamed `V<n>` ->
-//!   `X<n>` (`GenX_IR` predefines `V1`..`V20`; X5). An Intel-form line keeps its raw-operand
-//!   offsets and Address region (X6, X7).
+//! - An instruction the reference's parser reads in the documents' form (`visa::parse`) is
+//!   printed by `to_intel_text`, its variables renamed `V<n>` -> `X<n>` (`GenX_IR` predefines
+//!   `V1`..`V20`; X5). A line already in Intel's form keeps its words as the case spells them
+//!   (offsets, regions, white space), IGC's names renamed `X<n>` ([`translate_words`]).
 //! - A text the parser rejects (the illegal forms of the corpus: exec sizes, masks, unknown
 //!   ops, malformed text, V0 rules) is translated word by word ([`translate_words`]): the
 //!   mnemonic lowercased with Intel's op names (X2, X3), `T0`/`T255` as `%slm`/`%scratch` (X4),
@@ -75,7 +75,9 @@ pub fn build(asm: &str, state: &State, plant: Plant) -> Result<Kernel, NoForm> {
 fn intel_line(asm: &str) -> Result<(String, Option<Instruction>), NoForm> {
     let no_form = |r: atomcts_reference::Rejection| NoForm(r.detail);
     if let Ok(l) = intel::parse(asm) {
-        let text = l.to_intel_text(&naming()).map_err(no_form)?;
+        // A line already in Intel's form reaches Intel's reader as the case spells it (white
+        // space inside a region, `(4)` without a mask, `V0` for %null), names renamed only.
+        let text = translate_words(asm)?;
         let instr = l.spelling.is_plain().then_some(l.instr);
         return Ok((text, instr));
     }
