@@ -152,6 +152,38 @@ fn planted_wrong_translations_fail_and_never_pass() {
     assert!(t.contains("observed invalid (operand_type)"), "{t}");
 }
 
+/// A case already in Intel's form reaches GenX_IR as the case spells it (names renamed): a
+/// planted wrong op or surface on such a line fails too, never passes.
+#[test]
+fn planted_wrong_translations_of_intels_own_lines_fail() {
+    if !genx_or_skip("planted_intel_lines") {
+        return;
+    }
+    for plant in ["wrong_op", "wrong_surface"] {
+        let (code, t, results) = run(
+            &format!("intel-{plant}"),
+            "spec-cases/visa/intel_text.toml",
+            "DG2",
+            plant,
+            &[],
+        );
+        assert_eq!(code, Some(1), "{plant}: {t}");
+        // Every valid DWORD_ATOMIC line (a plant changes its op or its %slm / %scratch).
+        let valid: Vec<&Value> = results
+            .iter()
+            .filter(|r| {
+                r["op"]
+                    .as_str()
+                    .is_some_and(|o| o.starts_with("DWORD_ATOMIC"))
+            })
+            .collect();
+        assert!(valid.len() >= 10, "{plant}: {t}");
+        for r in valid {
+            assert_eq!(status(r), "fail", "{plant}: {r}");
+        }
+    }
+}
+
 #[test]
 fn illegal_forms_are_judged_on_intels_reason() {
     if !genx_or_skip("illegal_forms") {
