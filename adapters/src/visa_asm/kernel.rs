@@ -87,7 +87,8 @@ fn intel_line(asm: &str) -> Result<(String, Option<Instruction>), NoForm> {
     }
 }
 
-/// A text the reference's parser rejects, translated word by word (module docs).
+/// A text the reference's parser rejects, translated word by word, or a line already in
+/// Intel's form with its names renamed (module docs).
 pub fn translate_words(asm: &str) -> Result<String, NoForm> {
     let text = asm.trim();
     let words = words(text);
@@ -200,18 +201,14 @@ fn intel_operand(w: &str) -> Result<String, NoForm> {
             "surface `{w}`: in Intel's text a `T<n>` is a declared surface variable, not the document's surface (X4)"
         )));
     }
-    let digits = w
-        .strip_prefix('V')
-        .map_or(0, |r| r.bytes().take_while(u8::is_ascii_digit).count());
-    let rest = &w[(1 + digits).min(w.len())..];
-    match w.get(1..1 + digits).and_then(|d| d.parse().ok()) {
-        Some(n)
-            if digits > 0 && !rest.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_') =>
-        {
-            Ok(format!("{}{rest}", naming().name(visa::Var(n))))
-        }
-        _ => Ok(w.to_string()),
-    }
+    let renamed = w.strip_prefix('V').and_then(|r| {
+        // The digits are ASCII, so the split is on a character boundary.
+        let (digits, rest) = r.split_at(r.bytes().take_while(u8::is_ascii_digit).count());
+        let n = digits.parse().ok()?;
+        (!rest.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_'))
+            .then(|| format!("{}{rest}", naming().name(visa::Var(n))))
+    });
+    Ok(renamed.unwrap_or_else(|| w.to_string()))
 }
 
 /// The words of a line: parenthesised groups whole, else split at white space.
@@ -480,6 +477,11 @@ mod tests {
         assert_eq!(
             t("dword_atomic.add.32 (M1, 4) %slm V0010x.0 V0011 %null.0 W0013.0").as_deref(),
             Ok("dword_atomic.add.32 (M1, 4) %slm V0010x.0 X11 %null.0 W0013.0")
+        );
+        // Any other word as written, whatever its characters (no panic on a multi-byte one).
+        assert_eq!(
+            t("dword_atomic.add (M1, 4) %slm \u{e9}.0 V\u{e9}.0 V.0 %null.0").as_deref(),
+            Ok("dword_atomic.add (M1, 4) %slm \u{e9}.0 V\u{e9}.0 V.0 %null.0")
         );
         // X4: Intel's `T<n>` is a declared surface variable, never the document's surface.
         assert!(t("dword_atomic.add (M1, 4) T255 V0010.0 V0011.0 %null.0 V0013.0").is_err());
