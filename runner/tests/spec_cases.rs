@@ -401,15 +401,13 @@ fn intel_round_trip(id: &str, asm: &str) -> Vec<String> {
                 )),
             }
         }
-        if naming == intel::Naming::igc()
-            && let Ok(l) = intel::parse(asm)
-        {
-            let t = l.to_intel_text(&naming);
-            if t.as_ref().map(|t| intel::parse(t)) != Ok(Ok(l.clone())) {
-                problems.push(format!(
-                    "{id}: Intel's line `{asm}` prints back as {t:?}, which does not read as it"
-                ));
-            }
+    }
+    if let Ok(l) = intel::parse(asm) {
+        let t = l.to_intel_text(&intel::Naming::igc());
+        if t.as_ref().map(|t| intel::parse(t)) != Ok(Ok(l.clone())) {
+            problems.push(format!(
+                "{id}: Intel's line `{asm}` prints back as {t:?}, which does not read as it"
+            ));
         }
     }
     problems

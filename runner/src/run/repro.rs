@@ -5,6 +5,7 @@ use crate::corpus::case::{Case, Item};
 use crate::corpus::expectation::Expectation;
 use crate::run::results::{CaseResult, FindingOut, Options, Status};
 use atomcts_reference::program::Dialect;
+use atomcts_reference::visa::dword_atomic::Op;
 use atomcts_reference::visa::intel;
 
 /// A short op label from the instruction text.
@@ -26,11 +27,10 @@ pub fn op_label(dialect: Dialect, asm: &str) -> String {
             let intel = |t: &str| {
                 let (base, rest) = t.split_once('.').unwrap_or((t, ""));
                 let (op, tail) = rest.split_once('.').map_or((rest, ""), |(o, r)| (o, r));
-                let op = match op {
-                    "minsint" => "imin",
-                    "maxsint" => "imax",
-                    o => o,
-                };
+                let op = Op::ALL
+                    .iter()
+                    .find(|&&o| intel::op_name(o) == Some(op))
+                    .map_or(op, |o| o.name());
                 let tail = if tail.is_empty() {
                     String::new()
                 } else {
