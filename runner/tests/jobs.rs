@@ -1,7 +1,8 @@
 //! `atomcts run --jobs N` (issue 31): the built-in model's cases spread over threads give the
 //! results one thread gives, in the same order (every JSON line and the summary compared), for
-//! the corpus, generated cases, filters, shards, repeats and failing cases; bad thread counts
-//! are refused.
+//! the corpus, generated cases, filters, shards, repeats and failing cases; on an adapter with
+//! one instance (a shim), generated cases made on other threads ahead of it give them too;
+//! bad thread counts are refused.
 
 mod common;
 use common::{atomcts_env, text, tmp, write};
@@ -87,6 +88,51 @@ fn generated_cases_give_one_threads_results() {
             "sass",
             "--partition",
             "hash:2/3",
+        ],
+        &[2],
+    );
+}
+
+#[test]
+fn generated_cases_made_ahead_of_a_shim_give_one_threads_results() {
+    let d = tmp("made-ahead");
+    // The project's adversary with a planted stale min/max return (semantic level): some
+    // cases fail, in their places.
+    let shim = format!(
+        "cmd:'{}' --planted stale-minmax",
+        env!("CARGO_BIN_EXE_atomcts-adversary")
+    );
+    let o = same_as_one_thread(
+        &d,
+        &[
+            "--adapter",
+            &shim,
+            "--generated",
+            "3001",
+            "--generated-only",
+            "--seed",
+            "11",
+        ],
+        &[2, 3],
+    );
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(!t.contains(" 0 failed") && !t.contains(" 0 passed"), "{t}");
+    // A shard and a filter on the same route.
+    same_as_one_thread(
+        &d,
+        &[
+            "--adapter",
+            &shim,
+            "--generated",
+            "1500",
+            "--generated-only",
+            "--seed",
+            "12",
+            "--filter",
+            "msl",
+            "--partition",
+            "hash:1/2",
         ],
         &[2],
     );

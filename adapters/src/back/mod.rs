@@ -48,8 +48,20 @@ pub fn op_code(op: AtomicOp) -> Option<u32> {
 /// The opening every back end shares: the request's instruction parsed and lowered under its
 /// state and profile. What a semantic-level implementation does not run (an illegal form, an
 /// outcome the documents leave unspecified) is [`AdapterErrorKind::NotApplicable`], with the
-/// reason; a lowering failure is the model's ([`AdapterErrorKind::Model`]).
-pub fn lower(r: &Request<'_>) -> Result<Lowered, AdapterErrorKind> {
+/// reason; a lowering failure is the model's ([`AdapterErrorKind::Model`]). Where the runner
+/// sends the reference front end's lowering of the same text under the same state and profile
+/// ([`Request::lowered`]: it exists only for an instruction that lowered to a run), that is
+/// taken rather than lowered again (issue 31: the lowering was a seventh of a generated case's
+/// host time on the thread that runs the adapter); `lower_text` is this step without it.
+pub fn lower<'r>(r: &Request<'r>) -> Result<std::borrow::Cow<'r, Lowered>, AdapterErrorKind> {
+    match r.lowered {
+        Some(l) => Ok(std::borrow::Cow::Borrowed(l)),
+        None => lower_text(r).map(std::borrow::Cow::Owned),
+    }
+}
+
+/// [`lower`] from the request's text alone.
+pub fn lower_text(r: &Request<'_>) -> Result<Lowered, AdapterErrorKind> {
     let illegal = |code: &str| {
         AdapterErrorKind::NotApplicable(format!(
             "an illegal form ({code}); a semantic-level implementation runs valid instructions only"

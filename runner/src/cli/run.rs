@@ -6,6 +6,7 @@ use super::{
 };
 use anyhow::{Context, Result, bail};
 use atomcts::corpus::baseline::Baseline;
+use atomcts::fuzzing::parallel::Workers;
 use atomcts::report::Report;
 use atomcts::report::output;
 use atomcts::report::session::{Plan, Session};
@@ -75,9 +76,10 @@ pub(super) struct RunArgs {
     /// No progress bar.
     #[arg(long)]
     no_progress: bool,
-    /// Threads for the built-in model (fast, reference): its cases and the generated cases are
-    /// spread over N threads (at most 64), results in the same order as with one. Other
-    /// adapters run on one thread whatever N is.
+    /// Threads (at most 64), results in the same order as with one. The built-in model (fast,
+    /// reference): its cases and the generated cases are spread over N threads. Any other
+    /// adapter runs every case on one thread, and N - 1 threads make the generated cases
+    /// (state, the reference's run, the expectation) ahead of it.
     #[arg(long, default_value_t = 1)]
     jobs: usize,
 }
@@ -176,18 +178,28 @@ pub(super) fn cmd_run(a: RunArgs) -> Result<u8> {
     let mut session = Session::new(&plan, baseline.as_ref(), estimate, jsonl).with_jobs(a.jobs);
     // Corpus first, then generated cases chunk by chunk (a pipelined adapter's window stays
     // full through a chunk: 4 windows, issue 9).
-    let gen_chunk = atomcts::fuzzing::generate::RUN_CHUNK.max(4 * adapter.window());
+    let gen_chunk = atomcts::fuzzing::generate::RUN_CHUNK.max(adapter.window());
     session.run_chunk(corpus, adapter.as_mut(), &opts, &mut tick);
     if let Some(mut g) = generator {
         let forks: Option<Vec<_>> = (a.jobs > 1)
             .then(|| (0..a.jobs).map(|_| adapter.fork()).collect())
             .flatten();
-        if let Some(forks) = forks {
+        let workers = match forks {
             // `--jobs` on the built-in model: made and run on threads, taken in order.
+            Some(forks) => Some(Workers::Forks(forks)),
+            // `--jobs` on any other adapter: made on J - 1 threads, run here, in order.
+            None if a.jobs > 1 => Some(Workers::Makers {
+                count: a.jobs - 1,
+                chunk: gen_chunk,
+                adapter: adapter.as_mut(),
+            }),
+            None => None,
+        };
+        if let Some(workers) = workers {
             atomcts::fuzzing::parallel::run_generated(
                 &mut session,
                 &mut g,
-                forks,
+                workers,
                 &opts,
                 &mut tick,
             )

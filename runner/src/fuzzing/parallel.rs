@@ -1,13 +1,18 @@
-//! `atomcts run --generated N --jobs J`: generated cases made and run on J threads that live
-//! for the whole run, each with its own instance of the adapter ([`Adapter::fork`]: the
-//! built-in model). This thread draws every case from the random stream, in order, and takes
+//! `atomcts run --generated N --jobs J`: generated cases made on threads that live for the
+//! whole run. With an adapter that gives an instance per thread ([`Adapter::fork`]: the
+//! built-in model) J threads make and run them, each with its own instance; with any other
+//! adapter (a driver, a shim: one instance) J - 1 threads make them (state, the reference's
+//! run, the expectation) while this thread runs them on the adapter, a chunk at a time
+//! ([`Workers::Makers`], issue 31: the making is about half of a generated case's host time
+//! on a CPU driver). This thread draws every case from the random stream, in order, and takes
 //! every result in that order, so the cases and the results are the ones one thread gives
-//! (`runner/tests/cli.rs` compares the JSON lines); only the making (state, reference) and the
-//! running and judging are spread. The threads live as long as the run: a thread started per
-//! chunk would start a fresh allocator heap each time, which cost more than it saved.
+//! (`runner/tests/cli.rs` compares the JSON lines); only the making (state, reference) and,
+//! with forks, the running and judging are spread. The threads live as long as the run: a
+//! thread started per chunk would start a fresh allocator heap each time, which cost more than
+//! it saved.
 
 use crate::corpus::case::GeneratedCase;
-use crate::fuzzing::generate::{Drawn, GenError, Generator};
+use crate::fuzzing::generate::{GenError, Generator};
 use crate::report::session::Session;
 use crate::run::parallel::run_one;
 use crate::run::results::{CaseResult, Options};
@@ -15,50 +20,91 @@ use crate::run::stopped;
 use atomcts_adapters::Adapter;
 use std::collections::BTreeMap;
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
+
+/// Who runs the generated cases of [`run_generated`].
+pub enum Workers<'a> {
+    /// An adapter's instances, a thread each: they make and run the cases.
+    Forks(Vec<Box<dyn Adapter + Send>>),
+    /// Threads that make the cases; the adapter runs them on this thread.
+    Makers {
+        /// How many threads make cases.
+        count: usize,
+        /// Cases a thread makes at a time (and this thread runs at a time: enough to keep a
+        /// pipelined adapter's window full, [`crate::fuzzing::generate::RUN_CHUNK`]).
+        chunk: usize,
+        /// The one instance of the adapter.
+        adapter: &'a mut dyn Adapter,
+    },
+}
 
 /// Generated cases a thread takes at a time.
 const BLOCK: usize = 64;
 
 /// One block's cases (shared with the thread that made them, which frees them once this thread
-/// has taken them: memory is freed where it was allocated) and each one's result where this
-/// shard ran it (else `None`: not selected, another shard's, or after a stop); or the error
-/// that stopped the making.
-type Made = Result<(Arc<Vec<GeneratedCase>>, Vec<Option<CaseResult>>), GenError>;
+/// has taken them: memory is freed where it was allocated) and, with forks, each one's result
+/// where this shard ran it (else `None`: not selected, another shard's, or after a stop);
+/// without forks (`None`), this thread runs them. Or the error that stopped the making.
+type Made = Result<(Arc<Vec<GeneratedCase>>, Option<Vec<Option<CaseResult>>>), GenError>;
 
-/// Makes and runs every remaining case of `g` on `forks` (a thread each), giving each to
-/// `session` in the generator's order, `progress` after each result taken. Stops drawing once
-/// [`stopped`]; a generator error stops the run and is returned once every earlier case has
-/// been given.
+/// Makes and runs every remaining case of `g` with `workers`, giving each to `session` in the
+/// generator's order, `progress` after each result taken. Stops drawing once [`stopped`]; a
+/// generator error stops the run and is returned once every earlier case has been given.
+///
+/// Each worker draws its next block from `g` under a lock (the random stream is read in one
+/// order whichever thread reads it, and a block's number is taken with it), makes it, and
+/// sends it; this thread takes the blocks in their numbers' order.
 pub fn run_generated(
     session: &mut Session<'_>,
     g: &mut Generator,
-    forks: Vec<Box<dyn Adapter + Send>>,
+    workers: Workers<'_>,
     opts: &Options,
     progress: &mut dyn FnMut(),
 ) -> Result<(), GenError> {
     let plan = session.plan();
     let maker = g.maker();
+    let (forks, mut here, block_len): (Vec<Option<Box<dyn Adapter + Send>>>, _, _) = match workers {
+        Workers::Forks(f) => (f.into_iter().map(Some).collect(), None, BLOCK),
+        Workers::Makers {
+            count,
+            chunk,
+            adapter,
+        } => (
+            (0..count.max(1)).map(|_| None).collect(),
+            Some(adapter),
+            chunk.max(1),
+        ),
+    };
     let jobs = forks.len();
-    // Two blocks waiting per thread keep every thread busy while this one takes results.
-    let (work_tx, work_rx) = mpsc::sync_channel::<(usize, Vec<Drawn>)>(2 * jobs);
-    let work_rx = Mutex::new(work_rx);
-    let (done_tx, done_rx) = mpsc::channel::<(usize, Made)>();
+    // The next block's number and the stream it is drawn from.
+    let source = &Mutex::new((0usize, g));
+    // Set when this thread takes no more blocks (a generator error): the workers stop drawing.
+    let halt = &AtomicBool::new(false);
+    // Made blocks not yet taken: two per thread keep every thread busy while this one takes
+    // results (a worker waits to send beyond them).
+    let (done_tx, done_rx) = mpsc::sync_channel::<(usize, Made)>(2 * jobs);
     // Blocks taken so far: each thread frees the ones it made below this.
     let taken = &AtomicUsize::new(0);
     std::thread::scope(|s| {
         for mut adapter in forks {
-            let (work_rx, done_tx, maker) = (&work_rx, done_tx.clone(), &maker);
+            let (done_tx, maker) = (done_tx.clone(), &maker);
             s.spawn(move || {
                 // Blocks this thread made, kept until this thread's results are taken.
                 let mut kept: VecDeque<(usize, Arc<Vec<GeneratedCase>>)> = VecDeque::new();
                 loop {
-                    let next = match work_rx.lock() {
-                        Ok(rx) => rx.recv(),
-                        Err(_) => return,
+                    let (seq, block) = {
+                        let Ok(mut src) = source.lock() else { return };
+                        if halt.load(Ordering::Acquire) || stopped() {
+                            return;
+                        }
+                        let block = src.1.draw_block(block_len);
+                        if block.is_empty() {
+                            return;
+                        }
+                        src.0 += 1;
+                        (src.0 - 1, block)
                     };
-                    let Ok((seq, block)) = next else { return };
                     let given = taken.load(Ordering::Acquire);
                     while kept.front().is_some_and(|(k, _)| *k < given) {
                         kept.pop_front();
@@ -68,15 +114,16 @@ pub fn run_generated(
                         .map(|d| maker.make(d))
                         .collect::<Result<Vec<_>, _>>()
                         .map(|cases| {
-                            let results = cases
-                                .iter()
-                                .map(|gc| {
-                                    let c = gc.item().case();
-                                    (plan.selects(c) && plan.in_shard(c) && !stopped()).then(|| {
-                                        run_one(gc.item(), adapter.as_mut(), opts, plan.times(c))
-                                    })
-                                })
-                                .collect();
+                            let results = adapter
+                                .as_mut()
+                                .map(|a| run_block(&cases, a.as_mut(), plan, opts));
+                            if results.is_none() {
+                                // The judge's expectation, made here rather than on the
+                                // thread that runs the case.
+                                for gc in &cases {
+                                    gc.item().generated_expectation();
+                                }
+                            }
                             let cases = Arc::new(cases);
                             kept.push_back((seq, cases.clone()));
                             (cases, results)
@@ -88,43 +135,19 @@ pub fn run_generated(
             });
         }
         drop(done_tx);
-        // Draw and send blocks while taking the results in order.
-        let (mut sent, mut given) = (0usize, 0usize);
+        // Take the blocks in order.
+        let mut given = 0usize;
         let mut waiting: BTreeMap<usize, Made> = BTreeMap::new();
-        let mut drawing = true;
         let mut outcome = Ok(());
-        let mut work_tx = Some(work_tx);
-        let in_flight = 3 * jobs;
-        loop {
-            while drawing && sent - given < in_flight {
-                let block = if stopped() {
-                    Vec::new()
-                } else {
-                    g.draw_block(BLOCK)
-                };
-                if block.is_empty() {
-                    drawing = false;
-                    work_tx = None;
-                    break;
-                }
-                let Some(tx) = &work_tx else { break };
-                if tx.send((sent, block)).is_err() {
-                    drawing = false;
-                    break;
-                }
-                sent += 1;
+        for (seq, made) in done_rx.iter() {
+            if outcome.is_err() {
+                continue;
             }
-            if given == sent {
-                break;
-            }
-            let Ok((seq, made)) = done_rx.recv() else {
-                break;
-            };
             waiting.insert(seq, made);
             while let Some(made) = waiting.remove(&given) {
                 given += 1;
                 match made {
-                    Ok((cases, results)) => {
+                    Ok((cases, Some(results))) => {
                         session.made_generated(cases.len() as u64);
                         for (gc, r) in cases.iter().zip(results) {
                             let item = gc.item();
@@ -135,21 +158,41 @@ pub fn run_generated(
                                 progress();
                             }
                         }
-                        drop(cases);
-                        taken.store(given, Ordering::Release);
+                    }
+                    Ok((cases, None)) => {
+                        if let Some(adapter) = here.as_deref_mut() {
+                            session.run_made(&cases, adapter, opts, progress);
+                        }
                     }
                     Err(e) => {
                         // Nothing after the error is taken.
                         outcome = Err(e);
-                        drawing = false;
-                        work_tx = None;
+                        halt.store(true, Ordering::Release);
                         waiting.clear();
-                        given = sent;
+                        break;
                     }
                 }
+                taken.store(given, Ordering::Release);
             }
         }
-        drop(work_tx);
         outcome
     })
+}
+
+/// Runs a block's cases on a fork, each where this shard runs it (`None`: not selected,
+/// another shard's, or after a stop).
+fn run_block(
+    cases: &[GeneratedCase],
+    adapter: &mut dyn Adapter,
+    plan: &crate::report::session::Plan,
+    opts: &Options,
+) -> Vec<Option<CaseResult>> {
+    cases
+        .iter()
+        .map(|gc| {
+            let c = gc.item().case();
+            (plan.selects(c) && plan.in_shard(c) && !stopped())
+                .then(|| run_one(gc.item(), adapter, opts, plan.times(c)))
+        })
+        .collect()
 }

@@ -152,6 +152,17 @@ impl<'p> Session<'p> {
         opts: &Options,
         progress: &mut dyn FnMut(),
     ) {
+        self.run_made(&cases, adapter, opts, progress);
+    }
+
+    /// [`Session::run_generated`] for cases another thread made (and frees).
+    pub fn run_made(
+        &mut self,
+        cases: &[GeneratedCase],
+        adapter: &mut dyn Adapter,
+        opts: &Options,
+        progress: &mut dyn FnMut(),
+    ) {
         self.made_generated(cases.len() as u64);
         let items: Vec<Item<'_>> = cases.iter().map(GeneratedCase::item).collect();
         self.run_items(&items, adapter, opts, progress);

@@ -371,7 +371,11 @@ impl crate::Pipelined for OpenClAdapter {
                 answer,
                 ..
             } => {
-                self.last = Some(kernel.listing(r.id, local));
+                self.last = Some(super::Last::Listing {
+                    kernel,
+                    title: r.id.to_string(),
+                    local,
+                });
                 match answer {
                     Some(Ok((mem, old, ok))) => self.finish_atomic(r, &plan, mem, old, &ok),
                     Some(Err(e)) => Err(AdapterErrorKind::Crashed(e)),

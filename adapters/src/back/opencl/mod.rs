@@ -162,13 +162,25 @@ pub fn features(info: &run::DeviceInfo) -> Features {
     }
 }
 
+/// The program that ran the last case ([`crate::Adapter::last_program`]), printed only beside
+/// a failing case: a batched case keeps its kernel and writes the listing only when asked for
+/// (issue 31: writing it for every case was a twentieth of a generated case's host time).
+enum Last {
+    Text(String),
+    Listing {
+        kernel: emit::Kernel,
+        title: String,
+        local: usize,
+    },
+}
+
 /// An OpenCL device as an implementation under test.
 pub struct OpenClAdapter {
     name: String,
     device: run::Device,
     features: Features,
     plant: Plant,
-    last: Option<String>,
+    last: Option<Last>,
     /// Whether to keep what each case dispatched ([`crate::Adapter::capture_dispatches`]).
     capture: bool,
     /// What the last case dispatched, or why it cannot be written standalone.
@@ -348,7 +360,14 @@ impl Adapter for OpenClAdapter {
     }
 
     fn last_program(&self) -> Option<String> {
-        self.last.clone()
+        self.last.as_ref().map(|l| match l {
+            Last::Text(t) => t.clone(),
+            Last::Listing {
+                kernel,
+                title,
+                local,
+            } => kernel.listing(title, *local),
+        })
     }
 
     fn capture_dispatches(&mut self, on: bool) {
@@ -452,7 +471,7 @@ impl crate::back::Backend for OpenClAdapter {
         let n = plan.items.len();
         let mut mem = plan.layout().bytes(r.state, plan.space);
         let local = self.local_size(n);
-        self.last = Some(kernel.listing(r.id, local));
+        self.last = Some(Last::Text(kernel.listing(r.id, local)));
         let args = self.capture.then(|| repro::args(&kernel, &mem, n));
         let (old, ok) = self
             .device
@@ -520,7 +539,7 @@ impl OpenClAdapter {
         kernel: &emit::Kernel,
     ) -> Result<State, AdapterErrorKind> {
         let n = plan.threads.len();
-        self.last = Some(kernel.listing(r.id, n));
+        self.last = Some(Last::Text(kernel.listing(r.id, n)));
         self.dispatch = self
             .capture
             .then(|| repro::shuffle_dispatch(r, plan, kernel));
@@ -598,14 +617,14 @@ impl crate::Concurrent for OpenClAdapter {
         self.dispatch = None;
         let (cp, kernel, local, lowered, states) =
             self.concurrent_kernel(r).map_err(|k| self.err(k))?;
-        self.last = Some(format!(
+        self.last = Some(Last::Text(format!(
             "// atomcts: {}\n// build options: `{}`; {} work-groups of {local}\n{}{}",
             r.id,
             kernel.options,
             cp.work_groups(),
             concurrent::params_listing(&cp),
             kernel.source
-        ));
+        )));
         let mut mem = cp.image(&states[0]);
         mem.resize(mem.len() + concurrent::extra_bytes(&cp), 0);
         if self.capture {

@@ -287,7 +287,7 @@ pub fn prepare(
     f: &Features,
     plant: Plant,
 ) -> Result<Prepared, AdapterErrorKind> {
-    prepare_lowered(route, r, &crate::back::lower(r)?, f, plant)
+    prepare_lowered(route, r, &*crate::back::lower(r)?, f, plant)
 }
 
 /// [`prepare`] of an instruction already lowered (the [`crate::back::Backend`] step after the
