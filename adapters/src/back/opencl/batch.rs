@@ -372,7 +372,7 @@ impl crate::Pipelined for OpenClAdapter {
                 ..
             } => {
                 self.last = Some(super::Last::Listing {
-                    kernel,
+                    kernel: Box::new(kernel),
                     title: r.id.to_string(),
                     local,
                 });

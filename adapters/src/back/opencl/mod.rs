@@ -168,7 +168,7 @@ pub fn features(info: &run::DeviceInfo) -> Features {
 enum Last {
     Text(String),
     Listing {
-        kernel: emit::Kernel,
+        kernel: Box<emit::Kernel>,
         title: String,
         local: usize,
     },
