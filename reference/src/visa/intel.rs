@@ -626,4 +626,23 @@ mod tests {
         assert_eq!(x.name(Var(10)), "X10");
         assert_eq!(x.var("X10"), Some(Var(10)));
     }
+
+    /// The messages of two refusals whose reason and column are the same either way (so no
+    /// corpus case tells them apart): an operand that starts with `(` is no operand at all, and
+    /// a decimal or negative Address is an immediate (X7), as `0x10` is.
+    #[test]
+    fn refusals_say_what_was_wrong() {
+        let refused = |text: &str| parse(text).expect_err(text);
+        let r = refused("dword_atomic.add (M1, 16) %slm (V0064.0) V0069.0 %null.0 V0068.0");
+        assert_eq!((r.reason, r.column), (Reason::Syntax, Some(31)), "{r:?}");
+        assert!(r.detail.contains("expected an operand"), "{r:?}");
+        for a in ["0x10", "7", "-1"] {
+            let text = format!(
+                "svm_scatter4scaled.RB (M1, 16) {a} V0021.0 V0022.0"
+            );
+            let r = refused(&text);
+            assert_eq!(r.reason, Reason::Syntax, "{r:?}");
+            assert!(r.detail.contains("immediate Address"), "{text}: {r:?}");
+        }
+    }
 }
