@@ -385,6 +385,69 @@ fn h15_sigterm_stops_a_pipelined_run_the_same_way() {
     interrupted_run("h15term", "TERM", 143, Some(4));
 }
 
+/// H15 on generated cases made ahead of a shim (`--jobs 2`, issue 31) as on one thread: the
+/// stalling shim answers 2 of 40 generated cases; SIGINT ends the run with both answers kept,
+/// the same accounting of what did not run, and the shim stopped.
+#[test]
+fn h15_sigint_stops_generated_cases_made_ahead_the_same_way() {
+    let mut closing = Vec::new();
+    for jobs in ["1", "2"] {
+        let d = tmp(&format!("h15gen{jobs}"));
+        let pid_file = d.join("shim.pid");
+        let _reaper = Reaper(pid_file.clone());
+        let shim = stalling_shim(&d, &pid_file, 2, None);
+        let (json, jsonl) = (d.join("r.json"), d.join("r.jsonl"));
+        let child = KillOnDrop(Some(spawn(&[
+            "run",
+            "--no-progress",
+            "--generated",
+            "40",
+            "--generated-only",
+            "--seed",
+            "3",
+            "--jobs",
+            jobs,
+            "--adapter",
+            &shim,
+            "--adapter-timeout-ms",
+            "600000",
+            "--json",
+            s(&json),
+            "--jsonl",
+            s(&jsonl),
+        ])));
+        wait_for("the first two results in --jsonl", || lines(&jsonl) == 2);
+        wait_for("the shim's pid", || pid_file.exists());
+        let pid = std::fs::read_to_string(&pid_file).unwrap();
+        let st = Command::new("kill")
+            .args(["-INT", &child.id()])
+            .status()
+            .unwrap();
+        assert!(st.success());
+        let o = finish_guarded(child.take(), LIMIT).expect("the interrupted run did not end");
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(130), "--jobs {jobs}: {t}");
+        let r: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).expect("--json written"))
+                .unwrap();
+        assert_eq!(r["interrupted"]["signal"], "SIGINT", "{r}");
+        assert_eq!(r["results"].as_array().unwrap().len(), 2, "{r}");
+        assert_eq!(lines(&jsonl), 2);
+        wait_for("the shim to be stopped", || !alive(pid.trim()));
+        closing.push((
+            r["interrupted"].clone(),
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("")
+                .to_string(),
+        ));
+    }
+    assert!(closing[0].1.contains("interrupted by SIGINT"), "{closing:?}");
+    assert_eq!(closing[0], closing[1], "--jobs 1 against --jobs 2");
+}
+
 #[test]
 fn h15_sigterm_to_report_reaches_its_run_and_the_shim() {
     let d = tmp("h15report");

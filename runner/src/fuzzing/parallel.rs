@@ -4,12 +4,12 @@
 //! adapter (a driver, a shim: one instance) J - 1 threads make them (state, the reference's
 //! run, the expectation) while this thread runs them on the adapter, a chunk at a time
 //! ([`Workers::Makers`], issue 31: the making is about half of a generated case's host time
-//! on a CPU driver). This thread draws every case from the random stream, in order, and takes
-//! every result in that order, so the cases and the results are the ones one thread gives
-//! (`runner/tests/cli.rs` compares the JSON lines); only the making (state, reference) and,
-//! with forks, the running and judging are spread. The threads live as long as the run: a
-//! thread started per chunk would start a fresh allocator heap each time, which cost more than
-//! it saved.
+//! on a CPU driver). The threads draw the cases from the random stream in turn, a block at a
+//! time numbered as it is drawn, and this thread takes every block in its number's order, so
+//! the cases and the results are the ones one thread gives (`runner/tests/jobs.rs` compares
+//! the JSON lines). At most `3 * J` blocks are drawn and not yet taken. The threads live as
+//! long as the run: a thread started per chunk would start a fresh allocator heap each time,
+//! which cost more than it saved.
 
 use crate::corpus::case::GeneratedCase;
 use crate::fuzzing::generate::{GenError, Generator};
@@ -21,7 +21,8 @@ use atomcts_adapters::Adapter;
 use std::collections::BTreeMap;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, Condvar, Mutex, mpsc};
+use std::time::Duration;
 
 /// Who runs the generated cases of [`run_generated`].
 pub enum Workers<'a> {
@@ -77,12 +78,14 @@ pub fn run_generated(
         ),
     };
     let jobs = forks.len();
-    // The next block's number and the stream it is drawn from.
-    let source = &Mutex::new((0usize, g));
+    // The next block's number and the stream it is drawn from; the condition variable wakes a
+    // thread waiting for blocks to be taken.
+    let (source, taken_more) = (&Mutex::new((0usize, g)), &Condvar::new());
+    let in_flight = 3 * jobs;
     // Set when this thread takes no more blocks (a generator error): the workers stop drawing.
     let halt = &AtomicBool::new(false);
-    // Made blocks not yet taken: two per thread keep every thread busy while this one takes
-    // results (a worker waits to send beyond them).
+    // Made blocks not yet taken: two per thread in the channel keep every thread busy while
+    // this one takes results.
     let (done_tx, done_rx) = mpsc::sync_channel::<(usize, Made)>(2 * jobs);
     // Blocks taken so far: each thread frees the ones it made below this.
     let taken = &AtomicUsize::new(0);
@@ -95,8 +98,17 @@ pub fn run_generated(
                 loop {
                     let (seq, block) = {
                         let Ok(mut src) = source.lock() else { return };
-                        if halt.load(Ordering::Acquire) || stopped() {
-                            return;
+                        loop {
+                            if halt.load(Ordering::Acquire) || stopped() {
+                                return;
+                            }
+                            if src.0 < taken.load(Ordering::Acquire) + in_flight {
+                                break;
+                            }
+                            src = match taken_more.wait_timeout(src, Duration::from_millis(100)) {
+                                Ok((src, _)) => src,
+                                Err(_) => return,
+                            };
                         }
                         let block = src.1.draw_block(block_len);
                         if block.is_empty() {
@@ -172,7 +184,10 @@ pub fn run_generated(
                         break;
                     }
                 }
+                // Under the lock, so that a thread between its check and its wait is woken.
+                let _src = source.lock();
                 taken.store(given, Ordering::Release);
+                taken_more.notify_all();
             }
         }
         outcome
