@@ -19,6 +19,11 @@ MISSED mutants listed in tools/mutants-known.txt (same keys) are known survivors
 equivalent: the corpus cannot reach them (a loader check, a diagnostic message) and a unit test
 pins each; they stay MISSED in every count and are marked `# known: <reason>`. With
 --fail-on-survivor the exit status is 1 when a MISSED mutant remains that is in neither list.
+
+A mutant's test stage that runs longer than five times the unmutated tree's run of the same
+stage (at least 60 s; --timeout caps the whole mutant) is stopped and the mutant reported
+TIMEOUT, which counts as caught: its tests never pass (cargo-mutants' own rule, five times the
+baseline, applied per stage so that a hang in the first, short stage is cut in about a minute).
 """
 import argparse
 import json
@@ -90,7 +95,7 @@ def main():
     ap.add_argument("--sample", type=int, help="judge only this many mutants, drawn at random")
     ap.add_argument("--seed", type=int, help="seed of the sample (default: from the clock; printed)")
     ap.add_argument("--fail-on-survivor", action="store_true", help="exit 1 when a non-equivalent mutant survives")
-    ap.add_argument("--timeout", type=int, default=300, help="seconds per mutant's tests")
+    ap.add_argument("--timeout", type=int, default=300, help="most seconds per mutant's tests (each stage is also cut at five times its unmutated run, at least 60 s)")
     ap.add_argument("--target-dir", help="cargo target directory for the scratch tree (e.g. the repository's own, to reuse built dependencies)")
     ap.add_argument("--match", action="append", default=[], help="judge only mutants whose name contains this text (repeatable)")
     ap.add_argument("--skip", type=int, default=0, help="leave out the first N mutants of the listing (to resume a run stopped part way)")
@@ -156,11 +161,16 @@ def main():
         print(f"error: the unmutated tree in {wt} does not build:\n{base.stderr[-4000:]}", file=sys.stderr)
         return 2
     # Nor fail its tests: otherwise every mutant would be reported caught.
+    limits = []
     for names in STAGES:
+        t0 = time.time()
         run = subprocess.run(stage_command(names), cwd=wt, capture_output=True, text=True, env=env)
         if run.returncode:
             print(f"error: the unmutated tree in {wt} fails {' '.join(names)}:\n{(run.stdout + run.stderr)[-4000:]}", file=sys.stderr)
             return 2
+        limits.append(max(60.0, 5 * (time.time() - t0)))
+    print("unmutated stages: " + ", ".join(f"{' '.join(n)} {l / 5:.0f}s" for n, l in zip(STAGES, limits))
+          + f"; a mutant's stage is cut at five times that (at least 60 s), the whole at {a.timeout}s", flush=True)
     counts = {}
     per_file = {}
     survivors = []
@@ -180,11 +190,11 @@ def main():
         else:
             verdict = "MISSED"
             deadline = time.time() + a.timeout
-            for names in STAGES:
+            for names, limit in zip(STAGES, limits):
                 # Its own process group, so a timeout stops the test binaries too, not only cargo.
                 p = subprocess.Popen(stage_command(names), cwd=wt, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, env=env)
                 try:
-                    failed = p.wait(timeout=max(1, deadline - time.time()))
+                    failed = p.wait(timeout=max(1, min(deadline - time.time(), limit)))
                 except subprocess.TimeoutExpired:
                     os.killpg(p.pid, signal.SIGKILL)
                     p.wait()

@@ -311,6 +311,27 @@ fn lines(p: &Path) -> usize {
     std::fs::read_to_string(p).map_or(0, |t| t.lines().count())
 }
 
+/// `atomcts run --no-progress ARGS` (a stalling shim's long case deadline added): once its
+/// first two results are in `jsonl` and the shim (its pid in `pid_file`) runs, sends `signal`
+/// and gives the run's output and the shim's pid.
+fn run_and_signal(args: &[&str], jsonl: &Path, pid_file: &Path, signal: &str) -> (Output, String) {
+    let mut all = vec!["run", "--no-progress", "--adapter-timeout-ms", "600000"];
+    all.extend_from_slice(args);
+    let child = KillOnDrop(Some(spawn(&all)));
+    // Each result is in the JSON lines as it comes (not in 8 KiB steps).
+    wait_for("the first two results in --jsonl", || lines(jsonl) == 2);
+    wait_for("the shim's pid", || pid_file.exists());
+    let pid = std::fs::read_to_string(pid_file).unwrap();
+    assert!(alive(pid.trim()), "the shim runs");
+    let st = Command::new("kill")
+        .args([&format!("-{signal}"), &child.id()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let o = finish_guarded(child.take(), LIMIT).expect("the interrupted run did not end");
+    (o, pid)
+}
+
 /// Runs 6 cases on the stalling shim (2 answered), sends `signal` once the JSON lines of both
 /// answers are there, and checks the reports, the exit code and that the shim is gone.
 fn interrupted_run(name: &str, signal: &str, code: i32, window: Option<usize>) {
@@ -320,33 +341,23 @@ fn interrupted_run(name: &str, signal: &str, code: i32, window: Option<usize>) {
     let _reaper = Reaper(pid_file.clone());
     let shim = stalling_shim(&d, &pid_file, 2, window);
     let (json, junit, jsonl) = (d.join("r.json"), d.join("r.xml"), d.join("r.jsonl"));
-    let child = KillOnDrop(Some(spawn(&[
-        "run",
-        "--no-progress",
-        "--cases",
-        s(&cases),
-        "--adapter",
-        &shim,
-        "--adapter-timeout-ms",
-        "600000",
-        "--json",
-        s(&json),
-        "--junit",
-        s(&junit),
-        "--jsonl",
-        s(&jsonl),
-    ])));
-    // Each result is in the JSON lines as it comes (not in 8 KiB steps).
-    wait_for("the first two results in --jsonl", || lines(&jsonl) == 2);
-    wait_for("the shim's pid", || pid_file.exists());
-    let pid = std::fs::read_to_string(&pid_file).unwrap();
-    assert!(alive(pid.trim()), "the shim runs");
-    let st = Command::new("kill")
-        .args([&format!("-{signal}"), &child.id()])
-        .status()
-        .unwrap();
-    assert!(st.success());
-    let o = finish_guarded(child.take(), LIMIT).expect("the interrupted run did not end");
+    let (o, pid) = run_and_signal(
+        &[
+            "--cases",
+            s(&cases),
+            "--adapter",
+            &shim,
+            "--json",
+            s(&json),
+            "--junit",
+            s(&junit),
+            "--jsonl",
+            s(&jsonl),
+        ],
+        &jsonl,
+        &pid_file,
+        signal,
+    );
     let t = text(&o);
     assert_eq!(o.status.code(), Some(code), "{t}");
     let stdout = String::from_utf8_lossy(&o.stdout);
@@ -397,39 +408,30 @@ fn h15_sigint_stops_generated_cases_made_ahead_the_same_way() {
         let _reaper = Reaper(pid_file.clone());
         let shim = stalling_shim(&d, &pid_file, 2, None);
         let (json, jsonl) = (d.join("r.json"), d.join("r.jsonl"));
-        let child = KillOnDrop(Some(spawn(&[
-            "run",
-            "--no-progress",
-            "--generated",
-            "40",
-            "--generated-only",
-            "--seed",
-            "3",
-            "--jobs",
-            jobs,
-            "--adapter",
-            &shim,
-            "--adapter-timeout-ms",
-            "600000",
-            "--json",
-            s(&json),
-            "--jsonl",
-            s(&jsonl),
-        ])));
-        wait_for("the first two results in --jsonl", || lines(&jsonl) == 2);
-        wait_for("the shim's pid", || pid_file.exists());
-        let pid = std::fs::read_to_string(&pid_file).unwrap();
-        let st = Command::new("kill")
-            .args(["-INT", &child.id()])
-            .status()
-            .unwrap();
-        assert!(st.success());
-        let o = finish_guarded(child.take(), LIMIT).expect("the interrupted run did not end");
+        let (o, pid) = run_and_signal(
+            &[
+                "--generated",
+                "40",
+                "--generated-only",
+                "--seed",
+                "3",
+                "--jobs",
+                jobs,
+                "--adapter",
+                &shim,
+                "--json",
+                s(&json),
+                "--jsonl",
+                s(&jsonl),
+            ],
+            &jsonl,
+            &pid_file,
+            "INT",
+        );
         let t = text(&o);
         assert_eq!(o.status.code(), Some(130), "--jobs {jobs}: {t}");
         let r: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(&json).expect("--json written"))
-                .unwrap();
+            serde_json::from_str(&std::fs::read_to_string(&json).expect("--json written")).unwrap();
         assert_eq!(r["interrupted"]["signal"], "SIGINT", "{r}");
         assert_eq!(r["results"].as_array().unwrap().len(), 2, "{r}");
         assert_eq!(lines(&jsonl), 2);
@@ -444,7 +446,10 @@ fn h15_sigint_stops_generated_cases_made_ahead_the_same_way() {
                 .to_string(),
         ));
     }
-    assert!(closing[0].1.contains("interrupted by SIGINT"), "{closing:?}");
+    assert!(
+        closing[0].1.contains("interrupted by SIGINT"),
+        "{closing:?}"
+    );
     assert_eq!(closing[0], closing[1], "--jobs 1 against --jobs 2");
 }
 

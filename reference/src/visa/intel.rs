@@ -637,9 +637,7 @@ mod tests {
         assert_eq!((r.reason, r.column), (Reason::Syntax, Some(31)), "{r:?}");
         assert!(r.detail.contains("expected an operand"), "{r:?}");
         for a in ["0x10", "7", "-1"] {
-            let text = format!(
-                "svm_scatter4scaled.RB (M1, 16) {a} V0021.0 V0022.0"
-            );
+            let text = format!("svm_scatter4scaled.RB (M1, 16) {a} V0021.0 V0022.0");
             let r = refused(&text);
             assert_eq!(r.reason, Reason::Syntax, "{r:?}");
             assert!(r.detail.contains("immediate Address"), "{text}: {r:?}");
