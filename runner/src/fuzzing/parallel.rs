@@ -84,9 +84,8 @@ pub fn run_generated(
     let in_flight = 3 * jobs;
     // Set when this thread takes no more blocks (a generator error): the workers stop drawing.
     let halt = &AtomicBool::new(false);
-    // Made blocks not yet taken: two per thread in the channel keep every thread busy while
-    // this one takes results.
-    let (done_tx, done_rx) = mpsc::sync_channel::<(usize, Made)>(2 * jobs);
+    // Made blocks, not yet taken (at most `in_flight`: the workers wait before drawing more).
+    let (done_tx, done_rx) = mpsc::channel::<(usize, Made)>();
     // Blocks taken so far: each thread frees the ones it made below this.
     let taken = &AtomicUsize::new(0);
     std::thread::scope(|s| {
@@ -126,16 +125,17 @@ pub fn run_generated(
                         .map(|d| maker.make(d))
                         .collect::<Result<Vec<_>, _>>()
                         .map(|cases| {
-                            let results = adapter
-                                .as_mut()
-                                .map(|a| run_block(&cases, a.as_mut(), plan, opts));
-                            if results.is_none() {
-                                // The judge's expectation, made here rather than on the
-                                // thread that runs the case.
-                                for gc in &cases {
-                                    gc.item().generated_expectation();
+                            let results = match adapter.as_mut() {
+                                Some(a) => Some(run_block(&cases, a.as_mut(), plan, opts)),
+                                None => {
+                                    // The judge's expectation, made here rather than on the
+                                    // thread that runs the case.
+                                    for gc in &cases {
+                                        gc.item().generated_expectation();
+                                    }
+                                    None
                                 }
-                            }
+                            };
                             let cases = Arc::new(cases);
                             kept.push_back((seq, cases.clone()));
                             (cases, results)
