@@ -1,8 +1,9 @@
 //! `atomcts run --jobs N` (issue 31): the built-in model's cases spread over threads give the
 //! results one thread gives, in the same order (every JSON line and the summary compared), for
 //! the corpus, generated cases, filters, shards, repeats and failing cases; on an adapter with
-//! one instance (a shim), generated cases made on other threads ahead of it give them too;
-//! bad thread counts are refused.
+//! one instance (a shim), generated cases made on other threads ahead of it give them too, and
+//! so does a generated stream that learns from the shim's answers (`--learn`); bad thread
+//! counts are refused.
 
 mod common;
 use common::{atomcts_env, text, tmp, write};
@@ -138,6 +139,105 @@ fn generated_cases_made_ahead_of_a_shim_give_one_threads_results() {
     );
 }
 
+/// `N drafts ... passed over` from a run's closing lines.
+fn passed_over(t: &str) -> u64 {
+    t.lines()
+        .find_map(|l| {
+            l.strip_prefix("(")?
+                .split_once(" drafts of the generated stream passed over")
+        })
+        .and_then(|(n, _)| n.parse().ok())
+        .unwrap_or_else(|| panic!("no passed-over line: {t}"))
+}
+
+#[test]
+fn a_learning_stream_gives_one_threads_results_and_accounts_for_every_draft() {
+    let d = tmp("learn");
+    // The planted stale min/max return at semantic level: the runner turns away illegal
+    // forms, faults and capabilities the shim does not report; some cases fail.
+    let shim = format!(
+        "cmd:'{}' --planted stale-minmax",
+        env!("CARGO_BIN_EXE_atomcts-adversary")
+    );
+    let n: u64 = 20_000;
+    let args = [
+        "--adapter",
+        &shim,
+        "--generated",
+        &n.to_string(),
+        "--generated-only",
+        "--seed",
+        "11",
+    ];
+    let mut learning = args.to_vec();
+    learning.push("--learn");
+    let o = same_as_one_thread(&d, &learning, &[2, 3]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    // Every draft is a result or passed over.
+    let results = std::fs::read_to_string(d.join("1.jsonl")).unwrap();
+    let count = |status: &str| {
+        results
+            .lines()
+            .filter(|l| l.contains(&format!("\"status\":\"{status}\"")))
+            .count() as u64
+    };
+    let made = results.lines().count() as u64;
+    let skipped = passed_over(&t);
+    assert!(skipped > 1000, "{t}");
+    assert_eq!(made + skipped, n, "{t}");
+    assert!(count("fail") > 0, "the planted bug is still found: {t}");
+    let turned_learning = count("not_applicable") + count("skip");
+    // Without learning: every draft made, and more of them turned away (learning starts
+    // after the first LAG + STEP drafts, a quarter of these).
+    let (plain, plain_lines) = run_jobs(&d, &args, 1);
+    assert_eq!(plain_lines.lines().count() as u64, n, "{}", text(&plain));
+    let turned_plain = plain_lines
+        .lines()
+        .filter(|l| {
+            l.contains("\"status\":\"not_applicable\"") || l.contains("\"status\":\"skip\"")
+        })
+        .count() as u64;
+    assert!(
+        turned_learning * 3 < turned_plain * 2,
+        "{turned_learning} turned away learning, {turned_plain} not: {t}"
+    );
+    // A case learning made is the plain stream's case of that number, with its verdict.
+    let plain_by_id: std::collections::HashMap<&str, &str> = plain_lines
+        .lines()
+        .map(|l| {
+            (
+                l.split("\"id\":\"")
+                    .nth(1)
+                    .unwrap()
+                    .split('"')
+                    .next()
+                    .unwrap(),
+                l,
+            )
+        })
+        .collect();
+    for l in results.lines() {
+        let id = l
+            .split("\"id\":\"")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap();
+        let status = |x: &str| {
+            x.split("\"status\":\"")
+                .nth(1)
+                .unwrap()
+                .split('"')
+                .next()
+                .unwrap()
+                .to_string()
+        };
+        assert_eq!(status(l), status(plain_by_id[id]), "{id}");
+    }
+}
+
 #[test]
 fn failing_and_repeated_cases_keep_their_order_and_verdicts() {
     let d = tmp("failing");
@@ -166,5 +266,16 @@ fn bad_thread_counts_are_refused() {
         let o = atomcts_env(&["run", "--no-progress", &format!("--jobs={n}")], &[]);
         assert_eq!(o.status.code(), Some(2), "--jobs {n}: {}", text(&o));
         assert!(text(&o).contains("--jobs"), "--jobs {n}: {}", text(&o));
+    }
+    // `--learn` passes over generated drafts, and a shard would learn from its own.
+    for args in [
+        &["--learn"][..],
+        &["--learn", "--generated", "10", "--partition", "hash:1/2"],
+    ] {
+        let mut all = vec!["run", "--no-progress"];
+        all.extend_from_slice(args);
+        let o = atomcts_env(&all, &[]);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
+        assert!(text(&o).contains("--learn"), "{args:?}: {}", text(&o));
     }
 }

@@ -82,6 +82,13 @@ pub(super) struct RunArgs {
     /// (state, the reference's run, the expectation) ahead of it.
     #[arg(long, default_value_t = 1)]
     jobs: usize,
+    /// Generated cases learn from the adapter's answers (issue 31): a draft whose shape
+    /// (dialect, instruction, state words, edge address; as `fuzz` learns) was answered not
+    /// applicable 4 times and never run is passed over, not made (one in 64 still is). The
+    /// drafts keep their numbers; the stream depends on the adapter's answers, never on
+    /// --jobs (README, "Generated cases"). Not with --partition.
+    #[arg(long)]
+    learn: bool,
 }
 
 /// Reads a baseline (format: [`Baseline`]).
@@ -112,6 +119,14 @@ pub(super) fn cmd_run(a: RunArgs) -> Result<u8> {
         );
     }
     let partition = a.partition.as_deref().map(parse_partition).transpose()?;
+    if a.learn && a.generated == 0 {
+        bail!("--learn needs --generated N with N > 0: it passes over generated drafts");
+    }
+    if a.learn && partition.is_some() {
+        bail!(
+            "--learn with --partition: a shard would learn from its own cases only, so the shards would not add up to one run's stream"
+        );
+    }
     // SIGINT and SIGTERM stop the run and keep its reports (issue 27, H15).
     atomcts::run::interrupt::install().context("taking SIGINT and SIGTERM")?;
     // Everything that can fail about the outputs fails now, not after the run (D12): each a
@@ -145,6 +160,7 @@ pub(super) fn cmd_run(a: RunArgs) -> Result<u8> {
     let generator = (a.generated > 0)
         .then(|| atomcts::fuzzing::generate::Generator::new(a.seed, a.generated, &profile))
         .transpose()
+        .map(|g| g.map(|g| if a.learn { g.learning() } else { g }))
         .map_err(|e| anyhow::anyhow!("--generated {}: {}", a.generated, e.message))?;
     let opts = Options {
         profile: profile.clone(),
@@ -209,8 +225,12 @@ pub(super) fn cmd_run(a: RunArgs) -> Result<u8> {
                 && let Some(chunk) = g.next_chunk(gen_chunk)
             {
                 let chunk = chunk.map_err(|e| anyhow::anyhow!("{e}"))?;
-                session.run_generated(chunk, adapter.as_mut(), &opts, &mut tick);
+                let turned = session.run_generated(chunk, adapter.as_mut(), &opts, &mut tick);
+                g.give(turned);
             }
+        }
+        if let Some((drafts, shapes)) = g.passed_over() {
+            session.passed_over(drafts, shapes);
         }
     }
     if let Some(b) = bar {

@@ -9,6 +9,7 @@ use crate::corpus::case::GeneratedCase;
 use crate::fuzzing::draft::{Draft, GenCase};
 pub use crate::fuzzing::draw::{Entropy, HOT_ONE_IN, gen_case, gen_draft, hot_float};
 use crate::fuzzing::expect::{Prebuilt, expect_table, int};
+use crate::fuzzing::learn::{Lagged, draft_shape_keys};
 use atomcts_reference::Profile;
 use atomcts_reference::program::{self, Dialect};
 use rand_chacha::ChaCha8Rng;
@@ -120,6 +121,8 @@ pub struct Generator {
     /// Per dialect met so far: its file's path (as a path and shared) and the start of its
     /// cases' ids (made once, not per case).
     files: Vec<(Dialect, std::path::PathBuf, std::sync::Arc<Path>, String)>,
+    /// `run --generated --learn`: what the stream learnt from its cases' results.
+    learn: Option<Lagged>,
 }
 
 impl Generator {
@@ -142,7 +145,37 @@ impl Generator {
                 profile.name
             ),
             files: Vec::new(),
+            learn: None,
         })
+    }
+
+    /// The stream passes over drafts of shapes its cases were only answered not applicable for
+    /// ([`Lagged`]; `run --generated N --learn`): the results of the cases made must be given
+    /// back, in order ([`Generator::give`]).
+    pub fn learning(mut self) -> Generator {
+        self.learn = Some(Lagged::default());
+        self
+    }
+
+    /// Whether the next draft can be drawn now: the stream is at its end, does not learn, or
+    /// has the results it learns from ([`Lagged::ready`]).
+    pub fn ready(&self) -> bool {
+        self.next >= self.count || self.learn.as_ref().is_none_or(|l| l.ready(self.next))
+    }
+
+    /// The results of the next cases made, in the order they were made ([`Lagged::give`]);
+    /// nothing when the stream does not learn.
+    pub fn give(&mut self, results: impl IntoIterator<Item = Option<bool>>) {
+        if let Some(l) = &mut self.learn {
+            l.give(results);
+        }
+    }
+
+    /// Drafts passed over so far, and the shapes now passed over (`None`: not learning).
+    pub fn passed_over(&self) -> Option<(u64, usize)> {
+        self.learn
+            .as_ref()
+            .map(|l| (l.passed_over(), l.passed_over_shapes()))
     }
 
     /// The next chunk as tables per dialect, or `None` at the end.
@@ -185,14 +218,24 @@ impl Generator {
     /// The random part of the next case: its draft and id, or `None` at the end. Only this
     /// step reads the random stream, so the cases' order and content never depend on how
     /// many threads make them ([`Generator::make`]).
+    /// With learning, also `None` when the next draft is not [`Generator::ready`], and drafts
+    /// passed over are drawn and dropped here.
     fn draw(&mut self) -> Option<Drawn> {
-        if self.next >= self.count {
-            return None;
-        }
-        let k = self.next;
-        self.next += 1;
+        let (k, draft) = loop {
+            if !self.ready() || self.next >= self.count {
+                return None;
+            }
+            let k = self.next;
+            self.next += 1;
+            let draft = gen_draft(&mut self.rng);
+            if let Some(l) = &mut self.learn
+                && l.pass_over(k, draft_shape_keys(&draft))
+            {
+                continue;
+            }
+            break (k, draft);
+        };
         let seed = self.seed;
-        let draft = gen_draft(&mut self.rng);
         // `generated/seed<seed>/<dialect>.toml`, made once per dialect, and the id in it.
         let d = draft.dialect;
         let slot = match self.files.iter().position(|(x, ..)| *x == d) {
@@ -318,6 +361,8 @@ impl Iterator for Generator {
 
 impl Generator {
     /// The next chunk of at most `n` cases, in the order they are generated.
+    /// Learning, it stops early at a draft that waits for results not given yet
+    /// ([`Generator::ready`]), and a chunk that would be empty for it is an error.
     pub fn next_chunk(&mut self, n: usize) -> Option<Result<Vec<GeneratedCase>, GenError>> {
         let mut out = Vec::new();
         while out.len() < n.max(1) {
@@ -326,6 +371,12 @@ impl Generator {
                 Some(Ok(c)) => out.push(c),
                 Some(Err(e)) => return Some(Err(e)),
             }
+        }
+        if out.is_empty() && !self.ready() {
+            return Some(Err(GenError {
+                name: format!("gen_{}_{}", self.seed, self.next),
+                message: "the learning stream waits for the results of earlier cases, which were not given".into(),
+            }));
         }
         (!out.is_empty()).then_some(Ok(out))
     }

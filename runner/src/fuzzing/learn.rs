@@ -19,8 +19,8 @@
 //! same adapter draws, makes and sends the same cases; a case's number is still its place in
 //! the draw.
 
-use crate::fuzzing::draft::GenCase;
-use std::collections::HashMap;
+use crate::fuzzing::draft::{Draft, G, GenCase};
+use std::collections::{HashMap, VecDeque};
 use std::fmt::Write as _;
 use toml::{Table, Value};
 
@@ -193,6 +193,140 @@ impl Learned {
     }
 }
 
+/// The words of a generated draft's state, as [`words`] writes a case table's: memory spaces,
+/// types and names, never numbers (nor an address range's bounds).
+fn draft_words(k: &mut String, given: &[(&'static str, G)]) {
+    let mut at_addresses: Vec<String> = Vec::new();
+    for (name, v) in given {
+        match v {
+            G::Str(s) => {
+                let _ = write!(k, "|{name}={s}");
+            }
+            G::Typed(w, _) => {
+                let _ = write!(k, "|{name}=u{w}");
+            }
+            G::Table(inner) => {
+                let _ = write!(k, "|{name}{{");
+                draft_words(k, inner);
+                k.push('}');
+            }
+            G::Mem(cells) => {
+                for (_, c) in cells {
+                    match c {
+                        G::Typed(w, _) => at_addresses.push(format!("u{w}")),
+                        G::Str(s) => at_addresses.push((*s).to_string()),
+                        _ => {}
+                    }
+                }
+            }
+            G::Int(_) | G::Bool(_) | G::Range(..) | G::List(_) => {}
+        }
+    }
+    at_addresses.sort_unstable();
+    at_addresses.dedup();
+    for w in at_addresses {
+        let _ = write!(k, "|@{w}");
+    }
+}
+
+/// [`shape_keys`] of a draft of the reproducible stream (`run --generated`, one instruction
+/// each): its dialect; its mnemonic, state words and edge address; its text; and apart, the
+/// dialect's edge addresses.
+pub fn draft_shape_keys(d: &Draft) -> Vec<String> {
+    let kind = format!("{}|single", d.dialect.name());
+    let mut instr = format!("{kind}|{}", mnemonic(&d.asm));
+    draft_words(&mut instr, &d.given);
+    if d.edge {
+        instr.push_str("|edge");
+    }
+    let text = format!("{instr}|{}", d.asm);
+    let mut keys = vec![kind, instr, text];
+    if d.edge {
+        keys.push(format!("{}|edge", d.dialect.name()));
+    }
+    keys
+}
+
+/// Drafts of `run --generated --learn` that share what they are drawn with ([`Lagged`]).
+pub const STEP: u64 = 512;
+
+/// A draft of `run --generated --learn` is drawn with what was learnt from the cases of the
+/// drafts numbered below its [`STEP`]'s first less this many: learning waits for no case
+/// nearer, so the cases drawn do not depend on how far ahead other threads make them.
+pub const LAG: u64 = 4096;
+
+/// Learning over the reproducible stream (`atomcts run --generated N --learn`): a draft's
+/// shapes ([`draft_shape_keys`]) are passed over as a fuzzing campaign's are ([`Learned`]),
+/// learnt from the cases' results (not applicable or skipped: turned away; any other: run) in the
+/// stream's order, and only from drafts at least [`LAG`] before the draft's [`STEP`]; so the
+/// stream is the same whether one thread or several make and run it, and whatever the
+/// chunks. The drafts keep their numbers (a case's id is its place in the draw).
+#[derive(Debug, Default)]
+pub struct Lagged {
+    learned: Learned,
+    /// Made drafts whose results have not been given yet: number and shapes, in order.
+    awaiting: VecDeque<(u64, Vec<String>)>,
+    /// Results given and not yet learnt from: number, shapes, turned away.
+    given: VecDeque<(u64, Vec<String>, bool)>,
+    /// Drafts passed over so far.
+    passed_over: u64,
+}
+
+impl Lagged {
+    /// The drafts below this number must have their results before draft `k` is drawn.
+    fn needs(k: u64) -> u64 {
+        (k / STEP * STEP).saturating_sub(LAG)
+    }
+
+    /// Whether draft `k`, the next to draw, can be drawn: every made draft below
+    /// [`Lagged::needs`] has its result.
+    pub fn ready(&self, k: u64) -> bool {
+        self.awaiting
+            .front()
+            .is_none_or(|(a, _)| *a >= Self::needs(k))
+    }
+
+    /// Whether draft `k` (ready, [`Lagged::ready`]) of shapes `keys` is passed over; if not,
+    /// it is made and awaits its result.
+    pub fn pass_over(&mut self, k: u64, keys: Vec<String>) -> bool {
+        let need = Self::needs(k);
+        while self.given.front().is_some_and(|(g, ..)| *g < need) {
+            if let Some((_, keys, turned_away)) = self.given.pop_front() {
+                self.learned.record(keys, turned_away);
+            }
+        }
+        if self.learned.pass_over(&keys) {
+            self.passed_over += 1;
+            return true;
+        }
+        self.awaiting.push_back((k, keys));
+        false
+    }
+
+    /// The results of the next made drafts, in the order they were drawn: `Some(true)` not
+    /// applicable or skipped, `Some(false)` run, `None` not run (not selected, or after a stop).
+    pub fn give(&mut self, results: impl IntoIterator<Item = Option<bool>>) {
+        for r in results {
+            let Some((k, keys)) = self.awaiting.pop_front() else {
+                return;
+            };
+            if let Some(turned_away) = r {
+                self.given.push_back((k, keys, turned_away));
+            }
+        }
+    }
+
+    /// Drafts passed over so far.
+    pub fn passed_over(&self) -> u64 {
+        self.passed_over
+    }
+
+    /// Shapes (of any level) now passed over.
+    pub fn passed_over_shapes(&self) -> usize {
+        self.learned.passed_over_shapes()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -338,6 +472,113 @@ mod tests {
             keys.iter().all(|k| !k[2].contains("init")),
             "{}",
             keys[0][2]
+        );
+    }
+
+    /// Draws `n` drafts of shapes `shape(k)` through `l`, giving each made draft's result
+    /// (`turned(k)`) once `late` more drafts were drawn (or when the next one waits for it);
+    /// returns which were made.
+    fn lagged_stream(
+        n: u64,
+        late: usize,
+        shape: &dyn Fn(u64) -> Vec<String>,
+        turned: &dyn Fn(u64) -> bool,
+    ) -> Vec<bool> {
+        let mut l = Lagged::default();
+        let mut owed: std::collections::VecDeque<u64> = std::collections::VecDeque::new();
+        let mut made = Vec::new();
+        for k in 0..n {
+            while !l.ready(k) || owed.len() > late {
+                let Some(m) = owed.pop_front() else {
+                    panic!("draft {k} waits with nothing owed")
+                };
+                l.give([Some(turned(m))]);
+            }
+            let m = !l.pass_over(k, shape(k));
+            if m {
+                owed.push_back(k);
+            }
+            made.push(m);
+        }
+        made
+    }
+
+    #[test]
+    fn the_lagged_stream_learns_the_same_however_late_its_results_come() {
+        // Shape `k % 7`; shapes 3 and 5 are always turned away.
+        let shape = |k: u64| keys(&format!("OP{}", k % 7));
+        let turned = |k: u64| matches!(k % 7, 3 | 5);
+        let n = 3 * (LAG + STEP);
+        let first = lagged_stream(n, 0, &shape, &turned);
+        for late in [1, 100, 5000, usize::MAX] {
+            assert_eq!(
+                lagged_stream(n, late, &shape, &turned),
+                first,
+                "late {late}"
+            );
+        }
+        // Nothing is learnt before the lag: every draft below LAG + STEP is made.
+        let lag = (LAG + STEP) as usize;
+        assert!(first[..lag].iter().all(|m| *m));
+        // After it the two shapes are passed over but for one in EXPLORE_EVERY; the others are
+        // made.
+        let tail: Vec<(u64, bool)> = (lag as u64..n).zip(first[lag..].iter().copied()).collect();
+        assert!(tail.iter().filter(|(k, _)| !turned(*k)).all(|(_, m)| *m));
+        let condemned: Vec<bool> = tail
+            .iter()
+            .filter(|(k, _)| turned(*k))
+            .map(|(_, m)| *m)
+            .collect();
+        let explored = condemned.iter().filter(|m| **m).count();
+        assert!(explored > 0 && explored <= condemned.len() / EXPLORE_EVERY as usize + 2);
+    }
+
+    #[test]
+    fn a_draft_waits_for_the_results_its_step_learns_from() {
+        let mut l = Lagged::default();
+        for k in 0..LAG + STEP {
+            assert!(l.ready(k), "{k}");
+            assert!(!l.pass_over(k, keys("x")));
+        }
+        // The first draft of the next step needs the results of the first STEP drafts.
+        assert!(!l.ready(LAG + STEP));
+        l.give((0..STEP - 1).map(|_| Some(true)));
+        assert!(!l.ready(LAG + STEP));
+        l.give([None]);
+        assert!(l.ready(LAG + STEP) && !l.ready(LAG + 2 * STEP));
+        // Learnt from those results only: passed over.
+        assert!(l.pass_over(LAG + STEP, keys("x")));
+        assert_eq!(l.passed_over(), 1);
+        // Its kind, instruction and text: nothing else ran.
+        assert_eq!(l.passed_over_shapes(), 3);
+    }
+
+    #[test]
+    fn a_drafts_shape_is_its_instruction_and_words_not_its_values() {
+        use crate::fuzzing::draw::gen_draft;
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        let drafts: Vec<Draft> = (0..2000).map(|_| gen_draft(&mut rng)).collect();
+        let keys: Vec<Vec<String>> = drafts.iter().map(draft_shape_keys).collect();
+        for (d, k) in drafts.iter().zip(&keys) {
+            assert_eq!(k.len(), 3 + usize::from(d.edge));
+            assert_eq!(k[0], format!("{}|single", d.dialect.name()));
+            assert!(k[1].starts_with(&k[0]) && k[2].starts_with(&k[1]) && k[2].ends_with(&d.asm));
+            assert_eq!(d.edge, k[1].ends_with("|edge"), "{}", k[1]);
+        }
+        let instrs: std::collections::HashSet<&String> = keys.iter().map(|k| &k[1]).collect();
+        assert!(instrs.len() < drafts.len() / 4, "{}", instrs.len());
+        let valued = instrs.iter().find(|k| k.contains("0x"));
+        assert!(valued.is_none(), "{valued:?}");
+        // Types and spaces are words of the shape.
+        assert!(
+            instrs
+                .iter()
+                .any(|k| k.contains("=u32") || k.contains("|@u32"))
+        );
+        assert!(
+            instrs
+                .iter()
+                .any(|k| k.starts_with("msl|single|") && k.contains("atomic_"))
         );
     }
 }

@@ -13,9 +13,9 @@
 
 use crate::corpus::case::GeneratedCase;
 use crate::fuzzing::generate::{GenError, Generator};
-use crate::report::session::Session;
+use crate::report::session::{Session, Turned};
 use crate::run::parallel::run_one;
-use crate::run::results::{CaseResult, Options};
+use crate::run::results::{CaseResult, Options, Status};
 use crate::run::stopped;
 use atomcts_adapters::Adapter;
 use std::collections::BTreeMap;
@@ -101,7 +101,9 @@ pub fn run_generated(
                             if halt.load(Ordering::Acquire) || stopped() {
                                 return;
                             }
-                            if src.0 < taken.load(Ordering::Acquire) + in_flight {
+                            // A learning stream's next draft may wait for the results
+                            // of cases this thread has not taken yet.
+                            if src.0 < taken.load(Ordering::Acquire) + in_flight && src.1.ready() {
                                 break;
                             }
                             src = match taken_more.wait_timeout(src, Duration::from_millis(100)) {
@@ -111,7 +113,11 @@ pub fn run_generated(
                         }
                         let block = src.1.draw_block(block_len);
                         if block.is_empty() {
-                            return;
+                            if src.1.remaining() == 0 {
+                                return;
+                            }
+                            // Every draft up to one that waits was passed over.
+                            continue;
                         }
                         src.0 += 1;
                         (src.0 - 1, block)
@@ -158,13 +164,21 @@ pub fn run_generated(
             waiting.insert(seq, made);
             while let Some(made) = waiting.remove(&given) {
                 given += 1;
+                // What each case's result says to a learning stream.
+                let mut turned: Vec<Turned> = Vec::new();
                 match made {
                     Ok((cases, Some(results))) => {
                         session.made_generated(cases.len() as u64);
                         for (gc, r) in cases.iter().zip(results) {
                             let item = gc.item();
                             let runs = session.take(item);
-                            if let (true, Some(r)) = (runs, r)
+                            let r = r.filter(|_| runs);
+                            turned.push(
+                                r.as_ref().map(|r| {
+                                    matches!(r.status, Status::NotApplicable | Status::Skip)
+                                }),
+                            );
+                            if let Some(r) = r
                                 && session.give(item.case(), r, opts)
                             {
                                 progress();
@@ -173,7 +187,7 @@ pub fn run_generated(
                     }
                     Ok((cases, None)) => {
                         if let Some(adapter) = here.as_deref_mut() {
-                            session.run_made(&cases, adapter, opts, progress);
+                            turned = session.run_made(&cases, adapter, opts, progress);
                         }
                     }
                     Err(e) => {
@@ -185,7 +199,9 @@ pub fn run_generated(
                     }
                 }
                 // Under the lock, so that a thread between its check and its wait is woken.
-                let _src = source.lock();
+                if let Ok(mut src) = source.lock() {
+                    src.1.give(std::mem::take(&mut turned));
+                }
                 taken.store(given, Ordering::Release);
                 taken_more.notify_all();
             }

@@ -595,6 +595,7 @@ mod tests {
             device: None,
             jsonl: None,
             interrupted: None,
+            passed_over: None,
         }
     }
 

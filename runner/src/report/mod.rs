@@ -77,6 +77,19 @@ pub struct Report {
     /// report holds what ran, and `merge` and `report --from` refuse it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interrupted: Option<Interrupted>,
+    /// `run --generated N --learn`: the drafts of the generated stream passed over, never made
+    /// (they have no result; with the results they account for the N drafts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub passed_over: Option<PassedOver>,
+}
+
+/// Drafts a learning generated stream passed over (`run --generated N --learn`).
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct PassedOver {
+    /// Drafts passed over, never made.
+    pub drafts: u64,
+    /// Shapes passed over when the run ended (at each level: dialect, instruction, text).
+    pub shapes: usize,
 }
 
 /// A run stopped by a signal.
@@ -610,6 +623,13 @@ impl Report {
             c.not_applicable,
             self.total()
         );
+        if let Some(p) = self.passed_over {
+            let _ = writeln!(
+                s,
+                "({} drafts of the generated stream passed over by --learn, not made: {} shapes answered only not applicable at the end)",
+                p.drafts, p.shapes
+            );
+        }
         let shown = self.omitted.values().map(|c| c.total()).sum::<usize>();
         if shown > 0 {
             let whole = match &self.jsonl {
@@ -805,6 +825,7 @@ mod tests {
             device: None,
             jsonl: None,
             interrupted: None,
+            passed_over: None,
         };
         let counts = report.counts();
         assert_eq!(report.total(), n);

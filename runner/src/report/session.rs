@@ -5,9 +5,9 @@
 
 use crate::corpus::baseline::Baseline;
 use crate::corpus::case::{Case, GeneratedCase, Item};
-use crate::report::{Collector, CorpusId, Interrupted, REPORT_VERSION, Report};
+use crate::report::{Collector, CorpusId, Interrupted, PassedOver, REPORT_VERSION, Report};
 use crate::run;
-use crate::run::results::{CaseResult, Options};
+use crate::run::results::{CaseResult, Options, Status};
 use atomcts_adapters::Adapter;
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -88,7 +88,14 @@ pub struct Session<'p> {
     generated_made: u64,
     /// Threads for an adapter that can be forked ([`Session::with_jobs`]).
     jobs: usize,
+    /// Drafts of the generated stream passed over (`--learn`).
+    passed_over: Option<PassedOver>,
 }
+
+/// What a case's result says to a stream that learns ([`crate::fuzzing::learn::Lagged`]):
+/// `Some(true)` not applicable or skipped, `Some(false)` run, `None` not run here (not selected, another
+/// shard's, or after a stop).
+pub type Turned = Option<bool>;
 
 impl<'p> Session<'p> {
     /// A run of about `estimate` cases ([`Plan::estimate`]) under `baseline`, writing each
@@ -115,6 +122,7 @@ impl<'p> Session<'p> {
             planned: 0,
             generated_made: 0,
             jobs: 1,
+            passed_over: None,
         }
     }
 
@@ -144,15 +152,15 @@ impl<'p> Session<'p> {
         self.run_items(&items, adapter, opts, progress);
     }
 
-    /// [`Session::run_chunk`] for a chunk of generated cases.
+    /// [`Session::run_chunk`] for a chunk of generated cases; returns each one's [`Turned`].
     pub fn run_generated(
         &mut self,
         cases: Vec<GeneratedCase>,
         adapter: &mut dyn Adapter,
         opts: &Options,
         progress: &mut dyn FnMut(),
-    ) {
-        self.run_made(&cases, adapter, opts, progress);
+    ) -> Vec<Turned> {
+        self.run_made(&cases, adapter, opts, progress)
     }
 
     /// [`Session::run_generated`] for cases another thread made (and frees).
@@ -162,10 +170,16 @@ impl<'p> Session<'p> {
         adapter: &mut dyn Adapter,
         opts: &Options,
         progress: &mut dyn FnMut(),
-    ) {
+    ) -> Vec<Turned> {
         self.made_generated(cases.len() as u64);
         let items: Vec<Item<'_>> = cases.iter().map(GeneratedCase::item).collect();
-        self.run_items(&items, adapter, opts, progress);
+        self.run_items(&items, adapter, opts, progress)
+    }
+
+    /// `drafts` of the generated stream were passed over, never made, and `shapes` were
+    /// passed over at the end (`--learn`).
+    pub fn passed_over(&mut self, drafts: u64, shapes: usize) {
+        self.passed_over = Some(PassedOver { drafts, shapes });
     }
 
     /// The run's [`Plan`].
@@ -207,18 +221,34 @@ impl<'p> Session<'p> {
         true
     }
 
-    /// [`Session::run_chunk`] over cases as the runner takes them.
+    /// [`Session::run_chunk`] over cases as the runner takes them; returns each one's
+    /// [`Turned`].
     fn run_items(
         &mut self,
         items: &[Item<'_>],
         adapter: &mut dyn Adapter,
         opts: &Options,
         progress: &mut dyn FnMut(),
-    ) {
+    ) -> Vec<Turned> {
         let plan = self.plan;
-        let todo: Vec<Item<'_>> = items.iter().copied().filter(|&i| self.take(i)).collect();
+        let (todo, at): (Vec<Item<'_>>, Vec<usize>) = items
+            .iter()
+            .enumerate()
+            .filter(|&(_, &i)| self.take(i))
+            .map(|(n, &i)| (i, n))
+            .unzip();
         let jobs = self.jobs;
+        let mut turned: Vec<Turned> = vec![None; items.len()];
+        // The results come in `todo`'s order (some missing after a stop).
+        let mut next = 0;
         let mut emit = |c: &Case, r: CaseResult| {
+            while next < todo.len() && !std::ptr::eq(todo[next].case(), c) {
+                next += 1;
+            }
+            if let Some(&n) = at.get(next) {
+                turned[n] = Some(matches!(r.status, Status::NotApplicable | Status::Skip));
+                next += 1;
+            }
             if self.give(c, r, opts) {
                 progress();
             }
@@ -228,7 +258,7 @@ impl<'p> Session<'p> {
             && let Some(forks) = (0..jobs).map(|_| adapter.fork()).collect()
         {
             run::parallel::run_cases_parallel(&todo, forks, opts, &|c| plan.times(c), &mut emit);
-            return;
+            return turned;
         }
         // Cases run more than once (--repeat, concurrent cases: issue 12) run one by one; the
         // others in order, a pipelined adapter's window at a time (issue 9).
@@ -249,6 +279,7 @@ impl<'p> Session<'p> {
             );
             i += 1;
         }
+        turned
     }
 
     /// The run's report: what the adapter says about itself, then the adapter is stopped (a
@@ -266,7 +297,11 @@ impl<'p> Session<'p> {
         let interrupted = run::interrupt::requested().map(|sig| Interrupted {
             signal: run::interrupt::name(sig),
             not_run: self.planned.saturating_sub(taken),
-            not_generated: self.plan.generated.saturating_sub(self.generated_made),
+            not_generated: self
+                .plan
+                .generated
+                .saturating_sub(self.generated_made)
+                .saturating_sub(self.passed_over.map_or(0, |p| p.drafts)),
         });
         let (adapter_name, implementation, level, device) = (
             adapter.name().to_string(),
@@ -296,6 +331,7 @@ impl<'p> Session<'p> {
             device,
             jsonl,
             interrupted,
+            passed_over: self.passed_over,
         }
     }
 }
