@@ -9,7 +9,7 @@ use crate::corpus::case::GeneratedCase;
 use crate::fuzzing::draft::{Draft, GenCase};
 pub use crate::fuzzing::draw::{Entropy, HOT_ONE_IN, gen_case, gen_draft, hot_float};
 use crate::fuzzing::expect::{Prebuilt, expect_table, int};
-use crate::fuzzing::learn::{Lagged, draft_shape_keys};
+use crate::fuzzing::learn::Lagged;
 use atomcts_reference::Profile;
 use atomcts_reference::program::{self, Dialect};
 use rand_chacha::ChaCha8Rng;
@@ -229,7 +229,7 @@ impl Generator {
             self.next += 1;
             let draft = gen_draft(&mut self.rng);
             if let Some(l) = &mut self.learn
-                && l.pass_over(k, draft_shape_keys(&draft))
+                && l.pass_over(k, &draft)
             {
                 continue;
             }

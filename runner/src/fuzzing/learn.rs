@@ -144,10 +144,19 @@ struct Seen {
     met: u32,
 }
 
-/// A campaign's shapes ([`shape_keys`], every level) and what the screen said of each.
-#[derive(Debug, Default)]
-pub struct Learned {
-    seen: HashMap<String, Seen>,
+/// A campaign's shapes ([`shape_keys`], every level) and what the screen said of each; a
+/// shape is its key text, or the key's hash ([`DraftShape`]).
+#[derive(Debug)]
+pub struct Learned<K = String> {
+    seen: HashMap<K, Seen>,
+}
+
+impl<K> Default for Learned<K> {
+    fn default() -> Self {
+        Learned {
+            seen: HashMap::new(),
+        }
+    }
 }
 
 impl Seen {
@@ -157,11 +166,11 @@ impl Seen {
     }
 }
 
-impl Learned {
+impl<K: std::hash::Hash + Eq> Learned<K> {
     /// Whether a draft of shape `keys` is passed over (not made): at some level its shape was
     /// turned away [`LEARN_AFTER`] times and never sent, and this is not the one in
     /// [`EXPLORE_EVERY`] of that shape's drafts still made.
-    pub fn pass_over(&mut self, keys: &[String]) -> bool {
+    pub fn pass_over(&mut self, keys: &[K]) -> bool {
         let Some(k) = keys
             .iter()
             .find(|k| self.seen.get(*k).is_some_and(Seen::condemned))
@@ -176,7 +185,7 @@ impl Learned {
     }
 
     /// Counts a made case of shape `keys` at every level: turned away by the screen, or sent.
-    pub fn record(&mut self, keys: Vec<String>, screened: bool) {
+    pub fn record(&mut self, keys: impl IntoIterator<Item = K>, screened: bool) {
         for k in keys {
             let s = self.seen.entry(k).or_default();
             if screened {
@@ -229,22 +238,80 @@ fn draft_words(k: &mut String, given: &[(&'static str, G)]) {
     }
 }
 
-/// [`shape_keys`] of a draft of the reproducible stream (`run --generated`, one instruction
-/// each): its dialect; its mnemonic, state words and edge address; its text; and apart, the
-/// dialect's edge addresses.
-pub fn draft_shape_keys(d: &Draft) -> Vec<String> {
-    let kind = format!("{}|single", d.dialect.name());
-    let mut instr = format!("{kind}|{}", mnemonic(&d.asm));
-    draft_words(&mut instr, &d.given);
+/// Writes a draft of the reproducible stream (`run --generated`, one instruction each) as
+/// [`shape_keys`] writes a case, its three levels as prefixes of one text: its dialect and
+/// kind; its mnemonic, state words and edge address; its instruction text. Returns the
+/// lengths of the first two.
+fn write_draft_shape(d: &Draft, k: &mut String) -> (usize, usize) {
+    k.clear();
+    k.push_str(d.dialect.name());
+    k.push_str("|single");
+    let kind = k.len();
+    k.push('|');
+    k.push_str(mnemonic(&d.asm));
+    draft_words(k, &d.given);
     if d.edge {
-        instr.push_str("|edge");
+        k.push_str("|edge");
     }
-    let text = format!("{instr}|{}", d.asm);
-    let mut keys = vec![kind, instr, text];
+    let instr = k.len();
+    k.push('|');
+    k.push_str(&d.asm);
+    (kind, instr)
+}
+
+/// [`shape_keys`] of a draft of the reproducible stream: its dialect and kind; its mnemonic,
+/// state words and edge address; its text; and apart, the dialect's edge addresses.
+pub fn draft_shape_keys(d: &Draft) -> Vec<String> {
+    let mut k = String::new();
+    let (kind, instr) = write_draft_shape(d, &mut k);
+    let mut keys = vec![k[..kind].to_string(), k[..instr].to_string(), k.clone()];
     if d.edge {
         keys.push(format!("{}|edge", d.dialect.name()));
     }
     keys
+}
+
+/// A draft's shape as [`Lagged`] keeps it: the hash of each of [`draft_shape_keys`]' texts
+/// (std's SipHash with its fixed keys, so the same in every run; two shapes of a run share a
+/// hash about once in 2^64 / shapes^2 runs), made without allocating.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DraftShape {
+    hashes: [u64; 4],
+    len: usize,
+}
+
+impl DraftShape {
+    /// The shape of `d`, written in `scratch` (reused across drafts).
+    pub fn of(d: &Draft, scratch: &mut String) -> DraftShape {
+        let hash = |t: &str| {
+            use std::hash::{Hash, Hasher};
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            t.hash(&mut h);
+            h.finish()
+        };
+        let (kind, instr) = write_draft_shape(d, scratch);
+        let mut hashes = [
+            hash(&scratch[..kind]),
+            hash(&scratch[..instr]),
+            hash(scratch),
+            0,
+        ];
+        let mut len = 3;
+        if d.edge {
+            // The dialect's edge addresses: `<dialect>|edge`.
+            scratch.clear();
+            scratch.push_str(d.dialect.name());
+            scratch.push_str("|edge");
+            hashes[3] = hash(scratch);
+            len = 4;
+        }
+        DraftShape { hashes, len }
+    }
+
+    /// Its levels' hashes.
+    pub fn keys(&self) -> &[u64] {
+        &self.hashes[..self.len]
+    }
 }
 
 /// Drafts of `run --generated --learn` that share what they are drawn with ([`Lagged`]).
@@ -263,13 +330,15 @@ pub const LAG: u64 = 4096;
 /// chunks. The drafts keep their numbers (a case's id is its place in the draw).
 #[derive(Debug, Default)]
 pub struct Lagged {
-    learned: Learned,
-    /// Made drafts whose results have not been given yet: number and shapes, in order.
-    awaiting: VecDeque<(u64, Vec<String>)>,
-    /// Results given and not yet learnt from: number, shapes, turned away.
-    given: VecDeque<(u64, Vec<String>, bool)>,
+    learned: Learned<u64>,
+    /// Made drafts whose results have not been given yet: number and shape, in order.
+    awaiting: VecDeque<(u64, DraftShape)>,
+    /// Results given and not yet learnt from: number, shape, turned away.
+    given: VecDeque<(u64, DraftShape, bool)>,
     /// Drafts passed over so far.
     passed_over: u64,
+    /// Where a draft's shape is written ([`DraftShape::of`]).
+    scratch: String,
 }
 
 impl Lagged {
@@ -286,20 +355,22 @@ impl Lagged {
             .is_none_or(|(a, _)| *a >= Self::needs(k))
     }
 
-    /// Whether draft `k` (ready, [`Lagged::ready`]) of shapes `keys` is passed over; if not,
-    /// it is made and awaits its result.
-    pub fn pass_over(&mut self, k: u64, keys: Vec<String>) -> bool {
+    /// Whether draft `k` (ready, [`Lagged::ready`]) is passed over; if not, it is made and
+    /// awaits its result.
+    pub fn pass_over(&mut self, k: u64, d: &Draft) -> bool {
         let need = Self::needs(k);
         while self.given.front().is_some_and(|(g, ..)| *g < need) {
-            if let Some((_, keys, turned_away)) = self.given.pop_front() {
-                self.learned.record(keys, turned_away);
+            if let Some((_, shape, turned_away)) = self.given.pop_front() {
+                self.learned
+                    .record(shape.keys().iter().copied(), turned_away);
             }
         }
-        if self.learned.pass_over(&keys) {
+        let shape = DraftShape::of(d, &mut self.scratch);
+        if self.learned.pass_over(shape.keys()) {
             self.passed_over += 1;
             return true;
         }
-        self.awaiting.push_back((k, keys));
+        self.awaiting.push_back((k, shape));
         false
     }
 
@@ -307,11 +378,11 @@ impl Lagged {
     /// applicable or skipped, `Some(false)` run, `None` not run (not selected, or after a stop).
     pub fn give(&mut self, results: impl IntoIterator<Item = Option<bool>>) {
         for r in results {
-            let Some((k, keys)) = self.awaiting.pop_front() else {
+            let Some((k, shape)) = self.awaiting.pop_front() else {
                 return;
             };
             if let Some(turned_away) = r {
-                self.given.push_back((k, keys, turned_away));
+                self.given.push_back((k, shape, turned_away));
             }
         }
     }
@@ -475,13 +546,20 @@ mod tests {
         );
     }
 
-    /// Draws `n` drafts of shapes `shape(k)` through `l`, giving each made draft's result
+    /// A SASS draft of one lane with text `asm` and no state.
+    fn draft(asm: &str) -> Draft {
+        let mut d = Draft::new(atomcts_reference::program::Dialect::Sass, 1);
+        d.asm = asm.into();
+        d
+    }
+
+    /// Draws `n` drafts `shape(k)` through a [`Lagged`], giving each made draft's result
     /// (`turned(k)`) once `late` more drafts were drawn (or when the next one waits for it);
     /// returns which were made.
     fn lagged_stream(
         n: u64,
         late: usize,
-        shape: &dyn Fn(u64) -> Vec<String>,
+        shape: &dyn Fn(u64) -> Draft,
         turned: &dyn Fn(u64) -> bool,
     ) -> Vec<bool> {
         let mut l = Lagged::default();
@@ -494,7 +572,7 @@ mod tests {
                 };
                 l.give([Some(turned(m))]);
             }
-            let m = !l.pass_over(k, shape(k));
+            let m = !l.pass_over(k, &shape(k));
             if m {
                 owed.push_back(k);
             }
@@ -506,7 +584,7 @@ mod tests {
     #[test]
     fn the_lagged_stream_learns_the_same_however_late_its_results_come() {
         // Shape `k % 7`; shapes 3 and 5 are always turned away.
-        let shape = |k: u64| keys(&format!("OP{}", k % 7));
+        let shape = |k: u64| draft(&format!("ATOM.OP{} R0, [R2], R4", k % 7));
         let turned = |k: u64| matches!(k % 7, 3 | 5);
         let n = 3 * (LAG + STEP);
         let first = lagged_stream(n, 0, &shape, &turned);
@@ -538,7 +616,7 @@ mod tests {
         let mut l = Lagged::default();
         for k in 0..LAG + STEP {
             assert!(l.ready(k), "{k}");
-            assert!(!l.pass_over(k, keys("x")));
+            assert!(!l.pass_over(k, &draft("ATOM.X")));
         }
         // The first draft of the next step needs the results of the first STEP drafts.
         assert!(!l.ready(LAG + STEP));
@@ -547,7 +625,7 @@ mod tests {
         l.give([None]);
         assert!(l.ready(LAG + STEP) && !l.ready(LAG + 2 * STEP));
         // Learnt from those results only: passed over.
-        assert!(l.pass_over(LAG + STEP, keys("x")));
+        assert!(l.pass_over(LAG + STEP, &draft("ATOM.X")));
         assert_eq!(l.passed_over(), 1);
         // Its kind, instruction and text: nothing else ran.
         assert_eq!(l.passed_over_shapes(), 3);
@@ -564,6 +642,16 @@ mod tests {
             assert_eq!(k[0], format!("{}|single", d.dialect.name()));
             assert!(k[1].starts_with(&k[0]) && k[2].starts_with(&k[1]) && k[2].ends_with(&d.asm));
             assert_eq!(d.edge, k[1].ends_with("|edge"), "{}", k[1]);
+        }
+        // The hashes are the texts' (the same text, the same hash; else another).
+        let mut scratch = String::new();
+        let mut by_hash: HashMap<u64, &String> = HashMap::new();
+        for (d, k) in drafts.iter().zip(&keys) {
+            let shape = DraftShape::of(d, &mut scratch);
+            assert_eq!(shape.keys().len(), k.len());
+            for (h, t) in shape.keys().iter().zip(k) {
+                assert_eq!(*by_hash.entry(*h).or_insert(t), t);
+            }
         }
         let instrs: std::collections::HashSet<&String> = keys.iter().map(|k| &k[1]).collect();
         assert!(instrs.len() < drafts.len() / 4, "{}", instrs.len());
