@@ -203,28 +203,46 @@ impl<K: std::hash::Hash + Eq> Learned<K> {
 }
 
 /// The words of a generated draft's state, as [`words`] writes a case table's: memory spaces,
-/// types and names, never numbers (nor an address range's bounds).
+/// types and names, never numbers (nor an address range's bounds). Written without allocating
+/// (it runs for every draft of a learning stream, [`Lagged`]).
 fn draft_words(k: &mut String, given: &[(&'static str, G)]) {
-    let mut at_addresses: Vec<String> = Vec::new();
+    let unsigned = |w: u32| match w {
+        8 => "u8",
+        16 => "u16",
+        32 => "u32",
+        64 => "u64",
+        _ => "u?",
+    };
+    // The types and names of the memory cells, each once, in order.
+    let mut at_addresses: Vec<&'static str> = Vec::new();
     for (name, v) in given {
         match v {
             G::Str(s) => {
-                let _ = write!(k, "|{name}={s}");
+                for w in ["|", name, "=", s] {
+                    k.push_str(w);
+                }
             }
             G::Typed(w, _) => {
-                let _ = write!(k, "|{name}=u{w}");
+                for w in ["|", name, "=", unsigned(*w)] {
+                    k.push_str(w);
+                }
             }
             G::Table(inner) => {
-                let _ = write!(k, "|{name}{{");
+                k.push('|');
+                k.push_str(name);
+                k.push('{');
                 draft_words(k, inner);
                 k.push('}');
             }
             G::Mem(cells) => {
                 for (_, c) in cells {
-                    match c {
-                        G::Typed(w, _) => at_addresses.push(format!("u{w}")),
-                        G::Str(s) => at_addresses.push((*s).to_string()),
-                        _ => {}
+                    let w = match c {
+                        G::Typed(w, _) => unsigned(*w),
+                        G::Str(s) => s,
+                        _ => continue,
+                    };
+                    if !at_addresses.contains(&w) {
+                        at_addresses.push(w);
                     }
                 }
             }
@@ -232,9 +250,9 @@ fn draft_words(k: &mut String, given: &[(&'static str, G)]) {
         }
     }
     at_addresses.sort_unstable();
-    at_addresses.dedup();
     for w in at_addresses {
-        let _ = write!(k, "|@{w}");
+        k.push_str("|@");
+        k.push_str(w);
     }
 }
 

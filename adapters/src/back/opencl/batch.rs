@@ -167,8 +167,10 @@ pub(super) enum Pending {
 pub(super) struct Batching {
     pub(super) window: usize,
     pub(super) queue: VecDeque<Pending>,
-    /// Batched kernels by their unbatched kernel's (source, options).
-    kernels: HashMap<(String, String), Rc<Kernel>>,
+    /// Batched kernels by their unbatched kernel's (source, options): the source by its
+    /// address, which the adapter's kept texts share between the cases of a shape
+    /// ([`single::Texts`]; the source is kept here too, so that no other text takes its place).
+    kernels: HashMap<(usize, String), (std::sync::Arc<str>, Rc<Kernel>)>,
 }
 
 impl Batching {
@@ -187,8 +189,11 @@ impl OpenClAdapter {
         plan: &Plan,
         kernel: &Kernel,
     ) -> Result<Rc<Kernel>, NotApplicable> {
-        let key = (kernel.source.clone(), kernel.options.clone());
-        if let Some(k) = self.batching.kernels.get(&key) {
+        let key = (
+            std::sync::Arc::as_ptr(&kernel.source) as *const u8 as usize,
+            kernel.options.clone(),
+        );
+        if let Some((_, k)) = self.batching.kernels.get(&key) {
             return Ok(k.clone());
         }
         let k = Rc::new(single::emit_batched(
@@ -197,7 +202,9 @@ impl OpenClAdapter {
             self.plant,
             "batch",
         )?);
-        self.batching.kernels.insert(key, k.clone());
+        self.batching
+            .kernels
+            .insert(key, (kernel.source.clone(), k.clone()));
         Ok(k)
     }
 

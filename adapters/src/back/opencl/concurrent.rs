@@ -318,7 +318,7 @@ pub fn emit(
     }
     let _ = writeln!(w, "}}");
     Ok(Kernel {
-        source: s,
+        source: s.into(),
         options: if c11_any {
             "-cl-std=CL3.0".into()
         } else {

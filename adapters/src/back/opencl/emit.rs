@@ -133,8 +133,8 @@ impl Plant {
 /// An emitted kernel.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Kernel {
-    /// OpenCL C source.
-    pub source: String,
+    /// OpenCL C source (shared: a shape's text is written once, [`super::single::Texts`]).
+    pub source: std::sync::Arc<str>,
     /// Build options (`-cl-std=CL3.0` for the C11 forms).
     pub options: String,
     /// Size of one buffer element (the datum) in bytes.

@@ -188,6 +188,8 @@ pub struct OpenClAdapter {
     selector: String,
     /// Cases sent and not yet answered ([`batch`]).
     batching: batch::Batching,
+    /// Single-instruction kernel texts written so far, by shape.
+    texts: single::Texts,
 }
 
 /// The smallest work-group of an atomic or concurrent launch (issue 31): PoCL compiles and
@@ -227,6 +229,7 @@ impl OpenClAdapter {
             dispatch: None,
             selector: selector.to_string(),
             batching: batch::Batching::new(window),
+            texts: single::Texts::default(),
         })
     }
 
@@ -446,7 +449,8 @@ impl crate::back::Backend for OpenClAdapter {
             return Ok(Emitted::Shuffle(plan, kernel));
         }
         let plan = Plan::new(lowered, r.state).map_err(na)?;
-        let kernel = single::emit(&plan, &self.features, self.plant, r.id).map_err(na)?;
+        let kernel =
+            single::emit_kept(&plan, &self.features, self.plant, &mut self.texts).map_err(na)?;
         float::check_float_values(
             &plan,
             &plan.layout().bytes(r.state, plan.space),
@@ -649,7 +653,8 @@ impl crate::Concurrent for OpenClAdapter {
                     .map(|(checks, unjudged, orders)| crate::repro::Dispatch {
                         // The kernel with its parameters' values in a comment above it.
                         program: repro::program(&emit::Kernel {
-                            source: format!("{}{}", concurrent::params_listing(&cp), kernel.source),
+                            source: format!("{}{}", concurrent::params_listing(&cp), kernel.source)
+                                .into(),
                             ..kernel.clone()
                         }),
                         args,

@@ -92,7 +92,7 @@ pub fn shuffle_dispatch(
 /// The program of `kernel` for [`Dispatch::program`].
 pub fn program(kernel: &Kernel) -> Program {
     Program::OpenClC {
-        source: kernel.source.clone(),
+        source: kernel.source.to_string(),
         options: kernel.options.clone(),
         entry: KERNEL_NAME.into(),
     }

@@ -122,7 +122,7 @@ pub struct Device {
     pub info: DeviceInfo,
     /// Built programs and their kernel by (source, build options): a shape kernel
     /// ([`Kernel::args`]) is built once and dispatched for every case of its shape (issue 9).
-    programs: HashMap<(String, String), Built>,
+    programs: HashMap<(std::sync::Arc<str>, String), Built>,
     /// Programs built since the open, and runs that reused a kept one ([`Device::builds`]).
     counts: (u64, u64),
 }

@@ -265,7 +265,7 @@ pub fn emit(
     let _ = writeln!(out, "    ok[t] = (int)get_sub_group_size();");
     let _ = writeln!(out, "}}");
     Ok(Kernel {
-        source: s,
+        source: s.into(),
         options: "-cl-std=CL3.0".into(),
         elem_bytes: 8,
         args: None,

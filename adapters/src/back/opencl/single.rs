@@ -12,11 +12,13 @@
 use super::emit::{
     Args, Features, Form, KERNEL_NAME, Kernel, Plant, arms, call, form, na, op_code, scalar, widen,
 };
-use super::float::float_atomic;
+use super::float::{FloatAtomic, float_atomic};
 use crate::plan::{NotApplicable, Plan};
-use atomcts_reference::ir::{AtomicOp, Compare};
-use atomcts_reference::types::Space;
+use atomcts_reference::ir::{AtomicOp, Compare, Env};
+use atomcts_reference::types::{DataType, Space};
+use std::collections::HashMap;
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 /// Emits the kernel for `plan` on a device with `features`.
 pub fn emit(
@@ -25,7 +27,33 @@ pub fn emit(
     plant: Plant,
     title: &str,
 ) -> Result<Kernel, NotApplicable> {
-    emit_form(plan, features, plant, title, false)
+    let _ = title;
+    emit_form(plan, features, plant, false, None)
+}
+
+/// [`emit`] for an adapter that keeps the texts it wrote (`texts`, its own: for one device's
+/// `features` and one `plant`): a shape's text is written once and shared (issue 31: writing
+/// it was a third of the time of the thread that runs generated cases on PoCL).
+pub fn emit_kept(
+    plan: &Plan,
+    features: &Features,
+    plant: Plant,
+    texts: &mut Texts,
+) -> Result<Kernel, NotApplicable> {
+    emit_form(plan, features, plant, false, Some(texts))
+}
+
+/// What a single-instruction kernel's text depends on besides the device's features and the
+/// plant: the op, the datum's type, the space, the instruction's environment (rounding,
+/// compare...) and whether it is the batched form. (The op is in the key even where the kernel
+/// switches on it.)
+type TextKey = (AtomicOp, DataType, Space, Env, bool);
+
+/// Single-instruction kernel texts already written, by [`TextKey`]: an adapter's own (one
+/// device's features, one plant).
+#[derive(Debug, Default)]
+pub struct Texts {
+    kept: HashMap<TextKey, Arc<str>>,
 }
 
 /// The batched form of [`emit`]'s kernel (issue 31): the same body, run by one work-group per
@@ -41,15 +69,17 @@ pub fn emit_batched(
     plant: Plant,
     title: &str,
 ) -> Result<Kernel, NotApplicable> {
-    emit_form(plan, features, plant, title, true)
+    let _ = title;
+    emit_form(plan, features, plant, true, None)
 }
 
+/// [`emit`] or [`emit_batched`], the text taken from `texts` where it was written before.
 fn emit_form(
     plan: &Plan,
     features: &Features,
     plant: Plant,
-    title: &str,
     batched: bool,
+    texts: Option<&mut Texts>,
 ) -> Result<Kernel, NotApplicable> {
     let fa = float_atomic(plan, features)?;
     let t = match fa {
@@ -73,7 +103,6 @@ fn emit_form(
         return na("no enabled access: nothing to dispatch");
     }
     let bytes = plan.ty.bytes();
-    let atomic_t = format!("atomic_{t}");
     let shared = plan.space == Space::Shared;
     // An integer op of OPS (not a float atomic, not a store): the kernel switches on its code,
     // argument `OP`, one arm per op the device runs on `t`, so that the text depends on the
@@ -97,7 +126,46 @@ fn emit_form(
     // Memory of a float atomic is declared as its bits and copied plainly (between barriers);
     // only the built-in's pointer is the atomic float type.
     let c11_mem = c11 && fa.is_none();
-    let _ = title;
+    let elems = plan.layout().size / bytes;
+    let op = arms.as_ref().and_then(|_| op_code(plan.op));
+    let key: TextKey = (plan.op, plan.ty, plan.space, plan.env, batched);
+    let source = match texts.as_ref().and_then(|t| t.kept.get(&key)) {
+        Some(s) => s.clone(),
+        None => {
+            let s: Arc<str> = write_text(plan, (t, val_t, fa), fm, arms.as_deref(), (c11_mem, batched, plant))?.into();
+            if let Some(texts) = texts {
+                texts.kept.insert(key, s.clone());
+            }
+            s
+        }
+    };
+    let args = args(plan, shared.then_some(elems * bytes), op);
+    Ok(Kernel {
+        source,
+        options: if c11 {
+            "-cl-std=CL3.0".into()
+        } else {
+            String::new()
+        },
+        elem_bytes: bytes,
+        args: Some(args),
+        params: None,
+    })
+}
+
+/// The text of [`emit_form`]'s kernel: its OpenCL C type `t` (the operands' `val_t`, the
+/// float atomic `fa`), the built-in form `fm` or the op switch's `arms`, whether its memory is
+/// of an atomic type, whether batched, and the plant.
+fn write_text(
+    plan: &Plan,
+    (t, val_t, fa): (&str, &str, Option<FloatAtomic>),
+    fm: Form,
+    arms: Option<&[(u64, AtomicOp, Form)]>,
+    (c11_mem, batched, plant): (bool, bool, Plant),
+) -> Result<String, NotApplicable> {
+    let wide = plan.ty.bytes() == 8;
+    let atomic_t = format!("atomic_{t}");
+    let shared = plan.space == Space::Shared;
     let mut s = String::new();
     let w = &mut s;
     if arms.is_some() {
@@ -116,7 +184,6 @@ fn emit_form(
         );
     }
     pragmas(w, fa.map(|x| x.float), wide);
-    let elems = plan.layout().size / bytes;
     let mem_param = if c11_mem && !shared {
         format!("volatile __global {atomic_t} *mem")
     } else {
@@ -165,9 +232,9 @@ fn emit_form(
     // The work-group may be larger than the case (a power of two, so that a driver that
     // specializes kernels per work-group size builds few): work-items past N only copy memory.
     let _ = writeln!(w, "    if (i < N) {{");
-    match (&arms, fm) {
-        (Some(arms), _) => emit_switch(w, (t, space_q, buf, k), arms),
-        (None, fm) => emit_one(w, plan, (buf, k), fm, &p)?,
+    match arms {
+        Some(arms) => emit_switch(w, (t, space_q, buf, k), arms),
+        None => emit_one(w, plan, (buf, k), fm, &p)?,
     }
     match fa {
         // The float's bits, not its value converted.
@@ -190,19 +257,7 @@ fn emit_form(
         local_copy(w, c11_mem, false);
     }
     let _ = writeln!(w, "}}");
-    let op = arms.as_ref().and_then(|_| op_code(plan.op));
-    let args = args(plan, shared.then_some(elems * bytes), op);
-    Ok(Kernel {
-        source: s,
-        options: if c11 {
-            "-cl-std=CL3.0".into()
-        } else {
-            String::new()
-        },
-        elem_bytes: bytes,
-        args: Some(args),
-        params: None,
-    })
+    Ok(s)
 }
 
 /// The per-case arguments of `plan`'s kernel: element indices (in units of the datum), operands,
