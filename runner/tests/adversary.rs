@@ -455,6 +455,106 @@ fn fuzz_never_passes_a_lie() {
     assert!(wrong.is_empty(), "fuzz fell for:\n{}", wrong.join("\n"));
 }
 
+/// `run --generated N --learn` (the stream learns from the adapter's answers): a case lied on
+/// is never a pass, every draft is a result or counted as passed over, and an adapter that
+/// answers everything not applicable checks nothing (exit 2) however much is passed over.
+#[test]
+fn a_learning_stream_never_passes_a_lie() {
+    let dir = tmp("learn");
+    let n: u64 = 6000;
+    let run = |lie: &str| {
+        let (log, jsonl) = (
+            dir.join(format!("{lie}.log")),
+            dir.join(format!("{lie}.jsonl")),
+        );
+        let _ = std::fs::remove_file(&log);
+        let mut a = args(&["run", "--no-progress", "--generated-only", "--learn"]);
+        a.extend([
+            "--generated".into(),
+            n.to_string(),
+            "--seed".into(),
+            "4".into(),
+        ]);
+        a.extend(["--jsonl".into(), jsonl.display().to_string()]);
+        a.extend(["--adapter".into(), adapter(lie)]);
+        let (rc, text) = atomcts(&a, &[("ATOMCTS_ADVERSARY_LOG", &log)]);
+        let statuses: BTreeMap<String, String> = std::fs::read_to_string(&jsonl)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).expect("a JSON line");
+                (
+                    v["id"].as_str().expect("id").into(),
+                    v["status"].as_str().expect("status").into(),
+                )
+            })
+            .collect();
+        let lied: Vec<String> = std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| Some(l.strip_prefix("lied ")?.to_string()))
+            .collect();
+        let passed_over: u64 = text
+            .lines()
+            .find_map(|l| {
+                l.strip_prefix("(")?
+                    .split_once(" drafts of the generated stream")?
+                    .0
+                    .parse()
+                    .ok()
+            })
+            .unwrap_or(0);
+        assert_eq!(
+            statuses.len() as u64 + passed_over,
+            n,
+            "{lie}: every draft is a result or passed over: {text}"
+        );
+        (rc, statuses, lied, passed_over, text)
+    };
+    let mut wrong = Vec::new();
+    for lie in [
+        "reorder",
+        "wide-reg",
+        "mem-moved",
+        "returned-short",
+        "fault-class",
+    ] {
+        let (rc, statuses, lied, _, text) = run(lie);
+        if lied.is_empty() {
+            wrong.push(format!("{lie}: no lie was told"));
+        }
+        if let Some(id) = lied.iter().find(|id| {
+            !matches!(
+                statuses.get(*id).map(String::as_str),
+                Some("fail" | "error")
+            )
+        }) {
+            wrong.push(format!(
+                "{lie}: case {id}, lied on, is {:?}",
+                statuses.get(id)
+            ));
+        }
+        if rc == 0 {
+            wrong.push(format!(
+                "{lie}: exit 0: {}",
+                text.lines().last().unwrap_or("")
+            ));
+        }
+    }
+    let (rc, statuses, _, passed_over, text) = run("not-applicable-all");
+    if rc != 2 || statuses.values().any(|s| s != "not_applicable") || passed_over < 1000 {
+        wrong.push(format!(
+            "not-applicable-all: exit {rc}, {passed_over} passed over: {}",
+            text.lines().last().unwrap_or("")
+        ));
+    }
+    assert!(
+        wrong.is_empty(),
+        "the learning stream fell for:\n{}",
+        wrong.join("\n")
+    );
+}
+
 /// `merge` and `report --from` refuse shards that do not make up one run: one shard alone, a
 /// shard twice, shards of two selections, a truncated or edited shard, an absurd partition,
 /// inputs that are not reports (`/dev/zero`); `regress` refuses what is not an artifact.

@@ -132,7 +132,14 @@ fn emit_form(
     let source = match texts.as_ref().and_then(|t| t.kept.get(&key)) {
         Some(s) => s.clone(),
         None => {
-            let s: Arc<str> = write_text(plan, (t, val_t, fa), fm, arms.as_deref(), (c11_mem, batched, plant))?.into();
+            let s: Arc<str> = write_text(
+                plan,
+                (t, val_t, fa),
+                fm,
+                arms.as_deref(),
+                (c11_mem, batched, plant),
+            )?
+            .into();
             if let Some(texts) = texts {
                 texts.kept.insert(key, s.clone());
             }
