@@ -79,7 +79,7 @@ pub(super) struct RunArgs {
     /// Threads (at most 64), results in the same order as with one. The built-in model (fast,
     /// reference): its cases and the generated cases are spread over N threads. Any other
     /// adapter runs every case on one thread, and N - 1 threads make the generated cases
-    /// (state, the reference's run, the expectation) ahead of it.
+    /// (state, the reference's run) ahead of it.
     #[arg(long, default_value_t = 1)]
     jobs: usize,
     /// Generated cases learn from the adapter's answers (issue 31): a draft whose shape

@@ -570,6 +570,53 @@ mod tests {
         assert!(kinds["completed"] > 10_000, "{kinds:?}");
     }
 
+    /// What `run::prepare` and the op label rely on to decide a generated case without building
+    /// its expectation (issue 31): under every named profile, the expectation builds, and what
+    /// it says of the case (not applicable on a semantic-level implementation and why; a
+    /// rejection's label) is what the reference's outcome says.
+    #[test]
+    fn generated_outcomes_say_what_their_expectations_say() {
+        use crate::run::prepare::{outcome_not_applicable, semantic_not_applicable};
+        let mut kinds: BTreeMap<&str, usize> = BTreeMap::new();
+        for (seed, (name, _, _)) in atomcts_reference::knobs::PROFILES.iter().enumerate() {
+            let p = Profile::named(name).unwrap();
+            for c in Generator::new(seed as u64 + 101, 3000, &p).unwrap() {
+                for g in c.unwrap() {
+                    let (pre, case) = (pre(&g), &g.case);
+                    let e = direct_expectation(
+                        case,
+                        &pre.state,
+                        &pre.reference.outcome,
+                        pre.reference.lowered.as_ref(),
+                    )
+                    .unwrap_or_else(|| panic!("{name} {}: no expectation", case.id));
+                    *kinds.entry(e.kind()).or_default() += 1;
+                    assert_eq!(
+                        outcome_not_applicable(&pre.reference.outcome),
+                        semantic_not_applicable(&e),
+                        "{name} {}",
+                        case.id
+                    );
+                    let label = match &e {
+                        crate::corpus::expectation::Expectation::Invalid { reason, .. } => {
+                            Some(format!("illegal form: {reason}"))
+                        }
+                        _ => None,
+                    };
+                    assert_eq!(
+                        crate::run::repro::rejection_label(g.item()),
+                        label,
+                        "{name} {}",
+                        case.id
+                    );
+                }
+            }
+        }
+        for k in ["completed", "fault", "invalid", "unspecified"] {
+            assert!(kinds.get(k).is_some_and(|n| *n > 100), "{kinds:?}");
+        }
+    }
+
     /// What `run::finish` relies on when it passes a generated case whose observed state is bit
     /// for bit the reference's own without checking it again (issue 9): under every named
     /// profile, the expectation made from a completed outcome accepts that outcome's state, and

@@ -2,7 +2,7 @@
 //! whole run. With an adapter that gives an instance per thread ([`Adapter::fork`]: the
 //! built-in model) J threads make and run them, each with its own instance; with any other
 //! adapter (a driver, a shim: one instance) J - 1 threads make them (state, the reference's
-//! run, the expectation) while this thread runs them on the adapter, a chunk at a time
+//! run) while this thread runs them on the adapter, a chunk at a time
 //! ([`Workers::Makers`], issue 31: the making is about half of a generated case's host time
 //! on a CPU driver). The threads draw the cases from the random stream in turn, a block at a
 //! time numbered as it is drawn, and this thread takes every block in its number's order, so
@@ -133,14 +133,10 @@ pub fn run_generated(
                         .map(|cases| {
                             let results = match adapter.as_mut() {
                                 Some(a) => Some(run_block(&cases, a.as_mut(), plan, opts)),
-                                None => {
-                                    // The judge's expectation, made here rather than on the
-                                    // thread that runs the case.
-                                    for gc in &cases {
-                                        gc.item().generated_expectation();
-                                    }
-                                    None
-                                }
+                                // The judge's expectation is made only for a case whose
+                                // answer is not the reference's own (most are), where it
+                                // is judged.
+                                None => None,
                             };
                             let cases = Arc::new(cases);
                             kept.push_back((seq, cases.clone()));

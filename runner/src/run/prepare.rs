@@ -134,11 +134,17 @@ pub fn prepare<'c>(item: Item<'c>, adapter: &dyn Adapter, opts: &Options) -> Ste
     };
     let prebuilt = reference.is_some();
     if adapter.level() == Level::Semantic {
-        let e = match expectation_now(&mut expectation, item, &state, opts) {
-            Ok(e) => e,
-            Err(r) => return Step::Done(r),
+        // A generated case's expectation is made from the reference's outcome: its kind is the
+        // outcome's (`generated_outcomes_say_what_their_expectations_say`), so it is built only
+        // if the judge needs it (issue 31).
+        let why = match &reference {
+            Some(run) => outcome_not_applicable(&run.outcome),
+            None => match expectation_now(&mut expectation, item, &state, opts) {
+                Ok(e) => semantic_not_applicable(e),
+                Err(r) => return Step::Done(r),
+            },
         };
-        if let Some(why) = semantic_not_applicable(e) {
+        if let Some(why) = why {
             return done(not_applicable(r, "level", why));
         }
     }
@@ -152,11 +158,13 @@ pub fn prepare<'c>(item: Item<'c>, adapter: &dyn Adapter, opts: &Options) -> Ste
     };
     if let Outcome::Invalid(rej) = &reference.outcome {
         let unparsable = matches!(rej.reason, Reason::Syntax | Reason::UnknownOperation);
+        // A generated case expects its reference's rejection.
         let expects_invalid = unparsable
-            && match expectation_now(&mut expectation, item, &state, opts) {
-                Ok(e) => matches!(e, Expectation::Invalid { .. }),
-                Err(r) => return Step::Done(r),
-            };
+            && (prebuilt
+                || match expectation_now(&mut expectation, item, &state, opts) {
+                    Ok(e) => matches!(e, Expectation::Invalid { .. }),
+                    Err(r) => return Step::Done(r),
+                });
         if unparsable && !expects_invalid {
             let col = case.asm_pos.col + 1 + rej.column.unwrap_or(0);
             return done(error_result(
@@ -263,15 +271,38 @@ pub(crate) fn expectation_now<'e, 'c: 'e>(
 /// an illegal form (it runs valid instructions only) or a fault (its API cannot observe one).
 pub fn semantic_not_applicable(expectation: &Expectation) -> Option<String> {
     match expectation {
-        Expectation::Invalid { reason, .. } => Some(format!(
-            "expects an illegal form ({reason}); a semantic-level implementation runs the lowered IR of valid instructions only"
-        )),
-        Expectation::Fault { class, .. } => Some(format!(
-            "expects a fault ({}); a semantic-level implementation's API cannot observe faults",
-            class.name()
-        )),
+        Expectation::Invalid { reason, .. } => Some(expects_illegal_form(reason)),
+        Expectation::Fault { class, .. } => Some(expects_fault(*class)),
         Expectation::Values(_) | Expectation::Unspecified => None,
     }
+}
+
+/// [`semantic_not_applicable`] of a generated case's expectation, from the reference outcome
+/// it is made of (`crate::fuzzing::expect::expectation`: a rejection's reason code; a fault's
+/// first lane's class, else an address out of range).
+pub fn outcome_not_applicable(outcome: &Outcome) -> Option<String> {
+    match outcome {
+        Outcome::Invalid(rej) => Some(expects_illegal_form(rej.reason.code())),
+        Outcome::Fault(f) => Some(expects_fault(
+            f.lanes
+                .first()
+                .map_or(atomcts_reference::FaultClass::AddressOutOfRange, |l| l.1),
+        )),
+        Outcome::Completed(_) | Outcome::Unspecified(_) => None,
+    }
+}
+
+fn expects_illegal_form(reason: &str) -> String {
+    format!(
+        "expects an illegal form ({reason}); a semantic-level implementation runs the lowered IR of valid instructions only"
+    )
+}
+
+fn expects_fault(class: atomcts_reference::FaultClass) -> String {
+    format!(
+        "expects a fault ({}); a semantic-level implementation's API cannot observe faults",
+        class.name()
+    )
 }
 
 /// The findings of a case's stated vISA byte fields (`encoding`): `Ok(None)` when they agree
