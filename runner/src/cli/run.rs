@@ -221,12 +221,19 @@ pub(super) fn cmd_run(a: RunArgs) -> Result<u8> {
             )
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         } else {
+            let mut passed_over = 0;
             while !run::stopped()
                 && let Some(chunk) = g.next_chunk(gen_chunk)
             {
                 let chunk = chunk.map_err(|e| anyhow::anyhow!("{e}"))?;
                 let turned = session.run_generated(chunk, adapter.as_mut(), &opts, &mut tick);
                 g.give(turned);
+                // Drafts passed over count as progress: they are accounted for.
+                let now = g.passed_over().map_or(0, |p| p.0);
+                for _ in passed_over..now {
+                    tick();
+                }
+                passed_over = now;
             }
         }
         if let Some((drafts, shapes)) = g.passed_over() {

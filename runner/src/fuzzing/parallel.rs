@@ -151,6 +151,8 @@ pub fn run_generated(
         drop(done_tx);
         // Take the blocks in order.
         let mut given = 0usize;
+        // Drafts a learning stream passed over so far, shown as progress.
+        let mut passed_over = 0u64;
         let mut waiting: BTreeMap<usize, Made> = BTreeMap::new();
         let mut outcome = Ok(());
         for (seq, made) in done_rx.iter() {
@@ -195,11 +197,18 @@ pub fn run_generated(
                     }
                 }
                 // Under the lock, so that a thread between its check and its wait is woken.
+                let mut passed = passed_over;
                 if let Ok(mut src) = source.lock() {
                     src.1.give(std::mem::take(&mut turned));
+                    passed = src.1.passed_over().map_or(0, |p| p.0);
                 }
                 taken.store(given, Ordering::Release);
                 taken_more.notify_all();
+                // Drafts passed over count as progress: they are accounted for.
+                for _ in passed_over..passed {
+                    progress();
+                }
+                passed_over = passed;
             }
         }
         outcome
