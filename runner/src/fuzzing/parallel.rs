@@ -131,13 +131,12 @@ pub fn run_generated(
                         .map(|d| maker.make(d))
                         .collect::<Result<Vec<_>, _>>()
                         .map(|cases| {
-                            let results = match adapter.as_mut() {
-                                Some(a) => Some(run_block(&cases, a.as_mut(), plan, opts)),
-                                // The judge's expectation is made only for a case whose
-                                // answer is not the reference's own (most are), where it
-                                // is judged.
-                                None => None,
-                            };
+                            // Without a fork this thread runs nothing; the judge's
+                            // expectation is made only for a case whose answer is not the
+                            // reference's own (most are), where it is judged.
+                            let results = adapter
+                                .as_mut()
+                                .map(|a| run_block(&cases, a.as_mut(), plan, opts));
                             let cases = Arc::new(cases);
                             kept.push_back((seq, cases.clone()));
                             (cases, results)
