@@ -86,7 +86,7 @@ pub(super) struct RunArgs {
     /// (dialect, instruction, state words, edge address; as `fuzz` learns) was answered not
     /// applicable 4 times and never run is passed over, not made (one in 64 still is). The
     /// drafts keep their numbers; the stream depends on the adapter's answers, never on
-    /// --jobs (README, "Generated cases"). Not with --partition.
+    /// --jobs (README, "Huge runs"). Not with --partition.
     #[arg(long)]
     learn: bool,
 }

@@ -93,8 +93,8 @@ pub struct Session<'p> {
 }
 
 /// What a case's result says to a stream that learns ([`crate::fuzzing::learn::Lagged`]):
-/// `Some(true)` not applicable or skipped, `Some(false)` run, `None` not run here (not selected, another
-/// shard's, or after a stop).
+/// `Some(true)` not applicable or skipped, `Some(false)` run, `None` not run here (not
+/// selected, another shard's, or after a stop).
 pub type Turned = Option<bool>;
 
 impl<'p> Session<'p> {

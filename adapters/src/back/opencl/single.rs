@@ -712,4 +712,48 @@ mod tests {
         assert_eq!(Plant::from_name("add_as_sub"), Some(Plant::AddAsSub));
         assert_eq!(Plant::from_name("bogus"), None);
     }
+
+    #[test]
+    fn kept_texts_are_the_texts_emit_writes() {
+        let c11 = Features {
+            c11: true,
+            fp_atomics: [FP_GLOBAL_ADD | FP_GLOBAL_MIN_MAX | FP_LOCAL_ADD; 3],
+            ..ALL
+        };
+        let asms = [
+            "ATOM.E.ADD.U32 R0, [R2], R4",
+            "ATOM.E.XOR R0, [R2], R4",
+            "ATOM.E.MIN.S32 R0, [R2], R4",
+            "ATOM.E.MIN.S64 R0, [R2], R4",
+            "ATOM.E.EXCH R0, [R2], R4",
+            "ATOM.E.CAS R0, [R2], R4, R5",
+            "ATOM.E.ADD.F32.FTZ.RN R0, [R2], R4",
+            "ATOM.E.ADD.U32 R0, [R2+0x4], R5",
+        ];
+        for f in [ALL, c11] {
+            for plant in [Plant::None, Plant::AddAsSub] {
+                let mut texts = Texts::default();
+                // Twice, with other operands: the second time every text is a kept one.
+                for r4 in [[5, 6], [0x8000_0000, 1]] {
+                    for asm in asms {
+                        let p = plan_with(asm, r4);
+                        let (fresh, kept) = (
+                            emit(&p, &f, plant, "t"),
+                            emit_kept(&p, &f, plant, &mut texts),
+                        );
+                        match (fresh, kept) {
+                            (Ok(a), Ok(b)) => {
+                                assert_eq!(a.source, b.source, "{asm}");
+                                assert_eq!((a.options, a.args), (b.options, b.args), "{asm}");
+                            }
+                            (Err(a), Err(b)) => assert_eq!(a.0, b.0, "{asm}"),
+                            (a, b) => panic!("{asm}: {a:?} against {b:?}"),
+                        }
+                    }
+                }
+                // One text per shape: the two offsets of ADD.U32 share one.
+                assert!(texts.kept.len() < asms.len(), "{}", texts.kept.len());
+            }
+        }
+    }
 }
