@@ -556,8 +556,9 @@ fn a_learning_stream_never_passes_a_lie() {
 }
 
 /// `merge` and `report --from` refuse shards that do not make up one run: one shard alone, a
-/// shard twice, shards of two selections, a truncated or edited shard, an absurd partition,
-/// inputs that are not reports (`/dev/zero`); `regress` refuses what is not an artifact.
+/// shard twice, shards of two selections, a truncated or edited shard (a result left out or
+/// twice, a malformed count of drafts passed over), an absurd partition, inputs that are not
+/// reports (`/dev/zero`); `regress` refuses what is not an artifact.
 #[test]
 fn merge_and_report_refuse_lying_inputs() {
     let dir = tmp("merge");
@@ -602,6 +603,17 @@ fn merge_and_report_refuse_lying_inputs() {
         std::fs::write(&p, body).unwrap();
         p.display().to_string()
     };
+    // A learning run's count of drafts passed over, in shapes no report has.
+    let passed_over = |v: serde_json::Value| {
+        let mut r = shard.clone();
+        r["passed_over"] = v;
+        r.to_string()
+    };
+    let bad_count = write(
+        "passed-over-text.json",
+        &passed_over(serde_json::json!({ "drafts": "many", "shapes": 1 })),
+    );
+    let bare_count = write("passed-over-bare.json", &passed_over(serde_json::json!(12)));
     let truncated = write("truncated.json", &text[..text.len() / 2]);
     let dropped = write("dropped.json", &dropped.to_string());
     let doubled = write("doubled.json", &doubled.to_string());
@@ -635,6 +647,11 @@ fn merge_and_report_refuse_lying_inputs() {
         ("a shard with a result twice", vec![doubled, two.clone()]),
         ("one shard of 2^64-1", vec![absurd]),
         ("/dev/zero", vec!["/dev/zero".into(), two.clone()]),
+        ("drafts passed over as text", vec![bad_count, two.clone()]),
+        (
+            "drafts passed over as a bare number",
+            vec![bare_count, two.clone()],
+        ),
     ];
     let mut wrong = Vec::new();
     for (what, files) in &lies {
