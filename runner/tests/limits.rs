@@ -195,6 +195,19 @@ fn help_texts_name_the_same_limits() {
 }
 
 #[test]
+fn run_help_names_the_learning_limits() {
+    let (help, flat) = help_text("run");
+    let after = constant("LEARN_AFTER");
+    let every = constant("EXPLORE_EVERY");
+    assert!(
+        flat.contains(&format!(
+            "answered not applicable {after} times and never run is passed over, one draft in {every} still made"
+        )),
+        "--learn's help does not say {after} / {every}:\n{help}"
+    );
+}
+
+#[test]
 fn fuzz_help_names_the_learning_limits() {
     let (help, flat) = help_text("fuzz");
     let after = constant("LEARN_AFTER");

@@ -84,7 +84,7 @@ pub(super) struct RunArgs {
     jobs: usize,
     /// Generated cases learn from the adapter's answers (issue 31): a draft whose shape
     /// (dialect, instruction, state words, edge address; as `fuzz` learns) was answered not
-    /// applicable 4 times and never run is passed over, not made (one in 64 still is). The
+    /// applicable 4 times and never run is passed over, one draft in 64 still made. The
     /// drafts keep their numbers; the stream depends on the adapter's answers, never on
     /// --jobs (README, "Huge runs"). Not with --partition.
     #[arg(long)]

@@ -333,17 +333,17 @@ impl DraftShape {
 }
 
 /// Drafts of `run --generated --learn` that share what they are drawn with ([`Lagged`]).
-pub const STEP: u64 = 512;
+pub const LEARN_STEP: u64 = 512;
 
 /// A draft of `run --generated --learn` is drawn with what was learnt from the cases of the
-/// drafts numbered below its [`STEP`]'s first less this many: learning waits for no case
+/// drafts numbered below its [`LEARN_STEP`]'s first less this many: learning waits for no case
 /// nearer, so the cases drawn do not depend on how far ahead other threads make them.
-pub const LAG: u64 = 4096;
+pub const LEARN_LAG: u64 = 4096;
 
 /// Learning over the reproducible stream (`atomcts run --generated N --learn`): a draft's
 /// shapes ([`draft_shape_keys`]) are passed over as a fuzzing campaign's are ([`Learned`]),
 /// learnt from the cases' results (not applicable or skipped: turned away; any other: run) in the
-/// stream's order, and only from drafts at least [`LAG`] before the draft's [`STEP`]; so the
+/// stream's order, and only from drafts at least [`LEARN_LAG`] before the draft's [`LEARN_STEP`]; so the
 /// stream is the same whether one thread or several make and run it, and whatever the
 /// chunks. The drafts keep their numbers (a case's id is its place in the draw).
 #[derive(Debug, Default)]
@@ -362,7 +362,7 @@ pub struct Lagged {
 impl Lagged {
     /// The drafts below this number must have their results before draft `k` is drawn.
     fn needs(k: u64) -> u64 {
-        (k / STEP * STEP).saturating_sub(LAG)
+        (k / LEARN_STEP * LEARN_STEP).saturating_sub(LEARN_LAG)
     }
 
     /// Whether draft `k`, the next to draw, can be drawn: every made draft below
@@ -604,7 +604,7 @@ mod tests {
         // Shape `k % 7`; shapes 3 and 5 are always turned away.
         let shape = |k: u64| draft(&format!("ATOM.OP{} R0, [R2], R4", k % 7));
         let turned = |k: u64| matches!(k % 7, 3 | 5);
-        let n = 3 * (LAG + STEP);
+        let n = 3 * (LEARN_LAG + LEARN_STEP);
         let first = lagged_stream(n, 0, &shape, &turned);
         for late in [1, 100, 5000, usize::MAX] {
             assert_eq!(
@@ -613,8 +613,8 @@ mod tests {
                 "late {late}"
             );
         }
-        // Nothing is learnt before the lag: every draft below LAG + STEP is made.
-        let lag = (LAG + STEP) as usize;
+        // Nothing is learnt before the lag: every draft below LEARN_LAG + LEARN_STEP is made.
+        let lag = (LEARN_LAG + LEARN_STEP) as usize;
         assert!(first[..lag].iter().all(|m| *m));
         // After it the two shapes are passed over but for one in EXPLORE_EVERY; the others are
         // made.
@@ -632,18 +632,18 @@ mod tests {
     #[test]
     fn a_draft_waits_for_the_results_its_step_learns_from() {
         let mut l = Lagged::default();
-        for k in 0..LAG + STEP {
+        for k in 0..LEARN_LAG + LEARN_STEP {
             assert!(l.ready(k), "{k}");
             assert!(!l.pass_over(k, &draft("ATOM.X")));
         }
-        // The first draft of the next step needs the results of the first STEP drafts.
-        assert!(!l.ready(LAG + STEP));
-        l.give((0..STEP - 1).map(|_| Some(true)));
-        assert!(!l.ready(LAG + STEP));
+        // The first draft of the next step needs the results of the first LEARN_STEP drafts.
+        assert!(!l.ready(LEARN_LAG + LEARN_STEP));
+        l.give((0..LEARN_STEP - 1).map(|_| Some(true)));
+        assert!(!l.ready(LEARN_LAG + LEARN_STEP));
         l.give([None]);
-        assert!(l.ready(LAG + STEP) && !l.ready(LAG + 2 * STEP));
+        assert!(l.ready(LEARN_LAG + LEARN_STEP) && !l.ready(LEARN_LAG + 2 * LEARN_STEP));
         // Learnt from those results only: passed over.
-        assert!(l.pass_over(LAG + STEP, &draft("ATOM.X")));
+        assert!(l.pass_over(LEARN_LAG + LEARN_STEP, &draft("ATOM.X")));
         assert_eq!(l.passed_over(), 1);
         // Its kind, instruction and text: nothing else ran.
         assert_eq!(l.passed_over_shapes(), 3);
