@@ -194,28 +194,30 @@ fn help_texts_name_the_same_limits() {
     }
 }
 
-#[test]
-fn run_help_names_the_learning_limits() {
-    let (help, flat) = help_text("run");
-    let after = constant("LEARN_AFTER");
-    let every = constant("EXPLORE_EVERY");
+/// `command`'s help says `sentence(LEARN_AFTER, EXPLORE_EVERY)`, in the option `flag`.
+fn help_names_the_learning_limits(command: &str, flag: &str, sentence: fn(u64, u64) -> String) {
+    let (help, flat) = help_text(command);
+    let (after, every) = (constant("LEARN_AFTER"), constant("EXPLORE_EVERY"));
     assert!(
-        flat.contains(&format!(
-            "answered not applicable {after} times and never run is passed over, one draft in {every} still made"
-        )),
-        "--learn's help does not say {after} / {every}:\n{help}"
+        flat.contains(&sentence(after, every)),
+        "{flag}'s help does not say {after} / {every}:\n{help}"
     );
 }
 
 #[test]
+fn run_help_names_the_learning_limits() {
+    help_names_the_learning_limits("run", "--learn", |after, every| {
+        format!(
+            "answered not applicable {after} times and never run is passed over, one draft in {every} still made"
+        )
+    });
+}
+
+#[test]
 fn fuzz_help_names_the_learning_limits() {
-    let (help, flat) = help_text("fuzz");
-    let after = constant("LEARN_AFTER");
-    let every = constant("EXPLORE_EVERY");
-    assert!(
-        flat.contains(&format!(
+    help_names_the_learning_limits("fuzz", "--no-learn", |after, every| {
+        format!(
             "turned away {after} times and never let through is passed over, one draft in {every}"
-        )),
-        "--no-learn's help does not say {after} / {every}:\n{help}"
-    );
+        )
+    });
 }
