@@ -45,7 +45,7 @@ fn every_emitted_module_passes_spirv_val() {
         denorm_preserve_f32: true,
         ..Features::all()
     };
-    let mut checked = [0usize; 2];
+    let mut checked = [0usize; 3];
     let mut failures = Vec::new();
     let validate = |id: &str, what: &str, words: &[u32], failures: &mut Vec<String>| {
         let file = dir.join("m.spv");
@@ -123,12 +123,17 @@ fn every_emitted_module_passes_spirv_val() {
             };
             checked[k] += 1;
             validate(&case.id, &format!("{route:?}"), &words, &mut failures);
+            // The batched form too (issue 31: a batch's cases of one shape in one dispatch).
+            if let Some(batched) = &p.dispatch.batched {
+                checked[2] += 1;
+                validate(&case.id, "batched", batched, &mut failures);
+            }
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
     eprintln!(
-        "spirv-val: {} modules of the SPIR-V route, {} of the WGSL route, {concurrent} concurrent ({local} on one work-group's local memory)",
-        checked[0], checked[1]
+        "spirv-val: {} modules of the SPIR-V route ({} with their batched form), {} of the WGSL route, {concurrent} concurrent ({local} on one work-group's local memory)",
+        checked[0], checked[2], checked[1]
     );
     assert!(
         failures.is_empty(),
@@ -137,7 +142,10 @@ fn every_emitted_module_passes_spirv_val() {
         failures.join("\n")
     );
     // Both routes really emitted: atomics and shuffles of the corpus.
-    assert!(checked[0] > 500 && checked[1] > 100, "{checked:?}");
+    assert!(
+        checked[0] > 500 && checked[1] > 100 && checked[2] > 400,
+        "{checked:?}"
+    );
     // Concurrent cases on global and on local memory were emitted.
     assert!(concurrent > local && local >= 3, "{concurrent} {local}");
 }

@@ -230,6 +230,85 @@ fn one_pipeline_per_shape_and_nothing_carried_between_cases() {
     }
 }
 
+/// Issue 31: a batch's single-instruction cases of one shape are one `vkCmdDispatch` on the
+/// SPIR-V route (a work-group per case, each reading its own place in the shared buffers from
+/// the bases buffer), and each case's own memory comes out; the WGSL route (no batched form)
+/// records one dispatch per case in the same submission.
+#[test]
+#[ignore = "needs lavapipe (tools/install-implementations.sh vulkan); CI runs it"]
+fn a_batch_of_one_shape_is_one_dispatch_and_each_case_gets_its_own_memory() {
+    use atomcts_adapters::back::vulkan::{Route, VulkanAdapter};
+    use atomcts_adapters::{Observation, Pipelined, Request};
+    use atomcts_reference::program::Dialect;
+    use atomcts_reference::state::Reg;
+    use atomcts_reference::types::ElemType;
+    use atomcts_reference::{Profile, State};
+    let state = |addrs: [u64; 2], vals: [u64; 2], init: u64| {
+        let mut s = State::new(2);
+        for (r, v) in [("R2", addrs), ("R3", [0, 0]), ("R4", vals)] {
+            s.regs.insert(
+                r.into(),
+                Reg {
+                    ty: ElemType::B32,
+                    elems: v.to_vec(),
+                },
+            );
+        }
+        s.global.alloc(0x1000, 16).unwrap();
+        for a in (0x1000..0x1010).step_by(4) {
+            s.global.write(a, 4, init);
+        }
+        s
+    };
+    let (add, umax) = ("ATOM.E.ADD R0, [R2], R4", "ATOM.E.MAX R0, [R2], R4");
+    let smax = "ATOM.E.MAX.S32 R0, [R2], R4";
+    // (asm, state, the memory's four words after it), worked out by hand.
+    let cases = [
+        (add, state([0x1000, 0x1008], [5, 6], 0), [5, 0, 6, 0]),
+        (smax, state([0x1000, 0x1004], [0xffff_ffff, 3], 0), [0, 3, 0, 0]),
+        (add, state([0x1004, 0x100c], [7, 8], 100), [100, 107, 100, 108]),
+        (add, state([0x1000, 0x1000], [1, 2], 0x10), [0x13, 0x10, 0x10, 0x10]),
+        (umax, state([0x1000, 0x1004], [0xffff_ffff, 3], 2), [0xffff_ffff, 3, 2, 2]),
+    ];
+    let profile = Profile::default();
+    let ids: Vec<String> = (0..cases.len()).map(|k| format!("case-{k}")).collect();
+    let requests: Vec<Request<'_>> = cases
+        .iter()
+        .zip(&ids)
+        .map(|((asm, s, _), id)| Request {
+            id,
+            dialect: Dialect::Sass,
+            asm,
+            state: s,
+            profile: &profile,
+            lowered: None,
+        })
+        .collect();
+    // u32 add and max are one module on the SPIR-V route (it switches on the op), s32 max
+    // another: two dispatches. The WGSL route: five.
+    for (route, dispatches) in [(Route::Spirv, 2), (Route::WgslNaga, 5)] {
+        let mut a = VulkanAdapter::open(route, "lavapipe").unwrap();
+        let before = a.dispatch_count();
+        // As the runner streams them: every case sent, then every answer received.
+        for r in &requests {
+            a.send(r).unwrap();
+        }
+        let answers: Vec<_> = requests.iter().map(|r| a.receive(r)).collect();
+        assert_eq!(a.dispatch_count() - before, dispatches, "{route:?}");
+        assert_eq!(answers.len(), cases.len());
+        for ((answer, (asm, _, want)), id) in answers.into_iter().zip(&cases).zip(&ids) {
+            let got: Vec<u64> = match answer {
+                Ok(Observation::Completed(end)) => (0x1000..0x1010)
+                    .step_by(4)
+                    .map(|x| end.global.read(x, 4).unwrap())
+                    .collect(),
+                other => panic!("{route:?} {id} {asm}: {other:?}"),
+            };
+            assert_eq!(got, want, "{route:?} {id} {asm}");
+        }
+    }
+}
+
 /// Issue 31: concurrent cases of one shape (other lane counts, addresses, operands and
 /// iterations) share one pipeline, their numbers being in the parameters buffer, and each case's
 /// own numbers come out, not the last case's.

@@ -218,8 +218,14 @@ pub fn emit_atomic(
         local,
         lm_elems,
         plant,
+        batched: false,
     };
-    let words = MODULES.with(|m| m.get_or_build(&shape, module))?;
+    let words = MODULES.with(|m| m.get_or_build(&shape, module))?.to_vec();
+    let batched = Shape {
+        batched: true,
+        ..shape
+    };
+    let batched = MODULES.with(|m| m.get_or_build(&batched, module))?;
     let mut operands = match (switched, code) {
         (true, Some(c)) => format!(
             "; OP = {c} ({}): the module switches on binding 3's word 2\n",
@@ -284,6 +290,7 @@ pub fn emit_atomic(
         buffers,
         ret_bytes: bytes,
         operands,
+        batched: Some(batched),
     })
 }
 
@@ -301,6 +308,8 @@ struct Shape {
     local: u32,
     lm_elems: u64,
     plant: Plant,
+    /// The batched form ([`Dispatch::batched`]).
+    batched: bool,
 }
 
 thread_local! {
@@ -360,6 +369,18 @@ fn module(k: &Shape) -> Result<Vec<u32>, NotApplicable> {
     let src0_var = cx.storage_buffer(elem_t, bytes as u32, 4);
     let src1_var = matches!(k.op, None | Some(AtomicOp::Cas))
         .then(|| cx.storage_buffer(elem_t, bytes as u32, 5));
+    // The batched form: the bases buffer after the case's buffers.
+    let buffers: Vec<(Word, u64)> = [
+        (mem_var, bytes),
+        (ret_var, bytes),
+        (ok_var, 4),
+        (inv_var, 4),
+        (src0_var, bytes),
+    ]
+    .into_iter()
+    .chain(src1_var.map(|v| (v, bytes)))
+    .collect();
+    let batch = k.batched.then(|| cx.batch_inputs(buffers.len() as u32));
     let lid_var = cx.builtin(BuiltIn::LocalInvocationIndex);
     let lm_var = if shared {
         let len = cx.c32(lm_elems as u32);
@@ -397,6 +418,9 @@ fn module(k: &Shape) -> Result<Vec<u32>, NotApplicable> {
     } else {
         None
     };
+    if let Some(inputs) = batch {
+        cx.batch_bases(inputs, &buffers)?;
+    }
     let lid = cx.b.load(u32_t, None, lid_var, None, []).map_err(bug)?;
     let zero = cx.c32(0);
     let one = cx.c32(1);

@@ -56,6 +56,7 @@ impl Last {
                     buffers: vec![],
                     ret_bytes: 0,
                     operands: operands.clone(),
+                    batched: None,
                 };
                 match wgsl {
                     Some(src) => format!(

@@ -103,7 +103,7 @@ pub fn emit(
         image: image.then_some((lw, lm_len)),
         plant,
     };
-    let words = MODULES.with(|m| m.get_or_build(&shape, module))?;
+    let words = MODULES.with(|m| m.get_or_build(&shape, module))?.to_vec();
     let p = params::params(cp, lw);
     let wide = cp.groups.iter().any(|g| g.ty.bytes() == 8);
     let ret_bytes: u64 = if wide { 8 } else { 4 };
@@ -146,6 +146,7 @@ pub fn emit(
         .collect(),
         ret_bytes,
         operands: p.listing,
+        batched: None,
     })
 }
 

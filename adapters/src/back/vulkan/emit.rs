@@ -43,7 +43,8 @@ use rspirv::spirv::{
     AddressingModel, BuiltIn, Capability, Decoration, ExecutionMode, ExecutionModel,
     FunctionControl, LoopControl, MemoryModel, SelectionControl, StorageClass, Word,
 };
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 /// The entry point's name.
 pub const ENTRY: &str = "main";
@@ -186,7 +187,17 @@ pub struct Dispatch {
     /// The case's values in the input buffers, one comment line per buffer, as printed beside
     /// the disassembly (empty where the module holds them).
     pub operands: String,
+    /// The batched form of [`Dispatch::words`] (issue 31): the same module run by one
+    /// work-group per case of a batch, each work-group's accesses to binding `b` offset by the
+    /// byte offset in word `BATCH_BASES_STRIDE * g + b` of the bases buffer (bound after the
+    /// case's buffers), so that the cases of one shape in a batch are one `vkCmdDispatch`
+    /// ([`super::run::batch`]). `None`: the case runs as its own dispatch.
+    pub batched: Option<Arc<[u32]>>,
 }
+
+/// Words of a batched module's bases buffer per case (per work-group): binding `b`'s region
+/// starts at the byte offset in word `b` ([`Dispatch::batched`]).
+pub const BATCH_BASES_STRIDE: u32 = 8;
 
 impl Dispatch {
     /// The SPIR-V disassembly (rspirv's), for reports.
@@ -267,6 +278,17 @@ pub(super) struct Ctx {
     pub(super) u32_t: Word,
     decorated: HashSet<Word>,
     pub(super) inputs: Vec<Word>,
+    /// A batched module's storage-buffer variables: the element index where this work-group's
+    /// case starts ([`Ctx::batch_bases`]); [`Ctx::element`] adds it to every index.
+    bases: HashMap<Word, Word>,
+}
+
+/// What a batched module reads its case's place from: the bases buffer and `WorkgroupId`
+/// ([`Ctx::batch_inputs`]).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct BatchInputs {
+    bases: Word,
+    group: Word,
 }
 
 impl Ctx {
@@ -285,7 +307,54 @@ impl Ctx {
             u32_t,
             decorated: HashSet::new(),
             inputs: Vec::new(),
+            bases: HashMap::new(),
         }
+    }
+
+    /// A batched module's inputs, declared before `main`: the bases buffer (read-only, u32
+    /// words) at `binding` and the `WorkgroupId` built-in.
+    pub(super) fn batch_inputs(&mut self, binding: u32) -> BatchInputs {
+        let u = self.u32_t;
+        let bases = self.readonly_buffer(u, 4, binding);
+        let v3 = self.b.type_vector(u, 3);
+        let ptr = self.b.type_pointer(None, StorageClass::Input, v3);
+        let group = self.b.variable(ptr, None, StorageClass::Input, None);
+        self.b.decorate(
+            group,
+            Decoration::BuiltIn,
+            [Operand::BuiltIn(BuiltIn::WorkgroupId)],
+        );
+        self.inputs.push(group);
+        BatchInputs { bases, group }
+    }
+
+    /// In `main`, after its `Function` variables: this work-group's case's element index in
+    /// each of `buffers` (variable, element bytes, in binding order from 0), read from the
+    /// bases buffer's words `BATCH_BASES_STRIDE * WorkgroupId.x + binding` (byte offsets) and
+    /// kept for [`Ctx::element`].
+    pub(super) fn batch_bases(
+        &mut self,
+        inputs: BatchInputs,
+        buffers: &[(Word, u64)],
+    ) -> Result<(), NotApplicable> {
+        let u = self.u32_t;
+        let v3 = self.b.type_vector(u, 3);
+        let ids = self.b.load(v3, None, inputs.group, None, []).map_err(bug)?;
+        let g = self.b.composite_extract(u, None, ids, [0]).map_err(bug)?;
+        let stride = self.c32(BATCH_BASES_STRIDE);
+        let first = self.b.i_mul(u, None, g, stride).map_err(bug)?;
+        for (binding, &(var, bytes)) in buffers.iter().enumerate() {
+            let b = self.c32(binding as u32);
+            let at = self.b.i_add(u, None, first, b).map_err(bug)?;
+            let offset = self.load_storage(inputs.bases, u, at)?;
+            let shift = self.c32(bytes.trailing_zeros());
+            let base = self
+                .b
+                .shift_right_logical(u, None, offset, shift)
+                .map_err(bug)?;
+            self.bases.insert(var, base);
+        }
+        Ok(())
     }
 
     pub(super) fn c32(&mut self, v: u32) -> Word {
@@ -373,6 +442,13 @@ impl Ctx {
     ) -> Result<Word, NotApplicable> {
         let p = self.b.type_pointer(None, StorageClass::StorageBuffer, elem);
         let zero = self.c32(0);
+        let idx = match self.bases.get(&var) {
+            Some(&base) => {
+                let u = self.u32_t;
+                self.b.i_add(u, None, base, idx).map_err(bug)?
+            }
+            None => idx,
+        };
         self.b.access_chain(p, None, var, [zero, idx]).map_err(bug)
     }
 
@@ -499,11 +575,11 @@ pub(super) const MAX_MODULES: usize = 1024;
 /// Built modules kept by shape `K` (a thread's own: each holds one in a `thread_local!`), so
 /// that a case of a seen shape emits nothing (emitting with rspirv was 15 % of a batched run's
 /// CPU, issue 9); at most [`MAX_MODULES`].
-pub(super) struct ModuleCache<K>(std::cell::RefCell<std::collections::HashMap<K, Vec<u32>>>);
+pub(super) struct ModuleCache<K>(std::cell::RefCell<HashMap<K, Arc<[u32]>>>);
 
 impl<K: std::hash::Hash + Eq + Clone> ModuleCache<K> {
     pub(super) fn new() -> Self {
-        ModuleCache(std::cell::RefCell::new(std::collections::HashMap::new()))
+        ModuleCache(std::cell::RefCell::new(HashMap::new()))
     }
 
     /// The words of shape `k`'s module, built by `build` the first time.
@@ -511,12 +587,12 @@ impl<K: std::hash::Hash + Eq + Clone> ModuleCache<K> {
         &self,
         k: &K,
         build: impl FnOnce(&K) -> Result<Vec<u32>, NotApplicable>,
-    ) -> Result<Vec<u32>, NotApplicable> {
+    ) -> Result<Arc<[u32]>, NotApplicable> {
         let mut m = self.0.borrow_mut();
         if let Some(w) = m.get(k) {
             return Ok(w.clone());
         }
-        let w = build(k)?;
+        let w: Arc<[u32]> = build(k)?.into();
         if m.len() >= MAX_MODULES {
             m.clear();
         }

@@ -223,6 +223,12 @@ impl VulkanAdapter {
         self.device.pipeline_counts()
     }
 
+    /// `vkCmdDispatch` commands recorded since the device was opened (issue 31: a batch's
+    /// cases of one shape are one).
+    pub fn dispatch_count(&self) -> u64 {
+        self.device.dispatch_count()
+    }
+
     fn err(&self, kind: AdapterErrorKind) -> AdapterError {
         AdapterError {
             adapter: self.name.clone(),

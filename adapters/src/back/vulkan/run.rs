@@ -88,6 +88,8 @@ pub struct Device {
     reused: Option<Reused>,
     /// `minStorageBufferOffsetAlignment` (where a batched case's region may start).
     offset_align: u64,
+    /// `vkCmdDispatch` commands recorded since the open.
+    dispatches: u64,
     /// What it reports.
     pub info: DeviceInfo,
 }
@@ -434,6 +436,7 @@ impl Device {
             pipeline_cache: vk::PipelineCache::null(),
             reused: None,
             offset_align: limits.min_storage_buffer_offset_alignment.max(1),
+            dispatches: 0,
             info: DeviceInfo {
                 name,
                 api_version: version(props.api_version),
@@ -477,13 +480,22 @@ impl Device {
         (self.pipelines.built, self.pipelines.hits)
     }
 
+    /// `vkCmdDispatch` commands recorded since the open (a batch of one shape is one).
+    pub fn dispatch_count(&self) -> u64 {
+        self.dispatches
+    }
+
     /// The cached pipeline for `d`, built on a miss.
     fn pipeline(&mut self, d: &Dispatch) -> Result<Cached, String> {
-        let key = PipelineKey {
+        self.pipeline_of(PipelineKey {
             words: d.words.clone(),
             subgroup_size: d.subgroup_size,
             bindings: d.buffers.len() as u32,
-        };
+        })
+    }
+
+    /// The cached pipeline of `key`, built on a miss.
+    fn pipeline_of(&mut self, key: PipelineKey) -> Result<Cached, String> {
         if let Some(c) = self.pipelines.map.get(&key) {
             self.pipelines.hits += 1;
             return Ok(*c);
@@ -684,6 +696,7 @@ impl Device {
             dispatch,
             "the dispatch, which on a CPU driver includes compiling the shader,",
         )?;
+        self.dispatches += 1;
         for (b, (hb, _)) in d.buffers.iter_mut().zip(&mapped) {
             unsafe { std::ptr::copy_nonoverlapping(hb.ptr, b.bytes.as_mut_ptr(), b.bytes.len()) };
         }

@@ -200,6 +200,7 @@ pub fn emit_shuffle(
                 &tab
             )
         ),
+        batched: None,
     })
 }
 

@@ -297,6 +297,7 @@ pub fn emit_atomic(plan: &Plan, mem: Vec<u8>, f: &Features) -> Result<Shader, No
             buffers,
             ret_bytes: 4,
             operands,
+            batched: None,
         },
     })
 }
@@ -419,6 +420,7 @@ pub fn emit_shuffle(plan: &ShufflePlan, f: &Features) -> Result<Shader, NotAppli
                 operand_line(1, "DATA", 4, &data).replacen(';', "//", 1),
                 operand_line(2, "TAB", 4, &tab).replacen(';', "//", 1)
             ),
+            batched: None,
         },
     })
 }

@@ -14,9 +14,11 @@
 //! cross-case write, never a pass.
 #![allow(unsafe_code)]
 
-use super::{Cached, Device, MAX_PIPELINES, take_messages};
-use crate::back::vulkan::emit::Dispatch;
+use super::pipelines::PipelineKey;
+use super::{Cached, Device, HostBuffer, MAX_PIPELINES, take_messages};
+use crate::back::vulkan::emit::{BATCH_BASES_STRIDE, Dispatch};
 use ash::vk;
+use std::sync::Arc;
 
 /// Cases one batch holds at most (the adapter's window, [`crate::Pipelined::window`]).
 pub const VULKAN_WINDOW: usize = 256;
@@ -105,6 +107,67 @@ fn neighbours(regions: &[Region], at: u64) -> (Option<usize>, Option<usize>) {
     (before, after)
 }
 
+/// One `vkCmdDispatch` of a batch.
+enum Run {
+    /// The cases (indices into the batch) of one batched module ([`Dispatch::batched`]), a
+    /// work-group each.
+    Shape { words: Arc<[u32]>, cases: Vec<usize> },
+    /// A case without a batched form, as its own dispatch.
+    Alone(usize),
+}
+
+/// The batch's dispatches, in the order of each's first case: the cases of one batched module
+/// (the same words and bindings) together.
+fn runs(ds: &[&mut Dispatch]) -> Vec<Run> {
+    let mut runs: Vec<Run> = Vec::new();
+    for (c, d) in ds.iter().enumerate() {
+        let Some(words) = &d.batched else {
+            runs.push(Run::Alone(c));
+            continue;
+        };
+        let same = runs.iter_mut().find_map(|r| match r {
+            Run::Shape { words: w, cases }
+                if Arc::ptr_eq(w, words) && ds[cases[0]].buffers.len() == d.buffers.len() =>
+            {
+                Some(cases)
+            }
+            _ => None,
+        });
+        match same {
+            Some(cases) => cases.push(c),
+            None => runs.push(Run::Shape {
+                words: words.clone(),
+                cases: vec![c],
+            }),
+        }
+    }
+    runs
+}
+
+/// The bases buffer's words and, per run, where its part starts (bytes, a multiple of
+/// `align`): for each case of a batched run, [`BATCH_BASES_STRIDE`] words, word `b` the byte
+/// offset of the case's region in binding `b`.
+fn bases(runs: &[Run], shared: &[(Vec<Region>, Vec<u8>, HostBuffer)], align: u64) -> (Vec<u32>, Vec<u64>) {
+    let mut words: Vec<u32> = Vec::new();
+    let mut starts = Vec::with_capacity(runs.len());
+    for run in runs {
+        let at = (words.len() as u64 * 4).div_ceil(align) * align;
+        words.resize((at / 4) as usize, 0);
+        starts.push(at);
+        if let Run::Shape { cases, .. } = run {
+            for &c in cases {
+                let mut w = [0u32; BATCH_BASES_STRIDE as usize];
+                for (b, (regions, ..)) in shared.iter().enumerate().take(w.len()) {
+                    // A binding's buffer is at most VULKAN_MAX_BATCH_BYTES plus guards.
+                    w[b] = regions[c].start as u32;
+                }
+                words.extend_from_slice(&w);
+            }
+        }
+    }
+    (words, starts)
+}
+
 impl Device {
     /// Runs `ds` (single-instruction dispatches, one work-group each) as one batch and reads
     /// every buffer back into each dispatch. `Err`: the batch did not run (every case's error);
@@ -150,13 +213,22 @@ impl Device {
                 super::MAX_BINDINGS
             ));
         }
-        // Every pipeline first (a full cache is emptied before, never during, a batch).
-        if self.pipelines.map.len() + ds.len() > MAX_PIPELINES {
+        // The dispatches: each batched module's cases together (a work-group each), the rest
+        // alone. Every pipeline first (a full cache is emptied before, never during, a batch).
+        let runs = runs(ds);
+        if self.pipelines.map.len() + runs.len() > MAX_PIPELINES {
             self.pipelines.clear(&self.device);
         }
-        let pipelines: Vec<Cached> = ds
+        let pipelines: Vec<Cached> = runs
             .iter()
-            .map(|d| self.pipeline(d))
+            .map(|run| match run {
+                Run::Shape { words, cases } => self.pipeline_of(PipelineKey {
+                    words: words.to_vec(),
+                    subgroup_size: None,
+                    bindings: ds[cases[0]].buffers.len() as u32 + 1,
+                }),
+                Run::Alone(c) => self.pipeline(ds[*c]),
+            })
             .collect::<Result<_, _>>()?;
         self.reused()?;
         let align = VULKAN_REGION_ALIGN.max(self.offset_align);
@@ -177,6 +249,13 @@ impl Device {
             unsafe { std::ptr::copy_nonoverlapping(before.as_ptr(), hb.ptr, before.len()) };
             shared.push((regions, before, hb));
         }
+        // The bases buffer (after the shared ones): per batched run, from an aligned start,
+        // each case's byte offset in every binding ([`Dispatch::batched`]).
+        let (bases, starts) = bases(&runs, &shared, align);
+        let bases_hb = self.host_buffer(bindings, (bases.len() as u64 * 4).max(8))?;
+        unsafe {
+            std::ptr::copy_nonoverlapping(bases.as_ptr().cast::<u8>(), bases_hb.ptr, bases.len() * 4)
+        };
         let dev = &self.device;
         let Some(r) = self.reused.as_ref() else {
             return Err("no reused objects (a back-end bug)".into());
@@ -191,32 +270,47 @@ impl Device {
         let sets = unsafe { dev.allocate_descriptor_sets(&dsai) }
             .map_err(|e| format!("vkAllocateDescriptorSets (batch): {e}"))?;
         let mut infos = Vec::new();
-        for (c, d) in ds.iter().enumerate() {
-            for (i, (regions, _, hb)) in shared.iter().enumerate().take(d.buffers.len()) {
-                let g = regions[c];
-                let range = g.range + if i == 0 { widen } else { 0 };
-                infos.push((
-                    c,
-                    i,
-                    [vk::DescriptorBufferInfo::default()
-                        .buffer(hb.buffer)
-                        .offset(g.start)
-                        .range(range)],
-                ));
+        for (k, run) in runs.iter().enumerate() {
+            let info = |buffer: vk::Buffer, offset: u64, range: u64| {
+                [vk::DescriptorBufferInfo::default()
+                    .buffer(buffer)
+                    .offset(offset)
+                    .range(range)]
+            };
+            match run {
+                // A batched module indexes the whole buffers from its case's bases.
+                Run::Shape { cases, .. } => {
+                    let n = ds[cases[0]].buffers.len();
+                    for (i, (_, before, hb)) in shared.iter().enumerate().take(n) {
+                        infos.push((k, i, info(hb.buffer, 0, before.len() as u64)));
+                    }
+                    let range = cases.len() as u64 * u64::from(BATCH_BASES_STRIDE) * 4;
+                    infos.push((k, n, info(bases_hb.buffer, starts[k], range)));
+                }
+                // A case alone binds its own regions, as a run alone would.
+                Run::Alone(c) => {
+                    for (i, (regions, _, hb)) in
+                        shared.iter().enumerate().take(ds[*c].buffers.len())
+                    {
+                        let g = regions[*c];
+                        let range = g.range + if i == 0 { widen } else { 0 };
+                        infos.push((k, i, info(hb.buffer, g.start, range)));
+                    }
+                }
             }
         }
         let writes: Vec<_> = infos
             .iter()
-            .map(|(c, i, info)| (sets[*c], *i, info))
+            .map(|(k, i, info)| (sets[*k], *i, info))
             .collect();
         let record = |dev: &ash::Device, cb: vk::CommandBuffer| {
-            let mut bound = vk::Pipeline::null();
-            for ((d, p), set) in ds.iter().zip(&pipelines).zip(&sets) {
+            for ((run, p), set) in runs.iter().zip(&pipelines).zip(&sets) {
+                let groups = match run {
+                    Run::Shape { cases, .. } => cases.len() as u32,
+                    Run::Alone(c) => ds[*c].groups.max(1),
+                };
                 unsafe {
-                    if p.pipeline != bound {
-                        dev.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, p.pipeline);
-                        bound = p.pipeline;
-                    }
+                    dev.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, p.pipeline);
                     dev.cmd_bind_descriptor_sets(
                         cb,
                         vk::PipelineBindPoint::COMPUTE,
@@ -225,7 +319,7 @@ impl Device {
                         &[*set],
                         &[],
                     );
-                    dev.cmd_dispatch(cb, d.groups.max(1), 1, 1);
+                    dev.cmd_dispatch(cb, groups, 1, 1);
                 }
             }
         };
@@ -235,6 +329,7 @@ impl Device {
             record,
             &format!("a batch of {} cases", ds.len()),
         )?;
+        self.dispatches += runs.len() as u64;
         let mut verdicts: Vec<Result<(), String>> = vec![Ok(()); ds.len()];
         for (i, (regions, before, hb)) in shared.iter().enumerate() {
             let after = unsafe { std::slice::from_raw_parts(hb.ptr, before.len()) };
