@@ -29,6 +29,7 @@ use atomcts_reference::ir::Lowered;
 use atomcts_reference::types::Space;
 use emit::{Dispatch, Features, Plant};
 use std::path::Path;
+use std::sync::Arc;
 
 /// A driver this project installs and knows how to reach (research/implementations.md).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -118,7 +119,7 @@ pub struct VulkanAdapter {
     dispatch: Option<Result<crate::repro::Dispatch, String>>,
     selector: String,
     /// naga's SPIR-V by WGSL source (the WGSL route; a shader's text is its shape's).
-    compiled: std::collections::HashMap<String, Result<Vec<u32>, wgsl::CompileError>>,
+    compiled: std::collections::HashMap<String, Result<Arc<[u32]>, wgsl::CompileError>>,
     /// Whether cases are batched ([`batch`]; `ATOMCTS_VULKAN_BATCH=1` turns it off).
     batching: bool,
     /// Cases sent, waiting for their batch ([`batch`]).
@@ -206,14 +207,14 @@ impl VulkanAdapter {
     }
 
     /// naga's SPIR-V for `src`, compiled once per shader text.
-    fn compile(&mut self, src: &str) -> Result<Vec<u32>, wgsl::CompileError> {
+    fn compile(&mut self, src: &str) -> Result<Arc<[u32]>, wgsl::CompileError> {
         if let Some(r) = self.compiled.get(src) {
             return r.clone();
         }
         if self.compiled.len() >= MAX_COMPILED {
             self.compiled.clear();
         }
-        let r = wgsl::compile(src);
+        let r = wgsl::compile(src).map(Arc::from);
         self.compiled.insert(src.to_string(), r.clone());
         r
     }
@@ -274,6 +275,8 @@ pub struct Prepared {
     pub dispatch: Dispatch,
     /// The WGSL source (WGSL route).
     pub wgsl: Option<String>,
+    /// Its batched form (a memory instruction on the WGSL route; [`Dispatch::batched`]).
+    pub wgsl_batched: Option<String>,
 }
 
 /// Which plan a case has.
@@ -310,17 +313,22 @@ pub fn prepare_lowered(
         Instr::Mem(_) => {
             let plan = Plan::new(lowered, r.state).map_err(na)?;
             let mem = plan.layout().bytes(r.state, plan.space);
-            let (dispatch, wgsl) = match route {
-                Route::Spirv => (atomic::emit_atomic(&plan, mem, f, plant).map_err(na)?, None),
+            let (dispatch, wgsl, wgsl_batched) = match route {
+                Route::Spirv => (
+                    atomic::emit_atomic(&plan, mem, f, plant).map_err(na)?,
+                    None,
+                    None,
+                ),
                 Route::WgslNaga => {
                     let s = wgsl::emit_atomic(&plan, mem, f).map_err(na)?;
-                    (s.dispatch, Some(s.source))
+                    (s.dispatch, Some(s.source), s.batched)
                 }
             };
             Ok(Prepared {
                 plan: Planned::Mem(plan),
                 dispatch,
                 wgsl,
+                wgsl_batched,
             })
         }
         Instr::Shuffle(_) => {
@@ -336,6 +344,7 @@ pub fn prepare_lowered(
                 plan: Planned::Shuffle(plan),
                 dispatch,
                 wgsl,
+                wgsl_batched: None,
             })
         }
     }
@@ -587,7 +596,7 @@ impl VulkanAdapter {
         }
         let words = match &prepared.wgsl {
             Some(src) => match self.compile(src) {
-                Ok(words) => words,
+                Ok(words) => words.to_vec(),
                 Err(wgsl::CompileError::Rejected(e)) => {
                     return Err(AdapterErrorKind::NotApplicable(format!(
                         "naga rejected the WGSL translation (a shader-creation error): {}",
@@ -603,6 +612,11 @@ impl VulkanAdapter {
             None => std::mem::take(&mut prepared.dispatch.words),
         };
         prepared.dispatch.words = words;
+        // The batched form, where naga compiles it (else the case is its own dispatch, as
+        // where batching is off).
+        if let Some(src) = &prepared.wgsl_batched {
+            prepared.dispatch.batched = self.compile(src).ok();
+        }
         // Printed only for a failing case: disassembled then ([`batch::Last`]).
         self.last = Some(batch::Last::Program {
             operands: prepared.dispatch.operands.clone(),

@@ -29,7 +29,9 @@
 //! The WGSL rules on shader creation that naga must enforce are checked by
 //! `adapters/wgsl-cases/shader_creation.toml` (test `wgsl_shader_creation`).
 
-use crate::back::vulkan::emit::{Buffer, Dispatch, Features, le_bytes, operand_line, shape_sizes};
+use crate::back::vulkan::emit::{
+    BATCH_BASES_STRIDE, Buffer, Dispatch, Features, le_bytes, operand_line, shape_sizes,
+};
 use crate::back::vulkan::shuffle::check_shuffle;
 use crate::plan::{NotApplicable, Plan};
 use crate::shuffle::ShufflePlan;
@@ -47,6 +49,8 @@ fn na<T>(why: impl Into<String>) -> Result<T, NotApplicable> {
 pub struct Shader {
     /// WGSL source.
     pub source: String,
+    /// The batched form of the source (memory instructions; [`Dispatch::batched`]).
+    pub batched: Option<String>,
     /// The dispatch, without words until [`compile`] fills them.
     pub dispatch: Dispatch,
 }
@@ -169,92 +173,16 @@ pub fn emit_atomic(plan: &Plan, mem: Vec<u8>, f: &Features) -> Result<Shader, No
     let src0: Vec<u64> = plan.items.iter().map(|i| i.src[0]).collect();
     let src1: Vec<u64> = plan.items.iter().map(|i| i.src[1]).collect();
     let cas = plan.op == AtomicOp::Cas;
-    let mut s = String::new();
-    let w = &mut s;
-    let _ = writeln!(
-        w,
-        "// atomcts: {} {} on {} memory, N invocations of a workgroup of {local}",
-        plan.op.name(),
-        plan.ty.name(),
-        plan.space.name()
-    );
-    let mem_ty = if shared {
-        format!("array<{t}>")
-    } else {
-        format!("array<atomic<{t}>>")
+    let text = AtomicText {
+        plan,
+        t,
+        lit,
+        call,
+        local,
+        lm_elems,
     };
-    let _ = writeln!(
-        w,
-        "@group(0) @binding(0) var<storage, read_write> mem: {mem_ty};"
-    );
-    let _ = writeln!(
-        w,
-        "@group(0) @binding(1) var<storage, read_write> ret: array<{t}>;"
-    );
-    let _ = writeln!(
-        w,
-        "@group(0) @binding(2) var<storage, read_write> ok: array<u32>;"
-    );
-    let _ = writeln!(
-        w,
-        "// INV: N, ELEMS, then each invocation's element index; SRC0, SRC1: its operands"
-    );
-    let _ = writeln!(
-        w,
-        "@group(0) @binding(3) var<storage, read> INV: array<u32>;"
-    );
-    let _ = writeln!(
-        w,
-        "@group(0) @binding(4) var<storage, read> SRC0: array<{t}>;"
-    );
-    if cas {
-        let _ = writeln!(
-            w,
-            "@group(0) @binding(5) var<storage, read> SRC1: array<{t}>;"
-        );
-    }
-    if shared {
-        let _ = writeln!(w, "var<workgroup> lm: array<atomic<{t}>, {lm_elems}>;");
-    }
-    let _ = writeln!(w, "@compute @workgroup_size({local})");
-    let _ = writeln!(w, "fn main(@builtin(local_invocation_index) i: u32) {{");
-    let buf = if shared {
-        let _ = writeln!(
-            w,
-            "    for (var j = i; j < INV[1]; j += {local}u) {{ atomicStore(&lm[j], mem[j]); }}"
-        );
-        let _ = writeln!(w, "    workgroupBarrier();");
-        "lm"
-    } else {
-        "mem"
-    };
-    let _ = writeln!(w, "    if (i < INV[0]) {{");
-    let p = format!("&{buf}[INV[i + 2u]]");
-    match plan.op {
-        AtomicOp::Store => {
-            let _ = writeln!(w, "        {call}({p}, SRC0[i]);");
-            let _ = writeln!(w, "        ret[i] = {};", lit(0));
-            let _ = writeln!(w, "        ok[i] = 1u;");
-        }
-        AtomicOp::Cas => {
-            let _ = writeln!(w, "        let r = {call}({p}, SRC0[i], SRC1[i]);");
-            let _ = writeln!(w, "        ret[i] = r.old_value;");
-            let _ = writeln!(w, "        ok[i] = select(0u, 1u, r.exchanged);");
-        }
-        _ => {
-            let _ = writeln!(w, "        ret[i] = {call}({p}, SRC0[i]);");
-            let _ = writeln!(w, "        ok[i] = 1u;");
-        }
-    }
-    let _ = writeln!(w, "    }}");
-    if shared {
-        let _ = writeln!(w, "    workgroupBarrier();");
-        let _ = writeln!(
-            w,
-            "    for (var j = i; j < INV[1]; j += {local}u) {{ mem[j] = atomicLoad(&lm[j]); }}"
-        );
-    }
-    let _ = writeln!(w, "}}");
+    let source = text.write(false);
+    let batched = Some(text.write(true));
     let comment = |l: String| l.replacen(';', "//", 1);
     let mut operands = comment(operand_line(3, "INV", 4, &inv));
     operands.push_str(&comment(operand_line(4, "SRC0", 4, &src0)));
@@ -288,7 +216,8 @@ pub fn emit_atomic(plan: &Plan, mem: Vec<u8>, f: &Features) -> Result<Shader, No
         });
     }
     Ok(Shader {
-        source: s,
+        source,
+        batched,
         dispatch: Dispatch {
             words: Vec::new(),
             local_size: local,
@@ -300,6 +229,179 @@ pub fn emit_atomic(plan: &Plan, mem: Vec<u8>, f: &Features) -> Result<Shader, No
             batched: None,
         },
     })
+}
+
+/// What a memory instruction's shader text depends on ([`emit_atomic`]).
+struct AtomicText<'a> {
+    plan: &'a Plan,
+    /// The WGSL type of the datum and how its literals are written.
+    t: &'a str,
+    lit: fn(u64) -> String,
+    /// The atomic built-in.
+    call: &'a str,
+    /// The workgroup size and the workgroup memory's elements.
+    local: u32,
+    lm_elems: u64,
+}
+
+impl AtomicText<'_> {
+    /// The shader, or with `batched` its batched form (issue 31): one workgroup per case of a
+    /// batch, each workgroup's accesses to binding `b` offset by the byte offset in word
+    /// `BATCH_BASES_STRIDE * workgroup_id.x + b` of `BASES`, bound after the case's buffers
+    /// ([`Dispatch::batched`]).
+    fn write(&self, batched: bool) -> String {
+        let (plan, t, lit, call, local) = (self.plan, self.t, self.lit, self.call, self.local);
+        let shared = plan.space == Space::Shared;
+        let cas = plan.op == AtomicOp::Cas;
+        // An index of binding `b`: the case's own, offset by its base when batched.
+        let ix = |b: usize, e: &str| {
+            if batched {
+                format!("B{b} + {e}")
+            } else {
+                e.to_string()
+            }
+        };
+        let mut s = String::new();
+        let w = &mut s;
+        let _ = writeln!(
+            w,
+            "// atomcts: {} {} on {} memory, N invocations of a workgroup of {local}{}",
+            plan.op.name(),
+            plan.ty.name(),
+            plan.space.name(),
+            if batched {
+                ", a workgroup per case of a batch"
+            } else {
+                ""
+            }
+        );
+        let mem_ty = if shared {
+            format!("array<{t}>")
+        } else {
+            format!("array<atomic<{t}>>")
+        };
+        let _ = writeln!(
+            w,
+            "@group(0) @binding(0) var<storage, read_write> mem: {mem_ty};"
+        );
+        let _ = writeln!(
+            w,
+            "@group(0) @binding(1) var<storage, read_write> ret: array<{t}>;"
+        );
+        let _ = writeln!(
+            w,
+            "@group(0) @binding(2) var<storage, read_write> ok: array<u32>;"
+        );
+        let _ = writeln!(
+            w,
+            "// INV: N, ELEMS, then each invocation's element index; SRC0, SRC1: its operands"
+        );
+        let _ = writeln!(
+            w,
+            "@group(0) @binding(3) var<storage, read> INV: array<u32>;"
+        );
+        let _ = writeln!(
+            w,
+            "@group(0) @binding(4) var<storage, read> SRC0: array<{t}>;"
+        );
+        if cas {
+            let _ = writeln!(
+                w,
+                "@group(0) @binding(5) var<storage, read> SRC1: array<{t}>;"
+            );
+        }
+        let buffers = if cas { 6 } else { 5 };
+        if batched {
+            let _ = writeln!(
+                w,
+                "// BASES: per case, each binding's byte offset ({BATCH_BASES_STRIDE} words)"
+            );
+            let _ = writeln!(
+                w,
+                "@group(0) @binding({buffers}) var<storage, read> BASES: array<u32>;"
+            );
+        }
+        if shared {
+            let _ = writeln!(
+                w,
+                "var<workgroup> lm: array<atomic<{t}>, {}>;",
+                self.lm_elems
+            );
+        }
+        let _ = writeln!(w, "@compute @workgroup_size({local})");
+        if batched {
+            let _ = writeln!(
+                w,
+                "fn main(@builtin(local_invocation_index) i: u32, @builtin(workgroup_id) wg: vec3<u32>) {{"
+            );
+            for b in 0..buffers {
+                let _ = writeln!(
+                    w,
+                    "    let B{b} = BASES[wg.x * {BATCH_BASES_STRIDE}u + {b}u] / 4u;"
+                );
+            }
+        } else {
+            let _ = writeln!(w, "fn main(@builtin(local_invocation_index) i: u32) {{");
+        }
+        let (n, elems) = (
+            format!("INV[{}]", ix(3, "0")),
+            format!("INV[{}]", ix(3, "1")),
+        );
+        let buf = if shared {
+            let _ = writeln!(
+                w,
+                "    for (var j = i; j < {elems}; j += {local}u) {{ atomicStore(&lm[j], mem[{}]); }}",
+                ix(0, "j")
+            );
+            let _ = writeln!(w, "    workgroupBarrier();");
+            "lm".to_string()
+        } else {
+            "mem".to_string()
+        };
+        let _ = writeln!(w, "    if (i < {n}) {{");
+        let at = format!("INV[{}]", ix(3, "i + 2u"));
+        let p = if shared {
+            format!("&{buf}[{at}]")
+        } else {
+            format!("&{buf}[{}]", ix(0, &at))
+        };
+        let (ret, ok) = (
+            format!("ret[{}]", ix(1, "i")),
+            format!("ok[{}]", ix(2, "i")),
+        );
+        let src0 = format!("SRC0[{}]", ix(4, "i"));
+        match plan.op {
+            AtomicOp::Store => {
+                let _ = writeln!(w, "        {call}({p}, {src0});");
+                let _ = writeln!(w, "        {ret} = {};", lit(0));
+                let _ = writeln!(w, "        {ok} = 1u;");
+            }
+            AtomicOp::Cas => {
+                let _ = writeln!(
+                    w,
+                    "        let r = {call}({p}, {src0}, SRC1[{}]);",
+                    ix(5, "i")
+                );
+                let _ = writeln!(w, "        {ret} = r.old_value;");
+                let _ = writeln!(w, "        {ok} = select(0u, 1u, r.exchanged);");
+            }
+            _ => {
+                let _ = writeln!(w, "        {ret} = {call}({p}, {src0});");
+                let _ = writeln!(w, "        {ok} = 1u;");
+            }
+        }
+        let _ = writeln!(w, "    }}");
+        if shared {
+            let _ = writeln!(w, "    workgroupBarrier();");
+            let _ = writeln!(
+                w,
+                "    for (var j = i; j < {elems}; j += {local}u) {{ mem[{}] = atomicLoad(&lm[j]); }}",
+                ix(0, "j")
+            );
+        }
+        let _ = writeln!(w, "}}");
+        s
+    }
 }
 
 /// Emits the WGSL shader for a SIMD-group exchange.
@@ -395,6 +497,7 @@ pub fn emit_shuffle(plan: &ShufflePlan, f: &Features) -> Result<Shader, NotAppli
     let _ = writeln!(w, "}}");
     Ok(Shader {
         source: s,
+        batched: None,
         dispatch: Dispatch {
             words: Vec::new(),
             local_size: threads as u32,

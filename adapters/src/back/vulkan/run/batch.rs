@@ -111,7 +111,10 @@ fn neighbours(regions: &[Region], at: u64) -> (Option<usize>, Option<usize>) {
 enum Run {
     /// The cases (indices into the batch) of one batched module ([`Dispatch::batched`]), a
     /// work-group each.
-    Shape { words: Arc<[u32]>, cases: Vec<usize> },
+    Shape {
+        words: Arc<[u32]>,
+        cases: Vec<usize>,
+    },
     /// A case without a batched form, as its own dispatch.
     Alone(usize),
 }
@@ -147,7 +150,11 @@ fn runs(ds: &[&mut Dispatch]) -> Vec<Run> {
 /// The bases buffer's words and, per run, where its part starts (bytes, a multiple of
 /// `align`): for each case of a batched run, [`BATCH_BASES_STRIDE`] words, word `b` the byte
 /// offset of the case's region in binding `b`.
-fn bases(runs: &[Run], shared: &[(Vec<Region>, Vec<u8>, HostBuffer)], align: u64) -> (Vec<u32>, Vec<u64>) {
+fn bases(
+    runs: &[Run],
+    shared: &[(Vec<Region>, Vec<u8>, HostBuffer)],
+    align: u64,
+) -> (Vec<u32>, Vec<u64>) {
     let mut words: Vec<u32> = Vec::new();
     let mut starts = Vec::with_capacity(runs.len());
     for run in runs {
@@ -254,7 +261,11 @@ impl Device {
         let (bases, starts) = bases(&runs, &shared, align);
         let bases_hb = self.host_buffer(bindings, (bases.len() as u64 * 4).max(8))?;
         unsafe {
-            std::ptr::copy_nonoverlapping(bases.as_ptr().cast::<u8>(), bases_hb.ptr, bases.len() * 4)
+            std::ptr::copy_nonoverlapping(
+                bases.as_ptr().cast::<u8>(),
+                bases_hb.ptr,
+                bases.len() * 4,
+            )
         };
         let dev = &self.device;
         let Some(r) = self.reused.as_ref() else {
