@@ -226,28 +226,13 @@ pub fn emit_atomic(
         ..shape
     };
     let batched = MODULES.with(|m| m.get_or_build(&batched, module))?;
-    let mut operands = match (switched, code) {
-        (true, Some(c)) => format!(
-            "; OP = {c} ({}): the module switches on binding 3's word 2\n",
-            plan.op.name()
-        ),
-        _ => format!(
-            "; OP: {} in the module (binding 3's word 2 unused)\n",
-            plan.op.name()
-        ),
-    };
-    operands.push_str(&operand_line(
-        3,
-        "N, ELEMS, OP, element index per invocation",
-        4,
-        &inv,
-    ));
-    operands.push_str(&operand_line(
-        4,
-        "first operand per invocation",
-        bytes,
-        &src0,
-    ));
+    let mut lines = vec![
+        (3, "N, ELEMS, OP, element index per invocation", 4, inv),
+        (4, "first operand per invocation", bytes, src0),
+    ];
+    if plan.op == AtomicOp::Cas || switched {
+        lines.push((5, "second operand per invocation", bytes, src1));
+    }
     let mut buffers = vec![
         Buffer {
             role: "memory",
@@ -261,27 +246,20 @@ pub fn emit_atomic(
             role: "compare-exchange success",
             bytes: vec![0; n as usize * 4],
         },
-        Buffer {
-            role: "invocations",
-            bytes: le_bytes(4, &inv),
-        },
-        Buffer {
-            role: "first operands",
-            bytes: le_bytes(bytes, &src0),
-        },
     ];
-    if plan.op == AtomicOp::Cas || switched {
-        operands.push_str(&operand_line(
-            5,
-            "second operand per invocation",
-            bytes,
-            &src1,
-        ));
-        buffers.push(Buffer {
-            role: "second operands",
-            bytes: le_bytes(bytes, &src1),
-        });
-    }
+    buffers.extend(lines.iter().map(|(binding, _, width, values)| Buffer {
+        role: match binding {
+            3 => "invocations",
+            4 => "first operands",
+            _ => "second operands",
+        },
+        bytes: le_bytes(*width, values),
+    }));
+    let operands = Operands::Lines(Box::new(OperandLines {
+        op: Some((plan.op, code.filter(|_| switched))),
+        wgsl: false,
+        lines,
+    }));
     Ok(Dispatch {
         words,
         local_size: local,

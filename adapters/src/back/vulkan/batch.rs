@@ -13,7 +13,7 @@
 //! `ATOMCTS_VULKAN_BATCH=1`, and capturing dispatches for `atomcts repro`, turn batching off:
 //! every case runs alone (one submission each), the path before issue 31.
 
-use super::emit::{Dispatch, Plant};
+use super::emit::{Dispatch, Operands, Plant};
 use super::run::batch::{VULKAN_GUARD_BYTES, VULKAN_REGION_ALIGN};
 pub use super::run::batch::{VULKAN_MAX_BATCH_BYTES, VULKAN_WINDOW};
 use super::{Planned, Prepared, VulkanAdapter, finish};
@@ -29,7 +29,7 @@ pub enum Last {
     /// A single-instruction case's module, its operands and (WGSL route) its WGSL source.
     Program {
         /// [`Dispatch::operands`].
-        operands: String,
+        operands: Operands,
         /// The WGSL source, on the WGSL route.
         wgsl: Option<String>,
         /// The SPIR-V words (naga's on the WGSL route).
@@ -38,6 +38,16 @@ pub enum Last {
 }
 
 impl Last {
+    /// A single-instruction case's program: printed only for a failing case, disassembled
+    /// then.
+    pub fn program(p: &Prepared) -> Last {
+        Last::Program {
+            operands: p.dispatch.operands.clone(),
+            wgsl: p.wgsl.clone(),
+            words: p.dispatch.words.clone(),
+        }
+    }
+
     /// The program as printed: the operands, then the disassembly (the WGSL route: the WGSL
     /// source, then naga's SPIR-V as comments).
     pub fn text(&self) -> String {
@@ -48,6 +58,7 @@ impl Last {
                 wgsl,
                 words,
             } => {
+                let operands = operands.text();
                 let d = Dispatch {
                     words: words.clone(),
                     local_size: 0,
@@ -55,7 +66,7 @@ impl Last {
                     subgroup_size: None,
                     buffers: vec![],
                     ret_bytes: 0,
-                    operands: operands.clone(),
+                    operands: Operands::Text(operands.clone()),
                     batched: None,
                 };
                 match wgsl {
@@ -77,13 +88,11 @@ impl Last {
 pub struct Queued {
     prepared: Prepared,
     id: String,
-    last: Option<Last>,
 }
 
 /// A case run, waiting to be received.
 pub struct Answered {
     prepared: Prepared,
-    last: Option<Last>,
     answer: Result<(), AdapterErrorKind>,
 }
 
@@ -146,7 +155,6 @@ impl VulkanAdapter {
         for (q, answer) in batch.into_iter().zip(answers) {
             self.answered.push_back(Answered {
                 prepared: q.prepared,
-                last: q.last,
                 answer: answer.unwrap_or_else(|| {
                     Err(AdapterErrorKind::Model(
                         "the case was not run (a back-end bug)".into(),
@@ -168,11 +176,9 @@ impl crate::Pipelined for VulkanAdapter {
         let lowered = crate::back::lower(r).map_err(|k| self.err(k))?;
         let mut prepared = Backend::emit(self, r, &lowered).map_err(|k| self.err(k))?;
         self.ready(&mut prepared).map_err(|k| self.err(k))?;
-        let last = self.last.take();
         self.queued.push_back(Queued {
             prepared,
             id: r.id.to_string(),
-            last,
         });
         Ok(())
     }
@@ -186,11 +192,17 @@ impl crate::Pipelined for VulkanAdapter {
                 "an answer was asked for a case that was never sent".into(),
             )));
         };
-        self.last = a.last;
         self.dispatch = None;
-        a.answer.map_err(|k| self.err(k))?;
-        finish(&a.prepared.plan, r, &mut a.prepared.dispatch)
-            .map(Observation::Completed)
-            .map_err(|k| self.err(k))
+        let answer = a
+            .answer
+            .and_then(|()| finish(&a.prepared.plan, r, &mut a.prepared.dispatch));
+        // The program printed for it (a failing case), moved out rather than copied per case.
+        let p = a.prepared;
+        self.last = Some(Last::Program {
+            operands: p.dispatch.operands,
+            wgsl: p.wgsl,
+            words: p.dispatch.words,
+        });
+        answer.map(Observation::Completed).map_err(|k| self.err(k))
     }
 }

@@ -33,7 +33,7 @@ mod params;
 
 use super::atomic::check_atomic;
 use super::emit::{
-    Buffer, Datum, Dispatch, Features, ModuleCache, Plant, le_bytes, na, shape_sizes,
+    Buffer, Datum, Dispatch, Features, ModuleCache, Operands, Plant, le_bytes, na, shape_sizes,
 };
 use crate::plan::{ConcurrentPlan, NotApplicable};
 use atomcts_reference::ir::AtomicOp;
@@ -145,7 +145,7 @@ pub fn emit(
         }))
         .collect(),
         ret_bytes,
-        operands: p.listing,
+        operands: Operands::Text(p.listing),
         batched: None,
     })
 }
@@ -288,11 +288,11 @@ mod tests {
             (0xffff_fffe, 0x8000_0001, 0xffff_fffe, 0x8000_0001)
         );
         assert!(
-            d.operands.contains(
+            d.operands.text().contains(
                 "first operand per invocation): {0x80000001fffffffe, 0x80000001fffffffe}"
             ),
             "{}",
-            d.operands
+            d.operands.text()
         );
         // Without 64-bit atomics on the device: not applicable, saying why.
         let why = emit(&cp, cp.image(&a), &Features::default(), Plant::None).unwrap_err();
@@ -483,7 +483,7 @@ mod tests {
 ; binding 4 (words 24.., instruction 1: first operand per invocation): {0x00000007}
 ; binding 4 (words 25.., instruction 1: second operand per invocation): {0xfffffff8}
 ";
-        assert_eq!(a.operands, want);
+        assert_eq!(a.operands.text(), want);
         assert!(a.listing().starts_with(want));
     }
 }

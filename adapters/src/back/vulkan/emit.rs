@@ -37,6 +37,7 @@
 //! pipeline with LLVM, about 0.1 s of CPU).
 
 use crate::plan::NotApplicable;
+use atomcts_reference::ir::AtomicOp;
 use rspirv::binary::{Assemble, Disassemble};
 use rspirv::dr::{Builder, Operand};
 use rspirv::spirv::{
@@ -186,7 +187,7 @@ pub struct Dispatch {
     pub ret_bytes: u64,
     /// The case's values in the input buffers, one comment line per buffer, as printed beside
     /// the disassembly (empty where the module holds them).
-    pub operands: String,
+    pub operands: Operands,
     /// The batched form of [`Dispatch::words`] (issue 31): the same module run by one
     /// work-group per case of a batch, each work-group's accesses to binding `b` offset by the
     /// byte offset in word `BATCH_BASES_STRIDE * g + b` of the bases buffer (bound after the
@@ -210,7 +211,61 @@ impl Dispatch {
 
     /// The disassembly after the input buffers' values ([`Dispatch::operands`]).
     pub fn listing(&self) -> String {
-        format!("{}{}", self.operands, self.disassemble())
+        format!("{}{}", self.operands.text(), self.disassemble())
+    }
+}
+
+/// A dispatch's values in its input buffers as printed beside its program
+/// ([`Dispatch::operands`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Operands {
+    /// Written out.
+    Text(String),
+    /// A memory instruction's, written out only when printed (issue 31: formatting them for
+    /// every case was a twelfth of a generated run's CPU; a listing is printed for a failing
+    /// case only).
+    Lines(Box<OperandLines>),
+}
+
+/// A memory instruction's operands, kept as values ([`Operands::Lines`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OperandLines {
+    /// The SPIR-V route's head line: the op, and the code the module switches on where it
+    /// does.
+    pub op: Option<(AtomicOp, Option<u32>)>,
+    /// WGSL's comment marker (`//`) in place of SPIR-V's `;`.
+    pub wgsl: bool,
+    /// Per input buffer: its binding, role, element bytes and values.
+    pub lines: Vec<(u32, &'static str, u64, Vec<u64>)>,
+}
+
+impl Operands {
+    /// The lines as printed.
+    pub fn text(&self) -> String {
+        let l = match self {
+            Operands::Text(t) => return t.clone(),
+            Operands::Lines(l) => l,
+        };
+        let mut s = match l.op {
+            Some((op, Some(c))) => format!(
+                "; OP = {c} ({}): the module switches on binding 3's word 2\n",
+                op.name()
+            ),
+            Some((op, None)) => format!(
+                "; OP: {} in the module (binding 3's word 2 unused)\n",
+                op.name()
+            ),
+            None => String::new(),
+        };
+        for (binding, role, bytes, values) in &l.lines {
+            let line = operand_line(*binding, role, *bytes, values);
+            s.push_str(&if l.wgsl {
+                line.replacen(';', "//", 1)
+            } else {
+                line
+            });
+        }
+        s
     }
 }
 

@@ -573,6 +573,7 @@ impl crate::back::Backend for VulkanAdapter {
     fn run(&mut self, r: &Request<'_>, emitted: Self::Emitted) -> Result<State, AdapterErrorKind> {
         let mut prepared = emitted;
         self.ready(&mut prepared)?;
+        self.last = Some(batch::Last::program(&prepared));
         let args = self.capture.then(|| repro::args(&prepared.dispatch));
         let d = &mut prepared.dispatch;
         self.device.run(d).map_err(AdapterErrorKind::Crashed)?;
@@ -585,28 +586,29 @@ impl crate::back::Backend for VulkanAdapter {
 }
 
 impl VulkanAdapter {
-    /// Makes `prepared` ready to dispatch (naga's SPIR-V on the WGSL route) and sets the
-    /// program printed for a failing case ([`Adapter::last_program`]).
+    /// Makes `prepared` ready to dispatch (naga's SPIR-V on the WGSL route); where naga does
+    /// not compile it, sets the program printed ([`Adapter::last_program`]).
     fn ready(&mut self, prepared: &mut Prepared) -> Result<(), AdapterErrorKind> {
-        if let Some(src) = &prepared.wgsl {
-            self.last = Some(batch::Last::Text(format!(
-                "{}{src}",
-                prepared.dispatch.operands
-            )));
-        }
         let words = match &prepared.wgsl {
             Some(src) => match self.compile(src) {
                 Ok(words) => words.to_vec(),
-                Err(wgsl::CompileError::Rejected(e)) => {
-                    return Err(AdapterErrorKind::NotApplicable(format!(
-                        "naga rejected the WGSL translation (a shader-creation error): {}",
-                        e.lines().next().unwrap_or("")
+                // A shader naga does not compile: printed as its WGSL.
+                Err(e) => {
+                    self.last = Some(batch::Last::Text(format!(
+                        "{}{src}",
+                        prepared.dispatch.operands.text()
                     )));
-                }
-                Err(wgsl::CompileError::Writer(e)) => {
-                    return Err(AdapterErrorKind::Crashed(format!(
-                        "naga's SPIR-V writer failed: {e}"
-                    )));
+                    return Err(match e {
+                        wgsl::CompileError::Rejected(e) => {
+                            AdapterErrorKind::NotApplicable(format!(
+                                "naga rejected the WGSL translation (a shader-creation error): {}",
+                                e.lines().next().unwrap_or("")
+                            ))
+                        }
+                        wgsl::CompileError::Writer(e) => {
+                            AdapterErrorKind::Crashed(format!("naga's SPIR-V writer failed: {e}"))
+                        }
+                    });
                 }
             },
             None => std::mem::take(&mut prepared.dispatch.words),
@@ -617,12 +619,6 @@ impl VulkanAdapter {
         if let Some(src) = &prepared.wgsl_batched {
             prepared.dispatch.batched = self.compile(src).ok();
         }
-        // Printed only for a failing case: disassembled then ([`batch::Last`]).
-        self.last = Some(batch::Last::Program {
-            operands: prepared.dispatch.operands.clone(),
-            wgsl: prepared.wgsl.clone(),
-            words: prepared.dispatch.words.clone(),
-        });
         Ok(())
     }
 }

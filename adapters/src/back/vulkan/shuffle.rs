@@ -190,7 +190,7 @@ pub fn emit_shuffle(
             },
         ],
         ret_bytes: bytes,
-        operands: format!(
+        operands: Operands::Text(format!(
             "{}{}",
             operand_line(1, "datum per thread", bytes, &data),
             operand_line(
@@ -199,7 +199,7 @@ pub fn emit_shuffle(
                 4,
                 &tab
             )
-        ),
+        )),
         batched: None,
     })
 }

@@ -321,7 +321,7 @@ impl WebGpuAdapter {
                 }),
                 Err(e) => Err(e.clone()),
             };
-            let program = format!("{}{}", q.prepared.dispatch.operands, q.source);
+            let program = format!("{}{}", q.prepared.dispatch.operands.text(), q.source);
             self.answered.push_back(Answered {
                 prepared: q.prepared,
                 program,

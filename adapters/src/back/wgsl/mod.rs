@@ -30,7 +30,8 @@
 //! `adapters/wgsl-cases/shader_creation.toml` (test `wgsl_shader_creation`).
 
 use crate::back::vulkan::emit::{
-    BATCH_BASES_STRIDE, Buffer, Dispatch, Features, le_bytes, operand_line, shape_sizes,
+    BATCH_BASES_STRIDE, Buffer, Dispatch, Features, OperandLines, Operands, le_bytes, operand_line,
+    shape_sizes,
 };
 use crate::back::vulkan::shuffle::check_shuffle;
 use crate::plan::{NotApplicable, Plan};
@@ -183,9 +184,6 @@ pub fn emit_atomic(plan: &Plan, mem: Vec<u8>, f: &Features) -> Result<Shader, No
     };
     let source = text.write(false);
     let batched = Some(text.write(true));
-    let comment = |l: String| l.replacen(';', "//", 1);
-    let mut operands = comment(operand_line(3, "INV", 4, &inv));
-    operands.push_str(&comment(operand_line(4, "SRC0", 4, &src0)));
     let mut buffers = vec![
         Buffer {
             role: "memory",
@@ -208,13 +206,19 @@ pub fn emit_atomic(plan: &Plan, mem: Vec<u8>, f: &Features) -> Result<Shader, No
             bytes: le_bytes(4, &src0),
         },
     ];
+    let mut lines = vec![(3, "INV", 4, inv), (4, "SRC0", 4, src0)];
     if cas {
-        operands.push_str(&comment(operand_line(5, "SRC1", 4, &src1)));
         buffers.push(Buffer {
             role: "second operands",
             bytes: le_bytes(4, &src1),
         });
+        lines.push((5, "SRC1", 4, src1));
     }
+    let operands = Operands::Lines(Box::new(OperandLines {
+        op: None,
+        wgsl: true,
+        lines,
+    }));
     Ok(Shader {
         source,
         batched,
@@ -518,11 +522,11 @@ pub fn emit_shuffle(plan: &ShufflePlan, f: &Features) -> Result<Shader, NotAppli
                 },
             ],
             ret_bytes: 4,
-            operands: format!(
+            operands: Operands::Text(format!(
                 "{}{}",
                 operand_line(1, "DATA", 4, &data).replacen(';', "//", 1),
                 operand_line(2, "TAB", 4, &tab).replacen(';', "//", 1)
-            ),
+            )),
             batched: None,
         },
     })
