@@ -14,7 +14,7 @@
 //! every case runs alone (one submission each), the path before issue 31.
 
 use super::emit::{Dispatch, Operands, Plant};
-use super::run::batch::{VULKAN_GUARD_BYTES, VULKAN_REGION_ALIGN};
+use super::regions::{VULKAN_GUARD_BYTES, VULKAN_REGION_ALIGN};
 pub use super::run::batch::{VULKAN_MAX_BATCH_BYTES, VULKAN_WINDOW};
 use super::{Planned, Prepared, VulkanAdapter, finish};
 use crate::back::Backend;
