@@ -90,7 +90,6 @@ pub fn neighbours(regions: &[Region], at: u64) -> (Option<usize>, Option<usize>)
     (before, after)
 }
 
-
 /// Per case beside a changed guard of one binding's buffer (`regions`, `before` and `after`
 /// the run): its index and the error naming the write (`names`: the cases' ids; `binding` and
 /// `role`: the buffer; `alone`: how to run each case alone instead).
@@ -106,7 +105,9 @@ pub fn cross_case_errors(
         let (a, b) = neighbours(regions, at);
         let name = |k: Option<usize>| {
             k.and_then(|k| names.get(k))
-                .map_or("(none: the buffer's edge)".to_string(), |n| format!("`{n}`"))
+                .map_or("(none: the buffer's edge)".to_string(), |n| {
+                    format!("`{n}`")
+                })
         };
         let why = format!(
             "cross-case write: byte {at:#010x} of shared binding {binding} ({role}), in the guard between case {} and case {}, changed from {was:#04x} to {now:#04x} (batched run; {alone})",

@@ -16,6 +16,7 @@
 
 pub mod answer;
 pub mod browser;
+pub mod jobs;
 pub mod repro;
 
 use crate::back::vulkan::emit::Features;
@@ -139,6 +140,7 @@ impl Hello {
 struct Queued {
     prepared: Prepared,
     source: String,
+    id: String,
 }
 
 /// A case run, waiting for [`crate::Pipelined::receive`].
@@ -266,31 +268,36 @@ impl WebGpuAdapter {
         if batch.is_empty() {
             return;
         }
-        let first = self.next_id;
-        self.next_id += batch.len() as u64;
-        let shapes: Vec<answer::JobShape> = batch
+        // One job per batched shader's cases (a workgroup each), the rest alone ([`jobs`]);
+        // not while reproducers are captured (each is written as its case runs alone).
+        let cases: Vec<jobs::Case<'_>> = batch
             .iter()
-            .enumerate()
-            .map(|(i, q)| answer::JobShape {
-                id: (first + i as u64).to_string(),
-                lens: q
+            .map(|q| jobs::Case {
+                id: &q.id,
+                source: &q.source,
+                batched: q.prepared.wgsl_batched.as_deref(),
+                groups: q.prepared.dispatch.groups,
+                buffers: q
                     .prepared
                     .dispatch
                     .buffers
                     .iter()
-                    .map(|b| b.bytes.len())
+                    .map(|b| &b.bytes[..])
                     .collect(),
+                roles: q.prepared.dispatch.buffers.iter().map(|b| b.role).collect(),
             })
             .collect();
-        let jobs: Vec<serde_json::Value> = batch
+        let js = jobs::jobs(&cases, self.next_id, !self.capture);
+        self.next_id += js.len() as u64;
+        let shapes: Vec<answer::JobShape> = js.iter().map(|j| j.shape.clone()).collect();
+        let jobs: Vec<serde_json::Value> = js
             .iter()
-            .zip(&shapes)
-            .map(|(q, s)| {
+            .map(|j| {
                 serde_json::json!({
-                    "id": s.id,
-                    "source": q.source,
-                    "groups": q.prepared.dispatch.groups,
-                    "buffers": q.prepared.dispatch.buffers.iter().map(|b| &b.bytes).collect::<Vec<_>>(),
+                    "id": j.shape.id,
+                    "source": j.source,
+                    "groups": j.groups,
+                    "buffers": j.buffers,
                 })
             })
             .collect();
@@ -314,13 +321,25 @@ impl WebGpuAdapter {
             // fresh one.
             self.browser = None;
         }
-        for (i, q) in batch.into_iter().enumerate() {
-            let answer = match &answers {
-                Ok(a) => a[i].clone().map_err(|e| {
-                    AdapterErrorKind::Crashed(format!("the browser could not run it: {e}"))
-                }),
-                Err(e) => Err(e.clone()),
+        // Each case's answer: its job's, split where the job was batched.
+        let mut each: Vec<Option<Result<Vec<Vec<u8>>, AdapterErrorKind>>> =
+            (0..batch.len()).map(|_| None).collect();
+        for (k, j) in js.iter().enumerate() {
+            let split = match &answers {
+                Ok(a) => j.split(&a[k], &cases),
+                Err(e) => j.cases.iter().map(|_| Err(e.clone())).collect(),
             };
+            for (&c, a) in j.cases.iter().zip(split) {
+                each[c] = Some(a);
+            }
+        }
+        drop(cases);
+        for (q, answer) in batch.into_iter().zip(each) {
+            let answer = answer.unwrap_or_else(|| {
+                Err(AdapterErrorKind::Model(
+                    "the case was in no job (a back-end bug)".into(),
+                ))
+            });
             let program = format!("{}{}", q.prepared.dispatch.operands.text(), q.source);
             self.answered.push_back(Answered {
                 prepared: q.prepared,
@@ -452,7 +471,11 @@ impl crate::Pipelined for WebGpuAdapter {
                 "the WGSL route wrote no shader".into(),
             ))
         })?;
-        self.queued.push_back(Queued { prepared, source });
+        self.queued.push_back(Queued {
+            prepared,
+            source,
+            id: request.id.to_string(),
+        });
         Ok(())
     }
 
