@@ -104,8 +104,21 @@ fn the_page_cannot_fool_the_judge() {
         t.contains("webgpu:chromium: ") && t.contains("WebGPU"),
         "{t}"
     );
-    // A flipped byte of memory: a wrong value, so its case fails (never passes).
+    // A flipped first byte of the first job's memory. Batched (issue 31: a round trip's cases of
+    // one shape are one job over guarded shared buffers), it is the guard before the first
+    // case: that case is an error naming the cross-case write (exit 2). Each case alone
+    // (ATOMCTS_WEBGPU_BATCH=1), it is the case's own memory: a wrong value, so it fails.
+    // Never a pass.
     let flip = run(&[("ATOMCTS_WEBGPU_PLANT", "flip")]);
+    let f = text(&flip);
+    assert_eq!(flip.status.code(), Some(2), "{f}");
+    let (p, fl, e, n) = totals(&f);
+    assert!(e > 0 && p + fl + e == passed && n == na, "{f}");
+    assert!(f.contains("cross-case write: byte 0x00000000"), "{f}");
+    let flip = run(&[
+        ("ATOMCTS_WEBGPU_PLANT", "flip"),
+        ("ATOMCTS_WEBGPU_BATCH", "1"),
+    ]);
     let f = text(&flip);
     assert_eq!(flip.status.code(), Some(1), "{f}");
     let (p, fl, e, n) = totals(&f);

@@ -2,8 +2,10 @@
 //! `wgsl-naga:` route's [`crate::back::vulkan::Prepared::wgsl_batched`], the same shape) are one
 //! job, one `dispatchWorkgroups` of a workgroup per case over shared buffers laid out and
 //! guarded as on the Vulkan device ([`crate::back::vulkan::regions`]), with the bases buffer
-//! bound after them; a case alone in its shape (or every case while reproducers are captured)
-//! is a job of its own, its buffers as it runs alone. The page runs every job the same way, and
+//! bound after them (a batch of one where it is alone in its shape, so that the browser compiles
+//! one form of each shape); a case without a batched form, and every case while reproducers
+//! are captured or with `ATOMCTS_WEBGPU_BATCH=1`, is a job of its own, its buffers as it runs
+//! alone. The page runs every job the same way, and
 //! its answer is checked whole first ([`super::answer`]); a batched job's buffers are then split
 //! back into its cases', and a changed guard byte makes the cases beside it errors naming the
 //! cross-case write, never a pass.
@@ -68,7 +70,9 @@ pub fn jobs(cases: &[Case<'_>], first: u64, batching: bool) -> Vec<Job> {
         .enumerate()
         .map(|(j, g)| {
             let id = (first + j as u64).to_string();
-            if g.len() == 1 {
+            // A case with a batched form runs batched even alone in its shape, so that the
+            // browser compiles one form of each shape.
+            if !batching || cases[g[0]].batched.is_none() {
                 return alone(&cases[g[0]], id, g);
             }
             let n = cases[g[0]].buffers.len();
@@ -137,7 +141,7 @@ impl Job {
         };
         let names: Vec<String> = self.cases.iter().map(|&c| cases[c].id.into()).collect();
         let mut crossed: Vec<Option<String>> = vec![None; self.cases.len()];
-        let alone = "a case run alone (`--filter id:ID`) is not batched";
+        let alone = "ATOMCTS_WEBGPU_BATCH=1 runs each case alone";
         for (i, r) in regions.iter().enumerate() {
             let role = cases[self.cases[0]].roles.get(i).copied().unwrap_or("");
             let before = (&self.buffers[i][..], &after[i][..]);
@@ -192,9 +196,19 @@ mod tests {
         let (s, t) = (&js[0], &js[1]);
         assert_eq!((s.shape.id.as_str(), s.cases.clone()), ("10", vec![0, 2]));
         assert_eq!((s.source.as_str(), s.groups), ("S", 2));
-        // A case alone in its shape runs as alone.
-        assert_eq!((t.source.as_str(), t.cases.clone()), ("alone", vec![1]));
-        assert_eq!(t.buffers, vec![m1.to_vec()]);
+        // A case alone in its shape is a batch of one.
+        assert_eq!(
+            (t.source.as_str(), t.cases.clone(), t.groups),
+            ("T", vec![1], 1)
+        );
+        assert_eq!(t.buffers.len(), 2);
+        // Without a batched form, a case runs as alone.
+        let lone = [case("d", None, vec![&m1])];
+        let js1 = jobs(&lone, 0, true);
+        assert_eq!(
+            (js1[0].source.as_str(), &js1[0].buffers),
+            ("alone", &vec![m1.to_vec()])
+        );
         // Two shared buffers and the bases: each case's region's byte offset per binding.
         assert_eq!(s.buffers.len(), 3);
         let r = s.regions.as_ref().unwrap();

@@ -166,6 +166,9 @@ pub struct WebGpuAdapter {
     last: Option<String>,
     /// Whether to keep each case's standalone form (`atomcts repro`).
     capture: bool,
+    /// Whether a round trip's cases of one shape are one job ([`jobs`];
+    /// `ATOMCTS_WEBGPU_BATCH=1` turns it off).
+    batching: bool,
     /// The last case's standalone form, or why there is none.
     dispatch: Option<Result<crate::repro::Dispatch, String>>,
 }
@@ -203,6 +206,7 @@ impl WebGpuAdapter {
             next_id: 0,
             last: None,
             capture: false,
+            batching: std::env::var("ATOMCTS_WEBGPU_BATCH").as_deref() != Ok("1"),
             dispatch: None,
         })
     }
@@ -287,7 +291,7 @@ impl WebGpuAdapter {
                 roles: q.prepared.dispatch.buffers.iter().map(|b| b.role).collect(),
             })
             .collect();
-        let js = jobs::jobs(&cases, self.next_id, !self.capture);
+        let js = jobs::jobs(&cases, self.next_id, self.batching && !self.capture);
         self.next_id += js.len() as u64;
         let shapes: Vec<answer::JobShape> = js.iter().map(|j| j.shape.clone()).collect();
         let jobs: Vec<serde_json::Value> = js
