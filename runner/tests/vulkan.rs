@@ -136,6 +136,28 @@ fn simd_cases_of_the_device_width_run_and_the_others_say_why_not() {
     }
 }
 
+/// Two lanes of `ATOM.E.<op> R0, [R2], R4`: addresses `addrs`, operands `vals`, and the 16
+/// bytes at 0x1000 holding `init` in each word.
+fn two_lanes(addrs: [u64; 2], vals: [u64; 2], init: u64) -> atomcts_reference::State {
+    use atomcts_reference::state::Reg;
+    use atomcts_reference::types::ElemType;
+    let mut s = atomcts_reference::State::new(2);
+    for (r, v) in [("R2", addrs), ("R3", [0, 0]), ("R4", vals)] {
+        s.regs.insert(
+            r.into(),
+            Reg {
+                ty: ElemType::B32,
+                elems: v.to_vec(),
+            },
+        );
+    }
+    s.global.alloc(0x1000, 16).unwrap();
+    for a in (0x1000..0x1010).step_by(4) {
+        s.global.write(a, 4, init);
+    }
+    s
+}
+
 /// Issue 9: cases of one shape share one pipeline and the reused buffers, fence and descriptor
 /// pool carry nothing from one case to the next (each case's values come out, not the last's).
 #[test]
@@ -144,26 +166,7 @@ fn one_pipeline_per_shape_and_nothing_carried_between_cases() {
     use atomcts_adapters::back::vulkan::{Route, VulkanAdapter};
     use atomcts_adapters::{Adapter, Observation, Request};
     use atomcts_reference::program::Dialect;
-    use atomcts_reference::state::Reg;
-    use atomcts_reference::types::ElemType;
     use atomcts_reference::{Profile, State};
-    let state = |addrs: [u64; 2], vals: [u64; 2], init: u64| {
-        let mut s = State::new(2);
-        for (r, v) in [("R2", addrs), ("R3", [0, 0]), ("R4", vals)] {
-            s.regs.insert(
-                r.into(),
-                Reg {
-                    ty: ElemType::B32,
-                    elems: v.to_vec(),
-                },
-            );
-        }
-        s.global.alloc(0x1000, 16).unwrap();
-        for a in (0x1000..0x1010).step_by(4) {
-            s.global.write(a, 4, init);
-        }
-        s
-    };
     let profile = Profile::default();
     for route in [Route::Spirv, Route::WgslNaga] {
         let mut a = VulkanAdapter::open(route, "lavapipe").unwrap();
@@ -186,15 +189,15 @@ fn one_pipeline_per_shape_and_nothing_carried_between_cases() {
         };
         let add = "ATOM.E.ADD R0, [R2], R4";
         assert_eq!(
-            run(&mut a, add, &state([0x1000, 0x1008], [5, 6], 0)),
+            run(&mut a, add, &two_lanes([0x1000, 0x1008], [5, 6], 0)),
             [5, 0, 6, 0]
         );
         assert_eq!(
-            run(&mut a, add, &state([0x1004, 0x100c], [7, 8], 100)),
+            run(&mut a, add, &two_lanes([0x1004, 0x100c], [7, 8], 100)),
             [100, 107, 100, 108]
         );
         assert_eq!(
-            run(&mut a, add, &state([0x1000, 0x1000], [1, 2], 0x10)),
+            run(&mut a, add, &two_lanes([0x1000, 0x1000], [1, 2], 0x10)),
             [0x13, 0x10, 0x10, 0x10]
         );
         assert_eq!(a.pipeline_counts(), (1, 2), "{route:?}");
@@ -203,7 +206,11 @@ fn one_pipeline_per_shape_and_nothing_carried_between_cases() {
         // WGSL route still has the op in the module, another shape.
         let umax = "ATOM.E.MAX R0, [R2], R4";
         assert_eq!(
-            run(&mut a, umax, &state([0x1000, 0x1004], [0xffff_ffff, 3], 2)),
+            run(
+                &mut a,
+                umax,
+                &two_lanes([0x1000, 0x1004], [0xffff_ffff, 3], 2)
+            ),
             [0xffff_ffff, 3, 2, 2]
         );
         let switched = route == Route::Spirv;
@@ -215,11 +222,15 @@ fn one_pipeline_per_shape_and_nothing_carried_between_cases() {
         // Another type is another shape; the first is still kept.
         let max = "ATOM.E.MAX.S32 R0, [R2], R4";
         assert_eq!(
-            run(&mut a, max, &state([0x1000, 0x1004], [0xffff_ffff, 3], 0)),
+            run(
+                &mut a,
+                max,
+                &two_lanes([0x1000, 0x1004], [0xffff_ffff, 3], 0)
+            ),
             [0, 3, 0, 0]
         );
         assert_eq!(
-            run(&mut a, add, &state([0x1008, 0x100c], [1, 1], 1)),
+            run(&mut a, add, &two_lanes([0x1008, 0x100c], [1, 1], 1)),
             [1, 1, 2, 2]
         );
         assert_eq!(
@@ -238,50 +249,31 @@ fn one_pipeline_per_shape_and_nothing_carried_between_cases() {
 fn a_batch_of_one_shape_is_one_dispatch_and_each_case_gets_its_own_memory() {
     use atomcts_adapters::back::vulkan::{Route, VulkanAdapter};
     use atomcts_adapters::{Observation, Pipelined, Request};
+    use atomcts_reference::Profile;
     use atomcts_reference::program::Dialect;
-    use atomcts_reference::state::Reg;
-    use atomcts_reference::types::ElemType;
-    use atomcts_reference::{Profile, State};
-    let state = |addrs: [u64; 2], vals: [u64; 2], init: u64| {
-        let mut s = State::new(2);
-        for (r, v) in [("R2", addrs), ("R3", [0, 0]), ("R4", vals)] {
-            s.regs.insert(
-                r.into(),
-                Reg {
-                    ty: ElemType::B32,
-                    elems: v.to_vec(),
-                },
-            );
-        }
-        s.global.alloc(0x1000, 16).unwrap();
-        for a in (0x1000..0x1010).step_by(4) {
-            s.global.write(a, 4, init);
-        }
-        s
-    };
     let (add, umax) = ("ATOM.E.ADD R0, [R2], R4", "ATOM.E.MAX R0, [R2], R4");
     let smax = "ATOM.E.MAX.S32 R0, [R2], R4";
     // (asm, state, the memory's four words after it), worked out by hand.
     let cases = [
-        (add, state([0x1000, 0x1008], [5, 6], 0), [5, 0, 6, 0]),
+        (add, two_lanes([0x1000, 0x1008], [5, 6], 0), [5, 0, 6, 0]),
         (
             smax,
-            state([0x1000, 0x1004], [0xffff_ffff, 3], 0),
+            two_lanes([0x1000, 0x1004], [0xffff_ffff, 3], 0),
             [0, 3, 0, 0],
         ),
         (
             add,
-            state([0x1004, 0x100c], [7, 8], 100),
+            two_lanes([0x1004, 0x100c], [7, 8], 100),
             [100, 107, 100, 108],
         ),
         (
             add,
-            state([0x1000, 0x1000], [1, 2], 0x10),
+            two_lanes([0x1000, 0x1000], [1, 2], 0x10),
             [0x13, 0x10, 0x10, 0x10],
         ),
         (
             umax,
-            state([0x1000, 0x1004], [0xffff_ffff, 3], 2),
+            two_lanes([0x1000, 0x1004], [0xffff_ffff, 3], 2),
             [0xffff_ffff, 3, 2, 2],
         ),
     ];
