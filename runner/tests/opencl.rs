@@ -177,27 +177,10 @@ fn planted_float_and_sub_group_builtins_are_caught_on_intel_cpu() {
 fn ops_of_one_type_share_one_program_and_each_runs_its_own_op() {
     use atomcts_adapters::back::opencl::OpenClAdapter;
     use atomcts_adapters::{Adapter, Observation, Request};
+    use atomcts_reference::Profile;
     use atomcts_reference::program::Dialect;
-    use atomcts_reference::state::Reg;
-    use atomcts_reference::types::ElemType;
-    use atomcts_reference::{Profile, State};
     // Two lanes: `vals` into the words at 0x1000 and 0x1008, which hold 0x0f0 and 0x00f.
-    let state = |vals: [u64; 2]| {
-        let mut s = State::new(2);
-        for (r, v) in [("R2", [0x1000, 0x1008]), ("R3", [0, 0]), ("R4", vals)] {
-            s.regs.insert(
-                r.into(),
-                Reg {
-                    ty: ElemType::B32,
-                    elems: v.to_vec(),
-                },
-            );
-        }
-        s.global.alloc(0x1000, 16).unwrap();
-        s.global.write(0x1000, 4, 0x0f0);
-        s.global.write(0x1008, 4, 0x00f);
-        s
-    };
+    let state = |vals: [u64; 2]| common::two_lanes([0x1000, 0x1008], vals, [0x0f0, 0, 0x00f, 0]);
     let profile = Profile::default();
     let mut a = OpenClAdapter::open("pocl").unwrap();
     let run = |a: &mut OpenClAdapter, asm: &str, vals: [u64; 2]| {

@@ -7,6 +7,11 @@
 
 mod common;
 use common::{atomcts_env as atomcts, text};
+
+/// [`common::two_lanes`] with every word of memory `init`.
+fn two_lanes(addrs: [u64; 2], vals: [u64; 2], init: u64) -> atomcts_reference::State {
+    common::two_lanes(addrs, vals, [init; 4])
+}
 use std::process::Output;
 
 const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
@@ -134,28 +139,6 @@ fn simd_cases_of_the_device_width_run_and_the_others_say_why_not() {
             assert!(t.contains("13 passed, 0 failed"), "{route} at {width}: {t}");
         }
     }
-}
-
-/// Two lanes of `ATOM.E.<op> R0, [R2], R4`: addresses `addrs`, operands `vals`, and the 16
-/// bytes at 0x1000 holding `init` in each word.
-fn two_lanes(addrs: [u64; 2], vals: [u64; 2], init: u64) -> atomcts_reference::State {
-    use atomcts_reference::state::Reg;
-    use atomcts_reference::types::ElemType;
-    let mut s = atomcts_reference::State::new(2);
-    for (r, v) in [("R2", addrs), ("R3", [0, 0]), ("R4", vals)] {
-        s.regs.insert(
-            r.into(),
-            Reg {
-                ty: ElemType::B32,
-                elems: v.to_vec(),
-            },
-        );
-    }
-    s.global.alloc(0x1000, 16).unwrap();
-    for a in (0x1000..0x1010).step_by(4) {
-        s.global.write(a, 4, init);
-    }
-    s
 }
 
 /// Issue 9: cases of one shape share one pipeline and the reused buffers, fence and descriptor

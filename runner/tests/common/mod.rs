@@ -114,3 +114,26 @@ pub fn pid_alive(pid: u32) -> bool {
         })
         .unwrap_or(false)
 }
+
+/// A SASS state of two lanes: `ATOM.E.<op> R0, [R2], R4` at addresses `addrs` with operands
+/// `vals` (R3 zero, every register 32-bit), and 16 bytes of global memory at 0x1000 holding
+/// `words` from 0x1000.
+pub fn two_lanes(addrs: [u64; 2], vals: [u64; 2], words: [u64; 4]) -> atomcts_reference::State {
+    use atomcts_reference::state::Reg;
+    use atomcts_reference::types::ElemType;
+    let mut s = atomcts_reference::State::new(2);
+    for (r, v) in [("R2", addrs), ("R3", [0, 0]), ("R4", vals)] {
+        s.regs.insert(
+            r.into(),
+            Reg {
+                ty: ElemType::B32,
+                elems: v.to_vec(),
+            },
+        );
+    }
+    s.global.alloc(0x1000, 16).unwrap();
+    for (a, w) in (0x1000..0x1010).step_by(4).zip(words) {
+        s.global.write(a, 4, w);
+    }
+    s
+}
