@@ -111,6 +111,10 @@ fn a_planted_wrong_builtin_is_caught_on_every_driver() {
         assert!(t.contains("FAIL visa/dword_atomic/"), "{driver}: {t}");
         // The kernel that ran is shown, with the planted built-in in it.
         assert!(t.contains("program that ran:"), "{driver}: {t}");
+        assert!(
+            t.contains("// ran batched: one work-group"),
+            "{driver}: {t}"
+        );
         assert!(t.contains("sub"), "{driver}: {t}");
         // ... and written beside the JSON report, headed by the reproduce command.
         let kernel = dir

@@ -96,6 +96,8 @@ fn planted_wrong_opcodes_are_caught() {
         t.contains("OpAtomicUMax"),
         "the program that ran is shown: {t}"
     );
+    // ... saying that it ran batched, as one work-group of its shape's dispatch.
+    assert!(t.contains("; ran batched: one work-group"), "{t}");
     // OpGroupNonUniformShuffleDown for simd_shuffle_up.
     let planted = run(
         "vulkan:lavapipe",

@@ -115,6 +115,7 @@ fn the_page_cannot_fool_the_judge() {
     let (p, fl, e, n) = totals(&f);
     assert!(e > 0 && p + fl + e == passed && n == na, "{f}");
     assert!(f.contains("cross-case write: byte 0x00000000"), "{f}");
+    assert!(f.contains("// ran batched: one workgroup"), "{f}");
     let flip = run(&[
         ("ATOMCTS_WEBGPU_PLANT", "flip"),
         ("ATOMCTS_WEBGPU_BATCH", "1"),

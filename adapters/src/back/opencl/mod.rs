@@ -369,7 +369,12 @@ impl Adapter for OpenClAdapter {
                 kernel,
                 title,
                 local,
-            } => kernel.listing(title, *local),
+            } => format!(
+                // What ran (every single-instruction case runs through the batch), where it is
+                // not what is printed.
+                "// ran batched: one work-group of a dispatch of this kernel's batched form (its memory's offset, operands and lane count read per work-group), with the other cases of its shape; printed as it runs alone\n{}",
+                kernel.listing(title, *local)
+            ),
         })
     }
 

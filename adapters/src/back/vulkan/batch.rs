@@ -34,6 +34,8 @@ pub enum Last {
         wgsl: Option<String>,
         /// The SPIR-V words (naga's on the WGSL route).
         words: Vec<u32>,
+        /// Whether the case ran in its batch's dispatch of the batched form.
+        batched: bool,
     },
 }
 
@@ -45,6 +47,7 @@ impl Last {
             operands: p.dispatch.operands.clone(),
             wgsl: p.wgsl.clone(),
             words: p.dispatch.words.clone(),
+            batched: false,
         }
     }
 
@@ -57,8 +60,19 @@ impl Last {
                 operands,
                 wgsl,
                 words,
+                batched,
             } => {
-                let operands = operands.text();
+                // What ran, where it is not what is printed.
+                let mut operands = operands.text();
+                if *batched {
+                    let c = if wgsl.is_some() { "//" } else { ";" };
+                    operands.insert_str(
+                        0,
+                        &format!(
+                            "{c} ran batched: one work-group of a dispatch of the batch's cases of this shape, of this program's batched form (its buffers' offsets read from a bases buffer); printed as it runs alone (ATOMCTS_VULKAN_BATCH=1)\n"
+                        ),
+                    );
+                }
                 let d = Dispatch {
                     words: words.clone(),
                     local_size: 0,
@@ -94,6 +108,8 @@ pub struct Queued {
 pub struct Answered {
     prepared: Prepared,
     answer: Result<(), AdapterErrorKind>,
+    /// Whether it ran in its batch's dispatch of the batched form.
+    batched: bool,
 }
 
 /// What a case costs of one binding's shared buffer, at most.
@@ -131,7 +147,11 @@ impl VulkanAdapter {
         } else {
             0
         };
+        let mut ran_batched = vec![false; batch.len()];
         for g in groups.into_iter().filter(|g| !g.is_empty()) {
+            for &k in &g {
+                ran_batched[k] = batch[k].prepared.dispatch.batched.is_some();
+            }
             let names: Vec<String> = g.iter().map(|&k| batch[k].id.clone()).collect();
             let mut ds: Vec<&mut Dispatch> = batch
                 .iter_mut()
@@ -152,8 +172,9 @@ impl VulkanAdapter {
                 }
             }
         }
-        for (q, answer) in batch.into_iter().zip(answers) {
+        for ((q, answer), batched) in batch.into_iter().zip(answers).zip(ran_batched) {
             self.answered.push_back(Answered {
+                batched,
                 prepared: q.prepared,
                 answer: answer.unwrap_or_else(|| {
                     Err(AdapterErrorKind::Model(
@@ -202,6 +223,7 @@ impl crate::Pipelined for VulkanAdapter {
             operands: p.dispatch.operands,
             wgsl: p.wgsl,
             words: p.dispatch.words,
+            batched: a.batched,
         });
         answer.map(Observation::Completed).map_err(|k| self.err(k))
     }

@@ -124,6 +124,11 @@ fn alone(case: &Case<'_>, id: String, cases: Vec<usize>) -> Job {
 }
 
 impl Job {
+    /// Whether it is a batched job (its cases' shader's batched form over shared buffers).
+    pub fn batched(&self) -> bool {
+        self.regions.is_some()
+    }
+
     /// Each of the job's cases' answer from the job's (checked already: as many buffers as
     /// sent, each as long): its buffers, or the browser's error, or the cross-case write beside
     /// it.

@@ -328,6 +328,7 @@ impl WebGpuAdapter {
         // Each case's answer: its job's, split where the job was batched.
         let mut each: Vec<Option<Result<Vec<Vec<u8>>, AdapterErrorKind>>> =
             (0..batch.len()).map(|_| None).collect();
+        let mut ran_batched = vec![false; batch.len()];
         for (k, j) in js.iter().enumerate() {
             let split = match &answers {
                 Ok(a) => j.split(&a[k], &cases),
@@ -335,16 +336,23 @@ impl WebGpuAdapter {
             };
             for (&c, a) in j.cases.iter().zip(split) {
                 each[c] = Some(a);
+                ran_batched[c] = j.batched();
             }
         }
         drop(cases);
-        for (q, answer) in batch.into_iter().zip(each) {
+        for ((q, answer), batched) in batch.into_iter().zip(each).zip(ran_batched) {
             let answer = answer.unwrap_or_else(|| {
                 Err(AdapterErrorKind::Model(
                     "the case was in no job (a back-end bug)".into(),
                 ))
             });
-            let program = format!("{}{}", q.prepared.dispatch.operands.text(), q.source);
+            // What ran, where it is not what is printed.
+            let ran = if batched {
+                "// ran batched: one workgroup of a dispatch of the round trip's cases of this shape, of this shader's batched form (its buffers' offsets read from a bases buffer); printed as it runs alone (ATOMCTS_WEBGPU_BATCH=1)\n"
+            } else {
+                ""
+            };
+            let program = format!("{ran}{}{}", q.prepared.dispatch.operands.text(), q.source);
             self.answered.push_back(Answered {
                 prepared: q.prepared,
                 program,
