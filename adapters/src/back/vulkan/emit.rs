@@ -371,16 +371,23 @@ impl Ctx {
     pub(super) fn batch_inputs(&mut self, binding: u32) -> BatchInputs {
         let u = self.u32_t;
         let bases = self.readonly_buffer(u, 4, binding);
+        let (group, _) = self.workgroup_id();
+        BatchInputs { bases, group }
+    }
+
+    /// The `WorkgroupId` built-in (an `Input` of type `uvec3`): the variable and its type.
+    pub(super) fn workgroup_id(&mut self) -> (Word, Word) {
+        let u = self.u32_t;
         let v3 = self.b.type_vector(u, 3);
         let ptr = self.b.type_pointer(None, StorageClass::Input, v3);
-        let group = self.b.variable(ptr, None, StorageClass::Input, None);
+        let var = self.b.variable(ptr, None, StorageClass::Input, None);
         self.b.decorate(
-            group,
+            var,
             Decoration::BuiltIn,
             [Operand::BuiltIn(BuiltIn::WorkgroupId)],
         );
-        self.inputs.push(group);
-        BatchInputs { bases, group }
+        self.inputs.push(var);
+        (var, v3)
     }
 
     /// In `main`, after its `Function` variables: this work-group's case's element index in

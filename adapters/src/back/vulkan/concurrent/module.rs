@@ -11,8 +11,7 @@ use super::params::{
 use crate::plan::{NotApplicable, START_READS, START_SPINS};
 use atomcts_reference::ir::AtomicOp;
 use atomcts_reference::types::{DataType, Space};
-use rspirv::dr::Operand;
-use rspirv::spirv::{BuiltIn, Capability, Decoration, LoopControl, StorageClass, Word};
+use rspirv::spirv::{BuiltIn, Capability, LoopControl, StorageClass, Word};
 
 /// What a concurrent case's module depends on (issue 31): equal shapes have equal words.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -150,18 +149,7 @@ pub(super) fn module(s: &Shape) -> Result<Vec<u32>, NotApplicable> {
         .start_line
         .then(|| cx.storage_buffer(u32_t, 4, PARAMS + 1));
     let lid_var = cx.builtin(BuiltIn::LocalInvocationIndex);
-    let wg_var = {
-        let v3 = cx.b.type_vector(u32_t, 3);
-        let p = cx.b.type_pointer(None, StorageClass::Input, v3);
-        let var = cx.b.variable(p, None, StorageClass::Input, None);
-        cx.b.decorate(
-            var,
-            Decoration::BuiltIn,
-            [Operand::BuiltIn(BuiltIn::WorkgroupId)],
-        );
-        cx.inputs.push(var);
-        (var, v3)
-    };
+    let wg_var = cx.workgroup_id();
     let lm = match s.image {
         Some((lw, len)) => {
             let t = if lw == 8 { u64_t } else { Some(u32_t) };

@@ -72,6 +72,7 @@ fn bases(
     shared: &[(Vec<Region>, Vec<u8>, HostBuffer)],
     align: u64,
 ) -> (Vec<u32>, Vec<u64>) {
+    let regions: Vec<&[Region]> = shared.iter().map(|(r, ..)| &r[..]).collect();
     let mut words: Vec<u32> = Vec::new();
     let mut starts = Vec::with_capacity(runs.len());
     for run in runs {
@@ -79,7 +80,6 @@ fn bases(
         words.resize((at / 4) as usize, 0);
         starts.push(at);
         if let Run::Shape { cases, .. } = run {
-            let regions: Vec<&[Region]> = shared.iter().map(|(r, ..)| &r[..]).collect();
             words.extend(bases_words(cases, &regions));
         }
     }
