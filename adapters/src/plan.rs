@@ -172,8 +172,14 @@ impl Layout {
         let mut out = vec![0u8; self.size as usize];
         let mem = state.memory(space);
         for r in &self.ranges {
-            for i in 0..r.len {
-                out[(r.offset + i) as usize] = mem.read(r.base + i, 1).unwrap_or(0) as u8;
+            let at = r.offset as usize;
+            match mem.slice(r.base, r.len as usize) {
+                Some(s) => out[at..at + s.len()].copy_from_slice(s),
+                None => {
+                    for i in 0..r.len {
+                        out[at + i as usize] = mem.read(r.base + i, 1).unwrap_or(0) as u8;
+                    }
+                }
             }
         }
         out
@@ -183,6 +189,12 @@ impl Layout {
     pub fn store(&self, bytes: &[u8], state: &mut State, space: Space) {
         let mem = state.memory_mut(space);
         for r in &self.ranges {
+            let at = r.offset as usize;
+            if let Some(s) = bytes.get(at..at + r.len as usize)
+                && mem.write_slice(r.base, s)
+            {
+                continue;
+            }
             for i in 0..r.len {
                 let b = bytes.get((r.offset + i) as usize).copied().unwrap_or(0);
                 mem.write(r.base + i, 1, u64::from(b));
@@ -340,7 +352,7 @@ impl Plan {
         let mut with_memory = state.clone();
         self.global.store(global, &mut with_memory, Space::Global);
         self.shared.store(shared, &mut with_memory, Space::Shared);
-        complete(&self.lowered, &with_memory, returned)
+        complete(&self.lowered, with_memory, returned)
     }
 }
 
@@ -348,7 +360,7 @@ impl Plan {
 /// holds the final memory; this adds the declared registers, writes each access's returned
 /// value to its destination (the reference's writeback: the IR's data placement, not the op's
 /// semantics), and the static register writes.
-pub fn complete(lowered: &Lowered, state: &State, returned: &Returned) -> Result<State, String> {
+pub fn complete(lowered: &Lowered, state: State, returned: &Returned) -> Result<State, String> {
     let Instr::Mem(m) = &lowered.instr else {
         return Err("not a memory instruction".into());
     };
@@ -359,7 +371,7 @@ pub fn complete(lowered: &Lowered, state: &State, returned: &Returned) -> Result
             m.accesses.len()
         ));
     }
-    let mut next = state.clone();
+    let mut next = state;
     for (name, reg) in &lowered.declare {
         next.regs.entry(name.clone()).or_insert_with(|| reg.clone());
     }

@@ -229,7 +229,7 @@ impl Memory {
     }
 
     /// The bytes of `[addr, addr+len)` if they lie inside one range.
-    fn slice(&self, addr: u64, len: usize) -> Option<&[u8]> {
+    pub fn slice(&self, addr: u64, len: usize) -> Option<&[u8]> {
         let (base, off) = self.locate(addr, len as u64)?;
         self.regions.get(&base).map(|r| &r[off..off + len])
     }

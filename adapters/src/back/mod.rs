@@ -45,6 +45,17 @@ pub fn op_code(op: AtomicOp) -> Option<u32> {
     OPS.iter().position(|o| *o == op).map(|i| i as u32)
 }
 
+/// Little-endian bytes of `values`, the low `bytes` (at most 8) of each: an input buffer of a
+/// kernel or module.
+pub fn le_bytes(bytes: u64, values: &[u64]) -> Vec<u8> {
+    let n = bytes.min(8) as usize;
+    let mut out = Vec::with_capacity(values.len() * n);
+    for v in values {
+        out.extend_from_slice(&v.to_le_bytes()[..n]);
+    }
+    out
+}
+
 /// The opening every back end shares: the request's instruction parsed and lowered under its
 /// state and profile. What a semantic-level implementation does not run (an illegal form, an
 /// outcome the documents leave unspecified) is [`AdapterErrorKind::NotApplicable`], with the
@@ -121,4 +132,22 @@ pub fn run<B: Backend>(
     let lowered = lower(r)?;
     let emitted = backend.emit(r, &lowered)?;
     backend.run(r, emitted)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn le_bytes_are_each_values_low_bytes_in_order() {
+        let v = [0x1122_3344_5566_7788, 0x0102_0304_0506_0708];
+        assert_eq!(super::le_bytes(2, &v), [0x88, 0x77, 0x08, 0x07]);
+        assert_eq!(
+            super::le_bytes(4, &v),
+            [0x88, 0x77, 0x66, 0x55, 0x08, 0x07, 0x06, 0x05]
+        );
+        assert_eq!(
+            super::le_bytes(8, &v[..1]),
+            0x1122_3344_5566_7788u64.to_le_bytes()
+        );
+        assert!(super::le_bytes(4, &[]).is_empty());
+    }
 }

@@ -246,7 +246,7 @@ pub(super) fn concurrent_answer(
         for space in [Space::Global, Space::Shared] {
             *with_memory.memory_mut(space) = parsed.memory(space).clone();
         }
-        let mut done = complete(l, &with_memory, &last)?;
+        let mut done = complete(l, with_memory, &last)?;
         if i.cas_loop.is_some() {
             finish_loops(l, &mut done, &last.old)?;
         }

@@ -294,7 +294,7 @@ pub(crate) fn accesses_typed(
     let parsed = memory_state(state.lanes, mem)?;
     let with_memory = answer_memory(state, &parsed)?;
     let ok = ok.map(<[bool]>::to_vec).unwrap_or_default();
-    complete(l, &with_memory, &Returned { old, ok })
+    complete(l, with_memory, &Returned { old, ok })
 }
 
 /// `state` with the answer's memory (`parsed`: a state holding only it), which must have the

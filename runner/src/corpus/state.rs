@@ -260,6 +260,8 @@ fn fill_mem<V: GivenValue>(
     // allocation per cell makes, at O(n log n) for a map of n entries (issue 7, D2). A run that
     // cannot be allocated is retried cell by cell, so the message names the cell that fails.
     bits.sort_by_key(|(addr, _, _)| *addr);
+    // Each run: its cells, where it starts and ends, and whether it was allocated whole.
+    let mut runs = Vec::new();
     let mut i = 0;
     while i < bits.len() {
         let start = bits[i].0;
@@ -278,10 +280,35 @@ fn fill_mem<V: GivenValue>(
                     .or_else(|e| err(pos, format!("mem {k}: {e}")))?;
             }
         }
+        runs.push((
+            i..j,
+            start,
+            whole.is_some().then_some(end - u128::from(start)),
+        ));
         i = j;
     }
-    for (addr, _, b) in bits {
-        mem.write(addr, u64::from(b.width / 8), b.value);
+    // A run allocated whole is written as one slice: its cells' bytes laid down in address
+    // order (a cell overlapping an earlier one overwrites it, as writing them one by one
+    // does; a run has no gaps). Any other run, cell by cell.
+    let mut buf = Vec::new();
+    for (cells, start, len) in runs {
+        let cells = &bits[cells];
+        let plain = |b: &Bits| b.width % 8 == 0 && (8..=64).contains(&b.width);
+        if let Some(len) = len.filter(|_| cells.iter().all(|(_, _, b)| plain(b))) {
+            buf.clear();
+            buf.resize(len as usize, 0u8);
+            for (addr, _, b) in cells {
+                let at = (addr - start) as usize;
+                let n = (b.width / 8) as usize;
+                buf[at..at + n].copy_from_slice(&b.value.to_le_bytes()[..n]);
+            }
+            if mem.write_slice(start, &buf) {
+                continue;
+            }
+        }
+        for (addr, _, b) in cells {
+            mem.write(*addr, u64::from(b.width / 8), b.value);
+        }
     }
     Ok(())
 }

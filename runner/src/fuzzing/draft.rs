@@ -139,7 +139,7 @@ impl Draft {
             dialect,
             asm: String::new(),
             lanes,
-            given: Vec::new(),
+            given: Vec::with_capacity(8),
             edge: false,
         }
     }

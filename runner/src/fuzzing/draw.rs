@@ -19,28 +19,31 @@ pub trait Entropy {
     fn next_u64(&mut self) -> u64;
 
     /// A number in `0..n` (0 when `n` is 0).
+    #[inline]
     fn below(&mut self, n: u64) -> u64 {
         if n == 0 { 0 } else { self.next_u64() % n }
     }
 
     /// True with probability `num/den`.
+    #[inline]
     fn chance(&mut self, num: u64, den: u64) -> bool {
         self.below(den) < num
     }
 }
 
 impl Entropy for ChaCha8Rng {
+    #[inline]
     fn next_u64(&mut self) -> u64 {
         Rng::next_u64(self)
     }
 }
 
-fn pick<T: Copy>(e: &mut dyn Entropy, xs: &[T]) -> T {
+fn pick<T: Copy, E: Entropy + ?Sized>(e: &mut E, xs: &[T]) -> T {
     xs[e.below(xs.len() as u64) as usize]
 }
 
 /// Edge values of a width/format, or a random value a quarter of the time.
-fn value(e: &mut dyn Entropy, width: u32, fmt: Option<Format>) -> u64 {
+fn value<E: Entropy + ?Sized>(e: &mut E, width: u32, fmt: Option<Format>) -> u64 {
     if e.chance(1, 4) {
         return e.next_u64() & mask(width);
     }
@@ -88,7 +91,7 @@ fn value(e: &mut dyn Entropy, width: u32, fmt: Option<Format>) -> u64 {
 /// magnitude, a quarter of the time negative, its fraction random (a third of the time only
 /// its top bits, so that some sums are exact): racing min, max and add on such values change
 /// the value held and round, where edge values (NaN, infinities, zeros) often mask both.
-pub fn hot_float(e: &mut dyn Entropy, f: Format) -> u64 {
+pub fn hot_float<E: Entropy + ?Sized>(e: &mut E, f: Format) -> u64 {
     let unit = 1u64 << f.frac_bits();
     let one = (f.exp_mask() >> 1) & f.exp_mask();
     let exp = one - 2 * unit + unit * e.below(5);
@@ -106,13 +109,13 @@ pub fn hot_float(e: &mut dyn Entropy, f: Format) -> u64 {
 pub const HOT_ONE_IN: u64 = 3;
 
 /// Generates one case of a random dialect.
-pub fn gen_case(e: &mut dyn Entropy) -> GenCase {
+pub fn gen_case<E: Entropy + ?Sized>(e: &mut E) -> GenCase {
     gen_draft(e).gen_case()
 }
 
 /// Generates one case of a random dialect, its state as typed values (the same draws and the
 /// same case as [`gen_case`]).
-pub fn gen_draft(e: &mut dyn Entropy) -> Draft {
+pub fn gen_draft<E: Entropy + ?Sized>(e: &mut E) -> Draft {
     // The last of HOT_ONE_IN values, so that all-zero entropy (libFuzzer's empty input) still
     // makes the plain case with every `chance` taken.
     let hot = e.below(HOT_ONE_IN) == HOT_ONE_IN - 1;
@@ -131,7 +134,7 @@ fn is_float_size(s: sass::atom::Size) -> bool {
     )
 }
 
-fn gen_sass(e: &mut dyn Entropy, hot: bool) -> Draft {
+fn gen_sass<E: Entropy + ?Sized>(e: &mut E, hot: bool) -> Draft {
     use sass::atom::{Op, Size};
     let op = if hot && e.chance(1, 2) {
         pick(e, &[Op::Add, Op::Min, Op::Max])
@@ -164,8 +167,8 @@ fn gen_sass(e: &mut dyn Entropy, hot: bool) -> Draft {
         _ => None,
     };
     let width = if wide { 64 } else { 32 };
-    let elem = |e: &mut dyn Entropy| -> u64 {
-        let one = |e: &mut dyn Entropy, w: u32| match fmt {
+    let elem = |e: &mut E| -> u64 {
+        let one = |e: &mut E, w: u32| match fmt {
             Some(f) if hot && e.chance(3, 4) => hot_float(e, f),
             _ => value(e, w, fmt),
         };
@@ -177,7 +180,7 @@ fn gen_sass(e: &mut dyn Entropy, hot: bool) -> Draft {
     let mut given = Draft::new(Dialect::Sass, lanes);
     let base = 0x1000u64;
     let slots = 8u64;
-    let mut mem = Vec::new();
+    let mut mem = Vec::with_capacity(2 * slots as usize);
     let tyw = if wide { 64 } else { 32 };
     for k in 0..slots {
         mem.push((base + 8 * k, G::Typed(tyw, elem(e))));
@@ -197,8 +200,9 @@ fn gen_sass(e: &mut dyn Entropy, hot: bool) -> Draft {
     let shared = e.below(slots);
     // A contended case: every lane on the shared slot, or a quarter of them on a second one.
     let second = base + 8 * e.below(slots);
-    let mut ra = Vec::new();
-    let (mut rb, mut rc) = (Vec::new(), Vec::new());
+    let n = lanes as usize;
+    let mut ra = Vec::with_capacity(n);
+    let (mut rb, mut rc) = (Vec::with_capacity(n), Vec::with_capacity(n));
     for _ in 0..lanes {
         let addr = match if hot { 21 + e.below(4) } else { e.below(20) } {
             21 => second,
@@ -284,7 +288,7 @@ fn fix_ra(v: &mut G, imm: i64) {
     *v = new;
 }
 
-fn gen_visa(e: &mut dyn Entropy, hot: bool) -> Draft {
+fn gen_visa<E: Entropy + ?Sized>(e: &mut E, hot: bool) -> Draft {
     if !hot && e.chance(1, 6) {
         return gen_scatter4(e);
     }
@@ -318,7 +322,7 @@ fn gen_visa(e: &mut dyn Entropy, hot: bool) -> Draft {
     let slm = e.chance(1, 2);
     let mut given = Draft::new(Dialect::Visa, 1);
     let size = 64 * bytes;
-    let mut mem = Vec::new();
+    let mut mem = Vec::with_capacity((size / 4) as usize);
     let base = if slm { 0 } else { 0x1000 };
     for k in 0..(size / 4) {
         let v = match fmt {
@@ -363,7 +367,7 @@ fn gen_visa(e: &mut dyn Entropy, hot: bool) -> Draft {
     given.edge = edge;
     let vec = |vals: Vec<G>, t: &'static str| G::Table(vec![(t, G::List(vals))]);
     given.insert("V10", vec(offs, "ud"));
-    let data = |e: &mut dyn Entropy| -> Vec<G> {
+    let data = |e: &mut E| -> Vec<G> {
         (0..exec)
             .map(|_| {
                 let v = match fmt {
@@ -425,7 +429,7 @@ fn gen_visa(e: &mut dyn Entropy, hot: bool) -> Draft {
     given
 }
 
-fn gen_scatter4(e: &mut dyn Entropy) -> Draft {
+fn gen_scatter4<E: Entropy + ?Sized>(e: &mut E) -> Draft {
     let exec = pick(e, &[8u64, 16]);
     let mut chans = String::new();
     let bits = 1 + e.below(15);
@@ -464,7 +468,7 @@ fn gen_scatter4(e: &mut dyn Entropy) -> Draft {
     given
 }
 
-fn gen_msl(e: &mut dyn Entropy, hot: bool) -> Draft {
+fn gen_msl<E: Entropy + ?Sized>(e: &mut E, hot: bool) -> Draft {
     if !hot && e.chance(1, 3) {
         return gen_simd(e);
     }
@@ -487,7 +491,7 @@ fn gen_msl(e: &mut dyn Entropy, hot: bool) -> Draft {
     let len = 1 + e.below(6);
     let fmt = (ty == AtomicType::Float).then_some(Format::F32);
     let mut given = Draft::new(Dialect::Msl, lanes);
-    let msl_value = |e: &mut dyn Entropy| match fmt {
+    let msl_value = |e: &mut E| match fmt {
         Some(f) if hot && e.chance(3, 4) => hot_float(e, f),
         _ => value(e, 32, fmt),
     };
@@ -555,7 +559,7 @@ fn gen_msl(e: &mut dyn Entropy, hot: bool) -> Draft {
     given
 }
 
-fn gen_simd(e: &mut dyn Entropy) -> Draft {
+fn gen_simd<E: Entropy + ?Sized>(e: &mut E) -> Draft {
     use msl::simd::SimdFunction as F;
     let width = pick(e, &[4u64, 8, 16, 32]);
     let lanes = if e.chance(1, 4) {
@@ -574,7 +578,7 @@ fn gen_simd(e: &mut dyn Entropy) -> Draft {
         let act: Vec<G> = (0..lanes).map(|_| G::Bool(!e.chance(1, 4))).collect();
         given.insert("active", G::List(act));
     }
-    let arg = |e: &mut dyn Entropy, g: &mut Draft| -> String {
+    let arg = |e: &mut E, g: &mut Draft| -> String {
         if e.chance(1, 6) {
             let vals: Vec<G> = (0..lanes).map(|_| G::Int(e.below(width + 2))).collect();
             g.insert("d", G::List(vals));

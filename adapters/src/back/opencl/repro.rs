@@ -36,11 +36,7 @@ pub fn args(kernel: &Kernel, mem: &[u8], slots: usize) -> Vec<Arg> {
     }
     if let Some(a) = &kernel.args {
         let width = (kernel.elem_bytes as usize).clamp(1, 8);
-        let words = |v: &[u64]| -> Vec<u8> {
-            v.iter()
-                .flat_map(|x| x.to_le_bytes()[..width].to_vec())
-                .collect()
-        };
+        let words = |v: &[u64]| crate::back::le_bytes(width as u64, v);
         let idx: Vec<u8> = a.idx.iter().flat_map(|x| x.to_le_bytes()).collect();
         for (name, bytes) in [
             ("IDX", idx),

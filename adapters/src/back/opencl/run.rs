@@ -347,11 +347,7 @@ impl Device {
             // IDX (uint), SRC0 and SRC1 (the datum's width: 2, 4 or 8 bytes), N, OP, then the
             // __local copy and its element count for shared memory.
             let width = (kernel.elem_bytes as usize).clamp(1, 8);
-            let words = |v: &[u64]| -> Vec<u8> {
-                v.iter()
-                    .flat_map(|x| x.to_le_bytes()[..width].to_vec())
-                    .collect()
-            };
+            let words = |v: &[u64]| crate::back::le_bytes(width as u64, v);
             let idx: Vec<u8> = a.idx.iter().flat_map(|x| x.to_le_bytes()).collect();
             for (i, bytes) in [idx, words(&a.src0), words(&a.src1)]
                 .into_iter()

@@ -309,13 +309,7 @@ pub const MIN_LOCAL: u32 = 32;
 /// The smallest workgroup memory of a memory instruction's shape, in bytes ([`shape_sizes`]).
 pub const MIN_LM_BYTES: u64 = 1024;
 
-/// Little-endian bytes of `values`, `bytes` wide each.
-pub(crate) fn le_bytes(bytes: u64, values: &[u64]) -> Vec<u8> {
-    values
-        .iter()
-        .flat_map(|v| v.to_le_bytes()[..bytes as usize].to_vec())
-        .collect()
-}
+pub(crate) use crate::back::le_bytes;
 
 pub(super) fn na<T>(why: impl Into<String>) -> Result<T, NotApplicable> {
     Err(NotApplicable(why.into()))

@@ -47,7 +47,12 @@ pub fn layout(lens: &[u64], align: u64) -> (Vec<Region>, u64) {
 /// The bytes a binding's buffer holds before the run: the pattern, the cases' bytes, zeros
 /// from a case's end to its range's.
 pub fn image(regions: &[Region], total: u64, bytes: &[&[u8]]) -> Vec<u8> {
-    let mut v: Vec<u8> = (0..total).map(|o| GUARD[(o % 4) as usize]).collect();
+    let mut v = vec![0u8; total as usize];
+    let mut words = v.chunks_exact_mut(4);
+    words.by_ref().for_each(|w| w.copy_from_slice(&GUARD));
+    let tail = words.into_remainder();
+    let n = tail.len();
+    tail.copy_from_slice(&GUARD[..n]);
     for (r, b) in regions.iter().zip(bytes) {
         let s = r.start as usize;
         v[s..s + r.range as usize].fill(0);
@@ -153,6 +158,28 @@ mod tests {
         assert!(total >= end + VULKAN_GUARD_BYTES);
         let (rs, _) = layout(&[4, 4], 256);
         assert_eq!((rs[0].start, rs[1].start), (256, 512));
+    }
+
+    #[test]
+    fn the_image_is_the_pattern_around_each_cases_bytes_and_zeros() {
+        let (rs, total) = layout(&[3, 12], 64);
+        let (a, b) = ([7u8, 8, 9], [1u8; 12]);
+        for total in [total, total + 3] {
+            let v = image(&rs, total, &[&a, &b]);
+            assert_eq!(v.len() as u64, total);
+            for (o, &byte) in v.iter().enumerate() {
+                let o = o as u64;
+                let want = match rs
+                    .iter()
+                    .zip([&a[..], &b[..]])
+                    .find(|(r, _)| (r.start..r.start + r.range).contains(&o))
+                {
+                    Some((r, bytes)) => bytes.get((o - r.start) as usize).copied().unwrap_or(0),
+                    None => GUARD[(o % 4) as usize],
+                };
+                assert_eq!(byte, want, "byte {o} of {total}");
+            }
+        }
     }
 
     #[test]
