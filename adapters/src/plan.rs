@@ -242,7 +242,6 @@ pub struct Plan {
     pub global: Layout,
     /// Shared (work-group local) memory layout.
     pub shared: Layout,
-    lowered: Lowered,
 }
 
 impl Plan {
@@ -320,7 +319,6 @@ impl Plan {
             items,
             global,
             shared,
-            lowered: lowered.clone(),
         })
     }
 
@@ -341,9 +339,12 @@ impl Plan {
 
     /// The final state: `state` with the declared registers, the memory an implementation left
     /// (`global`, `shared`: the flat buffers after the run), the returned values written to the
-    /// destinations, and the static register writes.
+    /// destinations, and the static register writes. `lowered` is the instruction the plan was
+    /// made of (not kept in the plan: a clone of it per case was a twentieth of a generated
+    /// case's host work, issue 31).
     pub fn finish(
         &self,
+        lowered: &Lowered,
         state: &State,
         global: &[u8],
         shared: &[u8],
@@ -352,7 +353,7 @@ impl Plan {
         let mut with_memory = state.clone();
         self.global.store(global, &mut with_memory, Space::Global);
         self.shared.store(shared, &mut with_memory, Space::Shared);
-        complete(&self.lowered, with_memory, returned)
+        complete(lowered, with_memory, returned)
     }
 }
 
@@ -479,7 +480,7 @@ mod tests {
         }
         let sh = plan.shared.bytes(&s, Space::Shared);
         let done = plan
-            .finish(&s, &g, &sh, &Returned { old, ok: vec![] })
+            .finish(&lowered, &s, &g, &sh, &Returned { old, ok: vec![] })
             .unwrap();
         let reference = atomcts_reference::program::run(
             Dialect::Sass,
@@ -622,6 +623,8 @@ pub struct ConcurrentPlan {
     /// loops"): [`ConcurrentPlan::for_request`] fills them; a back end that cannot emit one
     /// calls [`ConcurrentPlan::require_no_loops`].
     pub loops: Vec<Option<atomcts_reference::concurrent::CasLoop>>,
+    /// Each instruction as lowered ([`Plan::finish`] of its group).
+    lowered: Vec<Lowered>,
 }
 
 /// How many loop iterations the start line of a concurrent launch spins at most before its
@@ -723,6 +726,7 @@ impl ConcurrentPlan {
             ));
         }
         Ok(ConcurrentPlan {
+            lowered: lowered.to_vec(),
             loops: vec![None; groups.len()],
             groups,
             iterations: iterations.to_vec(),
@@ -971,7 +975,13 @@ impl ConcurrentPlan {
     ) -> Result<(Vec<State>, Vec<Vec<Returned>>), String> {
         let mut out = Vec::new();
         let mut all = Vec::new();
-        for (k, (g, s)) in self.groups.iter().zip(states).enumerate() {
+        for (k, ((g, s), l)) in self
+            .groups
+            .iter()
+            .zip(states)
+            .zip(&self.lowered)
+            .enumerate()
+        {
             let n = g.items.len();
             let base = self.ret_base(k);
             let per: Vec<Returned> = (0..self.iterations[k] as usize)
@@ -992,7 +1002,7 @@ impl ConcurrentPlan {
                     &own
                 }
             };
-            out.push(g.finish(s, global, shared, &last)?);
+            out.push(g.finish(l, s, global, shared, &last)?);
             all.push(per);
         }
         Ok((out, all))

@@ -521,6 +521,7 @@ fn returned_values(
             .collect();
         let seen = plan
             .finish(
+                lowered,
                 state,
                 global,
                 shared,

@@ -375,16 +375,21 @@ pub struct Slot {
 
 /// An integer for a location of shape `slot`: it must fit, unsigned or signed (never truncated).
 pub fn int_pat(i: i64, slot: Slot) -> Result<Pat, String> {
+    Ok(Pat::exact(int_bits(i, slot)?).shown_as(slot.human))
+}
+
+/// The bits of an integer for a location of shape `slot` ([`int_pat`]'s exact value), or why
+/// it does not fit.
+pub fn int_bits(i: i64, slot: Slot) -> Result<Bits, String> {
     let i = i128::from(i);
     let w = slot.width;
     if w < 64 && (i >= (1i128 << w) || i < -(1i128 << (w - 1))) {
         return Err(format!("{i} does not fit in {w} bits"));
     }
-    Ok(Pat::exact(Bits {
+    Ok(Bits {
         value: (i as u64) & mask(w),
         width: w,
     })
-    .shown_as(slot.human))
 }
 
 /// A boolean for a location of shape `slot`: 0 or 1.

@@ -9,7 +9,7 @@
 
 use crate::corpus::pos::Pos;
 use crate::corpus::state::{CellKey, GivenValue, build};
-use crate::corpus::value::{Bits, Pat, Slot, bool_pat, int_pat, parse_range};
+use crate::corpus::value::{Bits, Pat, Slot, bool_pat, int_bits, int_pat, parse_range};
 use atomcts_reference::program::Dialect;
 use atomcts_reference::state::State;
 use atomcts_reference::types::mask;
@@ -279,6 +279,12 @@ impl GivenValue for G {
             G::Typed(w, v) => Some(Bits {
                 value: v & mask(*w),
                 width: *w,
+            }),
+            // `int_pat`'s and `bool_pat`'s exact values, without the pattern.
+            G::Int(v) => int_bits(*v as i64, slot).ok(),
+            G::Bool(b) => Some(Bits {
+                value: u64::from(*b),
+                width: slot.width.max(1),
             }),
             _ => self.pat(slot).ok()?.representative(),
         }

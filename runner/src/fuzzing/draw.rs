@@ -51,22 +51,24 @@ fn value<E: Entropy + ?Sized>(e: &mut E, width: u32, fmt: Option<Format>) -> u64
         Some(f) => {
             let sign = if e.chance(1, 2) { f.sign_mask() } else { 0 };
             let one = (f.exp_mask() >> 1) & f.exp_mask();
-            let picks = [
-                0,
-                one,
-                one + (1 << f.frac_bits()),
-                1,
-                f.frac_mask(),
-                1 << f.frac_bits(),
-                f.exp_mask() - 1,
-                f.exp_mask(),
-                f.default_nan(),
-                f.exp_mask() | 1,
-                f.default_nan() | 0x5,
-                one | 1,
-                (one - (1 << f.frac_bits())) | (1 << (f.frac_bits() - 1)),
-            ];
-            (pick(e, &picks) | sign) & f.mask()
+            // One of thirteen edge values, only the one drawn computed (`pick` over the
+            // list of them draws the same index).
+            let edge = match e.below(13) {
+                0 => 0,
+                1 => one,
+                2 => one + (1 << f.frac_bits()),
+                3 => 1,
+                4 => f.frac_mask(),
+                5 => 1 << f.frac_bits(),
+                6 => f.exp_mask() - 1,
+                7 => f.exp_mask(),
+                8 => f.default_nan(),
+                9 => f.exp_mask() | 1,
+                10 => f.default_nan() | 0x5,
+                11 => one | 1,
+                _ => (one - (1 << f.frac_bits())) | (1 << (f.frac_bits() - 1)),
+            };
+            (edge | sign) & f.mask()
         }
         None => {
             let m = mask(width);

@@ -26,6 +26,10 @@ pub fn op_label(dialect: Dialect, asm: &str) -> String {
             // Intel's concrete form (FORMAT.md X2, X3) is labelled with the documents' names.
             let intel = |t: &str| {
                 let (base, rest) = t.split_once('.').unwrap_or((t, ""));
+                // Only these two are labelled so: other words need not look up an op.
+                if base != intel::DWORD_ATOMIC && base != intel::SCATTER4 {
+                    return None;
+                }
                 let (op, tail) = rest.split_once('.').map_or((rest, ""), |(o, r)| (o, r));
                 let op = Op::ALL
                     .iter()

@@ -534,8 +534,14 @@ impl OpenClAdapter {
             old,
             ok: ok.iter().map(|v| *v != 0).collect(),
         };
-        plan.finish(r.state, &global, &shared, &returned)
-            .map_err(AdapterErrorKind::Model)
+        plan.finish(
+            &*crate::back::lower(r)?,
+            r.state,
+            &global,
+            &shared,
+            &returned,
+        )
+        .map_err(AdapterErrorKind::Model)
     }
 
     /// Runs a SIMD-group function's kernel: one work-group of the plan's threads, each

@@ -253,8 +253,14 @@ impl crate::back::Backend for CudaAdapter {
             .zip(&old)
             .map(|(i, o)| plan.op != AtomicOp::Cas || *o == i.src[0])
             .collect();
-        plan.finish(r.state, &global, &shared, &Returned { old, ok })
-            .map_err(AdapterErrorKind::Model)
+        plan.finish(
+            &*crate::back::lower(r)?,
+            r.state,
+            &global,
+            &shared,
+            &Returned { old, ok },
+        )
+        .map_err(AdapterErrorKind::Model)
     }
 }
 

@@ -409,7 +409,8 @@ pub fn finish(
                 old,
                 ok: ok.iter().map(|v| *v != 0).collect(),
             };
-            plan.finish(r.state, &global, &shared, &returned)
+            let lowered = crate::back::lower(r)?;
+            plan.finish(&lowered, r.state, &global, &shared, &returned)
         }
         Planned::Shuffle(plan) => {
             let results = bytes_to_values(&d.buffers[0].bytes, d.ret_bytes, plan.threads.len());
