@@ -293,7 +293,7 @@ fn fill_mem<V: GivenValue>(
     let mut buf = Vec::new();
     for (cells, start, len) in runs {
         let cells = &bits[cells];
-        let plain = |b: &Bits| b.width % 8 == 0 && (8..=64).contains(&b.width);
+        let plain = |b: &Bits| b.width.is_multiple_of(8) && (8..=64).contains(&b.width);
         if let Some(len) = len.filter(|_| cells.iter().all(|(_, _, b)| plain(b))) {
             buf.clear();
             buf.resize(len as usize, 0u8);
