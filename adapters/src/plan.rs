@@ -340,8 +340,8 @@ impl Plan {
     /// The final state: `state` with the declared registers, the memory an implementation left
     /// (`global`, `shared`: the flat buffers after the run), the returned values written to the
     /// destinations, and the static register writes. `lowered` is the instruction the plan was
-    /// made of (not kept in the plan: a clone of it per case was a twentieth of a generated
-    /// case's host work, issue 31).
+    /// made of: the plan keeps no copy of it, so that planning a case copies none of its
+    /// register names (issue 31).
     pub fn finish(
         &self,
         lowered: &Lowered,

@@ -202,64 +202,10 @@ impl<K: std::hash::Hash + Eq> Learned<K> {
     }
 }
 
-/// Where a draft's shape is written ([`write_draft_shape`]): its text, or straight into the
-/// hashes of its levels' texts ([`DraftShape::of`]).
-trait ShapeSink {
-    /// Appends `s` to the text.
-    fn put(&mut self, s: &str);
-    /// The text so far is the next level.
-    fn level(&mut self);
-}
-
-/// A shape's text and where each level ends.
-struct Text<'a> {
-    text: &'a mut String,
-    ends: Vec<usize>,
-}
-
-impl ShapeSink for Text<'_> {
-    fn put(&mut self, s: &str) {
-        self.text.push_str(s);
-    }
-    fn level(&mut self) {
-        self.ends.push(self.text.len());
-    }
-}
-
-/// The hashes of a shape's levels, each byte hashed once: std's SipHash of a `str` hashes its
-/// bytes then `0xff`, and hashes bytes as a stream, so a level's hash is the hasher of the
-/// text so far, cloned, given `0xff` (`a_drafts_shape_is_its_instruction_and_words_not_its_values`
-/// checks them against the texts' own hashes). The text is gathered in `scratch` and given to
-/// the hasher a level at a time (a write per word costs more than the words' bytes).
-struct Hashed<'a> {
-    scratch: &'a mut String,
-    hasher: std::collections::hash_map::DefaultHasher,
-    hashes: [u64; 4],
-    len: usize,
-}
-
-impl ShapeSink for Hashed<'_> {
-    fn put(&mut self, s: &str) {
-        self.scratch.push_str(s);
-    }
-    fn level(&mut self) {
-        use std::hash::Hasher;
-        self.hasher.write(self.scratch.as_bytes());
-        self.scratch.clear();
-        let mut h = self.hasher.clone();
-        h.write_u8(0xff);
-        if let Some(slot) = self.hashes.get_mut(self.len) {
-            *slot = h.finish();
-            self.len += 1;
-        }
-    }
-}
-
 /// The words of a generated draft's state, as [`words`] writes a case table's: memory spaces,
 /// types and names, never numbers (nor an address range's bounds). Written without allocating
-/// but for the list of memory cells' types (it runs for every draft of a learning stream,
-/// [`Lagged`]).
-fn draft_words(k: &mut impl ShapeSink, given: &[(&'static str, G)]) {
+/// (it runs for every draft of a learning stream, [`Lagged`]).
+fn draft_words(k: &mut String, given: &[(&'static str, G)]) {
     let unsigned = |w: u32| match w {
         8 => "u8",
         16 => "u16",
@@ -273,20 +219,20 @@ fn draft_words(k: &mut impl ShapeSink, given: &[(&'static str, G)]) {
         match v {
             G::Str(s) => {
                 for w in ["|", name, "=", s] {
-                    k.put(w);
+                    k.push_str(w);
                 }
             }
             G::Typed(w, _) => {
                 for w in ["|", name, "=", unsigned(*w)] {
-                    k.put(w);
+                    k.push_str(w);
                 }
             }
             G::Table(inner) => {
-                k.put("|");
-                k.put(name);
-                k.put("{");
+                k.push('|');
+                k.push_str(name);
+                k.push('{');
                 draft_words(k, inner);
-                k.put("}");
+                k.push('}');
             }
             G::Mem(cells) => {
                 for (_, c) in cells {
@@ -305,40 +251,38 @@ fn draft_words(k: &mut impl ShapeSink, given: &[(&'static str, G)]) {
     }
     at_addresses.sort_unstable();
     for w in at_addresses {
-        k.put("|@");
-        k.put(w);
+        k.push_str("|@");
+        k.push_str(w);
     }
 }
 
 /// Writes a draft of the reproducible stream (`run --generated`, one instruction each) as
 /// [`shape_keys`] writes a case, its three levels as prefixes of one text: its dialect and
-/// kind; its mnemonic, state words and edge address; its instruction text.
-fn write_draft_shape(d: &Draft, k: &mut impl ShapeSink) {
-    k.put(d.dialect.name());
-    k.put("|single");
-    k.level();
-    k.put("|");
-    k.put(mnemonic(&d.asm));
+/// kind; its mnemonic, state words and edge address; its instruction text. Returns the
+/// lengths of the first two.
+fn write_draft_shape(d: &Draft, k: &mut String) -> (usize, usize) {
+    k.clear();
+    k.push_str(d.dialect.name());
+    k.push_str("|single");
+    let kind = k.len();
+    k.push('|');
+    k.push_str(mnemonic(&d.asm));
     draft_words(k, &d.given);
     if d.edge {
-        k.put("|edge");
+        k.push_str("|edge");
     }
-    k.level();
-    k.put("|");
-    k.put(&d.asm);
-    k.level();
+    let instr = k.len();
+    k.push('|');
+    k.push_str(&d.asm);
+    (kind, instr)
 }
 
 /// [`shape_keys`] of a draft of the reproducible stream: its dialect and kind; its mnemonic,
 /// state words and edge address; its text; and apart, the dialect's edge addresses.
 pub fn draft_shape_keys(d: &Draft) -> Vec<String> {
-    let mut text = String::new();
-    let mut k = Text {
-        text: &mut text,
-        ends: Vec::new(),
-    };
-    write_draft_shape(d, &mut k);
-    let mut keys: Vec<String> = k.ends.iter().map(|&e| text[..e].to_string()).collect();
+    let mut k = String::new();
+    let (kind, instr) = write_draft_shape(d, &mut k);
+    let mut keys = vec![k[..kind].to_string(), k[..instr].to_string(), k.clone()];
     if d.edge {
         keys.push(format!("{}|edge", d.dialect.name()));
     }
@@ -355,29 +299,36 @@ pub struct DraftShape {
 }
 
 impl DraftShape {
-    /// The shape of `d`, hashed as it is written ([`Hashed`]; `scratch` is reused across
-    /// drafts).
+    /// The shape of `d`, written in `scratch` (reused across drafts). std's SipHash of a `str`
+    /// hashes its bytes, then `0xff`, as one stream: each level's hash is the hasher of the
+    /// text up to its end, given `0xff`, so the text is hashed once rather than once per level
+    /// (`a_drafts_shape_is_its_instruction_and_words_not_its_values` checks them against the
+    /// texts' own hashes).
     pub fn of(d: &Draft, scratch: &mut String) -> DraftShape {
-        scratch.clear();
-        let mut k = Hashed {
-            scratch,
-            hasher: Default::default(),
-            hashes: [0; 4],
-            len: 0,
-        };
-        write_draft_shape(d, &mut k);
+        use std::hash::{Hash, Hasher};
+        let (kind, instr) = write_draft_shape(d, scratch);
+        let mut hashes = [0; 4];
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        let mut from = 0;
+        for (slot, end) in hashes.iter_mut().zip([kind, instr, scratch.len()]) {
+            h.write(&scratch.as_bytes()[from..end]);
+            from = end;
+            let mut level = h.clone();
+            level.write_u8(0xff);
+            *slot = level.finish();
+        }
+        let mut len = 3;
         if d.edge {
             // The dialect's edge addresses: `<dialect>|edge`.
-            k.hasher = Default::default();
-            k.scratch.clear();
-            k.put(d.dialect.name());
-            k.put("|edge");
-            k.level();
+            scratch.clear();
+            scratch.push_str(d.dialect.name());
+            scratch.push_str("|edge");
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            scratch.as_str().hash(&mut h);
+            hashes[3] = h.finish();
+            len = 4;
         }
-        DraftShape {
-            hashes: k.hashes,
-            len: k.len,
-        }
+        DraftShape { hashes, len }
     }
 
     /// Its levels' hashes.
@@ -716,8 +667,8 @@ mod tests {
             assert_eq!(d.edge, k[1].ends_with("|edge"), "{}", k[1]);
         }
         // The hashes are the texts' (the same text, the same hash; else another).
-        let mut by_hash: HashMap<u64, &String> = HashMap::new();
         let mut scratch = String::new();
+        let mut by_hash: HashMap<u64, &String> = HashMap::new();
         let text_hash = |t: &str| {
             use std::hash::{Hash, Hasher};
             let mut h = std::collections::hash_map::DefaultHasher::new();
@@ -728,7 +679,7 @@ mod tests {
             let shape = DraftShape::of(d, &mut scratch);
             assert_eq!(shape.keys().len(), k.len());
             for (h, t) in shape.keys().iter().zip(k) {
-                // Hashed as written, each level's hash is its text's.
+                // Each level's hash is its text's.
                 assert_eq!(*h, text_hash(t), "{t}");
                 assert_eq!(*by_hash.entry(*h).or_insert(t), t);
             }
