@@ -9,6 +9,7 @@
 pub mod opencl;
 #[cfg(feature = "cuda")]
 pub mod ptx;
+pub mod regions;
 #[cfg(feature = "vulkan")]
 pub mod vulkan;
 #[cfg(feature = "webgpu")]

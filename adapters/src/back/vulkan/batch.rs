@@ -14,10 +14,10 @@
 //! every case runs alone (one submission each), the path before issue 31.
 
 use super::emit::{Dispatch, Operands, Plant};
-use super::regions::{VULKAN_GUARD_BYTES, VULKAN_REGION_ALIGN};
 pub use super::run::batch::{VULKAN_MAX_BATCH_BYTES, VULKAN_WINDOW};
 use super::{Planned, Prepared, VulkanAdapter, finish};
 use crate::back::Backend;
+use crate::back::regions::{GUARD_BYTES, REGION_ALIGN};
 use crate::{AdapterError, AdapterErrorKind, Observation, Request};
 
 /// The program printed for a failing case ([`crate::Adapter::last_program`]): the module is
@@ -115,7 +115,7 @@ pub struct Answered {
 /// What a case costs of one binding's shared buffer, at most.
 fn cost(d: &Dispatch) -> u64 {
     let largest = d.buffers.iter().map(|b| b.bytes.len() as u64).max();
-    largest.unwrap_or(0).max(8).div_ceil(8) * 8 + VULKAN_GUARD_BYTES + 2 * VULKAN_REGION_ALIGN
+    largest.unwrap_or(0).max(8).div_ceil(8) * 8 + GUARD_BYTES + 2 * REGION_ALIGN
 }
 
 impl VulkanAdapter {

@@ -36,6 +36,7 @@
 //! case), so one pipeline serves every case of a shape (issue 9: lavapipe compiles each
 //! pipeline with LLVM, about 0.1 s of CPU).
 
+use crate::back::regions::Region;
 use crate::plan::NotApplicable;
 use atomcts_reference::ir::AtomicOp;
 use rspirv::binary::{Assemble, Disassemble};
@@ -199,6 +200,22 @@ pub struct Dispatch {
 /// Words of a batched module's bases buffer per case (per work-group): binding `b`'s region
 /// starts at the byte offset in word `b` ([`Dispatch::batched`]).
 pub const BATCH_BASES_STRIDE: u32 = 8;
+
+/// The bases buffer's words for the cases `cases` (indices into the regions of `bindings`),
+/// [`BATCH_BASES_STRIDE`] words each: word `b` the byte offset of the case's region in binding
+/// `b` (a batched module's [`Dispatch::batched`]).
+pub fn bases_words(cases: &[usize], bindings: &[&[Region]]) -> Vec<u32> {
+    let mut words = Vec::with_capacity(cases.len() * BATCH_BASES_STRIDE as usize);
+    for &c in cases {
+        let mut w = [0u32; BATCH_BASES_STRIDE as usize];
+        for (b, regions) in bindings.iter().enumerate().take(w.len()) {
+            // A binding's buffer is at most a batch's bytes plus guards: far below 4 GiB.
+            w[b] = regions[c].start as u32;
+        }
+        words.extend_from_slice(&w);
+    }
+    words
+}
 
 impl Dispatch {
     /// The SPIR-V disassembly (rspirv's), for reports.

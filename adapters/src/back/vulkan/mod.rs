@@ -14,7 +14,6 @@ pub mod atomic;
 pub mod batch;
 pub mod concurrent;
 pub mod emit;
-pub mod regions;
 pub mod repro;
 pub mod run;
 pub mod shuffle;

@@ -12,9 +12,8 @@
 
 use super::answer::{JobAnswer, JobShape};
 use crate::AdapterErrorKind;
-use crate::back::vulkan::regions::{
-    Region, VULKAN_REGION_ALIGN, bases_words, cross_case_errors, image, layout,
-};
+use crate::back::regions::{REGION_ALIGN, Region, cross_case_errors, image, layout};
+use crate::back::vulkan::emit::bases_words;
 
 /// A case as the page would run it alone.
 pub struct Case<'a> {
@@ -83,7 +82,7 @@ pub fn jobs(cases: &[Case<'_>], first: u64, batching: bool) -> Vec<Job> {
                     .iter()
                     .map(|&c| cases[c].buffers[i].len() as u64)
                     .collect();
-                let (r, total) = layout(&lens, VULKAN_REGION_ALIGN);
+                let (r, total) = layout(&lens, REGION_ALIGN);
                 let bytes: Vec<&[u8]> = g.iter().map(|&c| cases[c].buffers[i]).collect();
                 buffers.push(image(&r, total, &bytes));
                 regions.push(r);

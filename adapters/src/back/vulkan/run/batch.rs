@@ -1,6 +1,6 @@
 //! Batched runs (issue 31, point 1): many single-instruction cases in one command buffer, one
 //! submission, one fence wait, one upload and one readback, each case in its own region of each
-//! shared buffer ([`crate::back::vulkan::regions`]: guarded, checked after the run). The cases
+//! shared buffer ([`crate::back::regions`]: guarded, checked after the run). The cases
 //! of one batched module ([`Dispatch::batched`]: the same shape) are one `vkCmdDispatch`, a
 //! work-group per case, which binds the whole shared buffers and a bases buffer telling each
 //! work-group where its case's regions start; a case without a batched form (where naga does
@@ -11,10 +11,8 @@
 
 use super::pipelines::PipelineKey;
 use super::{Cached, Device, HostBuffer, MAX_PIPELINES, take_messages};
-use crate::back::vulkan::emit::{BATCH_BASES_STRIDE, Dispatch};
-use crate::back::vulkan::regions::{
-    Region, VULKAN_REGION_ALIGN, bases_words, cross_case_errors, image, layout,
-};
+use crate::back::regions::{REGION_ALIGN, Region, cross_case_errors, image, layout};
+use crate::back::vulkan::emit::{BATCH_BASES_STRIDE, Dispatch, bases_words};
 use ash::vk;
 use std::sync::Arc;
 
@@ -149,7 +147,7 @@ impl Device {
             })
             .collect::<Result<_, _>>()?;
         self.reused()?;
-        let align = VULKAN_REGION_ALIGN.max(self.offset_align);
+        let align = REGION_ALIGN.max(self.offset_align);
         // Each binding: its layout, uploaded image and host buffer.
         let mut shared = Vec::with_capacity(bindings);
         for i in 0..bindings {

@@ -1,19 +1,17 @@
 //! Batched runs' shared buffers (issue 31, point 1), for the Vulkan device and the browser's
-//! WebGPU alike: a binding's buffer is laid out `guard | case 0 | guard | case 1 | ... | guard`,
-//! every region starting at a multiple of [`VULKAN_REGION_ALIGN`] bytes (or more) with at least
-//! [`VULKAN_GUARD_BYTES`] bytes of a fixed pattern between two regions. After the run every
+//! WebGPU alike: a shared buffer is laid out `guard | case 0 | guard | case 1 | ... | guard`,
+//! every region starting at a multiple of [`REGION_ALIGN`] bytes (or more) with at least
+//! [`GUARD_BYTES`] bytes of a fixed pattern between two regions. After the run every
 //! byte outside the cases' own bytes is compared with what was uploaded (the pattern, or the
 //! zeros that pad a region to 8 bytes): a changed byte makes the cases on both sides of it
 //! errors that name the cross-case write, never a pass.
 
-use super::emit::BATCH_BASES_STRIDE;
-
 /// Bytes of guard pattern between two cases' regions of a buffer (at least).
-pub const VULKAN_GUARD_BYTES: u64 = 64;
+pub const GUARD_BYTES: u64 = 64;
 
 /// Alignment of a case's region in a shared buffer, in bytes (at least; the device's
 /// `minStorageBufferOffsetAlignment` where larger).
-pub const VULKAN_REGION_ALIGN: u64 = 64;
+pub const REGION_ALIGN: u64 = 64;
 
 /// The guard pattern: byte `o` of a buffer outside every region is `GUARD[o % 4]`.
 pub const GUARD: [u8; 4] = [0xa5, 0x5a, 0xc3, 0x3c];
@@ -31,13 +29,13 @@ pub struct Region {
 
 /// A binding's layout: the cases' regions and the buffer's size.
 pub fn layout(lens: &[u64], align: u64) -> (Vec<Region>, u64) {
-    let mut pos = VULKAN_GUARD_BYTES;
+    let mut pos = GUARD_BYTES;
     let regions = lens
         .iter()
         .map(|&len| {
             let start = pos.div_ceil(align) * align;
             let range = len.max(8).div_ceil(8) * 8;
-            pos = start + range + VULKAN_GUARD_BYTES;
+            pos = start + range + GUARD_BYTES;
             Region { start, len, range }
         })
         .collect();
@@ -115,29 +113,13 @@ pub fn cross_case_errors(
                 })
         };
         let why = format!(
-            "cross-case write: byte {at:#010x} of shared binding {binding} ({role}), in the guard between case {} and case {}, changed from {was:#04x} to {now:#04x} (batched run; {alone})",
+            "cross-case write: byte {at:#010x} of shared buffer {binding} ({role}), in the guard between case {} and case {}, changed from {was:#04x} to {now:#04x} (batched run; {alone})",
             name(a),
             name(b)
         );
         out.extend([a, b].into_iter().flatten().map(|k| (k, why.clone())));
     }
     out
-}
-
-/// The bases buffer's words for the cases `cases` (indices into the regions of `bindings`),
-/// [`BATCH_BASES_STRIDE`] words each: word `b` the byte offset of the case's region in binding
-/// `b` (a batched module's [`super::emit::Dispatch::batched`]).
-pub fn bases_words(cases: &[usize], bindings: &[&[Region]]) -> Vec<u32> {
-    let mut words = Vec::with_capacity(cases.len() * BATCH_BASES_STRIDE as usize);
-    for &c in cases {
-        let mut w = [0u32; BATCH_BASES_STRIDE as usize];
-        for (b, regions) in bindings.iter().enumerate().take(w.len()) {
-            // A binding's buffer is at most a batch's bytes plus guards: far below 4 GiB.
-            w[b] = regions[c].start as u32;
-        }
-        words.extend_from_slice(&w);
-    }
-    words
 }
 
 #[cfg(test)]
@@ -150,12 +132,12 @@ mod tests {
         let mut end = 0;
         for r in &rs {
             assert_eq!(r.start % 64, 0);
-            assert!(r.start >= end + VULKAN_GUARD_BYTES, "{rs:?}");
+            assert!(r.start >= end + GUARD_BYTES, "{rs:?}");
             assert_eq!(r.range % 8, 0);
             assert!(r.range >= r.len.max(8));
             end = r.start + r.range;
         }
-        assert!(total >= end + VULKAN_GUARD_BYTES);
+        assert!(total >= end + GUARD_BYTES);
         let (rs, _) = layout(&[4, 4], 256);
         assert_eq!((rs[0].start, rs[1].start), (256, 512));
     }
