@@ -3,6 +3,8 @@
 //! sm_50, sm_70 and sm_90, and for sm_50 the ATOM word ptxas made of each global-memory
 //! kernel is decoded (`sass::encoding`) and must be the op and size the IR asks for. Planted
 //! emitter bugs are caught: a malformed `atom` by ptxas, a well-formed wrong one by the decode.
+//! Each kernel's batched form (`emit::emit_batched`, issue 31: a CTA per case) is assembled and
+//! decoded the same way, and kernels of one shape have one batched form.
 //!
 //! The concurrent cases (issue 12) likewise: every concurrent case's kernel (`concurrent.rs`:
 //! one CTA per instruction) under every named profile is assembled for the three targets,
@@ -208,6 +210,8 @@ fn text_words(elf: &[u8]) -> Vec<u64> {
 struct Report {
     /// Distinct kernels assembled, per target.
     assembled: BTreeMap<u32, usize>,
+    /// Distinct batched kernels (issue 31) among those assembled, all targets.
+    batched: usize,
     /// Kernels ptxas refused: target, case, atom, message.
     refused: Vec<String>,
     /// sm_50 global kernels whose ATOM word is not the IR's op and size.
@@ -228,10 +232,23 @@ fn assemble_corpus(ptxas: &Path, targets: &[u32], plant: Plant) -> Report {
     for &sm in targets {
         // One run of ptxas per distinct kernel text.
         let mut distinct: BTreeMap<String, (String, &Plan, String)> = BTreeMap::new();
+        // Each single kernel's batched form (issue 31): one per shape too.
+        let mut batched_of: BTreeMap<String, String> = BTreeMap::new();
         for (id, plan) in &plans {
             match emit::emit(plan, sm, plant) {
                 Ok(k) => {
                     report.rows.insert((plan.op, plan.ty, plan.space));
+                    let b = emit::emit_batched(plan, sm, plant)
+                        .unwrap_or_else(|e| panic!("{id}: no batched form: {e}"));
+                    assert_eq!(b.atom, k.atom, "{id}");
+                    let same = batched_of
+                        .entry(k.source.clone())
+                        .or_insert(b.source.clone());
+                    assert_eq!(*same, b.source, "{id}: one shape, two batched kernels");
+                    report.batched += usize::from(!distinct.contains_key(&b.source));
+                    distinct
+                        .entry(b.source)
+                        .or_insert_with(|| (id.clone(), plan, k.atom.clone()));
                     distinct
                         .entry(k.source)
                         .or_insert_with(|| (id.clone(), plan, k.atom));
@@ -298,6 +315,9 @@ fn ptxas_accepts_every_corpus_kernel_and_sm50_words_are_the_ir_ops() {
     let r = assemble_corpus(&ptxas, &[50, 70, 90], Plant::None);
     eprintln!("assembled per target: {:?}", r.assembled);
     eprintln!("sm_50 ATOM words decoded and matched: {}", r.decoded);
+    eprintln!("batched kernels among them: {}", r.batched);
+    // Every shape's batched form (issue 31) is assembled (and decoded for sm_50) as well.
+    assert!(r.batched > 0, "no batched kernel reached ptxas");
     for (why, n) in &r.declined {
         eprintln!("not applicable ({n}): {why}");
     }
@@ -368,6 +388,40 @@ fn a_planted_wrong_but_valid_atom_is_caught_by_the_sm50_decode() {
 }
 
 #[test]
+fn a_planted_cross_case_write_is_valid_ptx_in_the_batched_form_only() {
+    let Some(ptxas) = ptxas_or_skip("ptx_backend planted cross_case_write") else {
+        return;
+    };
+    // ptxas takes it (so only the guard check, on a GPU, can catch it: tools/nvidia/gpu-run.sh).
+    let r = assemble_corpus(&ptxas, &[50, 90], Plant::CrossCaseWrite);
+    assert!(r.refused.is_empty(), "{:?}", r.refused);
+    assert!(r.mismatched.is_empty(), "{:?}", r.mismatched);
+    let (plans, _) = corpus_plans();
+    let (mut alone, mut batched) = (0, 0);
+    for (id, plan) in &plans {
+        let (Ok(k), Ok(p)) = (
+            emit::emit(plan, 90, Plant::None),
+            emit::emit(plan, 90, Plant::CrossCaseWrite),
+        ) else {
+            continue;
+        };
+        assert_eq!(k, p, "{id}: the plant changed a single kernel");
+        alone += 1;
+        let b = emit::emit_batched(plan, 90, Plant::CrossCaseWrite).unwrap();
+        assert!(b.source.contains("st.global.u8 [%rd17]"), "{id}");
+        assert!(
+            !emit::emit_batched(plan, 90, Plant::None)
+                .unwrap()
+                .source
+                .contains("%rd17"),
+            "{id}"
+        );
+        batched += 1;
+    }
+    assert!(alone > 0 && batched == alone);
+}
+
+#[test]
 fn a_planted_malformed_atom_is_refused_by_ptxas() {
     let Some(ptxas) = ptxas_or_skip("ptx_backend planted inc_as_u64") else {
         return;
@@ -411,6 +465,25 @@ fn parameter_registers_are_never_overwritten() {
                 }
             }
             assert!(params.len() >= 3, "{id}: no parameters read");
+            // The batched form: what its prologue sets from the CTA's row of `cases` (the
+            // pointers moved to the case's, `n` and `bytes`) is never overwritten after it.
+            let b = emit::emit_batched(plan, sm, Plant::None).unwrap();
+            let (_, body) = b
+                .source
+                .split_once("ld.global.u32 %r2, [%rd13+20];")
+                .unwrap_or_else(|| panic!("{id}: no batch prologue\n{}", b.source));
+            for line in body.lines().map(str::trim) {
+                let Some((opcode, rest)) = line.split_once(char::is_whitespace) else {
+                    continue;
+                };
+                let dst = rest.split(',').next().unwrap_or("").trim();
+                assert!(
+                    opcode.starts_with("st.")
+                        || !["%rd1", "%rd2", "%rd3", "%r1", "%r2"].contains(&dst),
+                    "{id} sm_{sm}: `{line}` overwrites what the batch prologue set\n{}",
+                    b.source
+                );
+            }
             checked += 1;
         }
     }

@@ -32,6 +32,55 @@ tail -n 1 "$OUT/generated.txt"
   > "$OUT/fuzz.txt" 2>&1 || { echo "fuzz: exit $?"; fail=1; }
 grep -E "cases in" "$OUT/fuzz.txt"
 
+note "batched launches (issue 31): the corpus and 20000 generated cases, one launch per case and batched (ATOMCTS_CUDA_BATCH=1024): every verdict the same"
+for w in 1 1024; do
+  ATOMCTS_CUDA_BATCH=$w "$B" run --no-progress --adapter cuda --profile claimed --generated 20000 --seed 5 --jobs 2 \
+    --jsonl "$OUT/batch-$w.jsonl" > "$OUT/batch-$w.txt" 2>&1
+  echo "ATOMCTS_CUDA_BATCH=$w: exit $? ($(tail -n 1 "$OUT/batch-$w.txt"))"
+done
+python3 - "$OUT/batch-1.jsonl" "$OUT/batch-1024.jsonl" <<'PY' || fail=1
+import json, sys
+def statuses(p):
+    return {r["id"]: r["status"] for r in map(json.loads, open(p))}
+a, b = map(statuses, sys.argv[1:3])
+differ = sorted(i for i in a.keys() | b.keys() if a.get(i) != b.get(i))
+print(f"{len(a)} cases alone, {len(b)} batched; {len(differ)} verdicts differ")
+for i in differ[:20]:
+    print(f"  {i}: alone {a.get(i)}, batched {b.get(i)}")
+sys.exit(1 if differ or not a else 0)
+PY
+
+note "a planted cross-case write in the batched kernels (ATOMCTS_PTX_PLANT=cross_case_write): every case that passes batched is an error naming the write"
+ATOMCTS_CUDA_BATCH=1024 ATOMCTS_PTX_PLANT=cross_case_write "$B" run --no-progress --adapter cuda --profile claimed \
+  --jsonl "$OUT/batch-plant.jsonl" > "$OUT/batch-plant.txt" 2>&1
+python3 - "$OUT/batch-1024.jsonl" "$OUT/batch-plant.jsonl" <<'PY' || fail=1
+import json, sys
+clean = {r["id"]: r for r in map(json.loads, open(sys.argv[1]))}
+planted = [json.loads(l) for l in open(sys.argv[2])]
+caught, wrong = 0, []
+for p in planted:
+    c = clean.get(p["id"])
+    # Concurrent cases run alone, outside any batch (the plant is in the batched kernels).
+    if c is None or c["status"] != "pass" or p["op"].startswith("concurrent:"):
+        continue
+    if p["status"] == "error" and "cross-case write" in json.dumps(p["findings"]):
+        caught += 1
+    else:
+        wrong.append(f'{p["id"]}: {p["status"]}')
+print(f"{len(planted)} cases; {caught} that pass batched are errors naming the write; {len(wrong)} are not")
+for w in wrong[:20]:
+    print("  " + w)
+sys.exit(1 if wrong or not caught else 0)
+PY
+
+note "throughput (issue 31 point 2): 1,000,000 generated drafts, learning, batched, 16 makers"
+for w in 1 1024; do
+  /usr/bin/time -f "ATOMCTS_CUDA_BATCH=$w: %e s wall, %U s user" env ATOMCTS_CUDA_BATCH=$w "$B" run --no-progress \
+    --adapter cuda --profile nvidia-ptx --generated 1000000 --generated-only --seed 7 --jobs 16 --learn \
+    > "$OUT/throughput-$w.txt" 2>&1
+  tail -n 1 "$OUT/throughput-$w.txt"
+done
+
 note "concurrent cases, 100 runs each (issue 12): no failure allowed"
 "$B" run --no-progress --adapter cuda --profile nvidia-ptx --filter tag:concurrent --repeat 100 \
   --json "$OUT/concurrent-repeat100.json" > "$OUT/concurrent-repeat100.txt" 2>&1 || { echo "repeat: exit $?"; fail=1; }

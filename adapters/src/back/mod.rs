@@ -135,6 +135,24 @@ pub fn run<B: Backend>(
     backend.run(r, emitted)
 }
 
+/// The window of a batched back end that environment variable `var` asks for: `default` when
+/// it is unset or empty, else a number from 1 (no batching: every case alone) to `max`; or why
+/// its value is not one.
+pub fn window_from_env(var: &str, default: usize, max: usize) -> Result<usize, String> {
+    match std::env::var(var) {
+        Err(_) => Ok(default),
+        Ok(v) if v.trim().is_empty() => Ok(default),
+        Ok(v) => v
+            .trim()
+            .parse::<usize>()
+            .ok()
+            .filter(|n| (1..=max).contains(n))
+            .ok_or_else(|| {
+                format!("{var}=`{v}` (expected a window from 1, no batching, to {max})")
+            }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

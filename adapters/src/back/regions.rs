@@ -1,5 +1,5 @@
-//! Batched runs' shared buffers (issue 31, point 1), for the Vulkan device and the browser's
-//! WebGPU alike: a shared buffer is laid out `guard | case 0 | guard | case 1 | ... | guard`,
+//! Batched runs' shared buffers (issue 31, point 1), for the Vulkan device, the browser's
+//! WebGPU and the PTX back end alike: a shared buffer is laid out `guard | case 0 | guard | case 1 | ... | guard`,
 //! every region starting at a multiple of [`REGION_ALIGN`] bytes (or more) with at least
 //! [`GUARD_BYTES`] bytes of a fixed pattern between two regions. After the run every
 //! byte outside the cases' own bytes is compared with what was uploaded (the pattern, or the

@@ -46,20 +46,7 @@ pub const BATCH_VAR: &str = "ATOMCTS_OPENCL_BATCH";
 /// The window `ATOMCTS_OPENCL_BATCH` asks for ([`OPENCL_WINDOW`] when unset), or why it is
 /// not one.
 pub fn window_from_env() -> Result<usize, String> {
-    match std::env::var(BATCH_VAR) {
-        Err(_) => Ok(OPENCL_WINDOW),
-        Ok(v) if v.trim().is_empty() => Ok(OPENCL_WINDOW),
-        Ok(v) => v
-            .trim()
-            .parse::<usize>()
-            .ok()
-            .filter(|n| (1..=OPENCL_WINDOW).contains(n))
-            .ok_or_else(|| {
-                format!(
-                    "{BATCH_VAR}=`{v}` (expected a window from 1, no batching, to {OPENCL_WINDOW})"
-                )
-            }),
-    }
+    crate::back::window_from_env(BATCH_VAR, OPENCL_WINDOW, OPENCL_WINDOW)
 }
 
 /// The guard byte at `offset` of the batch's memory.

@@ -52,6 +52,10 @@ pub enum Plant {
     /// updates from other threads are lost; the single-instruction kernels are unchanged.
     /// Caught on a GPU by the corpus's concurrent cases, without one by the sm_50 decode.
     SplitRmw,
+    /// Batched kernels only ([`Form::Batched`]): thread 0 of each CTA also writes the byte just
+    /// past its case's memory, in the padding or guard before the next case's region; caught
+    /// by the guard check as a cross-case write, never a pass. Single kernels are unchanged.
+    CrossCaseWrite,
 }
 
 impl Plant {
@@ -62,10 +66,28 @@ impl Plant {
             "min_as_max" => Some(Plant::MinAsMax),
             "inc_as_u64" => Some(Plant::IncAsU64),
             "split_rmw" => Some(Plant::SplitRmw),
+            "cross_case_write" => Some(Plant::CrossCaseWrite),
             _ => None,
         }
     }
 }
+
+/// Whether a kernel runs one case, its thread count and buffer size in the parameters `n` and
+/// `bytes`, or a batch of cases of one shape (issue 31), one CTA per case: parameter `cases`
+/// holds a row of [`CASE_ROW_BYTES`] per CTA, and each CTA offsets `mem`, `items` and `old` by
+/// its row before running exactly the single case's code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Form {
+    /// One case: `mem, items, old, n, bytes`.
+    Alone,
+    /// One CTA per case: `mem, items, old, cases`.
+    Batched,
+}
+
+/// Bytes of a batched launch's row of `cases` per CTA, little-endian: the byte offset of the
+/// case's region in `mem` (u64), the index of its first item in `items` and `old` (u64), its
+/// threads `n` (u32) and its buffer's bytes (u32).
+pub const CASE_ROW_BYTES: u64 = 24;
 
 /// An emitted kernel.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -260,6 +282,16 @@ pub(super) fn version(sm: u32, min_ptx: (u32, u32)) -> (u32, u32) {
 
 /// Emits the kernel of `plan` for target `sm_<sm>`.
 pub fn emit(plan: &Plan, sm: u32, plant: Plant) -> Result<Kernel, NotApplicable> {
+    emit_form(plan, sm, plant, Form::Alone)
+}
+
+/// [`emit`]'s kernel in its [`Form::Batched`] form: the same code after a prologue that reads
+/// the CTA's row of `cases`; kernels of one shape still share their text.
+pub fn emit_batched(plan: &Plan, sm: u32, plant: Plant) -> Result<Kernel, NotApplicable> {
+    emit_form(plan, sm, plant, Form::Batched)
+}
+
+fn emit_form(plan: &Plan, sm: u32, plant: Plant, form: Form) -> Result<Kernel, NotApplicable> {
     let sp = spelling(plan, plant)?;
     if sp.min_sm > sm {
         return na(format!(
@@ -288,10 +320,14 @@ pub fn emit(plan: &Plan, sm: u32, plant: Plant) -> Result<Kernel, NotApplicable>
     let w = &mut s;
     let _ = writeln!(
         w,
-        "// atomcts PTX back end: {} {} on {} memory",
+        "// atomcts PTX back end: {} {} on {} memory{}",
         plan.op.name(),
         plan.ty.name(),
-        plan.space.name()
+        plan.space.name(),
+        match form {
+            Form::Alone => "",
+            Form::Batched => " (batched: a CTA per case)",
+        }
     );
     let _ = writeln!(w, ".version {major}.{minor}");
     let _ = writeln!(w, ".target sm_{sm}");
@@ -299,9 +335,13 @@ pub fn emit(plan: &Plan, sm: u32, plant: Plant) -> Result<Kernel, NotApplicable>
     if shared {
         let _ = writeln!(w, ".shared .align 16 .b8 atomcts_smem[{smem}];");
     }
+    let params = match form {
+        Form::Alone => ".param .u32 n, .param .u32 bytes",
+        Form::Batched => ".param .u64 cases",
+    };
     let _ = writeln!(
         w,
-        ".visible .entry {KERNEL_NAME}(.param .u64 mem, .param .u64 items, .param .u64 old, .param .u32 n, .param .u32 bytes)"
+        ".visible .entry {KERNEL_NAME}(.param .u64 mem, .param .u64 items, .param .u64 old, {params})"
     );
     let _ = writeln!(w, "{{");
     let _ = writeln!(w, "  .reg .pred %p<4>;");
@@ -316,8 +356,13 @@ pub fn emit(plan: &Plan, sm: u32, plant: Plant) -> Result<Kernel, NotApplicable>
     let _ = writeln!(w, "  cvta.to.global.u64 %rd2, %rd2;");
     let _ = writeln!(w, "  ld.param.u64 %rd3, [old];");
     let _ = writeln!(w, "  cvta.to.global.u64 %rd3, %rd3;");
-    let _ = writeln!(w, "  ld.param.u32 %r1, [n];");
-    let _ = writeln!(w, "  ld.param.u32 %r2, [bytes];");
+    match form {
+        Form::Alone => {
+            let _ = writeln!(w, "  ld.param.u32 %r1, [n];");
+            let _ = writeln!(w, "  ld.param.u32 %r2, [bytes];");
+        }
+        Form::Batched => batch_prologue(w),
+    }
     let _ = writeln!(w, "  mov.u32 %r3, %tid.x;");
     let _ = writeln!(w, "  mov.u32 %r4, %ntid.x;");
     if shared {
@@ -417,6 +462,19 @@ pub fn emit(plan: &Plan, sm: u32, plant: Plant) -> Result<Kernel, NotApplicable>
             "st.global.b32 [%rd5], %r7;",
         );
     }
+    if form == Form::Batched && plant == Plant::CrossCaseWrite {
+        for line in [
+            "setp.ne.u32 %p3, %r3, 0;",
+            "@%p3 bra PLANT_DONE;",
+            "cvt.u64.u32 %rd17, %r2;",
+            "add.u64 %rd17, %rd1, %rd17;",
+            "mov.u32 %r15, 255;",
+            "st.global.u8 [%rd17], %r15;",
+        ] {
+            let _ = writeln!(w, "  {line}");
+        }
+        let _ = writeln!(w, "PLANT_DONE:");
+    }
     let _ = writeln!(w, "  ret;");
     let _ = writeln!(w, "}}");
     Ok(Kernel {
@@ -425,6 +483,32 @@ pub fn emit(plan: &Plan, sm: u32, plant: Plant) -> Result<Kernel, NotApplicable>
         atom,
         elem_bytes,
     })
+}
+
+/// A batched kernel's CTA finds its case: its row of `cases` ([`CASE_ROW_BYTES`] at
+/// `%ctaid.x`) moves `mem` (`%rd1`) to the case's region, `items` (`%rd2`, 24 bytes an item)
+/// and `old` (`%rd3`, 8 bytes an item) to its first item, and gives `n` (`%r1`) and `bytes`
+/// (`%r2`), which the single case's code then reads as its parameters. Uses `%r15` and
+/// `%rd13..%rd16`, which that code does not.
+fn batch_prologue(w: &mut String) {
+    for line in [
+        "ld.param.u64 %rd13, [cases];",
+        "cvta.to.global.u64 %rd13, %rd13;",
+        "mov.u32 %r15, %ctaid.x;",
+        &format!("mul.wide.u32 %rd14, %r15, {CASE_ROW_BYTES};"),
+        "add.u64 %rd13, %rd13, %rd14;",
+        "ld.global.u64 %rd15, [%rd13];",
+        "add.u64 %rd1, %rd1, %rd15;",
+        "ld.global.u64 %rd15, [%rd13+8];",
+        "mul.lo.u64 %rd16, %rd15, 24;",
+        "add.u64 %rd2, %rd2, %rd16;",
+        "shl.b64 %rd16, %rd15, 3;",
+        "add.u64 %rd3, %rd3, %rd16;",
+        "ld.global.u32 %r1, [%rd13+16];",
+        "ld.global.u32 %r2, [%rd13+20];",
+    ] {
+        let _ = writeln!(w, "  {line}");
+    }
 }
 
 /// A loop over the flat buffer, four bytes per thread per step: `%r5` the byte index, `%rd5`

@@ -8,6 +8,7 @@
 //! Concurrent cases (issue 12) get one kernel per case, one CTA per instruction
 //! ([`concurrent`]), under the adapter's timeout.
 
+pub mod batch;
 pub mod concurrent;
 pub mod emit;
 pub mod repro;
@@ -32,13 +33,19 @@ pub struct CudaAdapter {
     info: run::DeviceInfo,
     sm: u32,
     plant: Plant,
-    last: Option<String>,
+    last: Option<batch::Last>,
     /// Whether to keep what each case dispatched ([`crate::Adapter::capture_dispatches`]).
     capture: bool,
     /// What the last case dispatched, or why it cannot be written standalone.
     dispatch: Option<Result<crate::repro::Dispatch, String>>,
     timeout: Duration,
     worker: worker::Worker,
+    /// Cases a batched launch holds at most (`ATOMCTS_CUDA_BATCH`; 1: every case alone).
+    window: usize,
+    /// Batched cases sent, not yet launched ([`batch`]).
+    queued: Vec<batch::Queued>,
+    /// Batched cases launched, not yet received.
+    answered: std::collections::VecDeque<batch::Answered>,
 }
 
 /// How long a concurrent kernel may run unless [`CudaAdapter::with_timeout`] says otherwise
@@ -47,9 +54,10 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 
 impl CudaAdapter {
     /// Opens device 0. Without a CUDA driver (or a device) the error says why in one line.
-    /// `ATOMCTS_PTX_PLANT=min_as_max|inc_as_u64|split_rmw` plants a wrong `atom` (for checking
-    /// the tests; `split_rmw`: concurrent kernels only, a load and a store for each integer
-    /// read-modify-write). Kernels run in a worker process ([`worker`]).
+    /// `ATOMCTS_PTX_PLANT=min_as_max|inc_as_u64|split_rmw|cross_case_write` plants a wrong
+    /// `atom` (for checking the tests; `split_rmw`: concurrent kernels only, a load and a store
+    /// for each integer read-modify-write; `cross_case_write`: batched kernels only, a byte
+    /// written past each case's memory). Kernels run in a worker process ([`worker`]).
     pub fn open() -> Result<CudaAdapter, AdapterError> {
         let unavailable = |why: String| AdapterError {
             adapter: "cuda".into(),
@@ -59,9 +67,10 @@ impl CudaAdapter {
         let plant_var = std::env::var("ATOMCTS_PTX_PLANT").unwrap_or_default();
         let plant = Plant::from_name(&plant_var).ok_or_else(|| {
             unavailable(format!(
-                "ATOMCTS_PTX_PLANT=`{plant_var}` (expected min_as_max, inc_as_u64 or split_rmw)"
+                "ATOMCTS_PTX_PLANT=`{plant_var}` (expected min_as_max, inc_as_u64, split_rmw or cross_case_write)"
             ))
         })?;
+        let window = batch::window_from_env().map_err(unavailable)?;
         let sm = ((info.sm.0 * 10 + info.sm.1).max(0) as u32).min(NEWEST_SM);
         Ok(CudaAdapter {
             info,
@@ -72,6 +81,9 @@ impl CudaAdapter {
             dispatch: None,
             timeout: DEFAULT_TIMEOUT,
             worker: worker::Worker::new(DEFAULT_TIMEOUT + run::HOST_GRACE),
+            window,
+            queued: Vec::new(),
+            answered: std::collections::VecDeque::new(),
         })
     }
 
@@ -166,7 +178,17 @@ impl Adapter for CudaAdapter {
     }
 
     fn last_program(&self) -> Option<String> {
-        self.last.clone()
+        self.last.as_ref().map(batch::Last::text)
+    }
+
+    /// Batched ([`batch`]) when `ATOMCTS_CUDA_BATCH` asks for a window over 1 and dispatches
+    /// are not captured.
+    fn pipelined(&self) -> Option<&dyn crate::Pipelined> {
+        (self.window > 1 && !self.capture).then_some(self as &dyn crate::Pipelined)
+    }
+
+    fn pipelined_mut(&mut self) -> Option<&mut dyn crate::Pipelined> {
+        (self.window > 1 && !self.capture).then_some(self as &mut dyn crate::Pipelined)
     }
 
     fn capture_dispatches(&mut self, on: bool) {
@@ -217,10 +239,10 @@ impl crate::back::Backend for CudaAdapter {
 
     fn run(&mut self, r: &Request<'_>, emitted: Self::Emitted) -> Result<State, AdapterErrorKind> {
         let (plan, kernel, items) = emitted;
-        self.last = Some(format!(
+        self.last = Some(batch::Last::Text(format!(
             "{}// items (offset, src0, src1 per thread): {:x?}\n",
             kernel.source, items
-        ));
+        )));
         let mem = plan.layout().bytes(r.state, plan.space);
         let launch = run::single(&kernel, &items, &mem);
         let (mem, old) = self
@@ -241,27 +263,38 @@ impl crate::back::Backend for CudaAdapter {
                 ),
             ));
         }
-        let (global, shared) = match plan.space {
-            Space::Global => (mem, plan.shared.bytes(r.state, Space::Shared)),
-            Space::Shared => (plan.global.bytes(r.state, Space::Global), mem),
-        };
-        // atom.cas returns the old value only; a strong compare-and-swap succeeded exactly when
-        // it equals the compare value, bit for bit.
-        let ok = plan
-            .items
-            .iter()
-            .zip(&old)
-            .map(|(i, o)| plan.op != AtomicOp::Cas || *o == i.src[0])
-            .collect();
-        plan.finish(
-            &*crate::back::lower(r)?,
-            r.state,
-            &global,
-            &shared,
-            &Returned { old, ok },
-        )
-        .map_err(AdapterErrorKind::Model)
+        finish(&plan, r, mem, old)
     }
+}
+
+/// The state a case's run left, from its flat buffer after the launch (`mem`) and each
+/// thread's returned value (`old`): the same for a case run alone and one of a batch.
+fn finish(
+    plan: &Plan,
+    r: &Request<'_>,
+    mem: Vec<u8>,
+    old: Vec<u64>,
+) -> Result<State, AdapterErrorKind> {
+    let (global, shared) = match plan.space {
+        Space::Global => (mem, plan.shared.bytes(r.state, Space::Shared)),
+        Space::Shared => (plan.global.bytes(r.state, Space::Global), mem),
+    };
+    // atom.cas returns the old value only; a strong compare-and-swap succeeded exactly when
+    // it equals the compare value, bit for bit.
+    let ok = plan
+        .items
+        .iter()
+        .zip(&old)
+        .map(|(i, o)| plan.op != AtomicOp::Cas || *o == i.src[0])
+        .collect();
+    plan.finish(
+        &*crate::back::lower(r)?,
+        r.state,
+        &global,
+        &shared,
+        &Returned { old, ok },
+    )
+    .map_err(AdapterErrorKind::Model)
 }
 
 impl crate::Concurrent for CudaAdapter {
@@ -289,14 +322,14 @@ impl crate::Concurrent for CudaAdapter {
         let kernel =
             concurrent::emit(&cp, self.sm, self.plant, r.id).map_err(|e| self.err(na(e)))?;
         let items = concurrent::items(&cp);
-        self.last = Some(format!(
+        self.last = Some(batch::Last::Text(format!(
             "// launch: {} CTAs of {} threads; budget {} ms\n{}// items (offset, src0, src1 per thread, group after group): {:x?}\n",
             kernel.grid,
             kernel.block,
             self.timeout.as_millis(),
             kernel.source,
             items
-        ));
+        )));
         let mem = cp.global.bytes(&states[0], Space::Global);
         let ret_len = cp.ret_len();
         let result = run::concurrent_launch(&kernel, &items, ret_len, &mem, self.timeout)
@@ -314,7 +347,7 @@ impl crate::Concurrent for CudaAdapter {
             Ok(r) => r,
             Err(run::LaunchError::Timeout(why)) => {
                 // The report shows the program of a case in error: say there why it stopped.
-                if let Some(last) = &mut self.last {
+                if let Some(batch::Last::Text(last)) = &mut self.last {
                     last.push_str(&format!("// timed out: {why}\n"));
                 }
                 let ms = u64::try_from(self.timeout.as_millis()).unwrap_or(u64::MAX);
