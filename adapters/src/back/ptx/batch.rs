@@ -389,6 +389,18 @@ mod tests {
     /// A SASS `ATOM.E.ADD` of `lanes` lanes on global memory: lane `l` adds `l + add` to the
     /// word at `0x1000 + 4 * (l % 3)`, which starts as `init + l`.
     fn case(lanes: u32, add: u64, init: u64) -> (Plan, Vec<u8>) {
+        let s = state(lanes, add, init);
+        let p = Program::parse(Dialect::Sass, "ATOM.E.ADD R0, [R2], R4").unwrap();
+        let plan = match p.lower(&s, &Profile::default()).unwrap() {
+            Lowering::Run(l) => Plan::new(&l, &s).unwrap(),
+            other => panic!("{other:?}"),
+        };
+        let mem = plan.layout().bytes(&s, plan.space);
+        (plan, mem)
+    }
+
+    /// [`case`]'s state.
+    fn state(lanes: u32, add: u64, init: u64) -> State {
         let mut s = State::new(lanes);
         s.global.alloc(0x1000, 16).unwrap();
         for w in 0..4 {
@@ -402,13 +414,7 @@ mod tests {
             .insert("R2".into(), per_lane(&|l| 0x1000 + 4 * (l % 3)));
         s.regs.insert("R3".into(), per_lane(&|_| 0));
         s.regs.insert("R4".into(), per_lane(&|l| l + add));
-        let p = Program::parse(Dialect::Sass, "ATOM.E.ADD R0, [R2], R4").unwrap();
-        let plan = match p.lower(&s, &Profile::default()).unwrap() {
-            Lowering::Run(l) => Plan::new(&l, &s).unwrap(),
-            other => panic!("{other:?}"),
-        };
-        let mem = plan.layout().bytes(&s, plan.space);
-        (plan, mem)
+        s
     }
 
     /// Plays the GPU for a u32-add kernel's launch, alone ([`run::single`]) or batched
@@ -572,6 +578,127 @@ mod tests {
             );
             assert_eq!(a, b);
         }
+    }
+
+    /// A stand-in device for the worker process (`Worker::with_program`): it speaks the worker's
+    /// protocol and runs what a u32-add kernel does, alone (`n` a parameter) or batched (a row
+    /// of `cases` per CTA), answering `Failed` for any other kernel; it logs each launch's CTAs.
+    const FAKE_DEVICE: &str = r#"#!/usr/bin/env python3
+import json, os, sys
+log = open(os.path.join(os.path.dirname(sys.argv[0]), "launches"), "a")
+for line in sys.stdin:
+    l = json.loads(line)
+    log.write(f"{l['grid']}\n"); log.flush()
+    if "atom.global.add.u32" not in l["ptx"]:
+        print(json.dumps({"Failed": "the stand-in device runs u32 adds on global memory only"}))
+        sys.exit(3)
+    bufs = [bytearray.fromhex(a["Buffer"]) for a in l["args"] if "Buffer" in a]
+    word = lambda b, o, n=8: int.from_bytes(b[o:o + n], "little")
+    if len(bufs) == 4:
+        rows = [(word(bufs[3], 24 * c), word(bufs[3], 24 * c + 8), word(bufs[3], 24 * c + 16, 4))
+                for c in range(l["grid"])]
+    else:
+        rows = [(0, 0, [a["U32"] for a in l["args"] if "U32" in a][0])]
+    for base, first, n in rows:
+        for t in range(first, first + n):
+            at = base + word(bufs[1], 24 * t)
+            m = word(bufs[0], at, 4)
+            bufs[0][at:at + 4] = ((m + word(bufs[1], 24 * t + 8)) & 0xFFFFFFFF).to_bytes(4, "little")
+            bufs[2][8 * t:8 * t + 8] = m.to_bytes(8, "little")
+    print(json.dumps({"Done": [b.hex() for b in bufs]}), flush=True)
+"#;
+
+    /// A `cuda` adapter whose worker is [`FAKE_DEVICE`] in `dir`, with this window.
+    fn stand_in(dir: &std::path::Path, window: usize) -> CudaAdapter {
+        use std::os::unix::fs::PermissionsExt;
+        let program = dir.join("fake-device.py");
+        std::fs::write(&program, FAKE_DEVICE).unwrap();
+        std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let _ = std::fs::remove_file(dir.join("launches"));
+        CudaAdapter {
+            info: run::DeviceInfo::default(),
+            sm: 70,
+            plant: Plant::None,
+            last: None,
+            capture: false,
+            dispatch: None,
+            timeout: super::super::DEFAULT_TIMEOUT,
+            worker: super::super::worker::Worker::with_program(
+                std::time::Duration::from_secs(60),
+                program,
+            ),
+            window,
+            queued: Vec::new(),
+            answered: std::collections::VecDeque::new(),
+        }
+    }
+
+    #[test]
+    fn batched_and_alone_the_adapter_answers_what_the_reference_does_one_launch_per_shape() {
+        use crate::Adapter;
+        let dir = std::env::temp_dir().join(format!("atomcts-ptx-batch-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let profile = Profile::default();
+        // Adds (one shape) around exchanges (another, which the stand-in cannot run).
+        let cases = [
+            ("add-a", "ATOM.E.ADD R0, [R2], R4", state(2, 1, 10)),
+            ("add-b", "ATOM.E.ADD R0, [R2], R4", state(5, 100, 7)),
+            ("exch-a", "ATOM.E.EXCH R0, [R2], R4", state(3, 9, 1)),
+            ("add-c", "ATOM.E.ADD R0, [R2], R4", state(1, 0xffff_fff0, 3)),
+            ("exch-b", "ATOM.E.EXCH R0, [R2], R4", state(2, 4, 2)),
+        ];
+        let requests: Vec<Request<'_>> = cases
+            .iter()
+            .map(|(id, asm, s)| Request {
+                id,
+                dialect: Dialect::Sass,
+                asm,
+                state: s,
+                profile: &profile,
+                lowered: None,
+            })
+            .collect();
+        let launches = || std::fs::read_to_string(dir.join("launches")).unwrap_or_default();
+        for window in [8, 1] {
+            let mut a = stand_in(&dir, window);
+            let answers: Vec<_> = if window > 1 {
+                assert!(a.pipelined().is_some());
+                for r in &requests {
+                    crate::Pipelined::send(&mut a, r).unwrap();
+                }
+                requests
+                    .iter()
+                    .map(|r| crate::Pipelined::receive(&mut a, r))
+                    .collect()
+            } else {
+                assert!(a.pipelined().is_none());
+                requests.iter().map(|r| Adapter::run(&mut a, r)).collect()
+            };
+            for (r, got) in requests.iter().zip(answers) {
+                if r.asm.contains("EXCH") {
+                    let why = got.unwrap_err().to_string();
+                    assert!(why.contains("stand-in device"), "{}: {why}", r.id);
+                    if window > 1 {
+                        assert!(why.contains("batched launch of 2 cases"), "{why}");
+                    }
+                } else {
+                    let want = Adapter::run(&mut crate::ReferenceAdapter, r).unwrap();
+                    assert_eq!(got.unwrap(), want, "{} (window {window})", r.id);
+                }
+            }
+            // Batched: one launch of the three adds' CTAs, one of the two exchanges'; alone,
+            // a launch per case.
+            let want = if window > 1 {
+                "3\n2\n"
+            } else {
+                "1\n1\n1\n1\n1\n"
+            };
+            assert_eq!(launches(), want, "window {window}");
+        }
+        // An answer asked for with nothing sent is an error, never a pass.
+        let mut a = stand_in(&dir, 8);
+        assert!(crate::Pipelined::receive(&mut a, &requests[0]).is_err());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -83,6 +83,8 @@ fn answer(a: &Answer) -> u8 {
 /// The runner's side: a worker process started on demand and replaced after any failure.
 pub struct Worker {
     timeout: Duration,
+    /// The worker's executable, where not [`worker_exe`]'s.
+    program: Option<std::path::PathBuf>,
     live: Option<Live>,
 }
 
@@ -97,13 +99,27 @@ impl Worker {
     pub fn new(timeout: Duration) -> Worker {
         Worker {
             timeout,
+            program: None,
+            live: None,
+        }
+    }
+
+    /// A worker that runs `program` (given [`WORKER_ARG`]) rather than this executable: a
+    /// stand-in device for tests of the adapter's host side on a machine without a GPU.
+    pub fn with_program(timeout: Duration, program: std::path::PathBuf) -> Worker {
+        Worker {
+            timeout,
+            program: Some(program),
             live: None,
         }
     }
 
     fn start(&mut self) -> Result<&mut Live, String> {
         if self.live.is_none() {
-            let exe = worker_exe()?;
+            let exe = match &self.program {
+                Some(p) => p.clone(),
+                None => worker_exe()?,
+            };
             let mut child = Command::new(&exe)
                 .arg(WORKER_ARG)
                 .stdin(Stdio::piped())
