@@ -153,6 +153,37 @@ pub fn window_from_env(var: &str, default: usize, max: usize) -> Result<usize, S
     }
 }
 
+/// A test's plan of a SASS instruction `asm` on two lanes: `R2` the addresses 0x1000 and
+/// 0x1008 (16 bytes of global memory there), `R4` 5 and 6, `R5` 7 and 8.
+#[cfg(test)]
+pub(crate) fn sass_plan(asm: &str) -> crate::plan::Plan {
+    use atomcts_reference::ir::Lowering;
+    use atomcts_reference::program::{Dialect, Program};
+    use atomcts_reference::state::{Reg, State};
+    use atomcts_reference::types::ElemType;
+    let mut s = State::new(2);
+    for (r, v) in [
+        ("R2", [0x1000, 0x1008]),
+        ("R3", [0, 0]),
+        ("R4", [5, 6]),
+        ("R5", [7, 8]),
+    ] {
+        s.regs.insert(
+            r.into(),
+            Reg {
+                ty: ElemType::B32,
+                elems: v.to_vec(),
+            },
+        );
+    }
+    s.global.alloc(0x1000, 16).unwrap();
+    let p = Program::parse(Dialect::Sass, asm).unwrap();
+    match p.lower(&s, &atomcts_reference::Profile::default()).unwrap() {
+        Lowering::Run(l) => crate::plan::Plan::new(&l, &s).unwrap(),
+        other => panic!("{other:?}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

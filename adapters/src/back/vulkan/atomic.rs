@@ -220,12 +220,15 @@ pub fn emit_atomic(
         plant,
         batched: false,
     };
-    let words = MODULES.with(|m| m.get_or_build(&shape, module))?.to_vec();
+    let words = MODULES
+        .with(|m| m.get_or_build(&shape, |k| module(k).map(std::sync::Arc::from)))?
+        .to_vec();
     let batched = Shape {
         batched: true,
         ..shape
     };
-    let batched = MODULES.with(|m| m.get_or_build(&batched, module))?;
+    let batched =
+        MODULES.with(|m| m.get_or_build(&batched, |k| module(k).map(std::sync::Arc::from)))?;
     let mut lines = vec![
         (3, "N, ELEMS, OP, element index per invocation", 4, inv),
         (4, "first operand per invocation", bytes, src0),
@@ -596,33 +599,9 @@ fn cx_zero(b: &mut Builder, t: Word, wide: bool) -> Word {
 mod tests {
     use super::*;
     use crate::plan::Plan;
-    use atomcts_reference::ir::Lowering;
-    use atomcts_reference::program::{Dialect, Program};
-    use atomcts_reference::state::Reg;
-    use atomcts_reference::types::ElemType;
-    use atomcts_reference::{Profile, State};
+
     fn sass(asm: &str) -> Plan {
-        let mut s = State::new(2);
-        for (r, v) in [
-            ("R2", [0x1000, 0x1008]),
-            ("R3", [0, 0]),
-            ("R4", [5, 6]),
-            ("R5", [7, 8]),
-        ] {
-            s.regs.insert(
-                r.into(),
-                Reg {
-                    ty: ElemType::B32,
-                    elems: v.to_vec(),
-                },
-            );
-        }
-        s.global.alloc(0x1000, 16).unwrap();
-        let p = Program::parse(Dialect::Sass, asm).unwrap();
-        match p.lower(&s, &Profile::default()).unwrap() {
-            Lowering::Run(l) => Plan::new(&l, &s).unwrap(),
-            other => panic!("{other:?}"),
-        }
+        crate::back::sass_plan(asm)
     }
 
     fn spirv(asm: &str, f: &Features, plant: Plant) -> Result<String, NotApplicable> {

@@ -31,7 +31,7 @@ pub enum Last {
         /// [`Dispatch::operands`].
         operands: Operands,
         /// The WGSL source, on the WGSL route.
-        wgsl: Option<String>,
+        wgsl: Option<std::sync::Arc<str>>,
         /// The SPIR-V words (naga's on the WGSL route).
         words: Vec<u32>,
         /// Whether the case ran in its batch's dispatch of the batched form.

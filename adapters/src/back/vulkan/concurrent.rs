@@ -103,7 +103,9 @@ pub fn emit(
         image: image.then_some((lw, lm_len)),
         plant,
     };
-    let words = MODULES.with(|m| m.get_or_build(&shape, module))?.to_vec();
+    let words = MODULES
+        .with(|m| m.get_or_build(&shape, |k| module(k).map(std::sync::Arc::from)))?
+        .to_vec();
     let p = params::params(cp, lw);
     let wide = cp.groups.iter().any(|g| g.ty.bytes() == 8);
     let ret_bytes: u64 = if wide { 8 } else { 4 };

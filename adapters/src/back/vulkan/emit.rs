@@ -265,12 +265,16 @@ impl Operands {
         };
         let mut s = match l.op {
             Some((op, Some(c))) => format!(
-                "; OP = {c} ({}): the module switches on binding 3's word 2\n",
-                op.name()
+                "{} OP = {c} ({}): the {} switches on binding 3's word 2\n",
+                if l.wgsl { "//" } else { ";" },
+                op.name(),
+                if l.wgsl { "shader" } else { "module" }
             ),
             Some((op, None)) => format!(
-                "; OP: {} in the module (binding 3's word 2 unused)\n",
-                op.name()
+                "{} OP: {} in the {} (binding 3's word 2 unused)\n",
+                if l.wgsl { "//" } else { ";" },
+                op.name(),
+                if l.wgsl { "shader" } else { "module" }
             ),
             None => String::new(),
         };
@@ -643,29 +647,30 @@ impl Ctx {
 }
 
 /// The most modules a [`ModuleCache`] keeps; when full, it is emptied.
-pub(super) const MAX_MODULES: usize = 1024;
+pub(crate) const MAX_MODULES: usize = 1024;
 
 /// Built modules kept by shape `K` (a thread's own: each holds one in a `thread_local!`), so
 /// that a case of a seen shape emits nothing (emitting with rspirv was 15 % of a batched run's
 /// CPU, issue 9); at most [`MAX_MODULES`].
-pub(super) struct ModuleCache<K>(std::cell::RefCell<HashMap<K, Arc<[u32]>>>);
+pub(crate) struct ModuleCache<K, V = Arc<[u32]>>(std::cell::RefCell<HashMap<K, V>>);
 
-impl<K: std::hash::Hash + Eq + Clone> ModuleCache<K> {
-    pub(super) fn new() -> Self {
+impl<K: std::hash::Hash + Eq + Clone, V: Clone> ModuleCache<K, V> {
+    pub(crate) fn new() -> Self {
         ModuleCache(std::cell::RefCell::new(HashMap::new()))
     }
 
-    /// The words of shape `k`'s module, built by `build` the first time.
-    pub(super) fn get_or_build(
+    /// What shape `k`'s module is (its words; on the WGSL route its texts), built by `build`
+    /// the first time.
+    pub(crate) fn get_or_build(
         &self,
         k: &K,
-        build: impl FnOnce(&K) -> Result<Vec<u32>, NotApplicable>,
-    ) -> Result<Arc<[u32]>, NotApplicable> {
+        build: impl FnOnce(&K) -> Result<V, NotApplicable>,
+    ) -> Result<V, NotApplicable> {
         let mut m = self.0.borrow_mut();
         if let Some(w) = m.get(k) {
             return Ok(w.clone());
         }
-        let w: Arc<[u32]> = build(k)?.into();
+        let w = build(k)?;
         if m.len() >= MAX_MODULES {
             m.clear();
         }

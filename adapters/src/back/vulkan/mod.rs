@@ -118,8 +118,10 @@ pub struct VulkanAdapter {
     /// What the last case dispatched, or why it cannot be written standalone.
     dispatch: Option<Result<crate::repro::Dispatch, String>>,
     selector: String,
-    /// naga's SPIR-V by WGSL source (the WGSL route; a shader's text is its shape's).
-    compiled: std::collections::HashMap<String, Result<Arc<[u32]>, wgsl::CompileError>>,
+    /// naga's SPIR-V by WGSL source (the WGSL route; a shader's text is its shape's): keyed by
+    /// the text's address, the entry holding the text so that the address stays its own.
+    #[allow(clippy::type_complexity)]
+    compiled: std::collections::HashMap<usize, (Arc<str>, Result<Arc<[u32]>, wgsl::CompileError>)>,
     /// Whether cases are batched ([`batch`]; `ATOMCTS_VULKAN_BATCH=1` turns it off).
     batching: bool,
     /// Cases sent, waiting for their batch ([`batch`]).
@@ -206,16 +208,18 @@ impl VulkanAdapter {
         self.device.info.features
     }
 
-    /// naga's SPIR-V for `src`, compiled once per shader text.
-    fn compile(&mut self, src: &str) -> Result<Arc<[u32]>, wgsl::CompileError> {
-        if let Some(r) = self.compiled.get(src) {
+    /// naga's SPIR-V for `src`, compiled once per shader text (the emitter writes a shape's
+    /// text once and shares it, so the text's address names it without hashing it).
+    fn compile(&mut self, src: &Arc<str>) -> Result<Arc<[u32]>, wgsl::CompileError> {
+        let key = Arc::as_ptr(src) as *const u8 as usize;
+        if let Some((_, r)) = self.compiled.get(&key) {
             return r.clone();
         }
         if self.compiled.len() >= MAX_COMPILED {
             self.compiled.clear();
         }
         let r = wgsl::compile(src).map(Arc::from);
-        self.compiled.insert(src.to_string(), r.clone());
+        self.compiled.insert(key, (src.clone(), r.clone()));
         r
     }
 
@@ -273,10 +277,10 @@ pub struct Prepared {
     pub plan: Planned,
     /// The dispatch (for the WGSL route, `words` stays empty until naga compiles `wgsl`).
     pub dispatch: Dispatch,
-    /// The WGSL source (WGSL route).
-    pub wgsl: Option<String>,
+    /// The WGSL source (WGSL route; a memory instruction's is its shape's, shared).
+    pub wgsl: Option<Arc<str>>,
     /// Its batched form (a memory instruction on the WGSL route; [`Dispatch::batched`]).
-    pub wgsl_batched: Option<String>,
+    pub wgsl_batched: Option<Arc<str>>,
 }
 
 /// Which plan a case has.

@@ -390,7 +390,7 @@ fn browser_source(p: &Prepared) -> Option<String> {
         Planned::Shuffle(_) => {
             format!("enable subgroups;\ndiagnostic(off, subgroup_uniformity);\n{src}")
         }
-        Planned::Mem(_) => src.clone(),
+        Planned::Mem(_) => src.to_string(),
     })
 }
 

@@ -24,22 +24,27 @@
 //!
 //! As on the SPIR-V route, the shader's text depends only on the case's shape: indices and
 //! operands are read from `var<storage, read>` buffers (listed as comments above the shader
-//! printed for a failing case), so naga compiles, and the driver builds, one shader per shape.
+//! printed for a failing case), and a shader of an integer op on `i32` or `u32` switches on the
+//! op's code ([`OPS`], word 2 of `INV`), so naga compiles, and the driver builds, one shader per
+//! type, space and size (issue 31). A memory instruction's text is written once per shape and
+//! shared ([`Shader::source`]), so a case of a seen shape writes and hashes no text.
 //!
 //! The WGSL rules on shader creation that naga must enforce are checked by
 //! `adapters/wgsl-cases/shader_creation.toml` (test `wgsl_shader_creation`).
 
 use crate::back::vulkan::emit::{
-    BATCH_BASES_STRIDE, Buffer, Dispatch, Features, OperandLines, Operands, le_bytes, operand_line,
-    shape_sizes,
+    BATCH_BASES_STRIDE, Buffer, Dispatch, Features, ModuleCache, OperandLines, Operands, le_bytes,
+    operand_line, shape_sizes,
 };
 use crate::back::vulkan::shuffle::check_shuffle;
+use crate::back::{OPS, op_code};
 use crate::plan::{NotApplicable, Plan};
 use crate::shuffle::ShufflePlan;
 use atomcts_reference::ir::{AtomicOp, Compare};
 use atomcts_reference::msl::simd::SimdFunction;
 use atomcts_reference::types::{DataType, Space};
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 fn na<T>(why: impl Into<String>) -> Result<T, NotApplicable> {
     Err(NotApplicable(why.into()))
@@ -48,10 +53,10 @@ fn na<T>(why: impl Into<String>) -> Result<T, NotApplicable> {
 /// A WGSL shader and how to dispatch it once compiled.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Shader {
-    /// WGSL source.
-    pub source: String,
+    /// WGSL source (a memory instruction's: shared by every case of its shape).
+    pub source: Arc<str>,
     /// The batched form of the source (memory instructions; [`Dispatch::batched`]).
-    pub batched: Option<String>,
+    pub batched: Option<Arc<str>>,
     /// The dispatch, without words until [`compile`] fills them.
     pub dispatch: Dispatch,
 }
@@ -104,23 +109,9 @@ fn i32_lit(v: u64) -> String {
     }
 }
 
-/// Emits the WGSL shader for a memory instruction.
-pub fn emit_atomic(plan: &Plan, mem: Vec<u8>, f: &Features) -> Result<Shader, NotApplicable> {
-    let bitwise = matches!(plan.op, AtomicOp::Exch | AtomicOp::Store)
-        || (plan.op == AtomicOp::Cas && plan.env.compare == Compare::Bitwise);
-    let (t, lit): (&str, fn(u64) -> String) = match plan.ty {
-        DataType::U32 => ("u32", u32_lit),
-        DataType::S32 => ("i32", i32_lit),
-        DataType::F32 if bitwise => ("u32", u32_lit),
-        other => {
-            return na(format!(
-                "{} on {}: WGSL has atomics on i32 and u32 only",
-                plan.op.name(),
-                other.name()
-            ));
-        }
-    };
-    let call = match plan.op {
+/// The WGSL built-in of an op with one operand, `None` for the others.
+fn builtin(op: AtomicOp) -> Option<&'static str> {
+    Some(match op {
         AtomicOp::Add => "atomicAdd",
         AtomicOp::Sub => "atomicSub",
         AtomicOp::Min => "atomicMin",
@@ -129,7 +120,44 @@ pub fn emit_atomic(plan: &Plan, mem: Vec<u8>, f: &Features) -> Result<Shader, No
         AtomicOp::Or => "atomicOr",
         AtomicOp::Xor => "atomicXor",
         AtomicOp::Exch => "atomicExchange",
-        AtomicOp::Store => "atomicStore",
+        _ => return None,
+    })
+}
+
+/// What a memory instruction's shader text depends on: its shape (issue 31), so that the text
+/// is written once per shape and naga compiles it once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct AtomicShape {
+    /// The op, `None` where the shader switches on its code (binding 3's word 2, [`OPS`]):
+    /// every integer op of [`OPS`] that WGSL has, on `i32` or `u32`.
+    op: Option<AtomicOp>,
+    /// The datum's type (an `f32` exchange or bitwise compare-exchange is typed `u32`).
+    ty: DataType,
+    space: Space,
+    /// The workgroup size and the workgroup memory's elements.
+    local: u32,
+    lm_elems: u64,
+}
+
+thread_local! {
+    /// Memory instructions' shader texts (plain, batched) by shape.
+    static TEXTS: ModuleCache<AtomicShape, (Arc<str>, Arc<str>)> = ModuleCache::new();
+}
+
+/// Emits the WGSL shader for a memory instruction.
+pub fn emit_atomic(plan: &Plan, mem: Vec<u8>, f: &Features) -> Result<Shader, NotApplicable> {
+    let bitwise = matches!(plan.op, AtomicOp::Exch | AtomicOp::Store)
+        || (plan.op == AtomicOp::Cas && plan.env.compare == Compare::Bitwise);
+    let int = matches!(plan.ty, DataType::U32 | DataType::S32);
+    if !(int || (plan.ty == DataType::F32 && bitwise)) {
+        return na(format!(
+            "{} on {}: WGSL has atomics on i32 and u32 only",
+            plan.op.name(),
+            plan.ty.name()
+        ));
+    }
+    match plan.op {
+        AtomicOp::Store => {}
         AtomicOp::Cas if plan.env.compare != Compare::Bitwise => {
             return na("cas with a numeric compare (A9): WGSL compares bits");
         }
@@ -138,14 +166,15 @@ pub fn emit_atomic(plan: &Plan, mem: Vec<u8>, f: &Features) -> Result<Shader, No
                 "a strong compare-exchange: WGSL has only atomicCompareExchangeWeak, which may fail spuriously",
             );
         }
-        AtomicOp::Cas => "atomicCompareExchangeWeak",
-        other => {
+        AtomicOp::Cas => {}
+        other if builtin(other).is_none() => {
             return na(format!(
                 "{}: no WGSL atomic built-in (WGSL has add, sub, max, min, and, or, xor, exchange, compare-exchange-weak, load, store); not emulated",
                 other.name()
             ));
         }
-    };
+        _ => {}
+    }
     let n = plan.items.len();
     if n == 0 {
         return na("no enabled access: nothing to dispatch");
@@ -167,23 +196,27 @@ pub fn emit_atomic(plan: &Plan, mem: Vec<u8>, f: &Features) -> Result<Shader, No
     }
     // The shape's sizes (invocations past N only copy workgroup memory), as on the SPIR-V route.
     let (local, lm_elems) = shape_sizes(n as u32, elems, 4, f);
-    let inv: Vec<u64> = [n as u64, elems]
+    // Every integer op of OPS switches on its code, as on the SPIR-V route.
+    let code = op_code(plan.op);
+    let switched = int && code.is_some();
+    let shape = AtomicShape {
+        op: (!switched).then_some(plan.op),
+        ty: plan.ty,
+        space: plan.space,
+        local,
+        lm_elems,
+    };
+    let (source, batched) = TEXTS.with(|t| {
+        t.get_or_build(&shape, |s| {
+            Ok((Arc::from(s.write(false)), Arc::from(s.write(true))))
+        })
+    })?;
+    let inv: Vec<u64> = [n as u64, elems, code.map_or(u64::from(u32::MAX), u64::from)]
         .into_iter()
         .chain(plan.items.iter().map(|i| i.offset / 4))
         .collect();
     let src0: Vec<u64> = plan.items.iter().map(|i| i.src[0]).collect();
     let src1: Vec<u64> = plan.items.iter().map(|i| i.src[1]).collect();
-    let cas = plan.op == AtomicOp::Cas;
-    let text = AtomicText {
-        plan,
-        t,
-        lit,
-        call,
-        local,
-        lm_elems,
-    };
-    let source = text.write(false);
-    let batched = Some(text.write(true));
     let mut buffers = vec![
         Buffer {
             role: "memory",
@@ -207,7 +240,7 @@ pub fn emit_atomic(plan: &Plan, mem: Vec<u8>, f: &Features) -> Result<Shader, No
         },
     ];
     let mut lines = vec![(3, "INV", 4, inv), (4, "SRC0", 4, src0)];
-    if cas {
+    if shape.src1() {
         buffers.push(Buffer {
             role: "second operands",
             bytes: le_bytes(4, &src1),
@@ -215,13 +248,13 @@ pub fn emit_atomic(plan: &Plan, mem: Vec<u8>, f: &Features) -> Result<Shader, No
         lines.push((5, "SRC1", 4, src1));
     }
     let operands = Operands::Lines(Box::new(OperandLines {
-        op: None,
+        op: Some((plan.op, code.filter(|_| switched))),
         wgsl: true,
         lines,
     }));
     Ok(Shader {
         source,
-        batched,
+        batched: Some(batched),
         dispatch: Dispatch {
             words: Vec::new(),
             local_size: local,
@@ -235,28 +268,29 @@ pub fn emit_atomic(plan: &Plan, mem: Vec<u8>, f: &Features) -> Result<Shader, No
     })
 }
 
-/// What a memory instruction's shader text depends on ([`emit_atomic`]).
-struct AtomicText<'a> {
-    plan: &'a Plan,
-    /// The WGSL type of the datum and how its literals are written.
-    t: &'a str,
-    lit: fn(u64) -> String,
-    /// The atomic built-in.
-    call: &'a str,
-    /// The workgroup size and the workgroup memory's elements.
-    local: u32,
-    lm_elems: u64,
-}
+impl AtomicShape {
+    /// Whether the second operands are bound (binding 5): a compare-exchange's, and every
+    /// switching shader's.
+    fn src1(&self) -> bool {
+        matches!(self.op, None | Some(AtomicOp::Cas))
+    }
 
-impl AtomicText<'_> {
+    /// The WGSL type of the datum and how its literals are written.
+    fn datum(&self) -> (&'static str, fn(u64) -> String) {
+        match self.ty {
+            DataType::S32 => ("i32", i32_lit),
+            _ => ("u32", u32_lit),
+        }
+    }
+
     /// The shader, or with `batched` its batched form (issue 31): one workgroup per case of a
     /// batch, each workgroup's accesses to binding `b` offset by the byte offset in word
     /// `BATCH_BASES_STRIDE * workgroup_id.x + b` of `BASES`, bound after the case's buffers
     /// ([`Dispatch::batched`]).
     fn write(&self, batched: bool) -> String {
-        let (plan, t, lit, call, local) = (self.plan, self.t, self.lit, self.call, self.local);
-        let shared = plan.space == Space::Shared;
-        let cas = plan.op == AtomicOp::Cas;
+        let (t, lit) = self.datum();
+        let local = self.local;
+        let shared = self.space == Space::Shared;
         // An index of binding `b`: the case's own, offset by its base when batched.
         let ix = |b: usize, e: &str| {
             if batched {
@@ -270,9 +304,9 @@ impl AtomicText<'_> {
         let _ = writeln!(
             w,
             "// atomcts: {} {} on {} memory, N invocations of a workgroup of {local}{}",
-            plan.op.name(),
-            plan.ty.name(),
-            plan.space.name(),
+            self.op.map_or("an integer op (OP)", AtomicOp::name),
+            self.ty.name(),
+            self.space.name(),
             if batched {
                 ", a workgroup per case of a batch"
             } else {
@@ -298,7 +332,7 @@ impl AtomicText<'_> {
         );
         let _ = writeln!(
             w,
-            "// INV: N, ELEMS, then each invocation's element index; SRC0, SRC1: its operands"
+            "// INV: N, ELEMS, OP (the code switched on, or 0xffffffff), then each invocation's element index; SRC0, SRC1: its operands"
         );
         let _ = writeln!(
             w,
@@ -308,13 +342,13 @@ impl AtomicText<'_> {
             w,
             "@group(0) @binding(4) var<storage, read> SRC0: array<{t}>;"
         );
-        if cas {
+        if self.src1() {
             let _ = writeln!(
                 w,
                 "@group(0) @binding(5) var<storage, read> SRC1: array<{t}>;"
             );
         }
-        let buffers = if cas { 6 } else { 5 };
+        let buffers = if self.src1() { 6 } else { 5 };
         if batched {
             let _ = writeln!(
                 w,
@@ -363,7 +397,7 @@ impl AtomicText<'_> {
             "mem".to_string()
         };
         let _ = writeln!(w, "    if (i < {n}) {{");
-        let at = format!("INV[{}]", ix(3, "i + 2u"));
+        let at = format!("INV[{}]", ix(3, "i + 3u"));
         let p = if shared {
             format!("&{buf}[{at}]")
         } else {
@@ -374,22 +408,45 @@ impl AtomicText<'_> {
             format!("ok[{}]", ix(2, "i")),
         );
         let src0 = format!("SRC0[{}]", ix(4, "i"));
-        match plan.op {
-            AtomicOp::Store => {
-                let _ = writeln!(w, "        {call}({p}, {src0});");
+        let src1 = format!("SRC1[{}]", ix(5, "i"));
+        let cas = |w: &mut String, pad: &str, r: &str, s: &str| {
+            let _ = writeln!(
+                w,
+                "{pad}let x = atomicCompareExchangeWeak({p}, {src0}, {src1});"
+            );
+            let _ = writeln!(w, "{pad}{r} = x.old_value;");
+            let _ = writeln!(w, "{pad}{s} = select(0u, 1u, x.exchanged);");
+        };
+        match self.op {
+            None => {
+                let _ = writeln!(w, "        var r: {t} = {};", lit(0));
+                let _ = writeln!(w, "        var s = 1u;");
+                let _ = writeln!(w, "        switch INV[{}] {{", ix(3, "2"));
+                for (code, op) in OPS.iter().enumerate() {
+                    if *op == AtomicOp::Cas {
+                        let _ = writeln!(w, "            case {code}u: {{");
+                        cas(w, "                ", "r", "s");
+                        let _ = writeln!(w, "            }}");
+                    } else if let Some(call) = builtin(*op) {
+                        let _ = writeln!(
+                            w,
+                            "            case {code}u: {{ r = {call}({p}, {src0}); }}"
+                        );
+                    }
+                }
+                let _ = writeln!(w, "            default: {{ s = 0u; }}");
+                let _ = writeln!(w, "        }}");
+                let _ = writeln!(w, "        {ret} = r;");
+                let _ = writeln!(w, "        {ok} = s;");
+            }
+            Some(AtomicOp::Store) => {
+                let _ = writeln!(w, "        atomicStore({p}, {src0});");
                 let _ = writeln!(w, "        {ret} = {};", lit(0));
                 let _ = writeln!(w, "        {ok} = 1u;");
             }
-            AtomicOp::Cas => {
-                let _ = writeln!(
-                    w,
-                    "        let r = {call}({p}, {src0}, SRC1[{}]);",
-                    ix(5, "i")
-                );
-                let _ = writeln!(w, "        {ret} = r.old_value;");
-                let _ = writeln!(w, "        {ok} = select(0u, 1u, r.exchanged);");
-            }
-            _ => {
+            Some(AtomicOp::Cas) => cas(w, "        ", &ret, &ok),
+            Some(op) => {
+                let call = builtin(op).unwrap_or("atomicExchange");
                 let _ = writeln!(w, "        {ret} = {call}({p}, {src0});");
                 let _ = writeln!(w, "        {ok} = 1u;");
             }
@@ -500,7 +557,7 @@ pub fn emit_shuffle(plan: &ShufflePlan, f: &Features) -> Result<Shader, NotAppli
     let _ = writeln!(w, "    }}");
     let _ = writeln!(w, "}}");
     Ok(Shader {
-        source: s,
+        source: Arc::from(s),
         batched: None,
         dispatch: Dispatch {
             words: Vec::new(),
@@ -530,4 +587,62 @@ pub fn emit_shuffle(plan: &ShufflePlan, f: &Features) -> Result<Shader, NotAppli
             batched: None,
         },
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::back::sass_plan;
+
+    fn shader(asm: &str, weak: bool) -> Result<Shader, NotApplicable> {
+        let mut p = sass_plan(asm);
+        p.env.weak = weak;
+        let mem = vec![0; p.layout().size as usize];
+        emit_atomic(&p, mem, &Features::all())
+    }
+
+    #[test]
+    fn every_integer_op_of_a_type_and_space_is_one_shader_switching_on_its_code() {
+        let add = shader("ATOM.E.ADD R0, [R2], R4", false).unwrap();
+        for (asm, code) in [
+            ("ATOM.E.MAX R0, [R2], R4", 6),
+            ("ATOM.E.XOR R0, [R2], R4", 9),
+            ("ATOM.E.EXCH R0, [R2], R4", 10),
+            ("ATOM.E.CAS R0, [R2], R4, R5", 11),
+        ] {
+            let s = shader(asm, true).unwrap();
+            // One text, written once: the same allocation, so naga compiles it once.
+            assert!(Arc::ptr_eq(&s.source, &add.source), "{asm}");
+            let (b, a) = (s.batched.as_ref().unwrap(), add.batched.as_ref().unwrap());
+            assert!(Arc::ptr_eq(b, a), "{asm}");
+            // Binding 3: N, ELEMS, the op's code, the element indices; the second operands
+            // are bound for every op.
+            assert_eq!(
+                s.dispatch.buffers[3].bytes,
+                le_bytes(4, &[2, 4, code, 0, 2])
+            );
+            assert_eq!(s.dispatch.buffers.len(), 6, "{asm}");
+            if code == 11 {
+                assert_eq!(s.dispatch.buffers[5].bytes, le_bytes(4, &[7, 8]));
+            }
+            let listing = s.dispatch.operands.text();
+            assert!(
+                listing.starts_with(&format!("// OP = {code} (")),
+                "{listing}"
+            );
+        }
+        assert!(add.source.contains("switch INV[2]"), "{}", add.source);
+        // Another type is another shader; a store keeps its op in the text.
+        let signed = shader("ATOM.E.MAX.S32 R0, [R2], R4", false).unwrap();
+        assert!(!Arc::ptr_eq(&signed.source, &add.source));
+        assert!(signed.source.contains("atomic<i32>"), "{}", signed.source);
+        // naga compiles both forms, and the switch is in its SPIR-V.
+        for src in [&add.source, add.batched.as_ref().unwrap(), &signed.source] {
+            let words = compile(src).unwrap_or_else(|e| panic!("{e:?}\n{src}"));
+            assert!(words.len() > 100);
+        }
+        // WGSL's compare-exchange is the weak one: a strong one is not applicable.
+        let why = shader("ATOM.E.CAS R0, [R2], R4, R5", false).unwrap_err();
+        assert!(why.0.contains("strong"), "{why}");
+    }
 }
