@@ -7,7 +7,7 @@
 //! case's flat buffer is its own region of one shared buffer, laid out and guarded as Vulkan's
 //! ([`crate::back::regions`]); a changed guard makes the cases on both sides errors naming the
 //! cross-case write, never a pass. Each case is then judged exactly as one run alone
-//! ([`super::finish`]).
+//! (`ptx::finish`).
 //!
 //! Batching is off unless asked for (every case its own launch, the path the H100 runs of
 //! BENCHMARKS.md took): the batched kernel is assembled by ptxas in the tests like every other,
