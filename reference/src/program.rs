@@ -113,16 +113,23 @@ pub fn run(
     state: &State,
     profile: &Profile,
 ) -> Result<Run, ModelError> {
-    let program = match Program::parse(dialect, text) {
-        Ok(p) => p,
-        Err(r) => {
-            return Ok(Run {
-                outcome: Outcome::Invalid(r),
-                lowered: None,
-            });
-        }
-    };
-    run_program(&program, state, profile)
+    run_parsed(&Program::parse(dialect, text), state, profile)
+}
+
+/// [`run`] of an instruction text already parsed (or rejected by the parser): a caller that
+/// runs one text on many states parses it once.
+pub fn run_parsed(
+    parsed: &Result<Program, Rejection>,
+    state: &State,
+    profile: &Profile,
+) -> Result<Run, ModelError> {
+    match parsed {
+        Ok(program) => run_program(program, state, profile),
+        Err(r) => Ok(Run {
+            outcome: Outcome::Invalid(r.clone()),
+            lowered: None,
+        }),
+    }
 }
 
 /// Lowers and executes a parsed instruction.

@@ -269,13 +269,31 @@ fn gen_sass<E: Entropy + ?Sized>(e: &mut E, hot: bool) -> Draft {
     } else {
         "R4"
     };
-    let asm = format!(
-        "{guard}ATOM.{}.{} {ps}{rd}, {addr}, {operands}",
+    given.asm = concat(&[
+        guard,
+        "ATOM.",
         op.name(),
-        size.spelling()
-    );
-    given.asm = asm;
+        ".",
+        size.spelling(),
+        " ",
+        ps,
+        rd,
+        ", ",
+        &addr,
+        ", ",
+        operands,
+    ]);
     given
+}
+
+/// The instruction text of `parts`, written in one allocation (the draw makes one per case:
+/// `format!` cost ten times as many instructions).
+fn concat(parts: &[&str]) -> String {
+    let mut s = String::with_capacity(parts.iter().map(|p| p.len()).sum());
+    for p in parts {
+        s.push_str(p);
+    }
+    s
 }
 
 fn fix_ra(v: &mut G, imm: i64) {
@@ -423,11 +441,24 @@ fn gen_visa<E: Entropy + ?Sized>(e: &mut E, hot: bool) -> Draft {
         _ => String::new(),
     };
     let surface = if slm { "T0" } else { "T255" };
-    let asm = format!(
-        "{pred}DWORD_ATOMIC.{name}{} ({mask}{exec}) {surface} V10 {src0} {src1} {dst}",
-        if w16 { ".16" } else { "" }
-    );
-    given.asm = asm;
+    let exec = exec.to_string();
+    given.asm = concat(&[
+        pred,
+        "DWORD_ATOMIC.",
+        name,
+        if w16 { ".16" } else { "" },
+        " (",
+        &mask,
+        &exec,
+        ") ",
+        surface,
+        " V10 ",
+        src0,
+        " ",
+        src1,
+        " ",
+        dst,
+    ]);
     given
 }
 
@@ -536,26 +567,25 @@ fn gen_msl<E: Entropy + ?Sized>(e: &mut E, hot: bool) -> Draft {
     } else {
         pick(e, msl::atomic::Key::ALL)
     };
+    let fetch = |r: &str| {
+        concat(&[
+            r,
+            "atomic_fetch_",
+            key.name(),
+            "_explicit(&buf[i], v, memory_order_relaxed)",
+        ])
+    };
     let asm = match e.below(10) {
         // A contended case keeps its returns (no bare call).
-        2 if hot => format!(
-            "r = atomic_fetch_{}_explicit(&buf[i], v, memory_order_relaxed)",
-            key.name()
-        ),
+        2 if hot => fetch("r = "),
         0 => "r = atomic_exchange_explicit(&buf[i], v, memory_order_relaxed)".to_string(),
         1 => {
             let exp: Vec<G> = (0..lanes).map(|_| G::Int(value(e, 32, None))).collect();
             given.insert("ex", G::Table(vec![("uint", G::List(exp))]));
             "ok = atomic_compare_exchange_weak_explicit(&buf[i], &ex, v, memory_order_relaxed, memory_order_relaxed)".to_string()
         }
-        2 => format!(
-            "atomic_fetch_{}_explicit(&buf[i], v, memory_order_relaxed)",
-            key.name()
-        ),
-        _ => format!(
-            "r = atomic_fetch_{}_explicit(&buf[i], v, memory_order_relaxed)",
-            key.name()
-        ),
+        2 => fetch(""),
+        _ => fetch("r = "),
     };
     given.asm = asm;
     given

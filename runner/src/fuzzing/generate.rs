@@ -11,12 +11,14 @@ pub use crate::fuzzing::draw::{Entropy, HOT_ONE_IN, gen_case, gen_draft, hot_flo
 use crate::fuzzing::expect::{Prebuilt, expect_table, int};
 use crate::fuzzing::learn::Lagged;
 use atomcts_reference::Profile;
-use atomcts_reference::program::{self, Dialect};
+use atomcts_reference::error::Rejection;
+use atomcts_reference::program::{self, Dialect, Program};
 use rand_chacha::ChaCha8Rng;
 use rand_core::SeedableRng;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use std::path::Path;
+use std::rc::Rc;
 use toml::{Table, Value};
 
 /// A case file's text: a header comment, the dialect, and the cases.
@@ -302,6 +304,34 @@ impl Maker {
     }
 }
 
+/// Instruction texts a thread has parsed, by dialect: generated cases repeat few texts (their
+/// values are in the state), so a maker parses each once. At most [`MAX_PARSED`] a dialect.
+#[derive(Default)]
+struct Parsed([HashMap<String, Rc<Result<Program, Rejection>>>; Dialect::ALL.len()]);
+
+/// The most texts [`Parsed`] keeps per dialect; when full, it is emptied.
+const MAX_PARSED: usize = 4096;
+
+impl Parsed {
+    /// `text` parsed as `dialect` ([`Program::parse`]), parsed the first time.
+    fn parse(&mut self, dialect: Dialect, text: &str) -> Rc<Result<Program, Rejection>> {
+        let map = &mut self.0[dialect as usize];
+        if let Some(p) = map.get(text) {
+            return p.clone();
+        }
+        if map.len() >= MAX_PARSED {
+            map.clear();
+        }
+        let p = Rc::new(Program::parse(dialect, text));
+        map.insert(text.to_string(), p.clone());
+        p
+    }
+}
+
+thread_local! {
+    static PARSED: std::cell::RefCell<Parsed> = std::cell::RefCell::default();
+}
+
 /// [`Maker::make`].
 fn make(
     seed: u64,
@@ -332,8 +362,12 @@ fn make(
         edge: draft.edge,
     };
     let case = shell.into_case_at(id, file, at, cite.to_string(), None);
-    let reference =
-        program::run(case.dialect, &case.asm, &state, profile).map_err(|e| GenError {
+    let reference = PARSED
+        .with(|p| {
+            let parsed = p.borrow_mut().parse(case.dialect, &case.asm);
+            program::run_parsed(&parsed, &state, profile)
+        })
+        .map_err(|e| GenError {
             name: name(),
             message: e.to_string(),
         })?;
