@@ -154,9 +154,15 @@ pub fn window_from_env(var: &str, default: usize, max: usize) -> Result<usize, S
 }
 
 /// A test's plan of a SASS instruction `asm` on two lanes: `R2` the addresses 0x1000 and
-/// 0x1008 (16 bytes of global memory there), `R4` 5 and 6, `R5` 7 and 8.
+/// 0x1008 (16 bytes of global memory there, zeroed), `R4` 5 and 6, `R5` 7 and 8.
 #[cfg(test)]
 pub(crate) fn sass_plan(asm: &str) -> crate::plan::Plan {
+    sass_plan_with(asm, [5, 6])
+}
+
+/// [`sass_plan`] with `R4` = `r4`.
+#[cfg(test)]
+pub(crate) fn sass_plan_with(asm: &str, r4: [u64; 2]) -> crate::plan::Plan {
     use atomcts_reference::ir::Lowering;
     use atomcts_reference::program::{Dialect, Program};
     use atomcts_reference::state::{Reg, State};
@@ -165,7 +171,7 @@ pub(crate) fn sass_plan(asm: &str) -> crate::plan::Plan {
     for (r, v) in [
         ("R2", [0x1000, 0x1008]),
         ("R3", [0, 0]),
-        ("R4", [5, 6]),
+        ("R4", r4),
         ("R5", [7, 8]),
     ] {
         s.regs.insert(

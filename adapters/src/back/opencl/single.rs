@@ -416,12 +416,6 @@ mod tests {
         FP_GLOBAL_ADD, FP_GLOBAL_MIN_MAX, FP_LOCAL_ADD, check_float_values,
     };
     use crate::plan::Plan;
-    use atomcts_reference::Profile;
-    use atomcts_reference::State;
-    use atomcts_reference::ir::Lowering;
-    use atomcts_reference::program::{Dialect, Program};
-    use atomcts_reference::state::Reg;
-    use atomcts_reference::types::ElemType;
 
     fn plan(asm: &str) -> Plan {
         plan_with(asm, [5, 6])
@@ -429,27 +423,7 @@ mod tests {
 
     /// Two lanes on 0x1000 and 0x1008 (zeroed), operands `r4` (R4) and R5 = {7, 8}.
     fn plan_with(asm: &str, r4: [u64; 2]) -> Plan {
-        let mut s = State::new(2);
-        for (r, v) in [
-            ("R2", [0x1000, 0x1008]),
-            ("R3", [0, 0]),
-            ("R4", r4),
-            ("R5", [7, 8]),
-        ] {
-            s.regs.insert(
-                r.into(),
-                Reg {
-                    ty: ElemType::B32,
-                    elems: v.to_vec(),
-                },
-            );
-        }
-        s.global.alloc(0x1000, 16).unwrap();
-        let p = Program::parse(Dialect::Sass, asm).unwrap();
-        match p.lower(&s, &Profile::default()).unwrap() {
-            Lowering::Run(l) => Plan::new(&l, &s).unwrap(),
-            other => panic!("{other:?}"),
-        }
+        crate::back::sass_plan_with(asm, r4)
     }
 
     const ALL: Features = Features {
