@@ -488,6 +488,36 @@ pub fn write(seed: u64, count: u64, profile: &Profile, out: &Path) -> Result<u64
 mod tests {
     use super::*;
     use crate::corpus::case::Entries;
+
+    #[test]
+    fn a_makers_parsed_texts_are_what_parsing_gives_parsed_once() {
+        let mut p = Parsed::default();
+        for (d, text) in [
+            (Dialect::Sass, "ATOM.E.ADD R0, [R2], R4"),
+            (Dialect::Visa, "DWORD_ATOMIC.add (8) T255 V10 V11 V0 V13"),
+            (
+                Dialect::Msl,
+                "r = atomic_fetch_add_explicit(&buf[i], v, memory_order_relaxed)",
+            ),
+            (Dialect::Sass, "ATOM.E.NOSUCHOP R0, [R2], R4"),
+        ] {
+            let first = p.parse(d, text);
+            assert_eq!(*first, Program::parse(d, text), "{text}");
+            assert!(Rc::ptr_eq(&first, &p.parse(d, text)), "{text} parsed twice");
+        }
+        // A text is parsed as its dialect: the same text in another is another entry.
+        let sass = p.parse(Dialect::Sass, "ATOM.E.ADD R0, [R2], R4");
+        let visa = p.parse(Dialect::Visa, "ATOM.E.ADD R0, [R2], R4");
+        assert!(sass.is_ok() && visa.is_err());
+        // Full, it starts again rather than grow.
+        for k in 0..=MAX_PARSED {
+            p.parse(
+                Dialect::Msl,
+                &format!("r = atomic_fetch_add_explicit(&buf[{k}], v, memory_order_relaxed)"),
+            );
+        }
+        assert!(p.0.iter().all(|m| m.len() <= MAX_PARSED));
+    }
     use crate::corpus::case::entries_of;
     use crate::fuzzing::expect::direct_expectation;
     use atomcts_reference::outcome::Outcome;

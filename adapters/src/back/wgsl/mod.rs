@@ -208,7 +208,7 @@ pub fn emit_atomic(plan: &Plan, mem: Vec<u8>, f: &Features) -> Result<Shader, No
     };
     let (source, batched) = TEXTS.with(|t| {
         t.get_or_build(&shape, |s| {
-            Ok((Arc::from(s.write(false)), Arc::from(s.write(true))))
+            Ok((Arc::from(s.write(false)?), Arc::from(s.write(true)?)))
         })
     })?;
     let inv: Vec<u64> = [n as u64, elems, code.map_or(u64::from(u32::MAX), u64::from)]
@@ -287,7 +287,7 @@ impl AtomicShape {
     /// batch, each workgroup's accesses to binding `b` offset by the byte offset in word
     /// `BATCH_BASES_STRIDE * workgroup_id.x + b` of `BASES`, bound after the case's buffers
     /// ([`Dispatch::batched`]).
-    fn write(&self, batched: bool) -> String {
+    fn write(&self, batched: bool) -> Result<String, NotApplicable> {
         let (t, lit) = self.datum();
         let local = self.local;
         let shared = self.space == Space::Shared;
@@ -446,7 +446,9 @@ impl AtomicShape {
             }
             Some(AtomicOp::Cas) => cas(w, "        ", &ret, &ok),
             Some(op) => {
-                let call = builtin(op).unwrap_or("atomicExchange");
+                let Some(call) = builtin(op) else {
+                    return na(format!("{}: no WGSL atomic built-in", op.name()));
+                };
                 let _ = writeln!(w, "        {ret} = {call}({p}, {src0});");
                 let _ = writeln!(w, "        {ok} = 1u;");
             }
@@ -461,7 +463,7 @@ impl AtomicShape {
             );
         }
         let _ = writeln!(w, "}}");
-        s
+        Ok(s)
     }
 }
 
